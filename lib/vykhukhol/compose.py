@@ -1,0 +1,84 @@
+"""Turn a letter template and a recipient into an e-mail message.
+
+One place for the context every template sees (``name``, ``email``,
+``service``, ``unsubscribe_url``, ``date``, and ``confirm_url`` in
+confirmation requests), the sender's name and address, and the list headers.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from email.message import EmailMessage
+from urllib.parse import urlsplit
+
+from vykhukhol import mail, render, texts, tokens
+from vykhukhol.services import Letter, Service
+from vykhukhol.settings import Settings
+
+
+def site_domain(settings: Settings) -> str:
+    return urlsplit(settings["site_url"]).hostname or "localhost"
+
+
+def sender_of(service: Service | None, settings: Settings) -> tuple[str, str]:
+    """(display name, address) a letter goes out from."""
+    address = (service.from_email if service else "") or settings["mail.from_email"] \
+        or f"vykhukhol@{site_domain(settings)}"
+    name = (service.from_name if service else "") or (service.title if service else "Vykhukhol")
+    return name, address
+
+
+def context(service: Service, settings: Settings, email: str, name: str,
+            moment: datetime) -> dict[str, str]:
+    return {
+        "name": name,
+        "email": email,
+        "service": service.title,
+        "unsubscribe_url": tokens.unsubscribe_link(settings["site_url"], settings.secret,
+                                                   service.name, email),
+        "date": moment.strftime("%Y-%m-%d"),
+    }
+
+
+def _message(service: Service, settings: Settings, email: str, name: str, subject: str,
+             text: str, html: str | None, run_id: str, ctx: dict[str, str],
+             list_letter: bool = True) -> EmailMessage:
+    from_name, from_email = sender_of(service, settings)
+    return mail.build_message(
+        from_name=from_name, from_email=from_email, to_email=email, to_name=name,
+        subject=render.render(subject, ctx, "subject"),
+        text=render.render(text, ctx, "text"),
+        html=render.render_html(html, ctx, "HTML") if html else None,
+        run_id=run_id,
+        list_id=f"{service.name}.{site_domain(settings)}" if list_letter else None,
+        unsubscribe_url=ctx["unsubscribe_url"] if list_letter else None,
+    )
+
+
+def series_letter(service: Service, letter: Letter, settings: Settings, email: str,
+                  name: str, run_id: str, moment: datetime) -> EmailMessage:
+    ctx = context(service, settings, email, name, moment)
+    return _message(service, settings, email, name, letter.subject, letter.body, letter.html,
+                    run_id, ctx)
+
+
+def confirmation(service: Service, settings: Settings, email: str, name: str, run_id: str,
+                 moment: datetime) -> EmailMessage:
+    """The confirmation request; reminders are the same letter (SPEC 5 step 5)."""
+    ctx = context(service, settings, email, name, moment)
+    ctx["confirm_url"] = tokens.confirm_link(settings["site_url"], settings.secret,
+                                             service.name, email)
+    lang = settings["language"]
+    subject = service.confirm_subject or texts.CONFIRM_SUBJECT[lang]
+    body = service.confirm_body or texts.CONFIRM_BODY[lang]
+    return _message(service, settings, email, name, subject, body, None, run_id, ctx,
+                    list_letter=False)
+
+
+def newsletter(service: Service, subject: str, text: str, html: str | None,
+               settings: Settings, email: str, name: str, run_id: str,
+               moment: datetime) -> EmailMessage:
+    """A newsletter letter; ``service`` is the one of the job's services the
+    recipient is subscribed to, so its unsubscribe link works."""
+    ctx = context(service, settings, email, name, moment)
+    return _message(service, settings, email, name, subject, text, html, run_id, ctx)

@@ -1,0 +1,87 @@
+"""Where the data directory is, and the path of every file in it.
+
+Found, in order: ``--data DIR`` (CLI), ``VYKHUKHOL_DATA``, a file
+``vykhukhol.path`` beside the entry scripts, else ``data/`` of the checkout.
+Every name that reaches a path goes through :func:`check_name` first, so no
+URL or form can name a file outside the data directory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from vykhukhol.errors import BadInput
+
+NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+CHECKOUT = Path(__file__).resolve().parents[2]  # lib/vykhukhol/ → the checkout
+
+
+def check_name(name: str, what: str = "name") -> str:
+    """A DB, service or job name, or BadInput saying what a name may be."""
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
+        shown = name if isinstance(name, str) and len(name) <= 60 else "(too long)"
+        raise BadInput(
+            f"invalid {what} {shown!r}: use 1-40 characters a-z, 0-9, _ and -, starting with a letter or digit"
+        )
+    return name
+
+
+def locate(explicit: str | os.PathLike | None = None, scripts_dir: Path | None = None) -> Path:
+    """The data directory by the order of SPEC section 3."""
+    if explicit:
+        return Path(explicit).resolve()
+    env = os.environ.get("VYKHUKHOL_DATA")
+    if env:
+        return Path(env).resolve()
+    for folder in filter(None, (scripts_dir, CHECKOUT / "cgi")):
+        pointer = Path(folder) / "vykhukhol.path"
+        if pointer.is_file():
+            text = pointer.read_text(encoding="utf-8").strip()
+            if text:
+                target = Path(text)
+                return (target if target.is_absolute() else (pointer.parent / target)).resolve()
+    return (CHECKOUT / "data").resolve()
+
+
+@dataclass(frozen=True)
+class DataDir:
+    """Paths inside one data directory. It creates nothing by itself."""
+
+    root: Path
+
+    @property
+    def settings(self) -> Path:
+        return self.root / "settings.ini"
+
+    @property
+    def services(self) -> Path:
+        return self.root / "services"
+
+    @property
+    def newsletters(self) -> Path:
+        return self.root / "newsletters"
+
+    @property
+    def state(self) -> Path:
+        return self.root / "state"
+
+    @property
+    def log(self) -> Path:
+        return self.root / "log"
+
+    @property
+    def outbox(self) -> Path:
+        return self.root / "outbox"
+
+    def db(self, db: str) -> Path:
+        return self.services / check_name(db, "DB name")
+
+    def job(self, job: str, suffix: str) -> Path:
+        return self.newsletters / f"{check_name(job, 'newsletter name')}.{suffix}"
+
+    def make_skeleton(self) -> None:
+        for folder in (self.services, self.newsletters, self.state, self.log, self.outbox):
+            folder.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,52 @@
+"""The one exception hierarchy of Vykhukhol.
+
+Every error a user can cause or meet carries the sentence they should read and
+an HTTP-like status; the CLI prints ``message`` on one line, the web apps turn
+``status`` into a page. Nothing else decides how an error looks.
+"""
+
+from __future__ import annotations
+
+
+class VykhukholError(Exception):
+    """Base class: ``message`` is for the user, ``status`` for the web."""
+
+    status = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class BadInput(VykhukholError):
+    """A value given by the user (form, CLI, settings, file line) is not valid."""
+
+    status = 400
+
+
+class Forbidden(VykhukholError):
+    status = 403
+
+
+class NotFound(VykhukholError):
+    """A named thing (service, DB, job, letter, subscriber) does not exist."""
+
+    status = 404
+
+
+class Conflict(VykhukholError):
+    """The thing exists already, or the request clashes with the current state."""
+
+    status = 409
+
+
+class LockBusy(VykhukholError):
+    """A rename lock is held by another run."""
+
+    status = 503
+
+
+class StorageError(VykhukholError):
+    """The disk refused a write (full, permission denied); the old file is intact."""
+
+    status = 500

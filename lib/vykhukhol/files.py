@@ -1,0 +1,221 @@
+"""Atomic rewrites, record locks, append-only journals and the rename lock.
+
+This is the only module that writes data files. Everything else asks it to:
+
+* ``atomic_write(path, lines)`` — write a temporary file in the same folder,
+  flush, fsync, ``os.replace``, fsync the folder. A crash at any point leaves
+  either the old or the new file; a full disk or a permission error leaves the
+  old file and raises :class:`StorageError`.
+* ``record_lock(path)`` — a short ``filelock`` around one read-modify-write, so
+  a CGI writer and the sender never lose each other's changes.
+* ``append_line(path, line)`` — one line added to a journal and fsynced.
+* :class:`RenameLock` — the original's ``db.free``/``db.busy`` lock: taken by
+  renaming free → busy (atomic on every file system a hoster offers), released
+  by renaming back. It is held for a whole run; its age tells a dead run.
+
+It deliberately knows nothing of what the files contain.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import filelock
+
+from vykhukhol.errors import LockBusy, StorageError
+
+LOCK_TIMEOUT = 20.0  # seconds a writer waits for a record lock before giving up
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # some systems cannot open folders; the rename is still atomic
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, content: str | Iterable[str]) -> None:
+    """Replace ``path`` with ``content`` (a string, or lines each ending in \\n)."""
+    path = Path(path)
+    folder = path.parent
+    tmp_name = None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
+            if isinstance(content, str):
+                out.write(content)
+            else:
+                out.writelines(content)
+            out.flush()
+            os.fsync(out.fileno())
+        with contextlib.suppress(OSError):
+            mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+            os.chmod(tmp_name, mode)
+        os.replace(tmp_name, path)
+        tmp_name = None
+        _fsync_dir(folder)
+    except OSError as exc:
+        raise StorageError(f"cannot write {path.name}: {exc.strerror or exc}; the old file is kept") from exc
+    finally:
+        if tmp_name is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp_name)
+
+
+def append_line(path: Path, line: str, sync: bool = True) -> None:
+    """Add one line to a journal; with ``sync`` it is on disk when this returns."""
+    data = (line.rstrip("\n") + "\n").encode("utf-8")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, data)
+            if sync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise StorageError(f"cannot append to {Path(path).name}: {exc.strerror or exc}") from exc
+
+
+def read_lines(path: Path) -> Iterator[str]:
+    """Stream a text file's lines without their line ends; a missing file is empty."""
+    try:
+        handle = open(path, encoding="utf-8", errors="replace", newline="")
+    except FileNotFoundError:
+        return
+    with handle:
+        for line in handle:
+            yield line.rstrip("\r\n")
+
+
+def read_text(path: Path, default: str | None = None) -> str | None:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return default
+
+
+def remove(path: Path) -> None:
+    """Delete a file if it is there."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise StorageError(f"cannot delete {Path(path).name}: {exc.strerror or exc}") from exc
+
+
+@contextlib.contextmanager
+def record_lock(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """Hold ``<path>.lock`` for one short read-modify-write of ``path``."""
+    lock_path = f"{path}.lock"
+    try:
+        lock = filelock.FileLock(lock_path, timeout=timeout)
+        with lock:
+            yield
+    except filelock.Timeout:
+        raise LockBusy(f"{Path(path).name} is being changed by another process; try again") from None
+
+
+@dataclass
+class Holder:
+    """Who holds a busy rename lock, as far as the lock file tells."""
+
+    lease: str
+    since: float  # epoch seconds
+
+
+class RenameLock:
+    """``<stem>.free`` ⇄ ``<stem>.busy`` in ``folder``.
+
+    ``acquire`` raises :class:`LockBusy` when another run holds it and
+    :class:`StorageError` when the rename fails for another reason.
+    """
+
+    def __init__(self, folder: Path, stem: str) -> None:
+        self.folder = Path(folder)
+        self.free = self.folder / f"{stem}.free"
+        self.busy = self.folder / f"{stem}.busy"
+
+    def ensure(self) -> None:
+        """Create the free file when neither file exists (a fresh or copied folder)."""
+        if not self.free.exists() and not self.busy.exists():
+            with record_lock(self.free):
+                if not self.free.exists() and not self.busy.exists():
+                    atomic_write(self.free, "")
+
+    def holder(self) -> Holder | None:
+        """The lease holding the lock, or None while it is free."""
+        try:
+            since = self.busy.stat().st_mtime
+        except FileNotFoundError:
+            return None
+        text = read_text(self.busy, "") or ""
+        return Holder(lease=text.strip().split("\t")[0] or "?", since=since)
+
+    def acquire(self, lease: str) -> None:
+        try:
+            os.rename(self.free, self.busy)
+        except FileNotFoundError:
+            if self.busy.exists():
+                raise LockBusy(f"{self.busy.name} is held") from None
+            raise StorageError(f"cannot rename {self.free.name}: the lock file is missing") from None
+        except OSError as exc:
+            raise StorageError(f"cannot rename {self.free.name}: {exc.strerror or exc}") from exc
+        # The rename made it ours; stamp it with our lease and the start time.
+        with contextlib.suppress(OSError):
+            fd = os.open(self.busy, os.O_WRONLY | os.O_TRUNC)
+            try:
+                os.write(fd, lease.encode())
+            finally:
+                os.close(fd)
+            os.utime(self.busy)
+
+    def release(self) -> None:
+        try:
+            os.rename(self.busy, self.free)
+        except OSError as exc:
+            raise StorageError(f"cannot rename {self.busy.name} back: {exc.strerror or exc}") from exc
+
+    def force_free(self) -> bool:
+        """Clear a stale busy lock (the admin's debug→working switch). True if one was cleared."""
+        if not self.busy.exists():
+            self.ensure()
+            return False
+        if self.free.exists():
+            remove(self.busy)
+        else:
+            self.release()
+        return True
+
+
+def rotate(path: Path, max_bytes: int, keep: int = 3) -> None:
+    """Move ``path`` to ``path.1`` (and older ones along) once it passes ``max_bytes``."""
+    try:
+        if Path(path).stat().st_size < max_bytes:
+            return
+    except FileNotFoundError:
+        return
+    with record_lock(path):
+        try:
+            if Path(path).stat().st_size < max_bytes:
+                return
+            for index in range(keep - 1, 0, -1):
+                older = Path(f"{path}.{index}")
+                if older.exists():
+                    os.replace(older, f"{path}.{index + 1}")
+            os.replace(path, f"{path}.1")
+        except OSError as exc:
+            raise StorageError(f"cannot rotate {Path(path).name}: {exc.strerror or exc}") from exc

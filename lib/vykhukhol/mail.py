@@ -1,0 +1,625 @@
+"""Letters and the three ways to hand them over: SMTP, a local sendmail, an outbox folder.
+
+This module builds one letter (:func:`build_message`) the way SPEC §9 wants it —
+an :class:`~email.message.EmailMessage` with the SMTP policy, UTF-8 text in
+quoted-printable so Cyrillic travels as 7-bit, an HTML alternative when given,
+and the list headers (``List-Id``, ``List-Unsubscribe``,
+``List-Unsubscribe-Post``, ``X-Vykhukhol-Run``) — and delivers it to exactly
+one envelope recipient through a :class:`Transport` from
+:func:`open_transport`:
+
+* ``smtp`` — one connection, opened on the first letter and reused for the
+  whole run; plain, STARTTLS or SSL; login when a user is set; timeouts.
+* ``sendmail`` — ``sendmail -i -f FROM -- RCPT`` with the letter on stdin.
+* ``outbox`` — one ``.eml`` file per letter in a folder, for tests, previews
+  and hosts without mail.
+
+Every failure to deliver is a :class:`TemporaryFailure` (stop the run, try
+again later) or a :class:`PermanentFailure` (this recipient or letter will
+never go through). ``dev_redirect`` sends every letter to one address instead,
+and it is applied here, in :meth:`Transport.send`, so no caller can forget it.
+
+Deliberately *not* here: choosing recipients, pacing, retries, bounce
+counting, journals of what was sent, and rendering templates (see
+:mod:`vykhukhol.render`). No header is ever taken from user input: names,
+subjects and ids pass :func:`clean_header_text`, addresses are checked, and
+nothing lets a caller add an arbitrary header.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import email
+import email.errors
+import email.policy
+import re
+import smtplib
+import ssl
+import subprocess
+import time
+import unicodedata
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from email.headerregistry import Address, HeaderRegistry, UnstructuredHeader
+from email.message import EmailMessage
+from email.utils import format_datetime, make_msgid
+from pathlib import Path
+from types import TracebackType
+
+from vykhukhol import files
+from vykhukhol.errors import BadInput, NotFound, StorageError
+
+__all__ = [
+    "POLICY",
+    "DeliveryError",
+    "MailConfig",
+    "OutboxTransport",
+    "PermanentFailure",
+    "SendmailTransport",
+    "SmtpTransport",
+    "TemporaryFailure",
+    "Transport",
+    "build_message",
+    "check_address",
+    "clean_header_text",
+    "list_outbox",
+    "open_transport",
+    "read_outbox",
+]
+
+TRANSPORTS = ("outbox", "smtp", "sendmail")
+SECURITIES = ("none", "starttls", "ssl")
+MAX_URL_LENGTH = 900  # a header line must stay under SMTP's 998 octets
+
+
+# --------------------------------------------------------------------------- policy
+
+
+class _VerbatimHeader(UnstructuredHeader):
+    """A header written as it is, never folded nor RFC 2047-encoded.
+
+    ``List-Unsubscribe: <https://…long URL…>`` longer than 78 characters would
+    otherwise be turned into ``=?utf-8?q?…?=`` words by the email package,
+    which no mail client reads as a link. Values are checked to be short
+    printable ASCII before they get here; anything else falls back to the
+    ordinary folding.
+    """
+
+    def fold(self, *, policy: email.policy.Policy) -> str:  # type: ignore[override]
+        value = str(self)
+        if value.isascii() and value.isprintable() and len(self.name) + len(value) < 990:
+            return f"{self.name}: {value}{policy.linesep}"
+        return super().fold(policy=policy)  # type: ignore[misc]
+
+
+_headers = HeaderRegistry()
+for _name in ("list-id", "list-unsubscribe", "list-unsubscribe-post", "x-vykhukhol-run"):
+    _headers.map_to_type(_name, _VerbatimHeader)
+
+#: The policy of every letter: SMTP line ends, 7-bit headers, verbatim list headers.
+POLICY = email.policy.SMTP.clone(header_factory=_headers)
+#: The same with Unix line ends, for piping to a local sendmail.
+_LF_POLICY = POLICY.clone(linesep="\n")
+
+
+# --------------------------------------------------------------------------- config
+
+
+@dataclass
+class MailConfig:
+    """How a service's letters leave: the settings of SPEC §9."""
+
+    transport: str = "outbox"  # outbox | smtp | sendmail
+    from_email: str = ""
+    smtp_host: str = "127.0.0.1"
+    smtp_port: int = 25
+    smtp_security: str = "none"  # none | starttls | ssl
+    smtp_user: str = ""
+    smtp_password: str = ""
+    sendmail_path: str = "/usr/sbin/sendmail"
+    dev_redirect: str = ""  # when set, every letter goes to this one address
+    outbox_dir: Path | None = None
+    timeout: float = 20.0  # seconds for connect and each SMTP command, or for sendmail
+
+
+# --------------------------------------------------------------------------- headers
+
+_LOCAL_PART = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+")
+_DOMAIN = re.compile(r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*")
+_LIST_ID = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+")
+_URL = re.compile(r"https?://[!#-;=?-~]+")  # printable ASCII without space, quote, < and >
+
+
+def clean_header_text(value: str) -> str:
+    """``value`` fit for a header: control characters (CR, LF, tab, …) and line
+    separators become spaces, runs of white space become one, ends are trimmed."""
+    chars = [" " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in str(value)]
+    return " ".join("".join(chars).split())
+
+
+def check_address(address: str, what: str = "address") -> str:
+    """The address as it travels (an international domain in IDNA form).
+
+    Raises :class:`BadInput` for anything that is not a plain ``local@domain``:
+    white space, line breaks, brackets, quotes, a non-Latin local part (that
+    would need SMTPUTF8, which this module does not speak).
+    """
+    text = address if isinstance(address, str) else ""
+    if not text:
+        raise BadInput(f"{what} is empty")
+    if any(ch.isspace() or not ch.isprintable() for ch in text):
+        raise BadInput(f"{what} {text!r} contains a space or a line break")
+    local, at, domain = text.rpartition("@")
+    if not at or not local or not domain or "@" in local:
+        raise BadInput(f"{what} {text!r} is not of the form name@domain")
+    if not domain.isascii():
+        try:
+            domain = domain.encode("idna").decode("ascii")
+        except UnicodeError:
+            raise BadInput(f"{what} {text!r} has a domain that cannot be written in IDNA") from None
+    if not _LOCAL_PART.fullmatch(local):
+        raise BadInput(
+            f"{what} {text!r}: only Latin letters, digits and .!#$%&'*+/=?^_`{{|}}~- may precede @"
+        )
+    if not _DOMAIN.fullmatch(domain):
+        raise BadInput(f"{what} {text!r} has an invalid domain")
+    return f"{local}@{domain}"
+
+
+def build_message(
+    *,
+    from_name: str,
+    from_email: str,
+    to_email: str,
+    to_name: str = "",
+    subject: str,
+    text: str,
+    html: str | None = None,
+    run_id: str,
+    list_id: str | None = None,
+    unsubscribe_url: str | None = None,
+    date: datetime | None = None,
+) -> EmailMessage:
+    """One letter, ready for :meth:`Transport.send`.
+
+    Names, the subject and the run id lose any control characters (so no CR/LF
+    can start a header of its own); addresses, ``list_id`` (``news.example.org``,
+    written as ``<news.example.org>``) and ``unsubscribe_url`` (http or https)
+    that cannot be written safely raise :class:`BadInput`. ``List-Unsubscribe``
+    and ``List-Unsubscribe-Post`` are added only with ``unsubscribe_url``. A
+    naive ``date`` is taken as UTC; none means now.
+    """
+    sender = check_address(from_email, "sender address")
+    recipient = check_address(to_email, "recipient address")
+    run = clean_header_text(run_id)
+    if not run:
+        raise BadInput("the run id of a letter is empty")
+
+    msg = EmailMessage(policy=POLICY)
+    msg["From"] = _address(from_name, sender)
+    msg["To"] = _address(to_name, recipient)
+    msg["Subject"] = clean_header_text(subject)
+    moment = date if date is not None else datetime.now(timezone.utc).replace(microsecond=0)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    msg["Date"] = format_datetime(moment)
+    msg["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2])
+    if list_id is not None:
+        msg["List-Id"] = f"<{_check_list_id(list_id)}>"
+    if unsubscribe_url is not None:
+        msg["List-Unsubscribe"] = f"<{_check_url(unsubscribe_url)}>"
+        msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+    msg["X-Vykhukhol-Run"] = run
+    msg.set_content(str(text), subtype="plain", charset="utf-8", cte="quoted-printable")
+    if html is not None:
+        msg.add_alternative(str(html), subtype="html", charset="utf-8", cte="quoted-printable")
+    return msg
+
+
+def _address(name: str, addr_spec: str) -> Address:
+    try:
+        return Address(display_name=clean_header_text(name or ""), addr_spec=addr_spec)
+    except (ValueError, email.errors.HeaderParseError) as exc:  # the email package's refusal
+        raise BadInput(f"cannot write the address {addr_spec!r} in a header: {exc}") from None
+
+
+def _check_list_id(list_id: str) -> str:
+    value = str(list_id).strip()
+    if value.startswith("<") and value.endswith(">"):
+        value = value[1:-1]
+    if not _LIST_ID.fullmatch(value) or len(value) > 255:
+        raise BadInput(
+            f"list id {list_id!r} must look like news.example.org (no spaces or brackets)"
+        )
+    return value
+
+
+def _check_url(url: str) -> str:
+    value = str(url)
+    if not _URL.fullmatch(value) or len(value) > MAX_URL_LENGTH:
+        raise BadInput(
+            f"unsubscribe link {url!r} must be an http(s) URL of printable ASCII "
+            f"without spaces, quotes or angle brackets, at most {MAX_URL_LENGTH} characters"
+        )
+    return value
+
+
+# --------------------------------------------------------------------------- failures
+
+
+class DeliveryError(Exception):
+    """A letter was not accepted.
+
+    ``code`` is the SMTP reply code (or None), ``detail`` the server's or the
+    program's words, ``temporary`` whether trying again later may work, and
+    ``stage`` where it happened: ``connect`` (connect, TLS, login), ``mail``
+    (the envelope sender), ``rcpt``, ``data``, ``send`` (the connection broke
+    mid-letter), ``local`` (sendmail, the outbox, an impossible address).
+    """
+
+    temporary: bool = True
+
+    def __init__(self, detail: str, code: int | None = None, stage: str = "") -> None:
+        super().__init__(f"{code} {detail}" if code is not None else detail)
+        self.code = code
+        self.detail = detail
+        self.stage = stage
+
+
+class TemporaryFailure(DeliveryError):
+    """Try again later: refused or dropped connection, timeout, a 4xx reply, a
+    misconfigured sender, server or sendmail. The caller stops the run."""
+
+    temporary = True
+
+
+class PermanentFailure(DeliveryError):
+    """This letter to this recipient will never be accepted: a 5xx reply to RCPT
+    or DATA, sendmail refusing it, an address that cannot be written."""
+
+    temporary = False
+
+
+def _by_code(code: int | None, detail: str, stage: str) -> DeliveryError:
+    """4xx (and anything odd) is temporary, 5xx permanent."""
+    if code is not None and 500 <= code <= 599:
+        return PermanentFailure(detail, code, stage)
+    return TemporaryFailure(detail, code, stage)
+
+
+def _reply_text(resp: bytes | str) -> str:
+    if isinstance(resp, bytes):
+        resp = resp.decode("utf-8", "replace")
+    return " ".join(str(resp).split())
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    words = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return " ".join(str(words).split())
+
+
+# --------------------------------------------------------------------------- transports
+
+
+class Transport(ABC):
+    """Hands letters over one by one; use it as a context manager to close it."""
+
+    def __init__(self, config: MailConfig) -> None:
+        self.config = config
+
+    def send(self, msg: EmailMessage, recipient: str, envelope_from: str | None = None) -> None:
+        """Deliver ``msg`` to exactly ``recipient`` (or to ``dev_redirect``).
+
+        The envelope sender is ``envelope_from``, else the configured
+        ``from_email``, else the letter's ``From`` address. Raises
+        :class:`TemporaryFailure` or :class:`PermanentFailure`; :class:`BadInput`
+        only when no usable envelope sender can be found (a settings error).
+        ``msg`` itself is never changed.
+        """
+        try:
+            rcpt = check_address(recipient, "recipient address")
+        except BadInput as exc:
+            raise PermanentFailure(exc.message, None, "local") from None
+        sender = check_address(
+            envelope_from or self.config.from_email or _from_address(msg), "envelope sender"
+        )
+        if self.config.dev_redirect:
+            redirect = check_address(self.config.dev_redirect, "dev_redirect")
+            msg = _redirected(msg, redirect, rcpt)
+            rcpt = redirect
+        self._deliver(msg, rcpt, sender)
+
+    @abstractmethod
+    def _deliver(self, msg: EmailMessage, recipient: str, envelope_from: str) -> None:
+        """Hand over one letter; addresses are checked, dev_redirect is applied."""
+
+    def close(self) -> None:
+        """Release what the transport holds; sending again later reopens it."""
+        return None
+
+    def __enter__(self) -> Transport:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _from_address(msg: EmailMessage) -> str:
+    header = msg.get("From")
+    addresses = getattr(header, "addresses", ()) if header is not None else ()
+    return addresses[0].addr_spec if addresses else ""
+
+
+def _redirected(msg: EmailMessage, redirect: str, recipient: str) -> EmailMessage:
+    """A copy of ``msg`` addressed to ``redirect``, the original kept in a header."""
+    copied = copy.deepcopy(msg)
+    original = str(copied.get("To", "")) or recipient
+    if "X-Vykhukhol-Original-To" not in copied:  # a letter redirected twice keeps the first
+        copied["X-Vykhukhol-Original-To"] = clean_header_text(original)
+    if "To" in copied:
+        copied.replace_header("To", redirect)  # keeps its place among the headers
+    else:
+        copied["To"] = redirect
+    return copied
+
+
+class SmtpTransport(Transport):
+    """One SMTP connection, opened lazily and reused for every letter of a run.
+
+    Like GNU Mailman, any SMTP error closes the connection before it is raised;
+    the next letter opens a new one. A connection idle for more than
+    ``idle_check_after`` seconds is probed with NOOP first, so a server that
+    hung up on a slow run costs a reconnect rather than a failed letter.
+    """
+
+    idle_check_after = 10.0  # seconds
+
+    def __init__(self, config: MailConfig) -> None:
+        super().__init__(config)
+        self._conn: smtplib.SMTP | None = None
+        self._last_used = 0.0
+        self.connections = 0  # connections opened so far (for logs and tests)
+
+    def _deliver(self, msg: EmailMessage, recipient: str, envelope_from: str) -> None:
+        data = msg.as_bytes(policy=POLICY)
+        conn = self._connection()
+        try:
+            conn.sendmail(envelope_from, [recipient], data)
+        except smtplib.SMTPRecipientsRefused as exc:
+            code, resp = exc.recipients.get(
+                recipient, next(iter(exc.recipients.values()), (None, b""))
+            )
+            self._hang_up(polite=True)
+            raise _by_code(code, _reply_text(resp) or "recipient refused", "rcpt") from None
+        except smtplib.SMTPSenderRefused as exc:
+            # Not this recipient's fault: every letter would fail the same way.
+            self._hang_up(polite=True)
+            raise TemporaryFailure(
+                f"sender {envelope_from} refused: {_reply_text(exc.smtp_error)}",
+                exc.smtp_code,
+                "mail",
+            ) from None
+        except smtplib.SMTPDataError as exc:
+            self._hang_up(polite=True)
+            raise _by_code(exc.smtp_code, _reply_text(exc.smtp_error), "data") from None
+        except smtplib.SMTPResponseException as exc:
+            self._hang_up(polite=True)
+            raise _by_code(exc.smtp_code, _reply_text(exc.smtp_error), "send") from None
+        except OSError as exc:  # refused, timeout, dropped, and smtplib's other errors
+            self._hang_up(polite=False)
+            raise TemporaryFailure(
+                f"connection to {self._where()} failed: {_describe(exc)}", None, "send"
+            ) from None
+        self._last_used = time.monotonic()
+
+    def close(self) -> None:
+        self._hang_up(polite=True)
+
+    # -- the connection
+
+    def _where(self) -> str:
+        return f"{self.config.smtp_host}:{self.config.smtp_port}"
+
+    def _connection(self) -> smtplib.SMTP:
+        if self._conn is not None and time.monotonic() - self._last_used > self.idle_check_after:
+            try:
+                code = self._conn.noop()[0]
+            except OSError:
+                code = -1
+            if code != 250:
+                self._hang_up(polite=False)
+        if self._conn is None:
+            self._conn = self._connect()
+            self.connections += 1
+            self._last_used = time.monotonic()
+        return self._conn
+
+    def _connect(self) -> smtplib.SMTP:
+        """Connect, greet, start TLS and log in; every failure is temporary."""
+        cfg = self.config
+        conn: smtplib.SMTP | None = None
+        try:
+            context = ssl.create_default_context()
+            if cfg.smtp_security == "ssl":
+                conn = smtplib.SMTP_SSL(
+                    cfg.smtp_host, cfg.smtp_port, timeout=cfg.timeout, context=context
+                )
+            else:
+                conn = smtplib.SMTP(cfg.smtp_host, cfg.smtp_port, timeout=cfg.timeout)
+            conn.ehlo_or_helo_if_needed()
+            if cfg.smtp_security == "starttls":
+                conn.starttls(context=context)
+                conn.ehlo()
+            if cfg.smtp_user:
+                conn.login(cfg.smtp_user, cfg.smtp_password)
+        except smtplib.SMTPResponseException as exc:
+            _close(conn, polite=True)
+            raise TemporaryFailure(
+                f"{self._where()} refused the session: {_reply_text(exc.smtp_error)}",
+                exc.smtp_code,
+                "connect",
+            ) from None
+        except OSError as exc:  # includes ssl.SSLError and smtplib's SMTPException
+            _close(conn, polite=False)
+            raise TemporaryFailure(
+                f"cannot connect to {self._where()}: {_describe(exc)}", None, "connect"
+            ) from None
+        return conn
+
+    def _hang_up(self, polite: bool) -> None:
+        conn, self._conn = self._conn, None
+        _close(conn, polite)
+
+
+def _close(conn: smtplib.SMTP | None, polite: bool) -> None:
+    """QUIT (when asked and the line may still be good), then close; never raises."""
+    if conn is None:
+        return
+    if polite:
+        with contextlib.suppress(OSError):
+            conn.quit()
+    with contextlib.suppress(OSError):
+        conn.close()
+
+
+# sysexits.h codes that describe this machine, not the recipient: retry later.
+_SENDMAIL_TEMPORARY = {
+    71: "EX_OSERR",
+    73: "EX_CANTCREAT",
+    74: "EX_IOERR",
+    75: "EX_TEMPFAIL",
+    77: "EX_NOPERM",
+    78: "EX_CONFIG",
+}
+
+
+class SendmailTransport(Transport):
+    """Pipes each letter to ``sendmail -i -f FROM -- RCPT`` (Unix line ends)."""
+
+    def _deliver(self, msg: EmailMessage, recipient: str, envelope_from: str) -> None:
+        path = self.config.sendmail_path
+        argv = [path, "-i", "-f", envelope_from, "--", recipient]
+        try:
+            done = subprocess.run(
+                argv,
+                input=msg.as_bytes(policy=_LF_POLICY),
+                capture_output=True,
+                timeout=self.config.timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise TemporaryFailure(
+                f"{path} did not finish within {self.config.timeout:g} s", None, "local"
+            ) from None
+        except OSError as exc:  # missing, not executable
+            raise TemporaryFailure(f"cannot run {path}: {_describe(exc)}", None, "local") from None
+        if done.returncode == 0:
+            return
+        said = " ".join(done.stderr.decode("utf-8", "replace").split())[-500:]
+        if done.returncode < 0:
+            raise TemporaryFailure(
+                f"{path} was killed by signal {-done.returncode}: {said}".rstrip(": "),
+                None,
+                "local",
+            )
+        name = _SENDMAIL_TEMPORARY.get(done.returncode)
+        words = f"{path} exited with {done.returncode}" + (f" ({name})" if name else "")
+        if said:
+            words += f": {said}"
+        if name:
+            raise TemporaryFailure(words, None, "local")
+        raise PermanentFailure(words, None, "local")
+
+
+class OutboxTransport(Transport):
+    """Writes each letter to ``<outbox_dir>/<yyyymmddTHHMMSS>-<µs>-<recipient>.eml``.
+
+    File names sort by the moment they were written and never overwrite one
+    another. A disk that refuses the write is a :class:`TemporaryFailure`.
+    """
+
+    def __init__(self, config: MailConfig) -> None:
+        super().__init__(config)
+        if config.outbox_dir is None:
+            raise BadInput("the outbox transport needs an outbox folder")
+        self.folder = Path(config.outbox_dir)
+
+    def _deliver(self, msg: EmailMessage, recipient: str, envelope_from: str) -> None:
+        safe = re.sub(r"[^a-z0-9@._+-]", "_", recipient.lower())[:100]
+        moment = datetime.now(timezone.utc)
+        while True:
+            path = self.folder / f"{moment:%Y%m%dT%H%M%S}-{moment:%f}-{safe}.eml"
+            if not path.exists():
+                break
+            moment += timedelta(microseconds=1)
+        try:
+            files.atomic_write(path, msg.as_string(policy=POLICY))
+        except StorageError as exc:
+            raise TemporaryFailure(exc.message, None, "local") from None
+
+
+def list_outbox(outbox_dir: Path) -> list[Path]:
+    """The ``.eml`` files of an outbox, newest first; a missing folder is empty."""
+    folder = Path(outbox_dir)
+    try:
+        found = [p for p in folder.iterdir() if p.suffix == ".eml" and not p.name.startswith(".")]
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise StorageError(f"cannot list {folder.name}: {exc.strerror or exc}") from exc
+    return sorted(found, key=lambda p: p.name, reverse=True)
+
+
+def read_outbox(path: Path) -> EmailMessage:
+    """One outbox letter back as a message (with :data:`POLICY`)."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise NotFound(f"no letter {path.name} in the outbox") from None
+    except OSError as exc:
+        raise StorageError(f"cannot read {path.name}: {exc.strerror or exc}") from exc
+    message = email.message_from_bytes(data, policy=POLICY)
+    assert isinstance(message, EmailMessage)
+    return message
+
+
+# --------------------------------------------------------------------------- opening
+
+
+def open_transport(config: MailConfig) -> Transport:
+    """The transport ``config`` names, with its settings checked.
+
+    Nothing is connected yet: an SMTP transport connects on its first letter.
+    Raises :class:`BadInput` for an unknown transport or security, a bad
+    ``from_email`` or ``dev_redirect``, a missing outbox folder or a timeout
+    that is not positive.
+    """
+    if config.transport not in TRANSPORTS:
+        raise BadInput(
+            f"unknown mail transport {config.transport!r} (use one of: {', '.join(TRANSPORTS)})"
+        )
+    if config.smtp_security not in SECURITIES:
+        raise BadInput(
+            f"unknown SMTP security {config.smtp_security!r} (use one of: {', '.join(SECURITIES)})"
+        )
+    if not config.timeout or config.timeout <= 0:
+        raise BadInput(f"mail timeout must be a positive number of seconds, not {config.timeout!r}")
+    if config.from_email:
+        check_address(config.from_email, "sender address")
+    if config.dev_redirect:
+        check_address(config.dev_redirect, "dev_redirect")
+    if config.transport == "smtp":
+        return SmtpTransport(config)
+    if config.transport == "sendmail":
+        return SendmailTransport(config)
+    return OutboxTransport(config)

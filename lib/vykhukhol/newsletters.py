@@ -1,0 +1,277 @@
+"""Newsletter jobs ("Письмо всем юзерам"): three files per job.
+
+* ``<job>.job``    — settings and progress (``key = value`` lines);
+* ``<job>.letter`` — the letter code: ``Subject:`` header, blank line, text,
+  and optionally a line ``=== html ===`` followed by the HTML alternative;
+* ``<job>.list``   — the ledger: one recipient a row (email, name, state,
+  time, lease id), deduplicated across the job's services at creation.
+
+A job exists once its ``.job`` file does (it is written last and deleted
+first). Ledger states only move forward (``pending`` → sent / failed /
+skipped / in doubt). Counts are always taken from the ledger itself.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from vykhukhol import files, render
+from vykhukhol.addresses import email_key
+from vykhukhol.datadir import DataDir, check_name
+from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.services import find_service
+from vykhukhol.states import LedgerState
+from vykhukhol.subscribers import subscribers
+from vykhukhol.timeutil import format_time, now, parse_time
+
+LOCK_STEM = "news"
+HTML_MARK = "=== html ==="
+LIST_HEADER = "#email\tname\tstate\ttime\tlease"
+
+
+@dataclass
+class Row:
+    index: int  # 0-based position in the ledger
+    email: str
+    name: str
+    state: LedgerState
+    time: str = "-"
+    lease: str = "-"
+
+    def to_line(self) -> str:
+        return "\t".join((self.email, self.name, self.state.value, self.time, self.lease))
+
+
+@dataclass
+class Job:
+    name: str
+    services: list[str]
+    start: datetime
+    created: datetime
+    values: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def cursor(self) -> int:
+        return int(self.values.get("cursor", "0") or 0)
+
+
+def lock(data: DataDir) -> files.RenameLock:
+    return files.RenameLock(data.newsletters, LOCK_STEM)
+
+
+def paths(data: DataDir, job: str) -> tuple[Path, Path, Path]:
+    return data.job(job, "job"), data.job(job, "letter"), data.job(job, "list")
+
+
+def read_job(data: DataDir, name: str) -> Job:
+    job_path = data.job(name, "job")
+    text = files.read_text(job_path)
+    if text is None:
+        raise NotFound(f"no newsletter {name!r}")
+    values = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and not line.startswith("#"):
+            values[key.strip()] = value.strip()
+    try:
+        start = parse_time(values.get("start", "-")) or now()
+        created = parse_time(values.get("created", "-")) or start
+    except BadInput:
+        raise BadInput(f"newsletter {name!r}: its .job file has a bad time") from None
+    services = [s for s in values.get("services", "").split(",") if s]
+    return Job(name=name, services=services, start=start, created=created, values=values)
+
+
+def write_job(data: DataDir, job: Job) -> None:
+    values = dict(job.values)
+    values.update(services=",".join(job.services), start=format_time(job.start),
+                  created=format_time(job.created))
+    files.atomic_write(data.job(job.name, "job"), [f"{k} = {v}\n" for k, v in values.items()])
+
+
+def change_job(data: DataDir, name: str, change: Callable[[Job], None]) -> Job:
+    with files.record_lock(data.job(name, "job")):
+        job = read_job(data, name)
+        change(job)
+        write_job(data, job)
+    return job
+
+
+def list_jobs(data: DataDir) -> list[Job]:
+    """Every job, oldest start time first; a .job that cannot be read is left out."""
+    jobs = []
+    if data.newsletters.is_dir():
+        for path in data.newsletters.glob("*.job"):
+            try:
+                jobs.append(read_job(data, path.stem))
+            except (BadInput, NotFound):
+                continue
+    return sorted(jobs, key=lambda j: (j.start, j.name))
+
+
+def read_letter(data: DataDir, name: str) -> tuple[str, str, str | None]:
+    """(subject, text, html) of a job; NotFound when the file is missing."""
+    text = files.read_text(data.job(name, "letter"))
+    if text is None:
+        raise NotFound(f"newsletter {name!r} has no letter file")
+    head, _, body = text.partition("\n\n")
+    subject = ""
+    for line in head.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip().lower() == "subject":
+            subject = value.strip()
+    html = None
+    if f"\n{HTML_MARK}\n" in f"\n{body}":
+        body, _, html = f"\n{body}".partition(f"\n{HTML_MARK}\n")
+        body = body[1:]
+    return subject, body, html
+
+
+def read_rows(path: Path, start: int = 0) -> Iterator[Row]:
+    """Ledger rows from index ``start`` on; a malformed row reads as failed."""
+    index = -1
+    for line in files.read_lines(path):
+        if not line or line.startswith("#"):
+            continue
+        index += 1
+        if index < start:
+            continue
+        parts = line.split("\t")
+        try:
+            state = LedgerState(parts[2])
+            yield Row(index, parts[0], parts[1], state, parts[3], parts[4])
+        except (IndexError, ValueError):
+            yield Row(index, parts[0] if parts else "", "", LedgerState.FAILED)
+
+
+def rewrite_rows(path: Path, change: Callable[[Row], Row]) -> None:
+    """Stream-rewrite a ledger under its record lock; states never move back."""
+    def lines() -> Iterator[str]:
+        yield LIST_HEADER + "\n"
+        for row in read_rows(path):
+            after = change(row)
+            if row.state.final and after.state != row.state:
+                after = row
+            yield after.to_line() + "\n"
+
+    with files.record_lock(path):
+        if path.exists():
+            files.atomic_write(path, lines())
+
+
+def counts(path: Path) -> dict[str, int]:
+    result = {state.value: 0 for state in LedgerState}
+    for row in read_rows(path):
+        result[row.state.value] += 1
+    result["total"] = sum(result.values())
+    return result
+
+
+def _recipients(data: DataDir, services: list[str]) -> Iterator[tuple[str, str]]:
+    """Confirmed subscribers of the services, each address once, in service order."""
+    seen: set[str] = set()
+    for name in services:
+        service = find_service(data, name)
+        for sub in subscribers(service.subscribers_path):
+            if sub.state.confirmed and sub.key not in seen:
+                seen.add(sub.key)
+                yield sub.email, sub.name
+
+
+def create(data: DataDir, services: list[str], subject: str, text: str,
+           html: str | None = None, start: datetime | None = None,
+           progress: Callable[[int], None] | None = None) -> str:
+    """Make a job; returns its name. Nothing is left behind when it fails."""
+    services = [check_name(s.strip(), "service name") for s in services if s.strip()]
+    if not services:
+        raise BadInput("choose at least one service")
+    for name in services:
+        find_service(data, name)
+    subject = (subject or "").strip()
+    if not subject or any(c in subject for c in "\r\n"):
+        raise BadInput("subject: must be one non-empty line")
+    render.check_template(subject, "subject")
+    render.check_template(text or "", "text")
+    if html:
+        render.check_template(html, "HTML")
+    if not (text or "").strip():
+        raise BadInput("text: must not be empty")
+    moment = now()
+    name = f"{moment:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+    job_path, letter_path, list_path = paths(data, name)
+    data.newsletters.mkdir(parents=True, exist_ok=True)
+    total = 0
+
+    def rows() -> Iterator[str]:
+        nonlocal total
+        yield LIST_HEADER + "\n"
+        for email, person in _recipients(data, services):
+            total += 1
+            if progress and total % 10000 == 0:
+                progress(total)
+            yield Row(total - 1, email, person, LedgerState.PENDING).to_line() + "\n"
+
+    try:
+        letter = f"Subject: {subject}\n\n{text}"
+        if html:
+            letter += f"\n{HTML_MARK}\n{html}"
+        files.atomic_write(letter_path, letter)
+        files.atomic_write(list_path, rows())
+        job = Job(name=name, services=services, start=start or moment, created=moment,
+                  values={"cursor": "0", "total": str(total), "runs": "0"})
+        write_job(data, job)
+    except BaseException:
+        for path in (job_path, letter_path, list_path):
+            files.remove(path)
+        raise
+    return name
+
+
+def delete(data: DataDir, name: str) -> None:
+    """Remove a job's three files, the .job first so no run picks it up meanwhile."""
+    for path in paths(data, name):
+        files.remove(path)
+
+
+def cancel(data: DataDir, name: str) -> None:
+    if not data.job(name, "job").exists():
+        raise NotFound(f"no newsletter {name!r}")
+    delete(data, name)
+
+
+def reschedule(data: DataDir, name: str, start: datetime) -> Job:
+    def change(job: Job) -> None:
+        job.start = start
+    return change_job(data, name, change)
+
+
+def skip_address(data: DataDir, service: str, email: str) -> int:
+    """Unsubscribe: pending rows of this address become ``skipped`` in every job
+    that includes ``service``. Returns how many rows changed."""
+    wanted = email_key(email)
+    changed = 0
+    for job in list_jobs(data):
+        if service not in job.services:
+            continue
+
+        def mark(row: Row) -> Row:
+            nonlocal changed
+            if row.state is LedgerState.PENDING and email_key(row.email) == wanted:
+                changed += 1
+                return Row(row.index, row.email, row.name, LedgerState.SKIPPED,
+                           format_time(now()), "unsubscribed")
+            return row
+
+        list_path = data.job(job.name, "list")
+        if _mentions(list_path, wanted):
+            rewrite_rows(list_path, mark)
+    return changed
+
+
+def _mentions(path: Path, key: str) -> bool:
+    return any(email_key(line.split("\t", 1)[0]) == key
+               for line in files.read_lines(path) if line.lower().startswith(key.split("@")[0]))

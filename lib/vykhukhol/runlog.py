@@ -1,0 +1,59 @@
+"""The run log: one line per event, each carrying the run's lease id.
+
+``data/log/run.log``, tab-separated: time, lease id, level, message. Capped in
+size and rotated (``run.log.1`` … ``run.log.3``). The admin status page and
+``vykhukhol status`` read the recent lines back.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from vykhukhol import files
+from vykhukhol.datadir import DataDir
+from vykhukhol.timeutil import format_time, now
+
+MAX_BYTES = 1_000_000  # one log file before rotation
+KEEP = 3               # rotated files kept
+
+
+@dataclass
+class Entry:
+    time: str
+    lease: str
+    level: str
+    message: str
+
+
+class RunLog:
+    def __init__(self, data: DataDir, lease: str) -> None:
+        self.path = data.log / "run.log"
+        self.lease = lease
+        self.lines: list[str] = []  # what this run said, for its report
+
+    def write(self, message: str, level: str = "info") -> None:
+        message = " ".join(message.split())
+        self.lines.append(message if level == "info" else f"{level.upper()}: {message}")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        files.rotate(self.path, MAX_BYTES, KEEP)
+        files.append_line(self.path, f"{format_time(now())}\t{self.lease}\t{level}\t{message}", sync=False)
+
+    def alert(self, message: str) -> None:
+        self.write(message, "alert")
+
+    def error(self, message: str) -> None:
+        self.write(message, "error")
+
+
+def recent(data: DataDir, count: int = 200) -> list[Entry]:
+    """The last ``count`` lines of the current log file, oldest first."""
+    tail: deque[str] = deque(maxlen=count)
+    for line in files.read_lines(data.log / "run.log"):
+        tail.append(line)
+    entries = []
+    for line in tail:
+        parts = line.split("\t", 3)
+        if len(parts) == 4:
+            entries.append(Entry(*parts))
+    return entries

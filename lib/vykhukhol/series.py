@@ -1,0 +1,73 @@
+"""What is due for one subscriber of a series, and the clean-up rules.
+
+Pure functions over a :class:`Subscriber`; the sender streams a service's file
+through :func:`next_action` to choose its work, and through :func:`clean_up`
+(in the same rewrite that records the letters sent) to apply SPEC 5 step 5.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+
+from vykhukhol.states import SubscriberState
+from vykhukhol.subscribers import Subscriber
+from vykhukhol.timeutil import UTC, after
+
+MAX_FAILURES = 3  # permanent refusals in a row before a subscriber is deleted
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+LETTER, REMIND, EXPIRE, FINISH, FAILING, NOTHING = (
+    "letter", "remind", "expire", "finish", "failing", "nothing")
+
+
+@dataclass(frozen=True)
+class Rules:
+    delays: tuple[int, ...]
+    reminder_period: int
+    reminder_count: int
+    delete_finished: bool
+
+    def fingerprint(self) -> str:
+        """Changes whenever a rule that moves due times changes (letters, settings)."""
+        text = f"{self.delays}|{self.reminder_period}|{self.reminder_count}|{self.delete_finished}"
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: str
+    due: datetime | None  # None: nothing will ever be due
+    number: int = 0       # the letter's number for LETTER
+
+
+def next_action(sub: Subscriber, rules: Rules) -> Action:
+    if sub.failures >= MAX_FAILURES:
+        return Action(FAILING, EPOCH)
+    if sub.state is SubscriberState.NEW:
+        base = sub.last_reminder or sub.subscribed or EPOCH
+        due = after(base, rules.reminder_period)
+        return Action(REMIND if sub.reminders < rules.reminder_count else EXPIRE, due)
+    number = sub.sent + 1
+    if number <= len(rules.delays):
+        base = (sub.last_sent if sub.sent else sub.confirmed) or sub.last_sent or sub.confirmed \
+            or sub.subscribed or EPOCH
+        return Action(LETTER, after(base, rules.delays[number - 1]), number)
+    if sub.state is SubscriberState.ACTIVE:
+        return Action(FINISH, EPOCH)
+    return Action(NOTHING, None)
+
+
+def clean_up(sub: Subscriber, rules: Rules, moment: datetime) -> tuple[Subscriber | None, str]:
+    """Step 5's rules for one subscriber: (the subscriber or None if deleted, why)."""
+    action = next_action(sub, rules)
+    if action.kind == FAILING:
+        return None, f"{MAX_FAILURES} delivery refusals in a row"
+    if action.kind == EXPIRE and action.due <= moment:
+        return None, "never confirmed"
+    if action.kind == FINISH:
+        if rules.delete_finished:
+            return None, "received the whole series"
+        return sub.replace(state=SubscriberState.DONE), ""
+    return sub, ""

@@ -1,0 +1,380 @@
+"""DBs, services and the letters of a series: their files and their rules.
+
+``data/services/<db>/db.free`` is the DB's rename lock; a service is the folder
+``<db>/<service>/`` with ``service.ini``, ``subscribers.txt`` and
+``letters/NNN.txt`` (+ optional ``NNN.html``). Service names are unique across
+DBs, because links name the service alone.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vykhukhol import files, render
+from vykhukhol.addresses import check_email, clean_name
+from vykhukhol.datadir import DataDir, check_name
+from vykhukhol.errors import BadInput, Conflict, NotFound, StorageError
+from vykhukhol.subscribers import HEADER
+from vykhukhol.timeutil import format_duration, parse_duration
+
+LOCK_STEM = "db"
+MAX_LETTERS = 999
+SERVICE_FIELDS = ("title", "enabled", "from_name", "from_email", "delete_finished",
+                  "send_window", "confirm_subject", "confirm_body")
+
+
+def _yes_no(value: str, what: str) -> bool:
+    value = (value or "").strip().lower()
+    if value in ("yes", "true", "1", "on"):
+        return True
+    if value in ("no", "false", "0", "off", ""):
+        return False
+    raise BadInput(f"{what}: must be yes or no")
+
+
+@dataclass
+class Service:
+    name: str
+    db: str
+    folder: Path
+    title: str = ""
+    enabled: bool = False
+    from_name: str = ""
+    from_email: str = ""
+    delete_finished: bool = False
+    send_window: str = ""
+    confirm_subject: str = ""
+    confirm_body: str = ""
+
+    @property
+    def subscribers_path(self) -> Path:
+        return self.folder / "subscribers.txt"
+
+    @property
+    def letters_dir(self) -> Path:
+        return self.folder / "letters"
+
+    @property
+    def ini_path(self) -> Path:
+        return self.folder / "service.ini"
+
+
+@dataclass
+class Letter:
+    number: int
+    subject: str
+    delay: int  # seconds
+    body: str
+    html: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def db_lock(data: DataDir, db: str) -> files.RenameLock:
+    return files.RenameLock(data.db(db), LOCK_STEM)
+
+
+def list_dbs(data: DataDir) -> list[str]:
+    if not data.services.is_dir():
+        return []
+    return sorted(entry.name for entry in data.services.iterdir()
+                  if entry.is_dir() and _valid(entry.name))
+
+
+def _valid(name: str) -> bool:
+    try:
+        check_name(name)
+    except BadInput:
+        return False
+    return True
+
+
+def add_db(data: DataDir, db: str) -> None:
+    folder = data.db(db)
+    if folder.exists():
+        raise Conflict(f"DB {db!r} exists already")
+    try:
+        folder.mkdir(parents=True)
+    except OSError as exc:
+        raise StorageError(f"cannot create DB {db!r}: {exc.strerror}") from exc
+    db_lock(data, db).ensure()
+
+
+def remove_db(data: DataDir, db: str) -> None:
+    folder = data.db(db)
+    if not folder.is_dir():
+        raise NotFound(f"no DB {db!r}")
+    if any(load_services(data, db)):
+        raise Conflict(f"DB {db!r} still has services; remove them first")
+    shutil.rmtree(folder)
+
+
+def load_services(data: DataDir, db: str | None = None) -> list[Service]:
+    """Every service (of one DB, or of all), sorted by name."""
+    found = []
+    for db_name in ([db] if db else list_dbs(data)):
+        folder = data.db(db_name)
+        if not folder.is_dir():
+            continue
+        for entry in folder.iterdir():
+            if entry.is_dir() and _valid(entry.name) and (entry / "service.ini").is_file():
+                found.append(_load(entry, db_name))
+    return sorted(found, key=lambda s: s.name)
+
+
+def find_service(data: DataDir, name: str) -> Service:
+    check_name(name, "service name")
+    for db_name in list_dbs(data):
+        folder = data.db(db_name) / name
+        if (folder / "service.ini").is_file():
+            return _load(folder, db_name)
+    raise NotFound(f"no service {name!r}")
+
+
+def _load(folder: Path, db: str) -> Service:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(files.read_text(folder / "service.ini", "") or "")
+    except configparser.Error:
+        pass  # an unreadable service.ini reads as a disabled service with defaults
+    section = parser["service"] if parser.has_section("service") else {}
+    get = section.get if section else (lambda key, default="": default)
+    service = Service(name=folder.name, db=db, folder=folder)
+    service.title = get("title", "") or folder.name
+    for flag in ("enabled", "delete_finished"):
+        try:
+            setattr(service, flag, _yes_no(get(flag, "no"), flag))
+        except BadInput:
+            setattr(service, flag, False)
+    service.from_name = get("from_name", "")
+    service.from_email = get("from_email", "")
+    service.send_window = get("send_window", "")
+    service.confirm_subject = get("confirm_subject", "").replace("\\n", "\n")
+    service.confirm_body = get("confirm_body", "").replace("\\n", "\n")
+    return service
+
+
+def check_fields(values: dict[str, str]) -> dict[str, str]:
+    """Validate service fields as given by a form or the CLI; return them normalised."""
+    from vykhukhol import schedule
+
+    out = {}
+    for key, value in values.items():
+        if key not in SERVICE_FIELDS:
+            raise BadInput(f"unknown service field {key!r}")
+        value = "" if value is None else str(value)
+        if key == "title":
+            value = clean_name(value)
+            if not value:
+                raise BadInput("title: must not be empty")
+        elif key == "from_name":
+            value = clean_name(value)
+        elif key == "from_email":
+            value = check_email(value) if value.strip() else ""
+        elif key in ("enabled", "delete_finished"):
+            value = "yes" if _yes_no(value, key) else "no"
+        elif key == "send_window":
+            value = schedule.validate(value) if value.strip() else ""
+        elif key in ("confirm_subject", "confirm_body"):
+            if key == "confirm_subject" and any(c in value for c in "\r\n"):
+                raise BadInput("confirm_subject: must be one line")
+            render.check_template(value, key)
+        out[key] = value
+    return out
+
+
+def _write_ini(service: Service, values: dict[str, str]) -> None:
+    current = {key: "" for key in SERVICE_FIELDS}
+    current.update({
+        "title": service.title, "enabled": "yes" if service.enabled else "no",
+        "from_name": service.from_name, "from_email": service.from_email,
+        "delete_finished": "yes" if service.delete_finished else "no",
+        "send_window": service.send_window, "confirm_subject": service.confirm_subject,
+        "confirm_body": service.confirm_body,
+    })
+    current.update(values)
+    lines = ["[service]\n"]
+    for key in SERVICE_FIELDS:
+        text = current[key].replace("\r", "").replace("\n", "\\n")
+        lines.append(f"{key} = {text}\n")
+    files.atomic_write(service.ini_path, lines)
+
+
+def add_service(data: DataDir, name: str, db: str, values: dict[str, str]) -> Service:
+    check_name(name, "service name")
+    if not data.db(db).is_dir():
+        raise NotFound(f"no DB {db!r}")
+    values = check_fields({"title": name, **values})
+    try:
+        find_service(data, name)
+    except NotFound:
+        pass
+    else:
+        raise Conflict(f"a service named {name!r} exists already (names are unique across DBs)")
+    folder = data.db(db) / name
+    try:
+        (folder / "letters").mkdir(parents=True)
+    except FileExistsError:
+        raise Conflict(f"a folder named {name!r} exists already in DB {db!r}") from None
+    except OSError as exc:
+        raise StorageError(f"cannot create service {name!r}: {exc.strerror}") from exc
+    service = Service(name=name, db=db, folder=folder)
+    _write_ini(service, values)
+    files.atomic_write(service.subscribers_path, HEADER + "\n")
+    return _load(folder, db)
+
+
+def edit_service(data: DataDir, name: str, values: dict[str, str]) -> Service:
+    service = find_service(data, name)
+    values = check_fields(values)
+    with files.record_lock(service.ini_path):
+        _write_ini(_load(service.folder, service.db), values)
+    return _load(service.folder, service.db)
+
+
+def remove_service(data: DataDir, name: str) -> None:
+    service = find_service(data, name)
+    trash = service.folder.with_name(f".removed-{name}-{os.getpid()}")
+    try:
+        os.rename(service.folder, trash)  # one atomic step: the service is gone at once
+        shutil.rmtree(trash)
+    except OSError as exc:
+        raise StorageError(f"cannot remove service {name!r}: {exc.strerror}") from exc
+
+
+# --- letters of a series ---------------------------------------------------
+
+def parse_letter(text: str, number: int = 0) -> Letter:
+    """An e-mail-like letter file: header lines, a blank line, the body."""
+    head, sep, body = text.replace("\r\n", "\n").partition("\n\n")
+    if not sep:
+        head, body = text, ""
+    headers = {}
+    for line in head.split("\n"):
+        if not line.strip():
+            continue
+        key, colon, value = line.partition(":")
+        if not colon:
+            raise BadInput(f"letter {number}: header line {line[:40]!r} has no ':'")
+        headers[key.strip().lower()] = value.strip()
+    subject = headers.get("subject", "")
+    delay = parse_duration(headers.get("delay", "0s"))
+    return Letter(number=number, subject=subject, delay=delay, body=body, headers=headers)
+
+
+def format_letter(letter: Letter) -> str:
+    return f"Subject: {letter.subject}\nDelay: {format_duration(letter.delay)}\n\n{letter.body}"
+
+
+def check_letter(subject: str, delay: str, body: str, html: str | None) -> tuple[str, int]:
+    subject = (subject or "").strip()
+    if not subject:
+        raise BadInput("subject: must not be empty")
+    if any(c in subject for c in "\r\n"):
+        raise BadInput("subject: must be one line")
+    seconds = parse_duration(delay)
+    render.check_template(subject, "subject")
+    render.check_template(body or "", "text")
+    if html:
+        render.check_template(html, "HTML")
+    return subject, seconds
+
+
+def _letter_paths(service: Service) -> list[Path]:
+    if not service.letters_dir.is_dir():
+        return []
+    return sorted(p for p in service.letters_dir.glob("[0-9][0-9][0-9].txt"))
+
+
+def load_letters(service: Service) -> list[Letter]:
+    """The series in order; a letter file that does not parse is BadInput naming it."""
+    letters = []
+    for index, path in enumerate(_letter_paths(service), start=1):
+        letter = parse_letter(files.read_text(path, "") or "", index)
+        html_path = path.with_suffix(".html")
+        letter.html = files.read_text(html_path) if html_path.exists() else None
+        letters.append(letter)
+    return letters
+
+
+def letter_delays(service: Service) -> list[int]:
+    """Only the delays, for the sender's due computation (cheap: headers only)."""
+    delays = []
+    for path in _letter_paths(service):
+        delay = 0
+        for line in files.read_lines(path):
+            if not line.strip():
+                break
+            key, _, value = line.partition(":")
+            if key.strip().lower() == "delay":
+                try:
+                    delay = parse_duration(value.strip())
+                except BadInput:
+                    delay = 0
+        delays.append(delay)
+    return delays
+
+
+def _write_letter(service: Service, number: int, letter: Letter) -> None:
+    path = service.letters_dir / f"{number:03d}.txt"
+    files.atomic_write(path, format_letter(letter))
+    html_path = path.with_suffix(".html")
+    if letter.html:
+        files.atomic_write(html_path, letter.html)
+    else:
+        files.remove(html_path)
+
+
+def add_letter(service: Service, subject: str, delay: str, body: str,
+               html: str | None = None, position: int | None = None) -> int:
+    """Add a letter at the end (or at ``position``); returns its number."""
+    subject, seconds = check_letter(subject, delay, body, html)
+    with files.record_lock(service.letters_dir / "series"):
+        letters = load_letters(service)
+        if len(letters) >= MAX_LETTERS:
+            raise BadInput(f"a series has at most {MAX_LETTERS} letters")
+        new = Letter(0, subject, seconds, body or "", html or None)
+        at = len(letters) + 1 if position is None else max(1, min(position, len(letters) + 1))
+        letters.insert(at - 1, new)
+        _save_series(service, letters)
+    return at
+
+
+def edit_letter(service: Service, number: int, subject: str, delay: str, body: str,
+                html: str | None = None) -> None:
+    subject, seconds = check_letter(subject, delay, body, html)
+    with files.record_lock(service.letters_dir / "series"):
+        letters = load_letters(service)
+        if not 1 <= number <= len(letters):
+            raise NotFound(f"service {service.name!r} has no letter {number}")
+        _write_letter(service, number, Letter(number, subject, seconds, body or "", html or None))
+
+
+def remove_letter(service: Service, number: int) -> None:
+    with files.record_lock(service.letters_dir / "series"):
+        letters = load_letters(service)
+        if not 1 <= number <= len(letters):
+            raise NotFound(f"service {service.name!r} has no letter {number}")
+        del letters[number - 1]
+        _save_series(service, letters)
+
+
+def move_letter(service: Service, number: int, to: int) -> None:
+    with files.record_lock(service.letters_dir / "series"):
+        letters = load_letters(service)
+        if not 1 <= number <= len(letters) or not 1 <= to <= len(letters):
+            raise NotFound(f"service {service.name!r} has no letter {number} or {to}")
+        letters.insert(to - 1, letters.pop(number - 1))
+        _save_series(service, letters)
+
+
+def _save_series(service: Service, letters: list[Letter]) -> None:
+    service.letters_dir.mkdir(parents=True, exist_ok=True)
+    for number, letter in enumerate(letters, start=1):
+        _write_letter(service, number, letter)
+    for stale in _letter_paths(service)[len(letters):]:
+        files.remove(stale.with_suffix(".html"))
+        files.remove(stale)

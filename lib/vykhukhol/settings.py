@@ -1,0 +1,250 @@
+"""The settings table (SPEC 4): every key, its default, and how it is checked.
+
+``data/settings.ini`` holds sections ``[main]``, ``[mail]`` and ``[security]``.
+Keys are addressed as ``news_per_run`` (``[main]``) or ``mail.smtp_port``.
+Each value is validated on every way in (admin page, CLI); an unreadable value
+already in the file falls back to its default and is reported, so a typo made
+by FTP never stops the sender.
+"""
+
+from __future__ import annotations
+
+import configparser
+import ipaddress
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vykhukhol import files
+from vykhukhol.addresses import check_email
+from vykhukhol.errors import BadInput
+from vykhukhol.timeutil import parse_duration
+
+
+def _choice(*options: str) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if value not in options:
+            raise BadInput(f"must be one of: {', '.join(options)}")
+        return value
+    return check
+
+
+def _count(low: int, high: int) -> Callable[[str], int]:
+    def check(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise BadInput("must be a whole number") from None
+        if not low <= number <= high:
+            raise BadInput(f"must be from {low} to {high}")
+        return number
+    return check
+
+
+def _duration(low: int, high: int) -> Callable[[str], int]:
+    def check(value: str) -> int:
+        seconds = parse_duration(value)
+        if not low <= seconds <= high:
+            raise BadInput(f"must be from {low}s to {high}s")
+        return seconds
+    return check
+
+
+def _optional_email(value: str) -> str:
+    return check_email(value) if value else ""
+
+
+def _url(value: str) -> str:
+    if not value.startswith(("http://", "https://")) or any(c.isspace() for c in value):
+        raise BadInput("must be an http:// or https:// address without spaces")
+    return value.rstrip("/")
+
+
+def _timezone(value: str) -> str:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise BadInput("not a known IANA time zone (for example Europe/Moscow or UTC)") from None
+    return value
+
+
+def _networks(value: str) -> str:
+    items = [item for item in value.replace(",", " ").split() if item]
+    for item in items:
+        try:
+            ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            raise BadInput(f"{item!r} is not an IP address or network") from None
+    return " ".join(items)
+
+
+def _text(limit: int) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if any(ch in value for ch in "\r\n\0"):
+            raise BadInput("must be one line")
+        if len(value) > limit:
+            raise BadInput(f"must be at most {limit} characters")
+        return value
+    return check
+
+
+def _host(value: str) -> str:
+    if not value or any(c.isspace() or c in "/@" for c in value):
+        raise BadInput("must be a host name or an IP address")
+    return value
+
+
+@dataclass(frozen=True)
+class Key:
+    section: str
+    name: str
+    default: str
+    check: Callable[[str], Any]
+    help: str
+    secret: bool = False
+
+    @property
+    def full(self) -> str:
+        return self.name if self.section == "main" else f"{self.section}.{self.name}"
+
+
+KEYS: dict[str, Key] = {
+    key.full: key
+    for key in (
+        Key("main", "mode", "debug", _choice("working", "debug"), "working (letters may be sent) or debug (nothing is sent)"),
+        Key("main", "admin_email", "", _optional_email, "where alerts and reports go (empty: log only)"),
+        Key("main", "site_url", "http://127.0.0.1:8080", _url, "public base URL of the installation, for links in letters"),
+        Key("main", "news_per_run", "50", _count(1, 100000), "newsletter letters one run may send"),
+        Key("main", "serial_per_run", "50", _count(1, 100000), "series letters and reminders one run may send"),
+        Key("main", "time_limit", "30s", _duration(5, 86400), "the hoster's execution time limit for one script"),
+        Key("main", "reminder_period", "3d", _duration(60, 365 * 86400), "time between confirmation reminders"),
+        Key("main", "reminder_count", "2", _count(0, 100), "reminders before an unconfirmed subscriber is deleted"),
+        Key("main", "timezone", "UTC", _timezone, "IANA zone for schedules and display"),
+        Key("main", "language", "ru", _choice("ru", "en"), "ru or en for pages and reports"),
+        Key("main", "hourly_limit", "0", _count(0, 10**9), "at most this many letters in any clock hour, 0 = no cap"),
+        Key("main", "daily_limit", "0", _count(0, 10**9), "at most this many letters per day, 0 = no cap"),
+        Key("main", "cron_allow", "", _networks, "IPs/CIDRs allowed to call the cron script (empty: anyone with the URL)"),
+        Key("mail", "transport", "outbox", _choice("outbox", "smtp", "sendmail"), "how letters leave: outbox, smtp or sendmail"),
+        Key("mail", "from_email", "", _optional_email, "the default sender address"),
+        Key("mail", "smtp_host", "127.0.0.1", _host, "SMTP server"),
+        Key("mail", "smtp_port", "25", _count(1, 65535), "SMTP port"),
+        Key("mail", "smtp_security", "none", _choice("none", "starttls", "ssl"), "none, starttls or ssl"),
+        Key("mail", "smtp_user", "", _text(200), "SMTP login (empty: no login)"),
+        Key("mail", "smtp_password", "", _text(200), "SMTP password", secret=True),
+        Key("mail", "sendmail_path", "/usr/sbin/sendmail", _text(500), "the sendmail program"),
+        Key("mail", "dev_redirect", "", _optional_email, "send every letter to this one address instead (for trials)"),
+        Key("security", "secret", "", _text(200), "signs links; made at init", secret=True),
+        Key("security", "admin_password", "", _text(500), "salted scrypt hash of the admin password", secret=True),
+    )
+}
+
+
+def key(name: str) -> Key:
+    try:
+        return KEYS[name]
+    except KeyError:
+        raise BadInput(f"unknown setting {name!r}; known: {', '.join(KEYS)}") from None
+
+
+def check(name: str, value: str) -> Any:
+    """The typed value of ``name`` = ``value``, or BadInput naming the key."""
+    spec = key(name)
+    try:
+        return spec.check(value.strip())
+    except BadInput as exc:
+        raise BadInput(f"{name}: {exc.message}") from None
+
+
+class Settings:
+    """The settings as read from one ``settings.ini``: typed access by key."""
+
+    def __init__(self, raw: dict[str, str], problems: list[str] | None = None) -> None:
+        self.raw = raw
+        self.problems = problems or []
+        self._typed: dict[str, Any] = {}
+        for name, spec in KEYS.items():
+            try:
+                self._typed[name] = spec.check(raw.get(name, spec.default).strip())
+            except BadInput as exc:
+                self.problems.append(f"{name}: {exc.message}; the default {spec.default!r} is used")
+                self._typed[name] = spec.check(spec.default)
+
+    def __getitem__(self, name: str) -> Any:
+        return self._typed[key(name).full]
+
+    @property
+    def secret(self) -> bytes:
+        return self["security.secret"].encode()
+
+    def mail_config(self, outbox_dir: Path):
+        """The ``[mail]`` section as the mail module wants it."""
+        from vykhukhol.mail import MailConfig
+
+        return MailConfig(
+            transport=self["mail.transport"], from_email=self["mail.from_email"],
+            smtp_host=self["mail.smtp_host"], smtp_port=self["mail.smtp_port"],
+            smtp_security=self["mail.smtp_security"], smtp_user=self["mail.smtp_user"],
+            smtp_password=self["mail.smtp_password"], sendmail_path=self["mail.sendmail_path"],
+            dev_redirect=self["mail.dev_redirect"], outbox_dir=outbox_dir,
+        )
+
+
+def load(path: Path) -> Settings:
+    parser = configparser.ConfigParser(interpolation=None)
+    problems: list[str] = []
+    text = files.read_text(path, "") or ""
+    try:
+        parser.read_string(text)
+    except configparser.Error as exc:
+        problems.append(f"settings.ini cannot be read ({exc.message.splitlines()[0]}); defaults are used")
+        parser = configparser.ConfigParser(interpolation=None)
+    raw = {}
+    for name, spec in KEYS.items():
+        if parser.has_option(spec.section, spec.name):
+            raw[name] = parser.get(spec.section, spec.name)
+    return Settings(raw, problems)
+
+
+def _write(path: Path, raw: dict[str, str]) -> None:
+    lines = ["# Vykhukhol settings. Edit with the admin page or `vykhukhol settings set`.\n"]
+    for section in ("main", "mail", "security"):
+        lines.append(f"\n[{section}]\n")
+        for name, spec in KEYS.items():
+            if spec.section == section and name in raw:
+                lines.append(f"{spec.name} = {raw[name]}\n")
+    files.atomic_write(path, lines)
+
+
+def update(path: Path, changes: dict[str, str]) -> Settings:
+    """Validate every change first, then write them all at once (or nothing)."""
+    checked = {}
+    for name, value in changes.items():
+        check(name, value)
+        checked[key(name).full] = value.strip()
+    with files.record_lock(path):
+        current = load(path).raw
+        current.update(checked)
+        _write(path, current)
+    return load(path)
+
+
+def initial(admin_email: str = "", site_url: str = "") -> dict[str, str]:
+    """The values ``vykhukhol init`` writes: every default, plus a fresh secret."""
+    raw = {name: spec.default for name, spec in KEYS.items()}
+    raw["security.secret"] = secrets.token_urlsafe(32)
+    if admin_email:
+        raw["admin_email"] = admin_email
+    if site_url:
+        raw["site_url"] = site_url
+    for name, value in raw.items():
+        if value:
+            check(name, value)
+    return raw
+
+
+def write_initial(path: Path, raw: dict[str, str]) -> None:
+    _write(path, raw)

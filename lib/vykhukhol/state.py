@@ -1,0 +1,110 @@
+"""The sender's own small state files in ``data/state/``.
+
+Each is a tab-separated ``key<TAB>value`` file, rewritten atomically under its
+record lock: round-robin times (``served``), alert times (``alerts``), the
+block flag (``blocked``), sending-limit counters (``counters``), the
+per-service next-due summaries (``due-<service>``) and series letters that keep
+failing temporarily (``tempfail-<db>``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from vykhukhol import files
+from vykhukhol.datadir import DataDir
+from vykhukhol.errors import BadInput
+from vykhukhol.timeutil import format_time, parse_time
+
+
+def read_kv(path: Path) -> dict[str, str]:
+    result = {}
+    for line in files.read_lines(path):
+        if line and not line.startswith("#"):
+            key, _, value = line.partition("\t")
+            result[key] = value
+    return result
+
+
+def write_kv(path: Path, values: dict[str, str]) -> None:
+    files.atomic_write(path, [f"{k}\t{v}\n" for k, v in values.items()])
+
+
+def change_kv(path: Path, change: Callable[[dict[str, str]], None]) -> dict[str, str]:
+    """Read-modify-write of one state file under its record lock."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with files.record_lock(path):
+        values = read_kv(path)
+        change(values)
+        write_kv(path, values)
+    return values
+
+
+def time_of(values: dict[str, str], key: str) -> datetime | None:
+    try:
+        return parse_time(values.get(key, "-"))
+    except BadInput:
+        return None
+
+
+# --- round robin -----------------------------------------------------------
+
+def served_times(data: DataDir) -> dict[str, datetime | None]:
+    values = read_kv(data.state / "served")
+    return {name: time_of(values, name) for name in values}
+
+
+def mark_served(data: DataDir, services: list[str], moment: datetime) -> None:
+    def change(values: dict[str, str]) -> None:
+        for name in services:
+            values[name] = format_time(moment)
+    change_kv(data.state / "served", change)
+
+
+# --- block flag ------------------------------------------------------------
+
+def block_reason(data: DataDir) -> str | None:
+    return files.read_text(data.state / "blocked")
+
+
+def set_block(data: DataDir, reason: str) -> None:
+    files.atomic_write(data.state / "blocked", reason)
+
+
+def clear_block(data: DataDir) -> bool:
+    was = (data.state / "blocked").exists()
+    files.remove(data.state / "blocked")
+    return was
+
+
+# --- next-due summaries ----------------------------------------------------
+
+def read_due(data: DataDir, service: str) -> tuple[str, str] | None:
+    """(next due time or '-', fingerprint) as last computed, or None."""
+    values = read_kv(data.state / f"due-{service}")
+    if "next" not in values or "fingerprint" not in values:
+        return None
+    return values["next"], values["fingerprint"]
+
+
+def write_due(data: DataDir, service: str, next_due: datetime | None, fingerprint: str) -> None:
+    write_kv(data.state / f"due-{service}", {"next": format_time(next_due), "fingerprint": fingerprint})
+
+
+def lower_due(data: DataDir, service: str, moment: datetime) -> None:
+    """A web writer made something due at ``moment``: bring the summary forward."""
+    path = data.state / f"due-{service}"
+    if not path.exists():
+        return  # no summary: the next run computes one anyway
+
+    def change(values: dict[str, str]) -> None:
+        current = time_of(values, "next")
+        if current is None or moment < current:
+            values["next"] = format_time(moment)
+    change_kv(path, change)
+
+
+def forget_due(data: DataDir, service: str) -> None:
+    files.remove(data.state / f"due-{service}")

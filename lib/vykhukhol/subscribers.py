@@ -1,0 +1,246 @@
+"""The subscriber file format (SPEC 3) and every change made to it.
+
+``subscribers.txt`` is one subscriber a line, tab-separated, a ``#`` header
+first. Fields: email, name, state, subscribed, confirmed, sent, last_sent,
+reminders, last_reminder, failures, ip; unknown trailing fields are kept. A
+line that does not parse is kept verbatim by every rewrite, skipped by the
+sender and reported — never dropped.
+
+Reading streams; ``add`` appends one line (a scan for the address, no rewrite);
+every other change is one streamed atomic rewrite under the file's record lock.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from vykhukhol import files
+from vykhukhol.addresses import email_key
+from vykhukhol.errors import BadInput, Conflict
+from vykhukhol.states import SubscriberState
+from vykhukhol.timeutil import format_time, parse_time
+
+FIELDS = ("email", "name", "state", "subscribed", "confirmed", "sent", "last_sent",
+          "reminders", "last_reminder", "failures", "ip")
+HEADER = "#" + "\t".join(FIELDS)
+
+
+@dataclass
+class Subscriber:
+    email: str
+    name: str = ""
+    state: SubscriberState = SubscriberState.NEW
+    subscribed: datetime | None = None
+    confirmed: datetime | None = None
+    sent: int = 0
+    last_sent: datetime | None = None
+    reminders: int = 0
+    last_reminder: datetime | None = None
+    failures: int = 0
+    ip: str = "-"
+    extra: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return email_key(self.email)
+
+    def to_line(self) -> str:
+        values = [
+            self.email, self.name, self.state.value, format_time(self.subscribed),
+            format_time(self.confirmed), str(self.sent), format_time(self.last_sent),
+            str(self.reminders), format_time(self.last_reminder), str(self.failures),
+            self.ip or "-", *self.extra,
+        ]
+        return "\t".join(values)
+
+    def replace(self, **changes) -> Subscriber:
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass
+class Malformed:
+    """A line that does not parse: its number, its text as it is, and why."""
+
+    lineno: int
+    text: str
+    reason: str
+
+
+def parse_line(line: str) -> Subscriber:
+    parts = line.split("\t")
+    if len(parts) < len(FIELDS):
+        raise BadInput(f"{len(parts)} fields, {len(FIELDS)} expected")
+    try:
+        number = [int(parts[i]) for i in (5, 7, 9)]
+    except ValueError:
+        raise BadInput("sent, reminders and failures must be whole numbers") from None
+    if min(number) < 0:
+        raise BadInput("a count is negative")
+    try:
+        state = SubscriberState(parts[2])
+    except ValueError:
+        raise BadInput(f"unknown state {parts[2]!r}") from None
+    if "@" not in parts[0]:
+        raise BadInput("no e-mail address")
+    return Subscriber(
+        email=parts[0], name=parts[1], state=state,
+        subscribed=parse_time(parts[3]), confirmed=parse_time(parts[4]),
+        sent=number[0], last_sent=parse_time(parts[6]),
+        reminders=number[1], last_reminder=parse_time(parts[8]),
+        failures=number[2], ip=parts[10], extra=parts[11:],
+    )
+
+
+def read(path: Path) -> Iterator[Subscriber | Malformed]:
+    """Every line of the file in order, parsed; comments and blank lines skipped."""
+    for lineno, line in enumerate(files.read_lines(path), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        try:
+            yield parse_line(line)
+        except BadInput as exc:
+            yield Malformed(lineno, line, exc.message)
+
+
+def subscribers(path: Path) -> Iterator[Subscriber]:
+    return (item for item in read(path) if isinstance(item, Subscriber))
+
+
+def malformed(path: Path) -> list[Malformed]:
+    return [item for item in read(path) if isinstance(item, Malformed)]
+
+
+def find(path: Path, email: str) -> Subscriber | None:
+    wanted = email_key(email)
+    prefix = wanted.split("@")[0]
+    for line in files.read_lines(path):
+        # A cheap test on the raw line first: most lines are not the one.
+        if not line.lower().startswith(prefix):
+            continue
+        if email_key(line.split("\t", 1)[0]) == wanted:
+            try:
+                return parse_line(line)
+            except BadInput:
+                return None
+    return None
+
+
+def _contains(path: Path, key: str) -> bool:
+    return find(path, key) is not None
+
+
+def add(path: Path, subscriber: Subscriber) -> None:
+    """Append a new subscriber; Conflict if the address is in the file already."""
+    with files.record_lock(path):
+        if _contains(path, subscriber.email):
+            raise Conflict(f"{subscriber.email} is subscribed already")
+        if not path.exists() or path.stat().st_size == 0:
+            files.atomic_write(path, [HEADER + "\n", subscriber.to_line() + "\n"])
+        else:
+            _ensure_final_newline(path)
+            files.append_line(path, subscriber.to_line())
+
+
+def _ensure_final_newline(path: Path) -> None:
+    with open(path, "rb") as handle:
+        handle.seek(-1, 2)
+        last = handle.read(1)
+    if last not in (b"\n", b""):
+        files.append_line(path, "")
+
+
+Change = Callable[[Subscriber], "Subscriber | None"]
+
+
+def rewrite(path: Path, change: Change, on_line: Callable[[Subscriber], None] | None = None) -> int:
+    """Stream-rewrite the file: ``change`` returns the subscriber (changed or not)
+    or None to delete it. Malformed lines are kept. Returns how many changed.
+
+    ``on_line`` sees every subscriber kept after its change (the sender uses it to
+    compute the service's next due time in the same pass).
+    """
+    changed = 0
+
+    def lines() -> Iterator[str]:
+        nonlocal changed
+        yield HEADER + "\n"
+        for item in read(path):
+            if isinstance(item, Malformed):
+                yield item.text + "\n"
+                continue
+            after = change(item)
+            if after is not item:
+                changed += 1
+            if after is not None:
+                if on_line:
+                    on_line(after)
+                yield after.to_line() + "\n"
+
+    with files.record_lock(path):
+        if not path.exists():
+            return 0
+        files.atomic_write(path, lines())
+    return changed
+
+
+def update_one(path: Path, email: str, change: Change) -> bool:
+    """Apply ``change`` to one subscriber; False if the address is not there."""
+    wanted = email_key(email)
+    found = False
+
+    def one(sub: Subscriber) -> Subscriber | None:
+        nonlocal found
+        if sub.key != wanted:
+            return sub
+        found = True
+        return change(sub)
+
+    if not path.exists() or find(path, email) is None:
+        return False
+    rewrite(path, one)
+    return found
+
+
+def remove(path: Path, email: str) -> bool:
+    return update_one(path, email, lambda sub: None)
+
+
+def counts(path: Path) -> dict[str, int]:
+    """Subscribers by state, plus ``malformed`` lines."""
+    result = {state.value: 0 for state in SubscriberState}
+    result["malformed"] = 0
+    for item in read(path):
+        if isinstance(item, Malformed):
+            result["malformed"] += 1
+        else:
+            result[item.state.value] += 1
+    return result
+
+
+def add_many(path: Path, new: list[Subscriber]) -> tuple[int, int]:
+    """Add many subscribers in one rewrite; returns (added, already there)."""
+    added = duplicates = 0
+    with files.record_lock(path):
+        seen = {item.key for item in read(path) if isinstance(item, Subscriber)}
+        fresh = []
+        for sub in new:
+            if sub.key in seen:
+                duplicates += 1
+                continue
+            seen.add(sub.key)
+            fresh.append(sub)
+            added += 1
+        if fresh:
+            def lines() -> Iterator[str]:
+                yield HEADER + "\n"
+                for line in files.read_lines(path):
+                    if line and not line.startswith("#"):
+                        yield line + "\n"
+                for sub in fresh:
+                    yield sub.to_line() + "\n"
+            files.atomic_write(path, lines())
+    return added, duplicates

@@ -1,0 +1,66 @@
+"""Times and durations as they appear in data files and settings.
+
+Times in files are UTC, ISO 8601 with a ``Z`` (``2026-11-29T17:00:00Z``).
+Durations are an integer and a unit: ``45s``, ``10m``, ``2h``, ``3d``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+
+from vykhukhol.errors import BadInput
+
+UTC = timezone.utc
+NONE = "-"  # how an absent time is written in a data file
+
+_DURATION = re.compile(r"^\s*(\d{1,9})\s*([smhd])\s*$")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(text: str) -> int:
+    """Seconds in a duration like ``2d``; BadInput names the accepted form."""
+    match = _DURATION.match(text or "")
+    if not match:
+        raise BadInput(
+            f"not a duration: {text!r} (expected a whole number and a unit: 45s, 10m, 2h, 3d)"
+        )
+    return int(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+
+
+def format_duration(seconds: int) -> str:
+    """The shortest exact spelling of a duration (``86400`` → ``1d``)."""
+    for unit in "dhm":
+        size = _UNIT_SECONDS[unit]
+        if seconds and seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def now() -> datetime:
+    """The current UTC time, to the second (files keep seconds only)."""
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def format_time(moment: datetime | None) -> str:
+    if moment is None:
+        return NONE
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(text: str) -> datetime | None:
+    """A file time back to a datetime; ``-`` is None; anything else is BadInput."""
+    if text == NONE:
+        return None
+    try:
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        raise BadInput(f"not a time: {text!r} (expected 2026-11-29T17:00:00Z)") from None
+
+
+def seconds_between(later: datetime, earlier: datetime) -> float:
+    return (later - earlier).total_seconds()
+
+
+def after(moment: datetime, seconds: float) -> datetime:
+    return moment + timedelta(seconds=seconds)

@@ -1,0 +1,161 @@
+"""Fixtures shared by every test: a fresh installation in a temporary folder.
+
+``site`` is a real data directory made by ``vykhukhol init``; its helpers
+write services, letters and subscribers the way the admin would, and read
+back what the sender did (outbox, log, files). ``site.cli(...)`` runs the real
+command in a subprocess; ``site.call(...)`` runs it in-process (fast).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import email
+import email.policy
+import io
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LIB = ROOT / "lib"
+if str(LIB) not in sys.path:
+    sys.path.insert(0, str(LIB))
+
+from vykhukhol import cli, membership  # noqa: E402
+from vykhukhol import services as svc  # noqa: E402
+from vykhukhol import settings as settings_mod  # noqa: E402
+from vykhukhol import subscribers as subs  # noqa: E402
+from vykhukhol.datadir import DataDir  # noqa: E402
+from vykhukhol.states import SubscriberState  # noqa: E402
+from vykhukhol.timeutil import now  # noqa: E402
+
+ADMIN = "admin@example.org"
+PASSWORD = "correct-horse-1"
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(LIB) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("VYKHUKHOL_DATA", None)
+    env.update(extra)
+    return env
+
+
+@dataclass
+class Site:
+    root: Path
+    cgi_dir: Path
+
+    @property
+    def data(self) -> DataDir:
+        return DataDir(self.root)
+
+    # -- commands ---------------------------------------------------------
+    def cli(self, *args: str, check: bool = True, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
+        result = subprocess.run(
+            [sys.executable, "-m", "vykhukhol", "--data", str(self.root), *args],
+            capture_output=True, text=True, timeout=timeout, env=subprocess_env(), **kw)
+        if check and result.returncode != 0:
+            raise AssertionError(f"vykhukhol {' '.join(args)} failed ({result.returncode}): {result.stderr}")
+        return result
+
+    def call(self, *args: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main(["--data", str(self.root), *args])
+        return code, out.getvalue(), err.getvalue()
+
+    def ok(self, *args: str) -> str:
+        code, out, err = self.call(*args)
+        assert code == 0, f"vykhukhol {' '.join(args)} → {code}: {err}"
+        return out
+
+    # -- set-up -----------------------------------------------------------
+    def set(self, **values: object) -> None:
+        """Settings by key; ``mail__smtp_port=…`` means ``mail.smtp_port``."""
+        settings_mod.update(self.data.settings, {k.replace("__", "."): str(v) for k, v in values.items()})
+
+    def settings(self) -> settings_mod.Settings:
+        return settings_mod.load(self.data.settings)
+
+    def use_smtp(self, port: int) -> None:
+        self.set(mail__transport="smtp", mail__smtp_host="127.0.0.1", mail__smtp_port=port,
+                 mail__from_email="list@example.org")
+
+    def service(self, name: str, db: str = "main", letters: list[tuple[str, str, str]] | None = None,
+                enabled: bool = True, **fields: str) -> svc.Service:
+        if not self.data.db(db).exists():
+            svc.add_db(self.data, db)
+        service = svc.add_service(self.data, name, db, {"title": name.title(), **fields})
+        for subject, delay, body in letters or []:
+            svc.add_letter(service, subject, delay, body)
+        if enabled:
+            svc.edit_service(self.data, name, {"enabled": "yes"})
+        return svc.find_service(self.data, name)
+
+    def subscriber(self, service: str, email: str, name: str = "", state: str = "active",
+                   ago: float = 3600, sent: int = 0, last_sent_ago: float | None = None,
+                   reminders: int = 0, last_reminder_ago: float | None = None,
+                   failures: int = 0) -> None:
+        """Write one subscriber line, with times ``ago`` seconds back."""
+        moment = now()
+        back = lambda seconds: None if seconds is None else moment - timedelta(seconds=seconds)  # noqa: E731
+        sub = subs.Subscriber(
+            email=email, name=name, state=SubscriberState(state), subscribed=back(ago),
+            confirmed=None if state == "new" else back(ago), sent=sent,
+            last_sent=back(last_sent_ago), reminders=reminders,
+            last_reminder=back(last_reminder_ago), failures=failures, ip="127.0.0.1")
+        subs.add(svc.find_service(self.data, service).subscribers_path, sub)
+
+    def subscribers(self, service: str) -> dict[str, subs.Subscriber]:
+        path = svc.find_service(self.data, service).subscribers_path
+        return {s.email: s for s in subs.subscribers(path)}
+
+    def subscribe(self, service: str, email: str, **kw) -> str:
+        return membership.subscribe(self.data, self.settings(), service, email, **kw)
+
+    # -- what happened ----------------------------------------------------
+    def outbox(self) -> list[email.message.EmailMessage]:
+        folder = self.data.outbox
+        if not folder.exists():
+            return []
+        return [email.message_from_bytes(p.read_bytes(), policy=email.policy.default)
+                for p in sorted(folder.glob("*.eml"))]
+
+    def log(self) -> str:
+        path = self.data.log / "run.log"
+        return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def _init(tmp_path: Path, working: bool) -> Site:
+    cgi_dir = tmp_path / "cgi"
+    cgi_dir.mkdir()
+    (cgi_dir / "cron.py").write_text("# shipped cron script\n")
+    site = Site(tmp_path / "data", cgi_dir)
+    site.ok("init", "--admin-email", ADMIN, "--password", PASSWORD, "--cgi-dir", str(cgi_dir),
+            "--site-url", "https://lists.example.org")
+    if working:
+        site.ok("mode", "working")
+    return site
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Site:
+    """An initialised installation in working mode, outbox transport."""
+    return _init(tmp_path, working=True)
+
+
+@pytest.fixture
+def fresh_site(tmp_path: Path) -> Site:
+    """An initialised installation as `init` leaves it: debug mode."""
+    return _init(tmp_path, working=False)
+
+
+@pytest.fixture
+def when() -> datetime:
+    return now()
