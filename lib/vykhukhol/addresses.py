@@ -20,7 +20,7 @@ def check_email(address: str) -> str:
     if len(address) > MAX_EMAIL or any(ch in address for ch in "\r\n\t\0 "):
         raise BadInput("this e-mail address is not valid")
     try:
-        result = validate_email(address, check_deliverability=False, allow_smtputf8=True)
+        result = validate_email(address, check_deliverability=False, allow_smtputf8=False)
     except EmailNotValidError as exc:
         raise BadInput(f"this e-mail address is not valid: {exc}") from None
     local, _, domain = address.rpartition("@")

@@ -392,32 +392,37 @@ class SmtpTransport(Transport):
     def _deliver(self, msg: EmailMessage, recipient: str, envelope_from: str) -> None:
         data = msg.as_bytes(policy=POLICY)
         conn = self._connection()
+        stage = "mail"
         try:
-            conn.sendmail(envelope_from, [recipient], data)
-        except smtplib.SMTPRecipientsRefused as exc:
-            code, resp = exc.recipients.get(
-                recipient, next(iter(exc.recipients.values()), (None, b""))
-            )
-            self._hang_up(polite=True)
-            raise _by_code(code, _reply_text(resp) or "recipient refused", "rcpt") from None
-        except smtplib.SMTPSenderRefused as exc:
-            # Not this recipient's fault: every letter would fail the same way.
-            self._hang_up(polite=True)
-            raise TemporaryFailure(
-                f"sender {envelope_from} refused: {_reply_text(exc.smtp_error)}",
-                exc.smtp_code,
-                "mail",
-            ) from None
+            code, resp = conn.mail(envelope_from)
+            if code != 250:
+                # Not this recipient's fault: every letter would fail the same way.
+                self._hang_up(polite=True)
+                raise TemporaryFailure(f"sender {envelope_from} refused: {_reply_text(resp)}",
+                                       code, "mail")
+            stage = "rcpt"
+            code, resp = conn.rcpt(recipient)
+            if code not in (250, 251):
+                self._hang_up(polite=True)
+                raise _by_code(code, _reply_text(resp) or "recipient refused", "rcpt")
+            stage = "data"
+            code, resp = conn.data(data)
+            if code != 250:
+                self._hang_up(polite=True)
+                raise _by_code(code, _reply_text(resp), "data")
         except smtplib.SMTPDataError as exc:
             self._hang_up(polite=True)
             raise _by_code(exc.smtp_code, _reply_text(exc.smtp_error), "data") from None
         except smtplib.SMTPResponseException as exc:
             self._hang_up(polite=True)
-            raise _by_code(exc.smtp_code, _reply_text(exc.smtp_error), "send") from None
+            raise _by_code(exc.smtp_code, _reply_text(exc.smtp_error), stage) from None
         except OSError as exc:  # refused, timeout, dropped, and smtplib's other errors
             self._hang_up(polite=False)
+            # Lost during DATA, the server may have taken the letter already:
+            # the caller records it "in doubt" and never sends it again.
             raise TemporaryFailure(
-                f"connection to {self._where()} failed: {_describe(exc)}", None, "send"
+                f"connection to {self._where()} failed: {_describe(exc)}", None,
+                "data-unanswered" if stage == "data" else "send",
             ) from None
         self._last_used = time.monotonic()
 

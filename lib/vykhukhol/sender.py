@@ -53,6 +53,7 @@ SMTP_TIMEOUT_MAX = 20.0    # … but never more seconds than this
 REWRITE_RATE = 20e6    # bytes a second a streamed rewrite is assumed to manage
 TEMPFAIL_GIVE_UP = 3 * 86400  # a letter failing temporarily this long becomes failed
 LOST = None            # marker: a lock step failed in a way that ends the run
+BROKEN = "broken"      # marker: a letter that cannot be made (a template broken by FTP)
 
 
 @dataclass
@@ -149,19 +150,34 @@ class Run:
 
     def deliver(self, book: journal.Journal, target: str, email: str, item: str,
                 build: Callable[[], object]) -> str:
-        """Journal, send, journal: returns the outcome (sent, failed, tempfail)."""
+        """Journal, send, journal. Returns the outcome: sent, failed, tempfail,
+        in doubt, or BROKEN when the letter itself cannot be made (the caller
+        stops serving ``target``: every letter of it would fail the same way)."""
         moment = format_time(self.now())
+        try:
+            mail.check_address(email)
+        except BadInput as exc:
+            self.log.write(f"{target}: {email} is not an address mail can go to: {exc.message}")
+            book.note(journal.FAILED, moment, target, email, item)
+            return journal.FAILED
         try:
             message = build()
         except BadInput as exc:
-            self.log.error(f"{target}: letter {item} for {email} cannot be built: {exc.message}")
-            self.stop(Outcome.DONE)
-            return journal.TEMPFAIL
+            self.log.error(f"{target}: letter {item} cannot be made: {exc.message}; "
+                           f"{target} is passed over until it is fixed")
+            return BROKEN
         book.note(journal.INTENT, moment, target, email, item)
         began = self.clock()
         try:
             self.transport().send(message, email)
         except mail.DeliveryError as exc:
+            if exc.stage == "data-unanswered":
+                # The server may have the letter: leave the intent alone, so it
+                # is folded "in doubt" and never sent twice.
+                self.log.write(f"{target}: the answer for {email} was lost ({exc.detail}); "
+                               "the letter is in doubt and will not be sent again")
+                self.stop(Outcome.TEMPFAIL)
+                return journal.IN_DOUBT
             outcome = self._failed(exc, target, email, item)
         else:
             outcome = journal.SENT
@@ -454,6 +470,8 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
             outcome = run.deliver(book, job.name, row.email, str(row.index), partial(
                 compose.newsletter, service, subject, text, html, run.settings, row.email,
                 row.name, run.lease, run.now()))
+            if outcome == BROKEN:
+                return
             if outcome != journal.TEMPFAIL:
                 run.news_left -= 1
 
@@ -685,6 +703,8 @@ def send_letters(run: Run, work: Work, book: journal.Journal) -> None:
         letter = letters[number - 1]
         outcome = run.deliver(book, service.name, email, str(number), partial(
             compose.series_letter, service, letter, run.settings, email, name, run.lease, run.now()))
+        if outcome == BROKEN:
+            return
         if outcome != journal.TEMPFAIL:
             run.serial_left -= 1
 
@@ -701,6 +721,8 @@ def remind_and_clean(run: Run, worked: list[Work], book: journal.Journal) -> Non
                 return
             outcome = run.deliver(book, service.name, email, "reminder", partial(
                 compose.confirmation, service, run.settings, email, name, run.lease, run.now()))
+            if outcome == BROKEN:
+                break
             if outcome != journal.TEMPFAIL:
                 run.serial_left -= 1
 

@@ -317,12 +317,13 @@ def test_a_refused_sender_is_temporary_because_every_letter_would_fail(smtp_serv
     assert (caught.value.code, caught.value.stage) == (553, "mail")
 
 
-def test_a_connection_dropped_during_data_is_a_temporary_failure(smtp_server: Any) -> None:
+def test_a_connection_dropped_during_data_is_temporary_and_marked_unanswered(smtp_server: Any) -> None:
+    """The server may have taken the letter: the sender must record it in doubt, not retry."""
     smtp_server.handler.data_responses[IVAN] = "drop"
     with pytest.raises(TemporaryFailure) as caught:
         send_one(smtp_server)
     assert caught.value.code is None
-    assert caught.value.stage == "send"
+    assert caught.value.stage == "data-unanswered"
 
 
 def test_a_closed_port_is_a_temporary_failure(closed_port: int) -> None:
