@@ -90,7 +90,8 @@ def rename_cron_script(cgi_dir: Path) -> Path | None:
 def cmd_serve(ctx: Context, args) -> None:
     from vykhukhol.web.serve import serve
 
-    serve(ctx.data, host=args.host, port=args.port, ticker=not args.no_ticker)
+    serve(ctx.data, host=args.host, port=args.port, ticker=not args.no_ticker,
+          cgi_dir=Path(args.cgi_dir) if args.cgi_dir else None)
 
 
 def cmd_cron(ctx: Context, args) -> None:
@@ -337,6 +338,7 @@ def build_parser() -> Parser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8080)
     p.add_argument("--no-ticker", action="store_true")
+    p.add_argument("--cgi-dir", help="folder of the CGI scripts (default: cgi/ of the checkout)")
     p.set_defaults(func=cmd_serve)
 
     sub.add_parser("cron", help="one run of the sender").set_defaults(func=cmd_cron)

@@ -1,0 +1,201 @@
+"""A small request/response layer over WSGI, and the one place that turns an
+error into a page.
+
+Forms are parsed with ``multipart`` in strict mode with size limits; an app
+is a function ``(request) -> Response`` wrapped by :func:`wsgi_app`, which
+maps :class:`VykhukholError` to its status and anything else to a plain 500
+page (the traceback goes to the server's error stream, never to the page).
+"""
+
+from __future__ import annotations
+
+import html
+import sys
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
+from pathlib import Path
+from urllib.parse import parse_qsl
+
+from vykhukhol.errors import BadInput, VykhukholError
+
+MAX_FORM_BYTES = 64 * 1024        # a public form: a few short fields
+MAX_UPLOAD_BYTES = 20 * 1024 * 1024  # admin imports
+MAX_FIELDS = 200
+
+SECURITY_HEADERS = [
+    ("X-Content-Type-Options", "nosniff"),
+    ("X-Frame-Options", "DENY"),
+    ("Referrer-Policy", "no-referrer"),  # links carry tokens: never leak them
+    ("Content-Security-Policy",
+     "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+    ("Cache-Control", "no-store"),
+]
+
+STATUS_TEXT = {200: "OK", 204: "No Content", 303: "See Other", 400: "Bad Request",
+               403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+               409: "Conflict", 413: "Payload Too Large", 429: "Too Many Requests",
+               500: "Internal Server Error", 503: "Service Unavailable"}
+
+
+class HttpError(VykhukholError):
+    def __init__(self, status: int, message: str = "") -> None:
+        super().__init__(message or STATUS_TEXT.get(status, ""))
+        self.status = status
+
+
+@dataclass
+class Response:
+    body: str | bytes = ""
+    status: int = 200
+    content_type: str = "text/html; charset=utf-8"
+    headers: list[tuple[str, str]] = field(default_factory=list)
+
+    def set_cookie(self, name: str, value: str, *, max_age: int | None = None,
+                   secure: bool = False, path: str = "/") -> None:
+        cookie = SimpleCookie()
+        cookie[name] = value
+        morsel = cookie[name]
+        morsel["path"] = path
+        morsel["httponly"] = True
+        morsel["samesite"] = "Strict"
+        if secure:
+            morsel["secure"] = True
+        if max_age is not None:
+            morsel["max-age"] = max_age
+        self.headers.append(("Set-Cookie", morsel.OutputString()))
+
+
+def redirect(location: str) -> Response:
+    return Response("", 303, headers=[("Location", location)])
+
+
+def text(body: str, status: int = 200) -> Response:
+    return Response(body, status, "text/plain; charset=utf-8")
+
+
+class Request:
+    def __init__(self, environ: dict) -> None:
+        self.environ = environ
+        self.method = environ.get("REQUEST_METHOD", "GET").upper()
+        self.path = environ.get("PATH_INFO", "") or ""
+        self.script = environ.get("SCRIPT_NAME", "") or ""
+        self.query = dict(parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True,
+                                    max_num_fields=MAX_FIELDS))
+        self.remote = environ.get("REMOTE_ADDR", "")
+        self._form: dict[str, str] | None = None
+        self._files: dict = {}
+
+    @property
+    def https(self) -> bool:
+        return self.environ.get("wsgi.url_scheme") == "https" or \
+            self.environ.get("HTTPS", "").lower() in ("on", "1")
+
+    @property
+    def cookies(self) -> dict[str, str]:
+        jar = SimpleCookie()
+        try:
+            jar.load(self.environ.get("HTTP_COOKIE", ""))
+        except Exception:  # noqa: BLE001 - a mangled cookie header is just no cookie
+            return {}
+        return {k: m.value for k, m in jar.items()}
+
+    def form(self, max_bytes: int = MAX_FORM_BYTES) -> dict[str, str]:
+        """POST fields (first value of each); BadInput for a broken or oversized body."""
+        if self._form is not None:
+            return self._form
+        import multipart
+
+        try:
+            length = int(self.environ.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            raise BadInput("bad Content-Length") from None
+        if length > max_bytes:
+            raise HttpError(413)
+        if self.method != "POST" or length <= 0:
+            self._form = {}
+            return self._form
+        try:
+            forms, files = multipart.parse_form_data(
+                self.environ, strict=True, memory_limit=max_bytes, disk_limit=max_bytes,
+                part_limit=MAX_FIELDS, spool_limit=max_bytes)
+        except multipart.MultipartError as exc:
+            raise BadInput(f"the form could not be read ({exc})") from None
+        except (UnicodeDecodeError, ValueError):
+            raise BadInput("the form is not valid UTF-8") from None
+        self._form = {key: forms.get(key) for key in forms}
+        self._files = {key: files.get(key) for key in files}
+        return self._form
+
+    def upload(self, name: str) -> bytes | None:
+        self.form(MAX_UPLOAD_BYTES)
+        part = self._files.get(name)
+        if part is None:
+            return None
+        return part.raw
+
+    def value(self, name: str) -> str:
+        """A field from the POST body, else from the query string."""
+        found = self.form().get(name)
+        if found is None:
+            found = self.query.get(name, "")
+        return found
+
+    def url(self, path: str = "") -> str:
+        return path
+
+
+App = Callable[[Request], Response]
+
+
+def error_page(status: int, lang: str, detail: str = "") -> Response:
+    from vykhukhol.web import pages
+
+    try:
+        return pages.render_error(status, lang, detail)
+    except Exception:  # noqa: BLE001 - the page of last resort must never fail
+        body = f"<!doctype html><title>{status}</title><p>{html.escape(detail or str(status))}</p>"
+        return Response(body, status)
+
+
+def wsgi_app(handler: App, lang: Callable[[], str] = lambda: "en") -> Callable:
+    """Wrap ``handler`` into a WSGI app with the error mapping and security headers."""
+
+    def app(environ: dict, start_response: Callable) -> Iterable[bytes]:
+        request = Request(environ)
+        try:
+            response = handler(request)
+        except HttpError as exc:
+            response = error_page(exc.status, _lang(lang), exc.message)
+        except VykhukholError as exc:
+            response = error_page(exc.status, _lang(lang), exc.message if exc.status < 500 else "")
+            if exc.status >= 500:
+                print(f"vykhukhol: {exc.message}", file=environ.get("wsgi.errors", sys.stderr))
+        except Exception:  # noqa: BLE001 - no traceback ever reaches a page
+            print(traceback.format_exc(), file=environ.get("wsgi.errors", sys.stderr))
+            response = error_page(500, _lang(lang))
+        return respond(response, start_response, head=request.method == "HEAD")
+
+    return app
+
+
+def _lang(lang: Callable[[], str]) -> str:
+    try:
+        return lang()
+    except Exception:  # noqa: BLE001 - an unreadable setting must not break the error page
+        return "en"
+
+
+def respond(response: Response, start_response: Callable, head: bool = False) -> list[bytes]:
+    body = response.body.encode("utf-8") if isinstance(response.body, str) else response.body
+    headers = [("Content-Type", response.content_type), ("Content-Length", str(len(body)))]
+    headers += SECURITY_HEADERS + response.headers
+    status = f"{response.status} {STATUS_TEXT.get(response.status, 'Unknown')}"
+    start_response(status, headers)
+    return [] if head else [body]
+
+
+def static_file(path: Path, content_type: str) -> Response:
+    return Response(path.read_bytes(), 200, content_type)

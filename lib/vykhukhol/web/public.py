@@ -1,0 +1,137 @@
+"""The subscriber's pages (SPEC 7): subscribe, confirm, unsubscribe.
+
+GET and HEAD never change anything (mail scanners open every link); each
+action is a POST behind one button. Answers never tell a stranger whether an
+address is subscribed: the subscribe page is the same for a new, an
+unconfirmed and a confirmed address, and the unsubscribe page is the same
+whether the link was valid or not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from vykhukhol import membership
+from vykhukhol import services as svc
+from vykhukhol import settings as settings_mod
+from vykhukhol.addresses import check_email
+from vykhukhol.datadir import DataDir
+from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.i18n import t
+from vykhukhol.web import pages
+from vykhukhol.web.http import HttpError, Request, Response, wsgi_app
+
+
+class Site:
+    """The data directory and its settings, read once per request."""
+
+    def __init__(self, data: DataDir) -> None:
+        self.data = data
+        self._settings: settings_mod.Settings | None = None
+
+    @property
+    def settings(self) -> settings_mod.Settings:
+        if self._settings is None:
+            if not self.data.settings.exists():
+                raise NotFound("this installation is not initialised yet")
+            self._settings = settings_mod.load(self.data.settings)
+        return self._settings
+
+    @property
+    def lang(self) -> str:
+        try:
+            return self.settings["language"]
+        except NotFound:
+            return "en"
+
+    def service(self, name: str) -> svc.Service:
+        try:
+            return svc.find_service(self.data, name or "")
+        except BadInput:
+            raise NotFound("no such list") from None
+
+    def page(self, template: str, owner: svc.Service | None = None, status: int = 200,
+             **context: object) -> Response:
+        """Render ``template``; ``owner`` is the service whose pages/ may override it."""
+        override = owner.folder / "pages" if owner else None
+        return pages.render(template, self.lang, status, override, **context)
+
+    def message(self, title_key: str, text_key: str, owner: svc.Service | None = None,
+                status: int = 200, **values: object) -> Response:
+        return self.page("message.html", owner, status, title=t(self.lang, title_key),
+                         text=t(self.lang, text_key, **values))
+
+
+def _only(request: Request, *methods: str) -> None:
+    if request.method not in methods:
+        raise HttpError(405)
+
+
+def subscribe(data: DataDir) -> Callable:
+    def handle(request: Request) -> Response:
+        _only(request, "GET", "HEAD", "POST")
+        site = Site(data)
+        if request.method != "POST":
+            service = site.service(request.query.get("service", ""))
+            return site.page("subscribe.html", service, service=service, email="", name="")
+        form = request.form()
+        service = site.service(form.get("service", ""))
+        email, name = form.get("email", "").strip(), form.get("name", "")
+        if form.get("website"):
+            # The honeypot: a bot filled the hidden field. Look accepted, store nothing.
+            return site.message("subscribe.check_title", "subscribe.check_text", service,
+                                email=email[:254], service=service.title)
+        try:
+            address = check_email(email)
+        except BadInput:
+            return site.page("subscribe.html", service, 400, service=service, email=email[:254],
+                             name=name[:100], error=t(site.lang, "form.invalid_email"))
+        membership.subscribe(data, site.settings, service.name, address, name,
+                             ip=request.remote or "-")
+        return site.message("subscribe.check_title", "subscribe.check_text", service,
+                            email=address, service=service.title)
+
+    return wsgi_app(handle, lambda: Site(data).lang)
+
+
+def _link(request: Request, site: Site) -> tuple[svc.Service, str, str]:
+    service = site.service(request.value("s"))
+    return service, request.value("e")[:254], request.value("t")[:100]
+
+
+def confirm(data: DataDir) -> Callable:
+    def handle(request: Request) -> Response:
+        _only(request, "GET", "HEAD", "POST")
+        site = Site(data)
+        service, email, token = _link(request, site)
+        if request.method != "POST":
+            return site.page("button.html", service, title=t(site.lang, "confirm.title"),
+                             text=t(site.lang, "confirm.text", email=email, service=service.title),
+                             button=t(site.lang, "confirm.button"), action="confirm.py",
+                             s=service.name, e=email, token=token)
+        if not membership.check_token(site.settings, service.name, email, "confirm", token) \
+                or not membership.confirm(data, site.settings, service.name, email):
+            return site.message("link.invalid_title", "link.invalid_text", service, 400)
+        return site.message("confirm.done_title", "confirm.done_text", service,
+                            email=email, service=service.title)
+
+    return wsgi_app(handle, lambda: Site(data).lang)
+
+
+def unsubscribe(data: DataDir) -> Callable:
+    def handle(request: Request) -> Response:
+        _only(request, "GET", "HEAD", "POST")
+        site = Site(data)
+        service, email, token = _link(request, site)
+        if request.method != "POST":
+            return site.page("button.html", service, title=t(site.lang, "unsubscribe.title"),
+                             text=t(site.lang, "unsubscribe.text", email=email, service=service.title),
+                             button=t(site.lang, "unsubscribe.button"), action="unsubscribe.py",
+                             s=service.name, e=email, token=token)
+        # RFC 8058 one-click: the POST body is "List-Unsubscribe=One-Click" and the
+        # fields come in the query string; request.value() reads either.
+        if membership.check_token(site.settings, service.name, email, "unsubscribe", token):
+            membership.unsubscribe(data, service.name, email)
+        return site.message("unsubscribe.done_title", "unsubscribe.done_text", service)
+
+    return wsgi_app(handle, lambda: Site(data).lang)

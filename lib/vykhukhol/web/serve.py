@@ -1,0 +1,132 @@
+"""``vykhukhol serve``: the same apps under waitress, plus a ticker.
+
+Serves ``/cgi/subscribe.py``, ``/cgi/confirm.py``, ``/cgi/unsubscribe.py``,
+the renamed cron script ``/cgi/cron-<random>.py`` (only under the name it
+has in the CGI folder), and ``/admin/``. The ticker starts a sender run every
+minute in this process (``--no-ticker``: none). SIGTERM and SIGINT stop both
+cleanly: the ticker finishes the run it is in, then the server closes.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from vykhukhol.datadir import CHECKOUT, DataDir
+from vykhukhol.errors import VykhukholError
+from vykhukhol.web.http import Response, redirect, respond
+
+TICK = 60.0  # seconds between two runs started by the ticker
+CRON_NAME = re.compile(r"cron-[A-Za-z0-9_-]{4,64}\.py")
+
+
+def dispatcher(data: DataDir, cgi_dir: Path) -> Callable:
+    from vykhukhol.web.cgi import make_app
+
+    apps = {name: make_app(name, data) for name in ("subscribe", "confirm", "unsubscribe",
+                                                     "cron", "admin")}
+
+    def app(environ: dict, start_response: Callable) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "") or "/"
+        if path == "/":
+            return respond(redirect("/admin/"), start_response)
+        if path == "/admin" or path.startswith("/admin/"):
+            environ["SCRIPT_NAME"] = "/admin"
+            environ["PATH_INFO"] = path[len("/admin"):] or "/"
+            return apps["admin"](environ, start_response)
+        if path.startswith("/cgi/"):
+            name = path[len("/cgi/"):]
+            if name in ("subscribe.py", "confirm.py", "unsubscribe.py"):
+                environ["SCRIPT_NAME"], environ["PATH_INFO"] = path, ""
+                return apps[name[:-3]](environ, start_response)
+            if CRON_NAME.fullmatch(name) and (cgi_dir / name).is_file():
+                return apps["cron"](environ, start_response)
+        return respond(Response("<!doctype html><title>404</title><p>Not found.</p>", 404),
+                       start_response, environ.get("REQUEST_METHOD") == "HEAD")
+
+    return app
+
+
+class Ticker(threading.Thread):
+    """Starts a sender run every ``TICK`` seconds until stopped."""
+
+    def __init__(self, data: DataDir, interval: float = TICK) -> None:
+        super().__init__(name="vykhukhol-ticker", daemon=True)
+        self.data = data
+        self.interval = interval
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        from vykhukhol import sender
+        from vykhukhol import settings as settings_mod
+        while not self.stopping.wait(self.interval):
+            try:
+                sender.run(self.data, settings_mod.load(self.data.settings))
+            except VykhukholError as exc:
+                print(f"vykhukhol ticker: {exc.message}", file=sys.stderr)
+            except Exception as exc:  # noqa: BLE001 - the ticker must outlive a bad run
+                print(f"vykhukhol ticker: run failed: {exc!r}", file=sys.stderr)
+
+
+def ensure_initialised(data: DataDir, cgi_dir: Path) -> str | None:
+    """A fresh data directory gets the embedded defaults and a printed password."""
+    import secrets
+
+    from vykhukhol import auth, newsletters
+    from vykhukhol import settings as settings_mod
+    from vykhukhol.files import RenameLock
+
+    if data.settings.exists():
+        return None
+    password = secrets.token_urlsafe(9)
+    raw = settings_mod.initial()
+    raw["security.admin_password"] = auth.hash_password(password)
+    data.make_skeleton()
+    settings_mod.write_initial(data.settings, raw)
+    RenameLock(data.newsletters, newsletters.LOCK_STEM).ensure()
+    return password
+
+
+def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool = True,
+          cgi_dir: Path | None = None) -> None:
+    import waitress
+
+    cgi_dir = cgi_dir or CHECKOUT / "cgi"
+    password = ensure_initialised(data, cgi_dir)
+    try:
+        server = waitress.create_server(dispatcher(data, cgi_dir), host=host, port=port,
+                                        threads=4, ident="vykhukhol")
+    except OSError as exc:
+        raise VykhukholError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    tick = Ticker(data) if ticker else None
+    stop = threading.Event()
+
+    def shut_down(signum, frame) -> None:
+        stop.set()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, shut_down)
+    signal.signal(signal.SIGINT, shut_down)
+    url = f"http://{host if ':' not in host else f'[{host}]'}:{server.effective_port}"
+    print(f"Vykhukhol serving {data.root}", flush=True)
+    print(f"admin: {url}/admin/", flush=True)
+    if password:
+        print(f"a fresh data directory: admin password {password} (change it with `vykhukhol password`)",
+              flush=True)
+    print(f"ticker: {'a sender run every minute' if tick else 'off'}", flush=True)
+    if tick:
+        tick.start()
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if tick:
+            tick.stopping.set()
+            tick.join(timeout=60)
+        server.close()
+        print("Vykhukhol stopped", flush=True)
