@@ -378,11 +378,29 @@ def run(data: DataDir, settings: Settings, clock: Callable[[], float] = time.mon
     finally:
         current.allowance.settle()
         current.close()
+        count_daily(current)
         current.report.ended = current.now()
         current.log.write(f"run ended after {current.elapsed():.1f}s: "
                           f"{current.report.outcome.label('en')}; "
                           f"letters {sum(current.report.sent.values())}")
     return current.report
+
+
+def count_daily(run: Run) -> None:
+    """Letters sent per day, for the admin's chart (60 days kept)."""
+    total = sum(run.report.sent.values())
+    if not total:
+        return
+    day = run.now().astimezone(ZoneInfo(run.settings["timezone"])).date().isoformat()
+
+    def change(values: dict[str, str]) -> None:
+        values[day] = str(int(values.get(day, "0") or 0) + total)
+        for old in sorted(values)[:-60]:
+            del values[old]
+    try:
+        state.change_kv(run.data.state / "daily", change)
+    except VykhukholError as exc:
+        run.log.error(f"the daily count could not be written: {exc.message}")
 
 
 # --- step 1 ---------------------------------------------------------------------

@@ -1,16 +1,817 @@
-"""The admin pages (SPEC 10). A placeholder until the admin pages land."""
+"""The admin pages (SPEC 10): where the site owner lives.
+
+One WSGI app, routed on PATH_INFO, the same under ``admin/index.py`` (CGI) and
+``/admin/`` under ``vykhukhol serve``. Every page but the login needs a
+session; every POST needs the session's CSRF token. Forms are checked as a
+whole before anything is written: a page with an error shows the values the
+person typed and changes nothing.
+"""
 
 from __future__ import annotations
 
+import hmac
+import re
 from collections.abc import Callable
+from datetime import datetime, timedelta
+from urllib.parse import urlencode
+from zoneinfo import ZoneInfo
 
-from vykhukhol.datadir import DataDir
-from vykhukhol.web.http import Request, Response, wsgi_app
+from vykhukhol import (
+    auth,
+    compose,
+    mail,
+    membership,
+    newsletters,
+    render,
+    runlog,
+    sender,
+    state,
+)
+from vykhukhol import services as svc
+from vykhukhol import settings as settings_mod
+from vykhukhol import subscribers as subs
+from vykhukhol.datadir import CHECKOUT, DataDir, check_name
+from vykhukhol.errors import BadInput, NotFound, VykhukholError
+from vykhukhol.i18n import tr
+from vykhukhol.states import LedgerState, SubscriberState
+from vykhukhol.timeutil import UTC, format_duration, now
+from vykhukhol.web import session
+from vykhukhol.web.http import HttpError, Request, Response, redirect, wsgi_app
+from vykhukhol.web.pages import render as render_page
+
+PAGE_SIZE = 50          # subscribers per page
+OUTBOX_SHOWN = 200      # newest outbox letters listed
+CHART_DAYS = 30
+SAMPLE = {"name": "Ivan", "email": "ivan@example.org"}
+SETTINGS_SHOWN = [k for k in settings_mod.KEYS if k not in ("mode", "security.secret",
+                                                             "security.admin_password")]
+
+
+class Admin:
+    """One request's view of the installation: data, settings, session."""
+
+    def __init__(self, data: DataDir, request: Request) -> None:
+        self.data = data
+        self.request = request
+        if not data.settings.exists():
+            raise NotFound("this installation is not initialised: run `vykhukhol init`")
+        self.settings = settings_mod.load(data.settings)
+        self.lang = self.settings["language"]
+        self.sid = request.cookies.get(session.COOKIE)
+        self.base = request.script.rstrip("/")
+        self.flash: list[str] = []
+
+    def _(self, text_: str, **values: object) -> str:
+        return tr(self.lang, text_, **values)
+
+    def url(self, path: str = "/", **query: object) -> str:
+        return self.base + path + (("?" + urlencode(query)) if query else "")
+
+    @property
+    def logged_in(self) -> bool:
+        return session.valid(self.data, self.sid)
+
+    def page(self, template: str, status: int = 200, **context: object) -> Response:
+        response = render_page(
+            f"admin/{template}", self.lang, status, _=self._, url=self.url,
+            csrf=session.csrf_token(self.settings.secret, self.sid or ""),
+            flash=self.flash + self._flash_from_query(), nav=NAV, path=self.request.path or "/",
+            **context)
+        return response
+
+    def done(self, path: str, message: str) -> Response:
+        """After a POST: back to a page, with a message to show there. The message
+        is signed, so nobody can craft a link that shows the admin a text of theirs."""
+        return redirect(self.url(path, msg=message, sig=self._sign(message)))
+
+    def _sign(self, message: str) -> str:
+        return session.csrf_token(self.settings.secret, f"flash|{self.sid}|{message}")[:32]
+
+    def _flash_from_query(self) -> list[str]:
+        message, sig = self.request.query.get("msg", ""), self.request.query.get("sig", "")
+        if message and hmac.compare_digest(self._sign(message), sig):
+            return [message]
+        return []
+
+
+NAV = [("/", "Status"), ("/settings", "Settings"), ("/services", "Services"),
+       ("/newsletters/new", "Letter to all users"), ("/newsletters", "Newsletters"),
+       ("/outbox", "Outbox")]
+
+Route = Callable[[Admin, dict], Response]
+ROUTES: list[tuple[str, str, re.Pattern, Route]] = []
+
+
+def route(method: str, pattern: str) -> Callable[[Route], Route]:
+    def register(handler: Route) -> Route:
+        ROUTES.append((method, pattern, re.compile(pattern + r"\Z"), handler))
+        return handler
+    return register
+
+
+def find_route(method: str, path: str) -> tuple[Route, re.Match]:
+    for verb, _, pattern, handler in ROUTES:
+        match = pattern.match(path)
+        if match and verb == method:
+            return handler, match
+    if any(pattern.match(path) for _, _, pattern, _ in ROUTES):
+        raise HttpError(405)
+    raise HttpError(404)
 
 
 def app(data: DataDir) -> Callable:
     def handle(request: Request) -> Response:
-        return Response("<!doctype html><title>Vykhukhol</title><h1>Vykhukhol admin</h1>"
-                        "<p>Use the <code>vykhukhol</code> command for now.</p>")
+        admin = Admin(data, request)
+        method = "GET" if request.method == "HEAD" else request.method
+        handler, match = find_route(method, request.path or "/")
+        public = handler in (login_form, login)
+        if not public and not admin.logged_in:
+            if method == "POST":
+                raise HttpError(403, admin._("Your session has ended; log in again."))
+            return redirect(admin.url("/login"))
+        if method == "POST" and not public:
+            token = request.form(20 * 1024 * 1024).get("csrf")
+            if not session.csrf_ok(admin.settings.secret, admin.sid, token):
+                raise HttpError(403, admin._("The form has expired; open the page again."))
+        return handler(admin, match.groupdict())
 
-    return wsgi_app(handle)
+    def lang() -> str:
+        try:
+            return settings_mod.load(data.settings)["language"]
+        except VykhukholError:
+            return "en"
+
+    return wsgi_app(handle, lang)
+
+
+# --- login --------------------------------------------------------------------
+
+@route("GET", "/login")
+def login_form(admin: Admin, args: dict) -> Response:
+    return admin.page("login.html")
+
+
+@route("POST", "/login")
+def login(admin: Admin, args: dict) -> Response:
+    remote = admin.request.remote
+    if session.locked_out(admin.data, remote):
+        return admin.page("login.html", 429, error=admin._(
+            "Too many wrong passwords. Try again in {minutes} minutes.",
+            minutes=session.LOCKOUT // 60))
+    password = admin.request.form().get("password", "")
+    stored = admin.settings["security.admin_password"]
+    if not stored or not auth.verify_password(password, stored):
+        session.note_failure(admin.data, remote)
+        return admin.page("login.html", 403, error=admin._(
+            "Wrong password." if stored else "No admin password is set: run `vykhukhol password`."))
+    session.note_success(admin.data, remote)
+    response = redirect(admin.url("/"))
+    response.set_cookie(session.COOKIE, session.create(admin.data), secure=admin.request.https,
+                        path=admin.base or "/")
+    return response
+
+
+@route("POST", "/logout")
+def logout(admin: Admin, args: dict) -> Response:
+    session.end(admin.data, admin.sid)
+    response = redirect(admin.url("/login"))
+    response.set_cookie(session.COOKIE, "", max_age=0, secure=admin.request.https,
+                        path=admin.base or "/")
+    return response
+
+
+# --- status -------------------------------------------------------------------
+
+@route("GET", "/")
+def status(admin: Admin, args: dict) -> Response:
+    data, settings = admin.data, admin.settings
+    locks = []
+    for lock in [newsletters.lock(data)] + [svc.db_lock(data, db) for db in svc.list_dbs(data)]:
+        holder = lock.holder()
+        if holder:
+            age = int(datetime.now(UTC).timestamp() - holder.since)
+            locks.append((str(lock.busy.relative_to(data.root)), holder.lease, format_duration(max(age, 0))))
+    entries = runlog.recent(data, 2000)
+    cron = cron_url(settings)
+    return admin.page(
+        "status.html", mode=settings["mode"], block=state.block_reason(data), locks=locks,
+        runs=recent_runs(entries)[:15], alerts=[e for e in entries if e.level == "alert"][-15:][::-1],
+        cron_url=cron, crontab=f"*/5 * * * * wget -q -t 1 -O /dev/null {cron}" if cron else "",
+        warnings=warnings(admin), chart=chart(admin), local=lambda t: local_time(settings, t))
+
+
+def cron_url(settings: settings_mod.Settings) -> str:
+    scripts = sorted((CHECKOUT / "cgi").glob("cron-*.py"))
+    return f"{settings['site_url']}/cgi/{scripts[0].name}" if scripts else ""
+
+
+def recent_runs(entries: list[runlog.Entry]) -> list[dict]:
+    """Runs from the log, newest first: lease, start, duration, letters, why it stopped."""
+    runs: dict[str, dict] = {}
+    for entry in entries:
+        run = runs.setdefault(entry.lease, {"lease": entry.lease, "start": entry.time,
+                                            "end": "", "letters": "", "why": "", "alerts": 0})
+        if entry.message.startswith("run ended"):
+            run["end"] = entry.time
+            found = re.search(r"after ([\d.]+)s: (.*?); letters (\d+)", entry.message)
+            if found:
+                run["duration"], run["why"], run["letters"] = found.groups()
+        if entry.level == "alert":
+            run["alerts"] += 1
+    return [r for r in runs.values() if not r["lease"].startswith("web-")][::-1]
+
+
+def warnings(admin: Admin) -> list[str]:
+    _, data, settings = admin._, admin.data, admin.settings
+    found = []
+    if (CHECKOUT / "cgi" / "cron.py").exists():
+        found.append(_("The cron script still has its shipped name cgi/cron.py: run `vykhukhol init` or rename it to something hard to guess."))
+    try:
+        data.root.relative_to(CHECKOUT)
+        inside = True
+    except ValueError:
+        inside = False
+    if inside and not (data.root / ".htaccess").exists():
+        found.append(_("The data directory is inside the web folder without its .htaccess: it may be readable from the web."))
+    if settings["mail.transport"] == "outbox":
+        found.append(_("Mail is not configured: letters are written to the outbox and nobody receives them."))
+    if not settings["site_url"].startswith("https://"):
+        found.append(_("site_url is not https: mail services want an https unsubscribe link (RFC 8058)."))
+    if not settings["admin_email"]:
+        found.append(_("admin_email is empty: alerts and reports are only logged."))
+    for problem in settings.problems:
+        found.append(problem)
+    for service in svc.load_services(data):
+        bad = subs.malformed(service.subscribers_path)
+        if bad:
+            found.append(_("{service}: {count} malformed subscriber lines (first: line {line}); they are kept and skipped.",
+                           service=service.name, count=len(bad), line=bad[0].lineno))
+    return found
+
+
+def local_time(settings: settings_mod.Settings, stamp: str) -> str:
+    try:
+        moment = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return stamp
+    return moment.astimezone(ZoneInfo(settings["timezone"])).strftime("%Y-%m-%d %H:%M")
+
+
+def chart(admin: Admin) -> dict:
+    """Subscriptions and letters per day over the last 30 days, as SVG bars."""
+    zone = ZoneInfo(admin.settings["timezone"])
+    today = now().astimezone(zone).date()
+    days = [today - timedelta(days=i) for i in range(CHART_DAYS - 1, -1, -1)]
+    joined = dict.fromkeys(days, 0)
+    for service in svc.load_services(admin.data):
+        for sub in subs.subscribers(service.subscribers_path):
+            if sub.subscribed:
+                day = sub.subscribed.astimezone(zone).date()
+                if day in joined:
+                    joined[day] += 1
+    sent_by_day = state.read_kv(admin.data.state / "daily")
+    sent = {day: int(sent_by_day.get(day.isoformat(), "0") or 0) for day in days}
+    top = max([1, *joined.values(), *sent.values()])
+    width, height = 600, 120
+    step = width / CHART_DAYS
+    bars = []
+    for index, day in enumerate(days):
+        x = index * step
+        for offset, value, kind in ((0.1, joined[day], "joined"), (0.5, sent[day], "sent")):
+            h = round(value / top * (height - 10), 1)
+            bars.append({"x": round(x + offset * step, 1), "y": round(height - h, 1),
+                         "w": round(step * 0.38, 1), "h": h, "kind": kind,
+                         "title": f"{day.isoformat()}: {value}"})
+    return {"bars": bars, "width": width, "height": height, "top": top,
+            "joined": sum(joined.values()), "sent": sum(sent.values()),
+            "first": days[0].isoformat(), "last": days[-1].isoformat()}
+
+
+@route("POST", "/mode")
+def change_mode(admin: Admin, args: dict) -> Response:
+    mode = admin.request.form().get("mode", "")
+    if mode not in ("debug", "working"):
+        raise BadInput(admin._("Unknown mode."))
+    cleared = sender.set_mode(admin.data, admin.data.settings, mode)
+    message = admin._("Mode: {mode}.", mode=mode)
+    if cleared:
+        message += " " + admin._("Cleared: {what}.", what=", ".join(cleared))
+    return admin.done("/", message)
+
+
+# --- settings -------------------------------------------------------------------
+
+@route("GET", "/settings")
+def settings_page(admin: Admin, args: dict) -> Response:
+    values = {k: admin.settings.raw.get(k, settings_mod.KEYS[k].default) for k in SETTINGS_SHOWN}
+    return admin.page("settings.html", keys=settings_mod.KEYS, shown=SETTINGS_SHOWN,
+                      values=values, errors={})
+
+
+@route("POST", "/settings")
+def settings_save(admin: Admin, args: dict) -> Response:
+    form = admin.request.form()
+    values, errors = {}, {}
+    for key in SETTINGS_SHOWN:
+        spec = settings_mod.KEYS[key]
+        value = form.get(key, "")
+        if spec.secret and value == "":
+            continue  # an empty password field keeps the stored password
+        values[key] = value
+        try:
+            settings_mod.check(key, value)
+        except BadInput as exc:
+            errors[key] = exc.message
+    if errors:
+        shown = {k: admin.settings.raw.get(k, settings_mod.KEYS[k].default) for k in SETTINGS_SHOWN}
+        shown.update(values)
+        return admin.page("settings.html", 400, keys=settings_mod.KEYS, shown=SETTINGS_SHOWN,
+                          values=shown, errors=errors)
+    settings_mod.update(admin.data.settings, values)
+    return admin.done("/settings", admin._("Settings saved."))
+
+
+@route("POST", "/settings/test")
+def settings_test(admin: Admin, args: dict) -> Response:
+    to = admin.settings["admin_email"]
+    if not to:
+        return admin.done("/settings", admin._("Set admin_email first."))
+    message = mail.build_message(
+        from_name="Vykhukhol", from_email=admin.settings["mail.from_email"] or to, to_email=to,
+        subject=admin._("Vykhukhol test letter"),
+        text=admin._("If you read this, the mail settings work."), run_id="admin-test")
+    return admin.done("/settings", send_now(admin, message, to))
+
+
+def send_now(admin: Admin, message, to: str) -> str:
+    try:
+        with mail.open_transport(admin.settings.mail_config(admin.data.outbox)) as transport:
+            transport.send(message, to)
+    except mail.DeliveryError as exc:
+        return admin._("The letter could not be sent: {detail}", detail=exc.detail)
+    return admin._("A test letter went to {to}.", to=to)
+
+
+# --- services -------------------------------------------------------------------
+
+@route("GET", "/services")
+def services_page(admin: Admin, args: dict) -> Response:
+    rows = []
+    for service in svc.load_services(admin.data):
+        rows.append({"service": service, "counts": subs.counts(service.subscribers_path),
+                     "letters": len(svc.letter_delays(service))})
+    return admin.page("services.html", rows=rows, dbs=svc.list_dbs(admin.data), form={}, error="")
+
+
+@route("POST", "/dbs")
+def db_add(admin: Admin, args: dict) -> Response:
+    name = admin.request.form().get("db", "").strip()
+    svc.add_db(admin.data, name)
+    return admin.done("/services", admin._("DB {name} created.", name=name))
+
+
+@route("POST", "/services")
+def service_add(admin: Admin, args: dict) -> Response:
+    form = admin.request.form()
+    name = form.get("name", "").strip()
+    try:
+        svc.add_service(admin.data, name, form.get("db", ""), {
+            k: form.get(k, "") for k in ("title", "from_name", "from_email", "delete_finished",
+                                         "send_window")})
+    except VykhukholError as exc:
+        rows = [{"service": s, "counts": subs.counts(s.subscribers_path),
+                 "letters": len(svc.letter_delays(s))} for s in svc.load_services(admin.data)]
+        return admin.page("services.html", 400, rows=rows, dbs=svc.list_dbs(admin.data),
+                          form=form, error=exc.message)
+    return admin.done(f"/services/{name}", admin._("Service {name} created; it is disabled until you enable it.", name=name))
+
+
+def _service(admin: Admin, name: str) -> svc.Service:
+    try:
+        return svc.find_service(admin.data, name)
+    except BadInput:
+        raise NotFound(admin._("No such service.")) from None
+
+
+def _series_notes(service: svc.Service, letters: list[svc.Letter]) -> dict[int, int]:
+    """For each position, how many subscribers are already past it (they skip
+    a letter inserted there)."""
+    counts: dict[int, int] = {}
+    for sub in subs.subscribers(service.subscribers_path):
+        counts[sub.sent] = counts.get(sub.sent, 0) + 1
+    past = {}
+    for position in range(1, len(letters) + 2):
+        past[position] = sum(c for sent, c in counts.items() if sent >= position)
+    return past
+
+
+@route("GET", "/services/(?P<name>[^/]+)")
+def service_page(admin: Admin, args: dict, error: str = "", status: int = 200,
+                 form: dict | None = None) -> Response:
+    service = _service(admin, args["name"])
+    try:
+        letters = svc.load_letters(service)
+        letters_error = ""
+    except BadInput as exc:
+        letters, letters_error = [], exc.message
+    snippet = form_snippet(admin.settings, service)
+    return admin.page("service.html", status, service=service, letters=letters,
+                      letters_error=letters_error, counts=subs.counts(service.subscribers_path),
+                      past=_series_notes(service, letters), snippet=snippet, error=error,
+                      form=form or {}, format_duration=format_duration)
+
+
+def form_snippet(settings: settings_mod.Settings, service: svc.Service) -> str:
+    action = f"{settings['site_url']}/cgi/subscribe.py"
+    return (f'<form method="post" action="{action}">\n'
+            f'  <input type="hidden" name="service" value="{service.name}">\n'
+            '  <input type="email" name="email" required placeholder="e-mail">\n'
+            '  <input type="text" name="name" placeholder="name">\n'
+            '  <input type="text" name="website" value="" tabindex="-1" autocomplete="off" '
+            'style="position:absolute;left:-10000px" aria-hidden="true">\n'
+            '  <button type="submit">Subscribe</button>\n</form>')
+
+
+@route("POST", "/services/(?P<name>[^/]+)")
+def service_edit(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    form = admin.request.form()
+    fields = {k: form.get(k, "") for k in svc.SERVICE_FIELDS if k != "enabled"}
+    try:
+        svc.edit_service(admin.data, service.name, fields)
+    except BadInput as exc:
+        return service_page(admin, args, exc.message, 400, form)
+    return admin.done(f"/services/{service.name}", admin._("Saved."))
+
+
+@route("POST", "/services/(?P<name>[^/]+)/(?P<action>enable|disable)")
+def service_toggle(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    enable = args["action"] == "enable"
+    svc.edit_service(admin.data, service.name, {"enabled": "yes" if enable else "no"})
+    return admin.done(f"/services/{service.name}",
+                      admin._("Enabled.") if enable else admin._("Disabled."))
+
+
+@route("GET", "/services/(?P<name>[^/]+)/delete")
+def service_delete_form(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    return admin.page("confirm_delete.html", service=service,
+                      counts=subs.counts(service.subscribers_path))
+
+
+@route("POST", "/services/(?P<name>[^/]+)/delete")
+def service_delete(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    if admin.request.form().get("confirm_name") != service.name:
+        return admin.page("confirm_delete.html", 400, service=service,
+                          counts=subs.counts(service.subscribers_path),
+                          error=admin._("Type the service's name to confirm."))
+    svc.remove_service(admin.data, service.name)
+    state.forget_due(admin.data, service.name)
+    return admin.done("/services", admin._("Service {name} deleted.", name=service.name))
+
+
+# --- the series editor ------------------------------------------------------------
+
+def _letter_form(admin: Admin) -> dict[str, str]:
+    form = admin.request.form()
+    return {k: form.get(k, "") for k in ("subject", "delay", "body", "html", "position")}
+
+
+def preview_letter(admin: Admin, service: svc.Service, fields: dict[str, str]) -> dict:
+    """Render a letter for a sample subscriber; template errors come back as text."""
+    ctx = compose.context(service, admin.settings, SAMPLE["email"], SAMPLE["name"], now())
+    out = {}
+    for key, renderer in (("subject", render.render), ("body", render.render),
+                          ("html", render.render_html)):
+        if key == "html" and not fields.get("html"):
+            continue
+        try:
+            out[key] = renderer(fields.get(key, ""), ctx, key)
+        except BadInput as exc:
+            out[f"{key}_error"] = exc.message
+    return out
+
+
+@route("POST", "/services/(?P<name>[^/]+)/letters")
+def letter_add(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    fields = _letter_form(admin)
+    action = admin.request.form().get("action", "save")
+    if action == "preview":
+        return admin.page("letter.html", service=service, number=None, fields=fields,
+                          preview=preview_letter(admin, service, fields), error="")
+    try:
+        position = int(fields["position"]) if fields["position"].strip() else None
+    except ValueError:
+        position = None
+    try:
+        number = svc.add_letter(service, fields["subject"], fields["delay"] or "0s", fields["body"],
+                                fields["html"] or None, position)
+    except BadInput as exc:
+        return admin.page("letter.html", 400, service=service, number=None, fields=fields,
+                          preview={}, error=exc.message)
+    state.forget_due(admin.data, service.name)
+    return admin.done(f"/services/{service.name}", admin._("Letter {number} added.", number=number))
+
+
+@route("GET", "/services/(?P<name>[^/]+)/letters/new")
+def letter_new(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    fields = {"subject": "", "delay": "1d", "body": "", "html": "",
+              "position": admin.request.query.get("position", "")}
+    return admin.page("letter.html", service=service, number=None, fields=fields, preview={}, error="")
+
+
+@route("GET", "/services/(?P<name>[^/]+)/letters/(?P<number>\\d{1,3})")
+def letter_page(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    letter = _letter(service, int(args["number"]))
+    fields = {"subject": letter.subject, "delay": format_duration(letter.delay),
+              "body": letter.body, "html": letter.html or "", "position": ""}
+    return admin.page("letter.html", service=service, number=letter.number, fields=fields,
+                      preview={}, error="")
+
+
+def _letter(service: svc.Service, number: int) -> svc.Letter:
+    letters = svc.load_letters(service)
+    if not 1 <= number <= len(letters):
+        raise NotFound(f"no letter {number}")
+    return letters[number - 1]
+
+
+@route("POST", "/services/(?P<name>[^/]+)/letters/(?P<number>\\d{1,3})")
+def letter_save(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    number = int(args["number"])
+    fields = _letter_form(admin)
+    action = admin.request.form().get("action", "save")
+    if action == "preview":
+        return admin.page("letter.html", service=service, number=number, fields=fields,
+                          preview=preview_letter(admin, service, fields), error="")
+    if action == "test":
+        return letter_test(admin, service, number, fields)
+    try:
+        svc.edit_letter(service, number, fields["subject"], fields["delay"] or "0s",
+                        fields["body"], fields["html"] or None)
+    except BadInput as exc:
+        return admin.page("letter.html", 400, service=service, number=number, fields=fields,
+                          preview={}, error=exc.message)
+    state.forget_due(admin.data, service.name)
+    return admin.done(f"/services/{service.name}", admin._("Letter {number} saved.", number=number))
+
+
+def letter_test(admin: Admin, service: svc.Service, number: int, fields: dict) -> Response:
+    to = admin.settings["admin_email"]
+    if not to:
+        return admin.done(f"/services/{service.name}/letters/{number}", admin._("Set admin_email first."))
+    try:
+        subject, delay = svc.check_letter(fields["subject"], fields["delay"] or "0s",
+                                          fields["body"], fields["html"] or None)
+        letter = svc.Letter(number, subject, delay, fields["body"], fields["html"] or None)
+        message = compose.series_letter(service, letter, admin.settings, to, SAMPLE["name"],
+                                        "admin-test", now())
+    except BadInput as exc:
+        return admin.page("letter.html", 400, service=service, number=number, fields=fields,
+                          preview={}, error=exc.message)
+    return admin.done(f"/services/{service.name}/letters/{number}", send_now(admin, message, to))
+
+
+@route("POST", "/services/(?P<name>[^/]+)/letters/(?P<number>\\d{1,3})/(?P<action>up|down|delete)")
+def letter_move(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    number = int(args["number"])
+    if args["action"] == "delete":
+        svc.remove_letter(service, number)
+        message = admin._("Letter {number} deleted; later letters moved up.", number=number)
+    else:
+        to = number - 1 if args["action"] == "up" else number + 1
+        svc.move_letter(service, number, to)
+        message = admin._("Letter {number} moved to position {to}.", number=number, to=to)
+    state.forget_due(admin.data, service.name)
+    return admin.done(f"/services/{service.name}", message)
+
+
+# --- subscribers -----------------------------------------------------------------------
+
+@route("GET", "/services/(?P<name>[^/]+)/subscribers")
+def subscribers_page(admin: Admin, args: dict, result: dict | None = None,
+                     error: str = "", status: int = 200) -> Response:
+    service = _service(admin, args["name"])
+    query = admin.request.query.get("q", "").strip().lower()[:100]
+    try:
+        page = max(1, int(admin.request.query.get("page", "1")))
+    except ValueError:
+        page = 1
+    found, total = [], 0
+    start = (page - 1) * PAGE_SIZE
+    for item in subs.read(service.subscribers_path):
+        if isinstance(item, subs.Malformed):
+            continue
+        if query and query not in item.email.lower() and query not in item.name.lower():
+            continue
+        if start <= total < start + PAGE_SIZE:
+            found.append(item)
+        total += 1
+    pages = max(1, (total + PAGE_SIZE - 1) // PAGE_SIZE)
+    return admin.page("subscribers.html", status, service=service, found=found, total=total,
+                      page=page, pages=pages, q=query, result=result, error=error,
+                      states=SubscriberState, local=lambda t: local_time(admin.settings, t))
+
+
+@route("POST", "/services/(?P<name>[^/]+)/subscribers")
+def subscriber_add(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    form = admin.request.form()
+    confirmed = form.get("confirmed") == "yes"
+    try:
+        outcome = membership.subscribe(admin.data, admin.settings, service.name,
+                                       form.get("email", ""), form.get("name", ""), ip="admin",
+                                       confirmed=confirmed)
+    except BadInput as exc:
+        return subscribers_page(admin, args, error=exc.message, status=400)
+    messages = {"added": admin._("Added."), "known": admin._("Already subscribed; nothing changed."),
+                "confirmed": admin._("Confirmed."), "too soon": admin._("Asked to confirm less than 10 minutes ago."),
+                "asked again": admin._("Asked to confirm again.")}
+    return admin.done(f"/services/{service.name}/subscribers", messages[outcome])
+
+
+@route("POST", "/services/(?P<name>[^/]+)/subscribers/delete")
+def subscriber_delete(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    email = admin.request.form().get("email", "")
+    membership.remove(admin.data, service.name, email)
+    return admin.done(f"/services/{service.name}/subscribers", admin._("{email} deleted.", email=email))
+
+
+@route("POST", "/services/(?P<name>[^/]+)/import")
+def subscribers_import(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    form = admin.request.form(20 * 1024 * 1024)
+    raw = admin.request.upload("file")
+    content = form.get("text", "")
+    if raw:
+        try:
+            content = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            return subscribers_page(admin, args, error=admin._("The file is not UTF-8 text."), status=400)
+    if not content.strip():
+        return subscribers_page(admin, args, error=admin._("Nothing to import."), status=400)
+    result = membership.import_addresses(admin.data, admin.settings, service.name, content,
+                                         form.get("confirmed") == "yes")
+    return subscribers_page(admin, args, result=result)
+
+
+@route("GET", "/services/(?P<name>[^/]+)/export.csv")
+def subscribers_export(admin: Admin, args: dict) -> Response:
+    import csv
+    import io
+
+    service = _service(admin, args["name"])
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(subs.FIELDS)
+    for sub in subs.subscribers(service.subscribers_path):
+        row = sub.to_line().split("\t")[:len(subs.FIELDS)]
+        # Cells starting with = + - @ are formulas to spreadsheets: defuse them.
+        writer.writerow(["'" + c if c[:1] in ("=", "+", "-", "@") and c != "-" else c for c in row])
+    response = Response(out.getvalue(), content_type="text/csv; charset=utf-8")
+    response.headers.append(("Content-Disposition", f'attachment; filename="{service.name}.csv"'))
+    return response
+
+
+# --- letters to all users -------------------------------------------------------------
+
+def _audience(admin: Admin) -> tuple[list[dict], int]:
+    rows, seen = [], set()
+    for service in svc.load_services(admin.data):
+        count = 0
+        for sub in subs.subscribers(service.subscribers_path):
+            if sub.state.confirmed:
+                count += 1
+                seen.add(sub.key)
+        rows.append({"service": service, "confirmed": count})
+    return rows, len(seen)
+
+
+@route("GET", "/newsletters/new")
+def newsletter_form(admin: Admin, args: dict, fields: dict | None = None, error: str = "",
+                    preview: dict | None = None, status: int = 200) -> Response:
+    audience, unique = _audience(admin)
+    fields = fields or {"services": [], "subject": "", "text": "", "html": "", "at": ""}
+    return admin.page("newsletter_new.html", status, audience=audience, unique=unique,
+                      fields=fields, error=error, preview=preview or {})
+
+
+@route("POST", "/newsletters/new")
+def newsletter_create(admin: Admin, args: dict) -> Response:
+    from vykhukhol.cli import parse_local_time
+
+    form = admin.request.form()
+    chosen = [k[len("svc_"):] for k in form if k.startswith("svc_")]
+    fields = {"services": chosen, "subject": form.get("subject", ""), "text": form.get("text", ""),
+              "html": form.get("html", ""), "at": form.get("at", "").replace("T", " ")}
+    action = form.get("action", "create")
+    if action in ("preview", "test"):
+        service = None
+        for name in chosen:
+            try:
+                service = svc.find_service(admin.data, name)
+                break
+            except VykhukholError:
+                continue
+        if service is None:
+            return newsletter_form(admin, args, fields, admin._("Choose at least one service."), status=400)
+        letter = {"subject": fields["subject"], "body": fields["text"], "html": fields["html"]}
+        if action == "preview":
+            return newsletter_form(admin, args, fields, preview=preview_letter(admin, service, letter))
+        to = admin.settings["admin_email"]
+        if not to:
+            return newsletter_form(admin, args, fields, admin._("Set admin_email first."), status=400)
+        try:
+            message = compose.newsletter(service, fields["subject"], fields["text"],
+                                         fields["html"] or None, admin.settings, to, SAMPLE["name"],
+                                         "admin-test", now())
+        except BadInput as exc:
+            return newsletter_form(admin, args, fields, exc.message, status=400)
+        return newsletter_form(admin, args, fields, send_now(admin, message, to))
+    try:
+        start = parse_local_time(fields["at"], admin.settings["timezone"]) if fields["at"].strip() else None
+        name = newsletters.create(admin.data, chosen, fields["subject"], fields["text"],
+                                  fields["html"] or None, start)
+    except BadInput as exc:
+        return newsletter_form(admin, args, fields, exc.message, status=400)
+    return admin.done("/newsletters", admin._("Newsletter {name} created.", name=name))
+
+
+@route("GET", "/newsletters")
+def newsletters_page(admin: Admin, args: dict) -> Response:
+    jobs = []
+    for job in newsletters.list_jobs(admin.data):
+        count = newsletters.counts(admin.data.job(job.name, "list"))
+        try:
+            subject = newsletters.read_letter(admin.data, job.name)[0]
+        except NotFound:
+            subject = "?"
+        failed = [r.email for r in newsletters.read_rows(admin.data.job(job.name, "list"))
+                  if r.state is LedgerState.FAILED][:20]
+        start_local = job.start.astimezone(ZoneInfo(admin.settings["timezone"]))
+        jobs.append({"job": job, "count": count, "subject": subject, "failed": failed,
+                     "start": start_local.strftime("%Y-%m-%d %H:%M"),
+                     "start_input": start_local.strftime("%Y-%m-%dT%H:%M"),
+                     "due": job.start <= now()})
+    return admin.page("newsletters.html", jobs=jobs, states=LedgerState)
+
+
+def _job(admin: Admin, name: str) -> str:
+    try:
+        return check_name(name, "newsletter name")
+    except BadInput:
+        raise NotFound(admin._("No such newsletter.")) from None
+
+
+@route("POST", "/newsletters/(?P<job>[^/]+)/cancel")
+def newsletter_cancel(admin: Admin, args: dict) -> Response:
+    name = _job(admin, args["job"])
+    newsletters.cancel(admin.data, name)
+    return admin.done("/newsletters", admin._("Newsletter {name} cancelled.", name=name))
+
+
+@route("POST", "/newsletters/(?P<job>[^/]+)/start")
+def newsletter_start(admin: Admin, args: dict) -> Response:
+    from vykhukhol.cli import parse_local_time
+
+    name = _job(admin, args["job"])
+    at = admin.request.form().get("at", "").replace("T", " ")
+    newsletters.reschedule(admin.data, name, parse_local_time(at, admin.settings["timezone"]))
+    return admin.done("/newsletters", admin._("Start time changed."))
+
+
+# --- outbox -------------------------------------------------------------------------
+
+@route("GET", "/outbox")
+def outbox_page(admin: Admin, args: dict) -> Response:
+    letters = []
+    for path in mail.list_outbox(admin.data.outbox)[:OUTBOX_SHOWN]:
+        try:
+            message = mail.read_outbox(path)
+        except VykhukholError:
+            continue
+        letters.append({"file": path.name, "to": message.get("To", ""),
+                        "subject": message.get("Subject", ""), "date": message.get("Date", "")})
+    return admin.page("outbox.html", letters=letters, total=len(mail.list_outbox(admin.data.outbox)))
+
+
+@route("GET", "/outbox/(?P<file>[A-Za-z0-9@._+-]{1,300}\\.eml)")
+def outbox_letter(admin: Admin, args: dict) -> Response:
+    path = admin.data.outbox / args["file"]
+    if path.parent != admin.data.outbox or not path.is_file():
+        raise NotFound(admin._("No such letter."))
+    message = mail.read_outbox(path)
+    plain = message.get_body(("plain",))
+    html_part = message.get_body(("html",))
+    return admin.page("outbox_letter.html", file=args["file"], headers=list(message.items()),
+                      plain=plain.get_content() if plain else "",
+                      html=html_part.get_content() if html_part else "")
+
