@@ -161,6 +161,8 @@ def cmd_settings(ctx: Context, args) -> None:
         raise BadInput("set the admin password with `vykhukhol password`")
     if args.key == "mode":
         raise BadInput("switch the mode with `vykhukhol mode debug|working`")
+    if args.key == "security.secret":
+        settings_mod.check_secret(args.value)
     settings_mod.update(ctx.data.settings, {args.key: args.value})
     print(f"{settings_mod.key(args.key).full} = {args.value.strip()}")
 
@@ -292,9 +294,9 @@ def export(data: DataDir, service_name: str, target: str | None) -> None:
 def parse_local_time(text: str, zone: str) -> datetime:
     try:
         local = datetime.strptime(text.strip(), "%Y-%m-%d %H:%M")
-    except ValueError:
-        raise BadInput(f"--at: {text!r} is not a time like \"2026-12-01 09:00\"") from None
-    return local.replace(tzinfo=ZoneInfo(zone)).astimezone(UTC)
+        return local.replace(tzinfo=ZoneInfo(zone)).astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise BadInput(f"{text!r} is not a time like \"2026-12-01 09:00\"") from None
 
 
 def cmd_newsletter(ctx: Context, args) -> None:
@@ -302,7 +304,10 @@ def cmd_newsletter(ctx: Context, args) -> None:
     data = ctx.data
     if args.action == "create":
         html = _read_file(args.html_file, "--html-file") if args.html_file else None
-        start = parse_local_time(args.at, settings["timezone"]) if args.at else None
+        try:
+            start = parse_local_time(args.at, settings["timezone"]) if args.at else None
+        except BadInput as exc:
+            raise BadInput(f"--at: {exc.message}") from None
         name = newsletters.create(data, args.services.split(","), args.subject, _body(args), html,
                                   start, progress=lambda n: _progress(f"recipients: {n}"))
         _progress("")
@@ -440,6 +445,10 @@ def build_parser() -> Parser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # A subscriber line that is not UTF-8 is printed byte for byte, as it is in the file.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="surrogateescape")
     try:
         args = build_parser().parse_args(argv)
     except UsageError as exc:
@@ -455,4 +464,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a file named on the command line: missing folder, no permission
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"vykhukhol: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 1
     return 0

@@ -53,7 +53,7 @@ def atomic_write(path: Path, content: str | Iterable[str]) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as out:
             if isinstance(content, str):
                 out.write(content)
             else:
@@ -92,7 +92,9 @@ def append_line(path: Path, line: str, sync: bool = True) -> None:
 def read_lines(path: Path) -> Iterator[str]:
     """Stream a text file's lines without their line ends; a missing file is empty."""
     try:
-        handle = open(path, encoding="utf-8", errors="replace", newline="")
+        # surrogateescape: a line that is not UTF-8 (an FTP upload in cp1251)
+        # survives a rewrite byte for byte instead of turning into U+FFFD.
+        handle = open(path, encoding="utf-8", errors="surrogateescape", newline="")
     except FileNotFoundError:
         return
     with handle:
@@ -117,16 +119,27 @@ def remove(path: Path) -> None:
         raise StorageError(f"cannot delete {Path(path).name}: {exc.strerror or exc}") from exc
 
 
+_LOCKS: dict[str, filelock.FileLock] = {}
+
+
 @contextlib.contextmanager
 def record_lock(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
-    """Hold ``<path>.lock`` for one short read-modify-write of ``path``."""
-    lock_path = f"{path}.lock"
+    """Hold ``<path>.lock`` for one short read-modify-write of ``path``.
+
+    Reentrant within a thread (one FileLock object per path, each thread with
+    its own descriptor), exclusive across threads and processes.
+    """
+    lock_path = os.path.abspath(f"{path}.lock")
     try:
-        lock = filelock.FileLock(lock_path, timeout=timeout)
-        with lock:
+        lock = _LOCKS.get(lock_path)
+        if lock is None:
+            lock = _LOCKS.setdefault(lock_path, filelock.FileLock(lock_path, thread_local=True))
+        with lock.acquire(timeout=timeout):
             yield
     except filelock.Timeout:
         raise LockBusy(f"{Path(path).name} is being changed by another process; try again") from None
+    except PermissionError as exc:
+        raise StorageError(f"cannot lock {Path(path).name}: {exc.strerror}; check the folder's permissions") from None
 
 
 @dataclass

@@ -29,10 +29,11 @@ def _rules(service: svc.Service, settings: Settings) -> Rules:
                  settings["reminder_count"], service.delete_finished)
 
 
-def _note_due(data: DataDir, service: svc.Service, settings: Settings, sub: subs.Subscriber) -> None:
-    action = next_action(sub, _rules(service, settings))
-    if action.due is not None:
-        state.lower_due(data, service.name, action.due)
+def _note_due(data: DataDir, service: svc.Service, settings: Settings,
+              sub: subs.Subscriber | None) -> None:
+    """Tell the service's next-due summary about a change we just made."""
+    due = next_action(sub, _rules(service, settings)).due if sub else None
+    state.lower_due(data, service.name, due, service.subscribers_path)
 
 
 def send_confirmation(data: DataDir, settings: Settings, service: svc.Service,
@@ -82,6 +83,7 @@ def _known(data: DataDir, settings: Settings, service: svc.Service, email: str,
     if last is not None and 0 <= seconds_between(moment, last) < RESEND_AFTER:
         return "too soon"
     subs.update_one(service.subscribers_path, email, lambda s: s.replace(last_reminder=moment))
+    _note_due(data, service, settings, None)
     if notify:
         send_confirmation(data, settings, service, current.email, current.name)
     return "asked again"
@@ -109,6 +111,8 @@ def unsubscribe(data: DataDir, service_name: str, email: str) -> bool:
     """Delete the subscriber and skip its pending newsletter rows. False if it was not there."""
     service = svc.find_service(data, service_name)
     removed = subs.remove(service.subscribers_path, email)
+    if removed:
+        state.lower_due(data, service.name, None, service.subscribers_path)
     newsletters.skip_address(data, service.name, email)
     return removed
 

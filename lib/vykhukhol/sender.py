@@ -120,7 +120,7 @@ class Run:
         elif getattr(self, quota) <= 0:
             self.stop(Outcome.QUOTA, soft=True)
             return False
-        elif not self.allowance.take():
+        elif not self.allowance.room():
             self.stop(Outcome.LIMIT)
         return not self.stopped
 
@@ -166,6 +166,9 @@ class Run:
             self.log.error(f"{target}: letter {item} cannot be made: {exc.message}; "
                            f"{target} is passed over until it is fixed")
             return BROKEN
+        if not self.allowance.take():
+            self.stop(Outcome.LIMIT)
+            return journal.TEMPFAIL
         book.note(journal.INTENT, moment, target, email, item)
         began = self.clock()
         try:
@@ -189,7 +192,7 @@ class Run:
 
     def _failed(self, exc: mail.DeliveryError, target: str, email: str, item: str) -> str:
         if not exc.temporary:
-            self.log.write(f"{target}: {email} refused ({exc.code}): {exc.detail}")
+            self.log.write(f"{target}: {email} refused ({exc.code or 'no code'}): {exc.detail}")
             forget_tempfail(self.data, target, email, item)
             return journal.FAILED
         since = note_tempfail(self.data, target, email, item, self.now())
@@ -198,7 +201,8 @@ class Run:
                            f"{format_duration(TEMPFAIL_GIVE_UP)}; marked failed")
             forget_tempfail(self.data, target, email, item)
             return journal.FAILED
-        self.log.write(f"{target}: temporary failure for {email} ({exc.code}): {exc.detail}; "
+        code = f" ({exc.code})" if exc.code else ""
+        self.log.write(f"{target}: temporary failure for {email}{code}: {exc.detail}; "
                        "sending stops, a later run retries")
         self.stop(Outcome.TEMPFAIL)
         return journal.TEMPFAIL
@@ -232,13 +236,18 @@ class Allowance:
         local = self.run.now().astimezone(ZoneInfo(self.run.settings["timezone"]))
         return f"{local:%Y-%m-%dT%H}", f"{local:%Y-%m-%d}"
 
-    def take(self) -> bool:
+    def room(self) -> bool:
+        """Whether one more letter fits the caps (reserving on first use)."""
         hourly, daily = self._limits()
         if not hourly and not daily:
             return True
         if self.granted is None:
             self._reserve(hourly, daily)
-        if self.used >= self.granted:
+        return self.used < self.granted
+
+    def take(self) -> bool:
+        """Count one letter that is about to leave; False when the caps are reached."""
+        if not self.room():
             return False
         self.used += 1
         return True
@@ -434,14 +443,18 @@ def send_newsletters(run: Run) -> bool | None:
     taken = take_lock(run, lock, "the newsletters")
     if taken is not True:
         return taken
+    touched: set[str] = set()
     try:
-        fold_newsletters(run, book)
+        touched |= fold_newsletters(run, book)
         for job in due:
             if not run.may_send("news_left"):
                 break
             serve_job(run, job, book)
+            touched.add(job.name)
     finally:
-        fold_newsletters(run, book)
+        touched |= fold_newsletters(run, book)
+        for name in sorted(touched):
+            finish_if_exhausted(run, name)
         released = release(run, lock, "the newsletters")
     return True if released else LOST
 
@@ -505,15 +518,15 @@ def suppression_gate(services: dict[str, svc.Service], batch: list) -> dict[str,
     return home
 
 
-def fold_newsletters(run: Run, book: journal.Journal) -> None:
-    """Write the journalled outcomes into the ledgers; finish exhausted jobs."""
+def fold_newsletters(run: Run, book: journal.Journal) -> set[str]:
+    """Write the journalled outcomes into the ledgers; returns the jobs touched."""
     records = book.records()
     by_job: dict[str, dict[int, journal.Record]] = defaultdict(dict)
     for record in records:
         by_job[record.target][int(record.item)] = record
     for name, rows in by_job.items():
         try:
-            job = newsletters.read_job(run.data, name)
+            newsletters.read_job(run.data, name)
         except (NotFound, BadInput):
             continue  # cancelled meanwhile
         _, _, list_path = newsletters.paths(run.data, name)
@@ -534,8 +547,8 @@ def fold_newsletters(run: Run, book: journal.Journal) -> None:
         newsletters.change_job(run.data, name, lambda j, cursor=cursor: j.values.update(
             cursor=str(max(j.cursor, cursor)), last_run=format_time(run.now()),
             runs=str(int(j.values.get("runs", "0") or 0) + 1)))
-        finish_if_exhausted(run, job.name)
     book.clear()
+    return set(by_job)
 
 
 def finish_if_exhausted(run: Run, name: str) -> None:
@@ -641,6 +654,10 @@ def send_series(run: Run, first: svc.Service) -> None:
     data = run.data
     lock = svc.db_lock(data, first.db)
     taken = take_lock(run, lock, f"DB {first.db}")
+    if taken is False:
+        # It keeps its turn no longer than a served service would, so a DB
+        # whose lock cannot be taken never starves the others.
+        state.mark_served(data, [first.name], run.now())
     if taken is not True:
         return
     book = journal.Journal(data.state / f"db-{first.db}.journal", run.lease)
@@ -676,7 +693,8 @@ def find_work(run: Run, service: svc.Service) -> Work | None:
     work = Work(service, rules)
     moment = run.now()
     summary = state.read_due(run.data, service.name)
-    if summary and summary[1] == rules.fingerprint():
+    if summary and summary[1] == rules.fingerprint() \
+            and summary[2] == state.file_stamp(service.subscribers_path):
         try:
             next_due = parse_time(summary[0])
         except BadInput:
@@ -787,8 +805,10 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
         if action.due is not None and (earliest[0] is None or action.due < earliest[0]):
             earliest[0] = action.due
 
-    subs.rewrite(service.subscribers_path, change, track)
-    state.write_due(run.data, service.name, earliest[0], rules.fingerprint())
+    with files.record_lock(service.subscribers_path):
+        subs.rewrite(service.subscribers_path, change, track)
+        state.write_due(run.data, service.name, earliest[0], rules.fingerprint(),
+                        state.file_stamp(service.subscribers_path))
 
 
 def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,

@@ -54,8 +54,8 @@ def next_action(sub: Subscriber, rules: Rules) -> Action:
         base = (sub.last_sent if sub.sent else sub.confirmed) or sub.last_sent or sub.confirmed \
             or sub.subscribed or EPOCH
         return Action(LETTER, after(base, rules.delays[number - 1]), number)
-    if sub.state is SubscriberState.ACTIVE:
-        return Action(FINISH, EPOCH)
+    if sub.state is SubscriberState.ACTIVE and rules.delays:
+        return Action(FINISH, EPOCH)  # a plain news list has no series to finish
     return Action(NOTHING, None)
 
 

@@ -57,9 +57,23 @@ def _optional_email(value: str) -> str:
 
 
 def _url(value: str) -> str:
-    if not value.startswith(("http://", "https://")) or any(c.isspace() for c in value):
-        raise BadInput("must be an http:// or https:// address without spaces")
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname
+    except ValueError:
+        host = None
+    if not value.startswith(("http://", "https://")) or any(c.isspace() for c in value) \
+            or not host or parts.query or parts.fragment:
+        raise BadInput("must be an http:// or https:// address with a host name and without spaces")
     return value.rstrip("/")
+
+
+def _secret(value: str) -> str:
+    if len(value) < 16 or any(c.isspace() for c in value):
+        raise BadInput("must be at least 16 characters without spaces")
+    return value
 
 
 def _timezone(value: str) -> str:
@@ -244,6 +258,15 @@ def initial(admin_email: str = "", site_url: str = "") -> dict[str, str]:
         if value:
             check(name, value)
     return raw
+
+
+def check_secret(value: str) -> str:
+    """A secret set by hand must be long enough to sign links (the stored one may be empty
+    only before init)."""
+    try:
+        return _secret(value.strip())
+    except BadInput as exc:
+        raise BadInput(f"security.secret: {exc.message}") from None
 
 
 def write_initial(path: Path, raw: dict[str, str]) -> None:

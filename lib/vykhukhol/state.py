@@ -80,30 +80,48 @@ def clear_block(data: DataDir) -> bool:
 
 
 # --- next-due summaries ----------------------------------------------------
+#
+# A summary holds the earliest time anything is due in a service, the
+# fingerprint of the rules it was computed under, and the stamp (mtime and
+# size) of subscribers.txt it was computed from. A file changed behind our
+# back (an FTP edit) has another stamp, so the summary no longer counts.
 
-def read_due(data: DataDir, service: str) -> tuple[str, str] | None:
-    """(next due time or '-', fingerprint) as last computed, or None."""
+def file_stamp(path: Path) -> str:
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return "-"
+    return f"{info.st_mtime_ns}:{info.st_size}"
+
+
+def read_due(data: DataDir, service: str) -> tuple[str, str, str] | None:
+    """(next due time or '-', fingerprint, file stamp) as last computed, or None."""
     values = read_kv(data.state / f"due-{service}")
-    if "next" not in values or "fingerprint" not in values:
+    if not {"next", "fingerprint", "stamp"} <= values.keys():
         return None
-    return values["next"], values["fingerprint"]
+    return values["next"], values["fingerprint"], values["stamp"]
 
 
-def write_due(data: DataDir, service: str, next_due: datetime | None, fingerprint: str) -> None:
-    write_kv(data.state / f"due-{service}", {"next": format_time(next_due), "fingerprint": fingerprint})
+def write_due(data: DataDir, service: str, next_due: datetime | None, fingerprint: str,
+              stamp: str) -> None:
+    write_kv(data.state / f"due-{service}",
+             {"next": format_time(next_due), "fingerprint": fingerprint, "stamp": stamp})
 
 
-def lower_due(data: DataDir, service: str, moment: datetime) -> None:
-    """A web writer made something due at ``moment``: bring the summary forward."""
-    path = data.state / f"due-{service}"
-    if not path.exists():
+def lower_due(data: DataDir, service: str, moment: datetime | None, path: Path) -> None:
+    """A writer of ``path`` (held under its record lock) made something due at
+    ``moment`` (None: nothing earlier): bring the summary forward and take the
+    file's new stamp, so the change does not cost the next run a full read."""
+    summary = data.state / f"due-{service}"
+    if not summary.exists():
         return  # no summary: the next run computes one anyway
 
     def change(values: dict[str, str]) -> None:
         current = time_of(values, "next")
-        if current is None or moment < current:
+        if moment is not None and (current is None or moment < current):
             values["next"] = format_time(moment)
-    change_kv(path, change)
+        values["stamp"] = file_stamp(path)
+    change_kv(summary, change)
 
 
 def forget_due(data: DataDir, service: str) -> None:

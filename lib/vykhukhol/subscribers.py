@@ -13,6 +13,7 @@ every other change is one streamed atomic rewrite under the file's record lock.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -70,7 +71,12 @@ class Malformed:
     reason: str
 
 
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")
+
+
 def parse_line(line: str) -> Subscriber:
+    if _NOT_UTF8.search(line):
+        raise BadInput("the line is not UTF-8 text")
     parts = line.split("\t")
     if len(parts) < len(FIELDS):
         raise BadInput(f"{len(parts)} fields, {len(FIELDS)} expected")

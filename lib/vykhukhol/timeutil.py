@@ -16,6 +16,7 @@ NONE = "-"  # how an absent time is written in a data file
 
 _DURATION = re.compile(r"^\s*(\d{1,9})\s*([smhd])\s*$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+MAX_DURATION = 3650 * 86400  # ten years: longer is a typo, and overflows dates
 
 
 def parse_duration(text: str) -> int:
@@ -25,7 +26,10 @@ def parse_duration(text: str) -> int:
         raise BadInput(
             f"not a duration: {text!r} (expected a whole number and a unit: 45s, 10m, 2h, 3d)"
         )
-    return int(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    seconds = int(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    if seconds > MAX_DURATION:
+        raise BadInput(f"duration {text.strip()!r} is too long (at most 3650d)")
+    return seconds
 
 
 def format_duration(seconds: int) -> str:

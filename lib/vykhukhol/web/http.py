@@ -189,7 +189,8 @@ def _lang(lang: Callable[[], str]) -> str:
 
 
 def respond(response: Response, start_response: Callable, head: bool = False) -> list[bytes]:
-    body = response.body.encode("utf-8") if isinstance(response.body, str) else response.body
+    body = response.body.encode("utf-8", errors="replace") if isinstance(response.body, str) \
+        else response.body
     headers = [("Content-Type", response.content_type), ("Content-Length", str(len(body)))]
     headers += SECURITY_HEADERS + response.headers
     status = f"{response.status} {STATUS_TEXT.get(response.status, 'Unknown')}"
