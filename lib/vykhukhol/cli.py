@@ -11,6 +11,7 @@ import argparse
 import csv
 import getpass
 import os
+import re
 import secrets
 import sys
 from datetime import datetime
@@ -24,6 +25,8 @@ from vykhukhol import subscribers as subs
 from vykhukhol.datadir import CHECKOUT, DataDir, locate
 from vykhukhol.errors import BadInput, Conflict, NotFound, VykhukholError
 from vykhukhol.timeutil import UTC, format_time
+
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")  # what Python makes of bytes that are not UTF-8
 
 
 class UsageError(Exception):
@@ -212,7 +215,7 @@ def cmd_service(ctx: Context, args) -> None:
     else:
         for service in svc.load_services(data):
             print("\t".join((service.name, service.db, "enabled" if service.enabled else "disabled",
-                             str(len(svc.letter_delays(service))), service.title)))
+                             str(svc.letter_count(service)), service.title)))
 
 
 def _read_file(path: str, what: str) -> str:
@@ -449,6 +452,10 @@ def main(argv: list[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="surrogateescape")
+    words = sys.argv[1:] if argv is None else argv
+    if any(_NOT_UTF8.search(word) for word in words):
+        print("vykhukhol: an argument is not UTF-8 text; nothing changed", file=sys.stderr)
+        return 1
     try:
         args = build_parser().parse_args(argv)
     except UsageError as exc:

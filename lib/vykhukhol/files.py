@@ -45,8 +45,10 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, content: str | Iterable[str]) -> None:
-    """Replace ``path`` with ``content`` (a string, or lines each ending in \\n)."""
+def atomic_write(path: Path, content: str | Iterable[str], new_mode: int = 0o644) -> None:
+    """Replace ``path`` with ``content`` (a string, or lines each ending in \\n).
+
+    The file keeps its permissions; a new one gets ``new_mode``."""
     path = Path(path)
     folder = path.parent
     tmp_name = None
@@ -61,7 +63,7 @@ def atomic_write(path: Path, content: str | Iterable[str]) -> None:
             out.flush()
             os.fsync(out.fileno())
         with contextlib.suppress(OSError):
-            mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+            mode = path.stat().st_mode & 0o777 if path.exists() else new_mode
             os.chmod(tmp_name, mode)
         os.replace(tmp_name, path)
         tmp_name = None
@@ -138,8 +140,9 @@ def record_lock(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
             yield
     except filelock.Timeout:
         raise LockBusy(f"{Path(path).name} is being changed by another process; try again") from None
-    except PermissionError as exc:
-        raise StorageError(f"cannot lock {Path(path).name}: {exc.strerror}; check the folder's permissions") from None
+    except OSError as exc:
+        raise StorageError(f"cannot lock {Path(path).name}: {exc.strerror or exc}; "
+                           "check the folder's permissions and free space") from None
 
 
 @dataclass
@@ -170,13 +173,19 @@ class RenameLock:
                     atomic_write(self.free, "")
 
     def holder(self) -> Holder | None:
-        """The lease holding the lock, or None while it is free."""
+        """The lease holding the lock, or None while it is free.
+
+        A busy file not stamped yet was renamed a moment ago: its age is its
+        ctime (a rename sets ctime, not mtime), and its lease reads "".
+        """
         try:
-            since = self.busy.stat().st_mtime
+            info = self.busy.stat()
         except FileNotFoundError:
             return None
-        text = read_text(self.busy, "") or ""
-        return Holder(lease=text.strip().split("\t")[0] or "?", since=since)
+        text = (read_text(self.busy, "") or "").strip()
+        if not text:
+            return Holder(lease="", since=info.st_ctime)
+        return Holder(lease=text.split("\t")[0], since=info.st_mtime)
 
     def acquire(self, lease: str) -> None:
         try:
@@ -198,6 +207,9 @@ class RenameLock:
 
     def release(self) -> None:
         try:
+            # Unstamp first, so a run that looks between our rename and the next
+            # holder's stamp never reads our (soon dead) pid.
+            os.truncate(self.busy, 0)
             os.rename(self.busy, self.free)
         except OSError as exc:
             raise StorageError(f"cannot rename {self.busy.name} back: {exc.strerror or exc}") from exc

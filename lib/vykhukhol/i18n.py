@@ -50,7 +50,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "error.413": ("Запрос слишком велик.", "The request is too large."),
     "error.500": ("Внутренняя ошибка. Администратор увидит её в журнале.",
                   "Internal error. The administrator will find it in the log."),
-    "error.503": ("Сервис занят, попробуйте через минуту.", "Busy; please try again in a minute."),
+    "error.503": ("Сервис сейчас недоступен ({detail}); попробуйте позже.",
+                  "Not available right now ({detail}); please try again later."),
     "form.invalid_email": ("Адрес e-mail указан неверно.", "This e-mail address is not valid."),
 }
 

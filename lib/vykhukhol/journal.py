@@ -44,6 +44,13 @@ class Journal:
     def note(self, event: str, time: str, target: str, email: str, item: str) -> None:
         files.append_line(self.path, "\t".join((event, self.lease, time, target, email, item)), SYNC)
 
+    def note_record(self, record: Record) -> None:
+        """Write a folded-later record back (intent only when it is in doubt)."""
+        events = [INTENT] if record.outcome == IN_DOUBT else [INTENT, record.outcome]
+        for event in events:
+            files.append_line(self.path, "\t".join(
+                (event, record.lease, record.time, record.target, record.email, record.item)), SYNC)
+
     def records(self) -> list[Record]:
         """One record per letter, in the order the letters were attempted."""
         return read(self.path)

@@ -337,6 +337,13 @@ class Transport(ABC):
     def _deliver(self, msg: EmailMessage, recipient: str, envelope_from: str) -> None:
         """Hand over one letter; addresses are checked, dev_redirect is applied."""
 
+    deadline: float | None = None
+
+    def set_deadline(self, deadline: float | None) -> None:
+        """A ``time.monotonic()`` moment after which nothing should be waited for
+        (honoured by the SMTP transport; the others are bounded by ``timeout``)."""
+        self.deadline = deadline
+
     def close(self) -> None:
         """Release what the transport holds; sending again later reopens it."""
         return None
@@ -394,6 +401,7 @@ class SmtpTransport(Transport):
         conn = self._connection()
         stage = "mail"
         try:
+            self._arm()
             code, resp = conn.mail(envelope_from)
             if code != 250:
                 # Not this recipient's fault: every letter would fail the same way.
@@ -401,11 +409,13 @@ class SmtpTransport(Transport):
                 raise TemporaryFailure(f"sender {envelope_from} refused: {_reply_text(resp)}",
                                        code, "mail")
             stage = "rcpt"
+            self._arm()
             code, resp = conn.rcpt(recipient)
             if code not in (250, 251):
                 self._hang_up(polite=True)
                 raise _by_code(code, _reply_text(resp) or "recipient refused", "rcpt")
             stage = "data"
+            self._arm()
             code, resp = conn.data(data)
             if code != 250:
                 self._hang_up(polite=True)
@@ -428,6 +438,20 @@ class SmtpTransport(Transport):
 
     def close(self) -> None:
         self._hang_up(polite=True)
+
+    def set_deadline(self, deadline: float | None) -> None:
+        """A ``time.monotonic()`` moment no SMTP command may run past: each
+        command's timeout is the time left until then (at most ``timeout``)."""
+        self.deadline = deadline
+
+    def _arm(self) -> float:
+        """Set the socket's timeout for the next command; returns it."""
+        seconds = self.config.timeout
+        if self.deadline is not None:
+            seconds = max(0.2, min(seconds, self.deadline - time.monotonic()))
+        if self._conn is not None and self._conn.sock is not None:
+            self._conn.sock.settimeout(seconds)
+        return seconds
 
     # -- the connection
 
@@ -452,14 +476,15 @@ class SmtpTransport(Transport):
         """Connect, greet, start TLS and log in; every failure is temporary."""
         cfg = self.config
         conn: smtplib.SMTP | None = None
+        timeout = self._arm()  # the whole session set-up fits the time left
         try:
             context = ssl.create_default_context()
             if cfg.smtp_security == "ssl":
                 conn = smtplib.SMTP_SSL(
-                    cfg.smtp_host, cfg.smtp_port, timeout=cfg.timeout, context=context
+                    cfg.smtp_host, cfg.smtp_port, timeout=timeout, context=context
                 )
             else:
-                conn = smtplib.SMTP(cfg.smtp_host, cfg.smtp_port, timeout=cfg.timeout)
+                conn = smtplib.SMTP(cfg.smtp_host, cfg.smtp_port, timeout=timeout)
             conn.ehlo_or_helo_if_needed()
             if cfg.smtp_security == "starttls":
                 conn.starttls(context=context)

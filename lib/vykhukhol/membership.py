@@ -15,7 +15,7 @@ from vykhukhol import services as svc
 from vykhukhol import subscribers as subs
 from vykhukhol.addresses import check_email, clean_name
 from vykhukhol.datadir import DataDir
-from vykhukhol.errors import Conflict, NotFound
+from vykhukhol.errors import BadInput, Conflict, NotFound
 from vykhukhol.series import Rules, next_action
 from vykhukhol.settings import Settings
 from vykhukhol.states import SubscriberState
@@ -32,7 +32,11 @@ def _rules(service: svc.Service, settings: Settings) -> Rules:
 def _note_due(data: DataDir, service: svc.Service, settings: Settings,
               sub: subs.Subscriber | None) -> None:
     """Tell the service's next-due summary about a change we just made."""
-    due = next_action(sub, _rules(service, settings)).due if sub else None
+    try:
+        due = next_action(sub, _rules(service, settings)).due if sub else None
+    except BadInput:  # a letter file broken by hand: let the sender read the whole file
+        state.forget_due(data, service.name)
+        return
     state.lower_due(data, service.name, due, service.subscribers_path)
 
 
@@ -132,8 +136,6 @@ def parse_import(text: str) -> tuple[list[tuple[str, str]], list[tuple[int, str,
     Returns (valid (email, name) pairs, invalid (line number, text, reason))."""
     import csv
     import io
-
-    from vykhukhol.errors import BadInput
 
     lines = text.lstrip("\ufeff").splitlines()
     first = lines[0] if lines else ""

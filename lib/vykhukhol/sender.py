@@ -48,8 +48,8 @@ from vykhukhol.states import LedgerState, Outcome, SubscriberState
 from vykhukhol.timeutil import format_duration, format_time, parse_time, seconds_between
 
 SEND_SHARE = 0.5       # share of time_limit in which new letters may start
-SMTP_TIMEOUT_SHARE = 0.08  # each SMTP command may take this share of time_limit …
-SMTP_TIMEOUT_MAX = 20.0    # … but never more seconds than this
+HARD_SHARE = 0.8       # no SMTP command may wait past this share of time_limit
+SMTP_TIMEOUT_MAX = 20.0  # seconds one SMTP command may take at most
 REWRITE_RATE = 20e6    # bytes a second a streamed rewrite is assumed to manage
 TEMPFAIL_GIVE_UP = 3 * 86400  # a letter failing temporarily this long becomes failed
 LOST = None            # marker: a lock step failed in a way that ends the run
@@ -139,9 +139,14 @@ class Run:
     def transport(self) -> mail.Transport:
         if self._transport is None:
             config = self.settings.mail_config(self.data.outbox)
-            config.timeout = max(1.0, min(SMTP_TIMEOUT_MAX, self.time_limit * SMTP_TIMEOUT_SHARE))
+            config.timeout = min(SMTP_TIMEOUT_MAX, self.time_limit * HARD_SHARE)
             self._transport = mail.open_transport(config)
+        self._transport.set_deadline(self.hard_deadline())
         return self._transport
+
+    def hard_deadline(self) -> float:
+        """The clock reading after which no SMTP command may still wait."""
+        return self.t0 + self.time_limit * HARD_SHARE - self.reserve
 
     def close(self) -> None:
         if self._transport is not None:
@@ -536,8 +541,9 @@ def fold_newsletters(run: Run, book: journal.Journal) -> set[str]:
             if record is None or record.outcome == journal.TEMPFAIL:
                 return row
             if record.outcome == journal.IN_DOUBT:
-                run.log.write(f"newsletter {name}: the letter to {row.email} was in flight "
-                              "when a run died; it is counted in doubt and not sent again")
+                run.log.write(f"newsletter {name}: the letter to {row.email} got no answer "
+                              "(a run died, or the server went silent); it is counted in doubt "
+                              "and not sent again")
             return newsletters.Row(row.index, row.email, row.name, LedgerState(record.outcome),
                                    record.time, record.lease)
 
@@ -689,7 +695,11 @@ def rules_of(run: Run, service: svc.Service) -> Rules:
 
 def find_work(run: Run, service: svc.Service) -> Work | None:
     """Stream the subscriber file for what is due, unless the summary says nothing is."""
-    rules = rules_of(run, service)
+    try:
+        rules = rules_of(run, service)
+    except BadInput as exc:
+        run.log.error(f"{exc.message}; the service is passed over until it is fixed")
+        return None
     work = Work(service, rules)
     moment = run.now()
     summary = state.read_due(run.data, service.name)
@@ -775,12 +785,15 @@ def fold_series(run: Run, book: journal.Journal, worked: list[Work]) -> None:
         if name not in targets:
             try:
                 service = svc.find_service(run.data, name)
-            except NotFound:
-                continue
-            targets[name] = Work(service, rules_of(run, service))
+                targets[name] = Work(service, rules_of(run, service))
+            except (NotFound, BadInput):
+                continue  # its journal lines wait until the service is readable again
     for name, work in targets.items():
         fold_service(run, work, by_service.get(name, {}))
+    leftover = [r for r in records if r.target not in targets]
     book.clear()
+    for record in leftover:  # keep what could not be folded (a broken service) for later
+        book.note_record(record)
 
 
 def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Record]) -> None:
@@ -817,8 +830,8 @@ def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,
     if record.outcome == journal.TEMPFAIL or record.outcome == journal.SKIPPED:
         return sub
     if record.outcome == journal.IN_DOUBT:
-        run.log.write(f"{service.name}: letter {record.item} to {sub.email} was in flight when "
-                      "a run died; it is counted in doubt and not sent again")
+        run.log.write(f"{service.name}: letter {record.item} to {sub.email} got no answer (a run "
+                      "died, or the server went silent); it is counted in doubt and not sent again")
     try:
         moment = parse_time(record.time)
     except BadInput:

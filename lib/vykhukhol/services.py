@@ -261,7 +261,10 @@ def parse_letter(text: str, number: int = 0) -> Letter:
             raise BadInput(f"letter {number}: header line {line[:40]!r} has no ':'")
         headers[key.strip().lower()] = value.strip()
     subject = headers.get("subject", "")
-    delay = parse_duration(headers.get("delay", "0s"))
+    try:
+        delay = parse_duration(headers.get("delay", "0s"))
+    except BadInput as exc:
+        raise BadInput(f"letter {number:03d}.txt: Delay: {exc.message}") from None
     return Letter(number=number, subject=subject, delay=delay, body=body, headers=headers)
 
 
@@ -300,8 +303,13 @@ def load_letters(service: Service) -> list[Letter]:
     return letters
 
 
+def letter_count(service: Service) -> int:
+    return len(_letter_paths(service))
+
+
 def letter_delays(service: Service) -> list[int]:
-    """Only the delays, for the sender's due computation (cheap: headers only)."""
+    """Only the delays, for the sender's due computation (cheap: headers only).
+    A letter whose Delay cannot be read is BadInput naming it, never "send now"."""
     delays = []
     for path in _letter_paths(service):
         delay = 0
@@ -312,8 +320,8 @@ def letter_delays(service: Service) -> list[int]:
             if key.strip().lower() == "delay":
                 try:
                     delay = parse_duration(value.strip())
-                except BadInput:
-                    delay = 0
+                except BadInput as exc:
+                    raise BadInput(f"{service.name}: letter {path.name}: Delay: {exc.message}") from None
         delays.append(delay)
     return delays
 

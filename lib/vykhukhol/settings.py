@@ -230,7 +230,8 @@ def _write(path: Path, raw: dict[str, str]) -> None:
         for name, spec in KEYS.items():
             if spec.section == section and name in raw:
                 lines.append(f"{spec.name} = {raw[name]}\n")
-    files.atomic_write(path, lines)
+    # settings.ini holds the secret and passwords: only its owner reads it.
+    files.atomic_write(path, lines, new_mode=0o600)
 
 
 def update(path: Path, changes: dict[str, str]) -> Settings:

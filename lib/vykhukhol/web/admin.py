@@ -13,6 +13,7 @@ import hmac
 import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from pathlib import Path
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
@@ -50,8 +51,9 @@ SETTINGS_SHOWN = [k for k in settings_mod.KEYS if k not in ("mode", "security.se
 class Admin:
     """One request's view of the installation: data, settings, session."""
 
-    def __init__(self, data: DataDir, request: Request) -> None:
+    def __init__(self, data: DataDir, request: Request, cgi_dir: Path) -> None:
         self.data = data
+        self.cgi_dir = cgi_dir
         self.request = request
         if not data.settings.exists():
             raise NotFound("this installation is not initialised: run `vykhukhol init`")
@@ -114,14 +116,18 @@ def find_route(method: str, path: str) -> tuple[Route, re.Match]:
         match = pattern.match(path)
         if match and verb == method:
             return handler, match
-    if any(pattern.match(path) for _, _, pattern, _ in ROUTES):
-        raise HttpError(405)
+    allowed = tuple(sorted({verb for verb, _, pattern, _ in ROUTES if pattern.match(path)}))
+    if allowed:
+        raise HttpError(405, allow=allowed + (("HEAD",) if "GET" in allowed else ()))
     raise HttpError(404)
 
 
-def app(data: DataDir) -> Callable:
+def app(data: DataDir, cgi_dir: Path | None = None) -> Callable:
+    """The admin app; ``cgi_dir`` is where the cron script lives (for its URL)."""
+    cgi_dir = cgi_dir or CHECKOUT / "cgi"
+
     def handle(request: Request) -> Response:
-        admin = Admin(data, request)
+        admin = Admin(data, request, cgi_dir)
         method = "GET" if request.method == "HEAD" else request.method
         handler, match = find_route(method, request.path or "/")
         public = handler in (login_form, login)
@@ -192,7 +198,7 @@ def status(admin: Admin, args: dict) -> Response:
             age = int(datetime.now(UTC).timestamp() - holder.since)
             locks.append((str(lock.busy.relative_to(data.root)), holder.lease, format_duration(max(age, 0))))
     entries = runlog.recent(data, 2000)
-    cron = cron_url(settings)
+    cron = cron_url(settings, admin.cgi_dir)
     return admin.page(
         "status.html", mode=settings["mode"], block=state.block_reason(data), locks=locks,
         runs=recent_runs(entries)[:15], alerts=[e for e in entries if e.level == "alert"][-15:][::-1],
@@ -200,8 +206,8 @@ def status(admin: Admin, args: dict) -> Response:
         warnings=warnings(admin), chart=chart(admin), local=lambda t: local_time(settings, t))
 
 
-def cron_url(settings: settings_mod.Settings) -> str:
-    scripts = sorted((CHECKOUT / "cgi").glob("cron-*.py"))
+def cron_url(settings: settings_mod.Settings, cgi_dir: Path) -> str:
+    scripts = sorted(cgi_dir.glob("cron-*.py"))
     return f"{settings['site_url']}/cgi/{scripts[0].name}" if scripts else ""
 
 
@@ -224,7 +230,7 @@ def recent_runs(entries: list[runlog.Entry]) -> list[dict]:
 def warnings(admin: Admin) -> list[str]:
     _, data, settings = admin._, admin.data, admin.settings
     found = []
-    if (CHECKOUT / "cgi" / "cron.py").exists():
+    if (admin.cgi_dir / "cron.py").exists():
         found.append(_("The cron script still has its shipped name cgi/cron.py: run `vykhukhol init` or rename it to something hard to guess."))
     try:
         data.root.relative_to(CHECKOUT)
@@ -327,7 +333,7 @@ def settings_save(admin: Admin, args: dict) -> Response:
         shown.update(values)
         return admin.page("settings.html", 400, keys=settings_mod.KEYS, shown=SETTINGS_SHOWN,
                           values=shown, errors=errors)
-    settings_mod.update(admin.data.settings, values)
+    admin.lang = settings_mod.update(admin.data.settings, values)["language"]
     return admin.done("/settings", admin._("Settings saved."))
 
 
@@ -359,7 +365,7 @@ def services_page(admin: Admin, args: dict) -> Response:
     rows = []
     for service in svc.load_services(admin.data):
         rows.append({"service": service, "counts": subs.counts(service.subscribers_path),
-                     "letters": len(svc.letter_delays(service))})
+                     "letters": svc.letter_count(service)})
     return admin.page("services.html", rows=rows, dbs=svc.list_dbs(admin.data), form={}, error="")
 
 
@@ -380,7 +386,7 @@ def service_add(admin: Admin, args: dict) -> Response:
                                          "send_window")})
     except VykhukholError as exc:
         rows = [{"service": s, "counts": subs.counts(s.subscribers_path),
-                 "letters": len(svc.letter_delays(s))} for s in svc.load_services(admin.data)]
+                 "letters": svc.letter_count(s)} for s in svc.load_services(admin.data)]
         return admin.page("services.html", 400, rows=rows, dbs=svc.list_dbs(admin.data),
                           form=form, error=exc.message)
     return admin.done(f"/services/{name}", admin._("Service {name} created; it is disabled until you enable it.", name=name))

@@ -19,13 +19,19 @@ def run(app_name: str, script: str) -> None:
     CGIHandler().run(make_app(app_name, data))
 
 
-def make_app(app_name: str, data):
-    from vykhukhol.web import admin, cron, public
+APPS = {  # app name → (module, factory); only the one asked for is imported
+    "subscribe": ("public", "subscribe"), "confirm": ("public", "confirm"),
+    "unsubscribe": ("public", "unsubscribe"), "cron": ("cron", "app"), "admin": ("admin", "app"),
+}
 
-    factories = {
-        "subscribe": public.subscribe, "confirm": public.confirm,
-        "unsubscribe": public.unsubscribe, "cron": cron.app, "admin": admin.app,
-    }
-    if app_name not in factories:
+
+def make_app(app_name: str, data, cgi_dir=None):
+    """The WSGI app ``app_name``; importing only its module keeps a CGI process
+    small, and a fault in one page's module from taking down the others."""
+    import importlib
+
+    if app_name not in APPS:
         sys.exit(f"unknown app {app_name!r}")
-    return factories[app_name](data)
+    module, factory = APPS[app_name]
+    make = getattr(importlib.import_module(f"vykhukhol.web.{module}"), factory)
+    return make(data, cgi_dir) if app_name == "admin" else make(data)

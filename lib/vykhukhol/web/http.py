@@ -41,9 +41,10 @@ STATUS_TEXT = {200: "OK", 204: "No Content", 303: "See Other", 400: "Bad Request
 
 
 class HttpError(VykhukholError):
-    def __init__(self, status: int, message: str = "") -> None:
+    def __init__(self, status: int, message: str = "", allow: tuple[str, ...] = ()) -> None:
         super().__init__(message or STATUS_TEXT.get(status, ""))
         self.status = status
+        self.allow = allow
 
 
 @dataclass
@@ -169,6 +170,8 @@ def wsgi_app(handler: App, lang: Callable[[], str] = lambda: "en") -> Callable:
             response = handler(request)
         except HttpError as exc:
             response = error_page(exc.status, _lang(lang), exc.message)
+            if exc.allow:
+                response.headers.append(("Allow", ", ".join(exc.allow)))
         except VykhukholError as exc:
             response = error_page(exc.status, _lang(lang), exc.message if exc.status < 500 else "")
             if exc.status >= 500:

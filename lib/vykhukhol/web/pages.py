@@ -38,9 +38,15 @@ def render(template_name: str, lang: str, status: int = 200, override: Path | No
 
 
 def render_error(status: int, lang: str, detail: str = "") -> Response:
+    """The page for an error: its general sentence, and the particular one
+    (``detail``) when the error carries it — never for a 500."""
     key = f"error.{status}" if f"error.{status}" in _error_keys() else "error.500"
+    if "{detail}" in _raw(key, lang):
+        return render("message.html", lang, status, title=t(lang, "error.title"),
+                      text=t(lang, key, detail=detail))
+    shown = detail if status < 500 and detail and detail != _raw(key, "en") else ""
     return render("message.html", lang, status, title=t(lang, "error.title"),
-                  text=t(lang, key, detail=detail) if "{detail}" in _raw(key, lang) else t(lang, key))
+                  text=t(lang, key), detail=shown)
 
 
 def _error_keys() -> set[str]:

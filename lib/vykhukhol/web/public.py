@@ -33,7 +33,7 @@ class Site:
     def settings(self) -> settings_mod.Settings:
         if self._settings is None:
             if not self.data.settings.exists():
-                raise NotFound("this installation is not initialised yet")
+                raise HttpError(503, "this installation is not initialised yet")
             self._settings = settings_mod.load(self.data.settings)
         return self._settings
 
@@ -41,7 +41,7 @@ class Site:
     def lang(self) -> str:
         try:
             return self.settings["language"]
-        except NotFound:
+        except HttpError:
             return "en"
 
     def service(self, name: str) -> svc.Service:
@@ -64,7 +64,7 @@ class Site:
 
 def _only(request: Request, *methods: str) -> None:
     if request.method not in methods:
-        raise HttpError(405)
+        raise HttpError(405, allow=methods)
 
 
 def subscribe(data: DataDir) -> Callable:

@@ -27,7 +27,7 @@ CRON_NAME = re.compile(r"cron-[A-Za-z0-9_-]{4,64}\.py")
 def dispatcher(data: DataDir, cgi_dir: Path) -> Callable:
     from vykhukhol.web.cgi import make_app
 
-    apps = {name: make_app(name, data) for name in ("subscribe", "confirm", "unsubscribe",
+    apps = {name: make_app(name, data, cgi_dir) for name in ("subscribe", "confirm", "unsubscribe",
                                                      "cron", "admin")}
 
     def app(environ: dict, start_response: Callable) -> Iterable[bytes]:

@@ -1,0 +1,247 @@
+"""The sender against a real SMTP server (aiosmtpd on 127.0.0.1): temporary
+failures lose nothing and are retried exactly once, permanent refusals mark
+rows failed or count towards deleting a subscriber (SPEC 5, "Delivery
+failures")."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+import pytest
+
+from vykhukhol import newsletters, sender
+from vykhukhol.timeutil import now
+
+ADMIN = "admin@example.org"
+HOUR = 3600
+DAY = 86400
+BOB = "bob@example.org"   # waits longest: the first letter of a run
+AMY = "amy@example.org"
+LESSON = [("Lesson 1", "0s", "Hello {{ name }}.")]
+TEMPORARY = [("rcpt", "421 closing, try later"), ("rcpt", "451 greylisted, try later"),
+             ("data", "421 closing, try later"), ("data", "451 local error, try later")]
+PERMANENT = [("rcpt", "550 no such user"), ("data", "554 rejected as spam")]
+
+
+# --- helpers ------------------------------------------------------------------
+
+def run_at(site, moment: datetime | None = None) -> str:
+    """One in-process run; ``moment`` is the time the run believes it is."""
+    if moment is None:
+        return site.ok("cron")
+    return sender.run(site.data, site.settings(), now=lambda: moment).text()
+
+
+def delivered(server, to: str | None = None) -> list:
+    """Letters the server accepted for subscribers (not for the admin)."""
+    return [r.message for r in server.handler.received
+            if ADMIN not in r.rcpt_tos and (to is None or to in r.rcpt_tos)]
+
+
+def admin_reports(server) -> list:
+    """Newsletter completion reports the server accepted for the admin."""
+    return [r.message for r in server.handler.received
+            if ADMIN in r.rcpt_tos and r.message["Subject"].startswith("Рассылка завершена")]
+
+
+def answer(server, stage: str, email: str, reply: str) -> None:
+    getattr(server.handler, f"{stage}_responses")[email] = reply
+
+
+def heal(server) -> None:
+    server.handler.rcpt_responses.clear()
+    server.handler.data_responses.clear()
+
+
+def ledger(site, job: str) -> dict[str, str]:
+    return {row.email: row.state.value for row in newsletters.read_rows(site.data.job(job, "list"))}
+
+
+def series_site(site, server) -> None:
+    site.use_smtp(server.port)
+    site.service("course", letters=LESSON)
+    site.subscriber("course", BOB, name="Bob", ago=2 * HOUR)
+    site.subscriber("course", AMY, name="Amy", ago=HOUR)
+
+
+def news_site(site, server) -> str:
+    site.use_smtp(server.port)
+    site.service("news", enabled=False)
+    site.subscriber("news", BOB, name="Bob", ago=2 * HOUR)
+    site.subscriber("news", AMY, name="Amy", ago=HOUR)
+    return newsletters.create(site.data, ["news"], "Big news", "Hello {{ name }}.")
+
+
+# --- temporary failures --------------------------------------------------------------
+
+@pytest.mark.parametrize(("stage", "reply"), TEMPORARY)
+def test_a_temporary_refusal_of_a_series_letter_loses_nothing_and_is_sent_once_later(
+        site, smtp_server, stage, reply):
+    """421/451 at RCPT or DATA: sending stops, progress is unchanged, the next run sends each letter exactly once."""
+    series_site(site, smtp_server)
+    before = site.subscribers("course")
+    answer(smtp_server, stage, BOB, reply)
+
+    report = run_at(site)
+    assert delivered(smtp_server) == []
+    assert site.subscribers("course") == before
+    assert "temporary failure" in report.splitlines()[-1]
+    assert re.search(rf"temporary failure for {BOB} \({reply[:3]}\)", site.log())
+
+    heal(smtp_server)
+    run_at(site)
+    run_at(site)
+    assert len(delivered(smtp_server, BOB)) == 1
+    assert len(delivered(smtp_server, AMY)) == 1
+    assert {s.sent for s in site.subscribers("course").values()} == {1}
+
+
+@pytest.mark.parametrize(("stage", "reply"), TEMPORARY)
+def test_a_temporary_refusal_of_a_newsletter_letter_leaves_its_row_pending(
+        site, smtp_server, stage, reply):
+    """421/451 at RCPT or DATA: the ledger row stays pending; the next run sends it exactly once."""
+    job = news_site(site, smtp_server)
+    answer(smtp_server, stage, BOB, reply)
+
+    run_at(site)
+    assert delivered(smtp_server) == []
+    assert ledger(site, job) == {BOB: "pending", AMY: "pending"}
+
+    heal(smtp_server)
+    run_at(site)
+    run_at(site)
+    assert len(delivered(smtp_server, BOB)) == 1
+    assert len(delivered(smtp_server, AMY)) == 1
+    assert not site.data.job(job, "job").exists()
+
+
+def test_a_refused_connection_loses_nothing_and_the_next_run_sends_once(site, smtp_server,
+                                                                         closed_port):
+    """With the SMTP server unreachable nothing moves; once it answers, every letter goes exactly once."""
+    series_site(site, smtp_server)
+    job = newsletters.create(site.data, ["course"], "Big news", "text")
+    before = site.subscribers("course")
+    site.use_smtp(closed_port)
+
+    report = run_at(site)
+    assert "temporary failure" in report.splitlines()[-1]
+    assert site.subscribers("course") == before
+    assert ledger(site, job) == {BOB: "pending", AMY: "pending"}
+    assert "Connection refused" in site.log()
+
+    site.use_smtp(smtp_server.port)
+    run_at(site)
+    run_at(site)
+    subjects = sorted(m["Subject"] for m in delivered(smtp_server))
+    assert subjects == ["Big news", "Big news", "Lesson 1", "Lesson 1"]
+    assert {s.sent for s in site.subscribers("course").values()} == {1}
+
+
+def test_a_letter_failing_temporarily_for_three_days_becomes_failed(site, smtp_server):
+    """A newsletter row that keeps failing temporarily for 3d becomes failed, so the job ends."""
+    job = news_site(site, smtp_server)
+    answer(smtp_server, "rcpt", BOB, "451 try later")
+    start = now()
+
+    run_at(site, start)
+    run_at(site, start + timedelta(days=1))
+    assert ledger(site, job)[BOB] == "pending"
+    run_at(site, start + timedelta(seconds=3 * DAY + 60))
+    assert not site.data.job(job, "job").exists()
+    assert [m["To"].addresses[0].addr_spec for m in delivered(smtp_server)] == [AMY]
+    [report] = admin_reports(smtp_server)
+    assert BOB in report.get_body(("plain",)).get_content()
+
+
+# --- permanent refusals -----------------------------------------------------------------
+
+@pytest.mark.parametrize(("stage", "reply"), PERMANENT)
+def test_a_permanent_refusal_fails_one_newsletter_row_and_is_listed_in_the_report(
+        site, smtp_server, stage, reply):
+    """5xx at RCPT or DATA: the row becomes failed, the others are sent in the same run, the Russian report lists it."""
+    job = news_site(site, smtp_server)
+    answer(smtp_server, stage, BOB, reply)
+
+    run_at(site)
+    assert len(delivered(smtp_server, AMY)) == 1
+    assert delivered(smtp_server, BOB) == []
+    assert not site.data.job(job, "job").exists()
+    [report] = admin_reports(smtp_server)
+    text = report.get_body(("plain",)).get_content()
+    assert "Отказов доставки: 1" in text and "Отправлено писем: 1" in text
+    assert "Адреса с отказом доставки:" in text and BOB in text
+    assert re.search(rf"{BOB} refused \({reply[:3]}\)", site.log())
+
+
+def test_a_failed_newsletter_row_is_written_in_the_ledger(site, smtp_server):
+    """550 at RCPT: the ledger row reads failed while the job is still going; the refused letter counts in the run's quota."""
+    job = news_site(site, smtp_server)
+    site.set(news_per_run=1)
+    answer(smtp_server, "rcpt", BOB, "550 no such user")
+
+    run_at(site)
+    assert ledger(site, job) == {BOB: "failed", AMY: "pending"}
+    run_at(site)
+    assert len(delivered(smtp_server, AMY)) == 1
+
+
+@pytest.mark.parametrize(("stage", "reply"), PERMANENT)
+def test_three_refusals_in_a_row_delete_a_series_subscriber(site, smtp_server, stage, reply):
+    """Each 5xx counts a failure on the subscriber; the third in a row over three runs deletes it, logged."""
+    series_site(site, smtp_server)
+    answer(smtp_server, stage, BOB, reply)
+    start = now()
+
+    run_at(site, start)
+    assert len(delivered(smtp_server, AMY)) == 1  # the run goes on after a permanent refusal
+    bob = site.subscribers("course")[BOB]
+    assert (bob.failures, bob.sent) == (1, 0)
+    run_at(site, start + timedelta(minutes=5))
+    assert site.subscribers("course")[BOB].failures == 2
+    run_at(site, start + timedelta(minutes=10))
+    assert BOB not in site.subscribers("course")
+    assert re.search(rf"{BOB} deleted: 3 delivery refusals in a row", site.log())
+    assert delivered(smtp_server, BOB) == []
+
+
+def test_a_delivered_letter_resets_the_failure_count(site, smtp_server):
+    """Failures count refusals in a row: a letter that goes through sets them back to 0."""
+    site.use_smtp(smtp_server.port)
+    site.service("course", letters=LESSON + [("Lesson 2", "0s", "two")])
+    site.subscriber("course", BOB, failures=2)
+
+    run_at(site)
+    bob = site.subscribers("course")[BOB]
+    assert (bob.sent, bob.failures) == (1, 0)
+    assert len(delivered(smtp_server, BOB)) == 1
+
+
+# --- the connection ------------------------------------------------------------------------
+
+def test_a_run_reuses_one_smtp_connection_for_all_its_letters(site, smtp_server):
+    """One connection per run, however many letters."""
+    series_site(site, smtp_server)
+    site.subscriber("course", "carl@example.org")
+    run_at(site)
+    assert len(delivered(smtp_server)) == 3
+    assert smtp_server.handler.connections == 1
+
+
+def test_every_letter_through_smtp_carries_the_lease_of_its_run(site, smtp_server):
+    """X-Vykhukhol-Run equals the lease in the report's first line, over SMTP too."""
+    series_site(site, smtp_server)
+    report = run_at(site)
+    lease = report.splitlines()[0].split()[1]
+    assert {m["X-Vykhukhol-Run"] for m in delivered(smtp_server)} == {lease}
+    assert all(m["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+               for m in delivered(smtp_server))
+
+
+def test_alerts_reach_the_admin_through_smtp(fresh_site, smtp_server):
+    """Alerts go through the configured transport."""
+    fresh_site.use_smtp(smtp_server.port)
+    run_at(fresh_site)
+    [alert] = smtp_server.handler.received
+    assert alert.rcpt_tos == [ADMIN]
+    assert alert.message["Subject"] == "Script is off"
