@@ -99,16 +99,22 @@ def _link(request: Request, site: Site) -> tuple[svc.Service, str, str]:
     return service, request.value("e")[:254], request.value("t")[:100]
 
 
+def _button_page(site: Site, purpose: str, service: svc.Service, email: str, token: str) -> Response:
+    """The GET side of a signed link: one button that POSTs the same fields back.
+    Nothing changes on GET or HEAD, so mail scanners that open links are harmless."""
+    return site.page("button.html", service, title=t(site.lang, f"{purpose}.title"),
+                     text=t(site.lang, f"{purpose}.text", email=email, service=service.title),
+                     button=t(site.lang, f"{purpose}.button"), action=f"{purpose}.py",
+                     s=service.name, e=email, token=token)
+
+
 def confirm(data: DataDir) -> Callable:
     def handle(request: Request) -> Response:
         _only(request, "GET", "HEAD", "POST")
         site = Site(data)
         service, email, token = _link(request, site)
         if request.method != "POST":
-            return site.page("button.html", service, title=t(site.lang, "confirm.title"),
-                             text=t(site.lang, "confirm.text", email=email, service=service.title),
-                             button=t(site.lang, "confirm.button"), action="confirm.py",
-                             s=service.name, e=email, token=token)
+            return _button_page(site, "confirm", service, email, token)
         if not membership.check_token(site.settings, service.name, email, "confirm", token) \
                 or not membership.confirm(data, site.settings, service.name, email):
             return site.message("link.invalid_title", "link.invalid_text", service, 400)
@@ -124,10 +130,7 @@ def unsubscribe(data: DataDir) -> Callable:
         site = Site(data)
         service, email, token = _link(request, site)
         if request.method != "POST":
-            return site.page("button.html", service, title=t(site.lang, "unsubscribe.title"),
-                             text=t(site.lang, "unsubscribe.text", email=email, service=service.title),
-                             button=t(site.lang, "unsubscribe.button"), action="unsubscribe.py",
-                             s=service.name, e=email, token=token)
+            return _button_page(site, "unsubscribe", service, email, token)
         # RFC 8058 one-click: the POST body is "List-Unsubscribe=One-Click" and the
         # fields come in the query string; request.value() reads either.
         if membership.check_token(site.settings, service.name, email, "unsubscribe", token):
