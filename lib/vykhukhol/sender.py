@@ -343,7 +343,7 @@ def take_lock(run: Run, lock: files.RenameLock, what: str) -> bool | None:
     if dead:
         reason = (f"a run holding {what} died {format_duration(int(age))} after it started "
                   f"(time_limit is {format_duration(run.time_limit)})")
-        state.set_block(run.data, reason)
+        state.set_block(run.data, reason, format_duration(int(age)))
         run.log.error(f"blocked: {reason}")
         run.alert(alerts.DOWN_BY_HOSTER, time_limit=format_duration(run.time_limit),
                   age=format_duration(int(age)))
@@ -427,9 +427,9 @@ def check_mode(run: Run) -> bool:
         return False
     reason = state.block_reason(run.data)
     if reason is not None:
-        run.log.write(f"blocked since a run died: {reason.strip()}")
+        run.log.write(f"blocked since a run died: {reason}")
         run.alert(alerts.DOWN_BY_HOSTER, time_limit=format_duration(run.time_limit),
-                  age=reason.strip())
+                  age=state.block_age(run.data))
         run.stop(Outcome.BLOCKED)
         return False
     return True

@@ -66,11 +66,19 @@ def mark_served(data: DataDir, services: list[str], moment: datetime) -> None:
 # --- block flag ------------------------------------------------------------
 
 def block_reason(data: DataDir) -> str | None:
-    return files.read_text(data.state / "blocked")
+    """Why the sender blocked itself (the first line of the flag), or None."""
+    text = files.read_text(data.state / "blocked")
+    return None if text is None else (text.splitlines() or ["blocked"])[0]
 
 
-def set_block(data: DataDir, reason: str) -> None:
-    files.atomic_write(data.state / "blocked", reason)
+def block_age(data: DataDir) -> str:
+    """How long the dead run had been going, as the flag recorded it."""
+    lines = (files.read_text(data.state / "blocked") or "").splitlines()
+    return lines[1] if len(lines) > 1 else "?"
+
+
+def set_block(data: DataDir, reason: str, age: str) -> None:
+    files.atomic_write(data.state / "blocked", f"{reason}\n{age}\n")
 
 
 def clear_block(data: DataDir) -> bool:
