@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from vykhukhol import auth, membership, newsletters, runlog, sender, state
+from vykhukhol import auth, membership, newsletters, runlog, runtime, sender, state
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol import subscribers as subs
@@ -133,7 +133,7 @@ def cmd_status(ctx: Context, args) -> None:
 
 def cmd_mode(ctx: Context, args) -> None:
     ctx.settings()
-    cleared = sender.set_mode(ctx.data, ctx.data.settings, args.mode)
+    cleared = runtime.set_mode(ctx.data, ctx.data.settings, args.mode)
     print(f"mode: {args.mode}")
     for item in cleared:
         print(f"cleared {item}")

@@ -25,7 +25,7 @@ from vykhukhol import (
     newsletters,
     render,
     runlog,
-    sender,
+    runtime,
     state,
 )
 from vykhukhol import services as svc
@@ -298,7 +298,7 @@ def change_mode(admin: Admin, args: dict) -> Response:
     mode = admin.request.form().get("mode", "")
     if mode not in ("debug", "working"):
         raise BadInput(admin._("Unknown mode."))
-    cleared = sender.set_mode(admin.data, admin.data.settings, mode)
+    cleared = runtime.set_mode(admin.data, admin.data.settings, mode)
     message = admin._("Mode: {mode}.", mode=mode)
     if cleared:
         message += " " + admin._("Cleared: {what}.", what=", ".join(cleared))

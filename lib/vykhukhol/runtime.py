@@ -1,0 +1,378 @@
+"""One run's machinery: its clock, quotas, transport, log and report, the
+sending limits shared across runs, and the rename locks at its door.
+
+:mod:`vykhukhol.sender` holds the steps of SPEC 5 and uses what is here:
+:class:`Run` (step 7's clock is :meth:`Run.may_send`; every letter goes
+through :meth:`Run.deliver`, which journals it before and after),
+:func:`take_lock` (steps 7 and 8: a dead holder blocks the sender, a live one
+is refused) and :func:`release` (step 6). :func:`set_mode` is the admin's
+switch that clears a self-block.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from vykhukhol import alerts, files, journal, mail, newsletters, state
+from vykhukhol import services as svc
+from vykhukhol.addresses import email_key
+from vykhukhol.datadir import DataDir
+from vykhukhol.errors import BadInput, LockBusy, StorageError, VykhukholError
+from vykhukhol.runlog import RunLog
+from vykhukhol.settings import Settings
+from vykhukhol.states import Outcome
+from vykhukhol.timeutil import format_duration, format_time, seconds_between
+
+SEND_SHARE = 0.5       # share of time_limit in which new letters may start
+HARD_SHARE = 0.8       # no SMTP command may wait past this share of time_limit
+SMTP_TIMEOUT_MAX = 20.0  # seconds one SMTP command may take at most
+REWRITE_RATE = 20e6    # bytes a second a streamed rewrite is assumed to manage
+TEMPFAIL_GIVE_UP = 3 * 86400  # a letter failing temporarily this long becomes failed
+LOST = None            # marker: a lock step failed in a way that ends the run
+BROKEN = "broken"      # marker: a letter that cannot be made (a template broken by FTP)
+
+
+@dataclass
+class Report:
+    """What a run did; ``text()`` is the cron URL's answer and the CLI's output."""
+
+    lease: str
+    started: datetime
+    ended: datetime | None = None
+    outcome: Outcome = Outcome.DONE
+    sent: Counter = field(default_factory=Counter)
+    lines: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        out = [f"run {self.lease}", f"started {format_time(self.started)}"]
+        out += self.lines
+        for target, count in sorted(self.sent.items()):
+            out.append(f"sent {count} for {target}")
+        out.append(f"ended {format_time(self.ended)}: {self.outcome.value}")
+        return "\n".join(out) + "\n"
+
+
+class Run:
+    """One run's clock, quotas, transport and log."""
+
+    def __init__(self, data: DataDir, settings: Settings,
+                 clock: Callable[[], float] = time.monotonic,
+                 now: Callable[[], datetime] | None = None) -> None:
+        from vykhukhol.timeutil import now as utc_now
+
+        self.data = data
+        self.settings = settings
+        self.clock = clock
+        self.now = now or utc_now
+        self.lease = secrets.token_hex(8)
+        self.t0 = clock()
+        self.started = self.now()
+        self.log = RunLog(data, self.lease)
+        self.report = Report(self.lease, self.started, lines=self.log.lines)
+        self.time_limit = settings["time_limit"]
+        self.news_left = settings["news_per_run"]
+        self.serial_left = settings["serial_per_run"]
+        self.reserve = 0.0          # seconds kept for rewrites still to come
+        self.slowest_letter = 0.0   # seconds the slowest letter of this run took
+        self.stopped: Outcome | None = None
+        self._transport: mail.Transport | None = None
+        self.allowance = Allowance(self)
+
+    # -- step 7: the clock ------------------------------------------------
+    def elapsed(self) -> float:
+        return self.clock() - self.t0
+
+    def time_left(self) -> float:
+        """Seconds in which a new letter may still start."""
+        budget = self.time_limit * SEND_SHARE
+        return budget - self.elapsed() - self.reserve - self.slowest_letter
+
+    def may_send(self, quota: str) -> bool:
+        """Checked before every letter: time, quota, limits, a stop."""
+        if self.stopped:
+            return False
+        if self.time_left() <= 0:
+            self.stop(Outcome.TIME)
+        elif getattr(self, quota) <= 0:
+            self.stop(Outcome.QUOTA, soft=True)
+            return False
+        elif not self.allowance.room():
+            self.stop(Outcome.LIMIT)
+        return not self.stopped
+
+    def stop(self, outcome: Outcome, soft: bool = False) -> None:
+        """Stop sending; a quota stop only ends one kind of letters."""
+        if self.report.outcome in (Outcome.DONE, Outcome.QUOTA):
+            self.report.outcome = outcome
+        if not soft:
+            self.stopped = outcome
+
+    def keep_time_for(self, *paths) -> None:
+        size = sum(p.stat().st_size for p in paths if p.exists())
+        self.reserve += size / REWRITE_RATE
+
+    # -- mail -------------------------------------------------------------
+    def transport(self) -> mail.Transport:
+        if self._transport is None:
+            config = self.settings.mail_config(self.data.outbox)
+            config.timeout = min(SMTP_TIMEOUT_MAX, self.time_limit * HARD_SHARE)
+            self._transport = mail.open_transport(config)
+        self._transport.set_deadline(self.hard_deadline())
+        return self._transport
+
+    def hard_deadline(self) -> float:
+        """The clock reading after which no SMTP command may still wait."""
+        return self.t0 + self.time_limit * HARD_SHARE - self.reserve
+
+    def close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+            self._transport = None
+
+    def deliver(self, book: journal.Journal, target: str, email: str, item: str,
+                build: Callable[[], object]) -> str:
+        """Journal, send, journal. Returns the outcome: sent, failed, tempfail,
+        in doubt, or BROKEN when the letter itself cannot be made (the caller
+        stops serving ``target``: every letter of it would fail the same way)."""
+        moment = format_time(self.now())
+        try:
+            mail.check_address(email)
+        except BadInput as exc:
+            self.log.write(f"{target}: {email} is not an address mail can go to: {exc.message}")
+            book.note(journal.FAILED, moment, target, email, item)
+            return journal.FAILED
+        try:
+            message = build()
+        except BadInput as exc:
+            self.log.error(f"{target}: letter {item} cannot be made: {exc.message}; "
+                           f"{target} is passed over until it is fixed")
+            return BROKEN
+        if not self.allowance.take():
+            self.stop(Outcome.LIMIT)
+            return journal.TEMPFAIL
+        book.note(journal.INTENT, moment, target, email, item)
+        began = self.clock()
+        try:
+            self.transport().send(message, email)
+        except mail.DeliveryError as exc:
+            if exc.stage == "data-unanswered":
+                # The server may have the letter: leave the intent alone, so it
+                # is folded "in doubt" and never sent twice.
+                self.log.write(f"{target}: the answer for {email} was lost ({exc.detail}); "
+                               "the letter is in doubt and will not be sent again")
+                self.stop(Outcome.TEMPFAIL)
+                return journal.IN_DOUBT
+            outcome = self._failed(exc, target, email, item)
+        else:
+            outcome = journal.SENT
+            forget_tempfail(self.data, target, email, item)
+            self.report.sent[target] += 1
+        self.slowest_letter = max(self.slowest_letter, self.clock() - began)
+        book.note(outcome, moment, target, email, item)
+        return outcome
+
+    def _failed(self, exc: mail.DeliveryError, target: str, email: str, item: str) -> str:
+        if not exc.temporary:
+            self.log.write(f"{target}: {email} refused ({exc.code or 'no code'}): {exc.detail}")
+            forget_tempfail(self.data, target, email, item)
+            return journal.FAILED
+        since = note_tempfail(self.data, target, email, item, self.now())
+        if seconds_between(self.now(), since) >= TEMPFAIL_GIVE_UP:
+            self.log.write(f"{target}: {email} failed temporarily for "
+                           f"{format_duration(TEMPFAIL_GIVE_UP)}; marked failed")
+            forget_tempfail(self.data, target, email, item)
+            return journal.FAILED
+        code = f" ({exc.code})" if exc.code else ""
+        self.log.write(f"{target}: temporary failure for {email}{code}: {exc.detail}; "
+                       "sending stops, a later run retries")
+        self.stop(Outcome.TEMPFAIL)
+        return journal.TEMPFAIL
+
+    def alert(self, subject: str, **details: str) -> None:
+        try:
+            transport = self.transport()
+        except VykhukholError:
+            transport = None
+        alerts.raise_alert(self.data, self.settings, self.log, subject, self.now(),
+                           transport, **details)
+
+
+class Allowance:
+    """The hourly and daily caps (SPEC 5, "Sending limits"), shared across runs.
+
+    A run reserves what it may send in one write of ``data/state/counters``
+    and gives back what it did not use; a killed run's reservation counts as
+    sent, which errs on the side of sending less.
+    """
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.granted: int | None = None  # None: not reserved yet
+        self.used = 0
+
+    def _limits(self) -> tuple[int, int]:
+        return self.run.settings["hourly_limit"], self.run.settings["daily_limit"]
+
+    def _buckets(self) -> tuple[str, str]:
+        local = self.run.now().astimezone(ZoneInfo(self.run.settings["timezone"]))
+        return f"{local:%Y-%m-%dT%H}", f"{local:%Y-%m-%d}"
+
+    def room(self) -> bool:
+        """Whether one more letter fits the caps (reserving on first use)."""
+        hourly, daily = self._limits()
+        if not hourly and not daily:
+            return True
+        if self.granted is None:
+            self._reserve(hourly, daily)
+        return self.used < self.granted
+
+    def take(self) -> bool:
+        """Count one letter that is about to leave; False when the caps are reached."""
+        if not self.room():
+            return False
+        self.used += 1
+        return True
+
+    def _reserve(self, hourly: int, daily: int) -> None:
+        wanted = self.run.news_left + self.run.serial_left
+        hour, day = self._buckets()
+
+        def change(values: dict[str, str]) -> None:
+            in_hour = int(values.get("hour_count", 0)) if values.get("hour") == hour else 0
+            in_day = int(values.get("day_count", 0)) if values.get("day") == day else 0
+            room = wanted
+            if hourly:
+                room = min(room, hourly - in_hour)
+            if daily:
+                room = min(room, daily - in_day)
+            self.granted = max(0, room)
+            values.update(hour=hour, hour_count=str(in_hour + self.granted),
+                          day=day, day_count=str(in_day + self.granted))
+        state.change_kv(self.run.data.state / "counters", change)
+
+    def settle(self) -> None:
+        """Give back the letters reserved but not sent (unless the hour turned)."""
+        if not self.granted or self.used >= self.granted:
+            return
+        unused = self.granted - self.used
+        hour, day = self._buckets()
+
+        def change(values: dict[str, str]) -> None:
+            if values.get("hour") == hour:
+                values["hour_count"] = str(max(0, int(values.get("hour_count", 0)) - unused))
+            if values.get("day") == day:
+                values["day_count"] = str(max(0, int(values.get("day_count", 0)) - unused))
+        state.change_kv(self.run.data.state / "counters", change)
+
+
+# --- temporary failures that last -------------------------------------------
+
+def _tempfail_key(target: str, email: str, item: str) -> str:
+    return f"{target}|{email_key(email)}|{item}"
+
+
+def note_tempfail(data: DataDir, target: str, email: str, item: str, moment: datetime) -> datetime:
+    """Remember when this letter first failed temporarily; returns that time."""
+    key = _tempfail_key(target, email, item)
+    values = state.change_kv(data.state / "tempfail",
+                             lambda v: v.setdefault(key, format_time(moment)))
+    return state.time_of(values, key) or moment
+
+
+def forget_tempfail(data: DataDir, target: str, email: str, item: str) -> None:
+    path = data.state / "tempfail"
+    if path.exists() and _tempfail_key(target, email, item) in state.read_kv(path):
+        state.change_kv(path, lambda v: v.pop(_tempfail_key(target, email, item), None))
+
+
+# --- locks: steps 6, 7 and 8 -------------------------------------------------
+
+def _lock_is_dead(lock: files.RenameLock, time_limit: int) -> tuple[bool, float]:
+    """(did the holder die?, its age in seconds)."""
+    holder = lock.holder()
+    if holder is None:
+        return False, 0.0
+    age = time.time() - holder.since
+    return age > time_limit or not _holder_alive(lock), age
+
+
+def _holder_alive(lock: files.RenameLock) -> bool:
+    """False only when the lock names a process of this host that is gone."""
+    parts = (files.read_text(lock.busy, "") or "").strip().split("\t")
+    if len(parts) < 3 or parts[2] != socket.gethostname():
+        return True
+    try:
+        os.kill(int(parts[1]), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, ValueError):
+        return True
+    return True
+
+
+def take_lock(run: Run, lock: files.RenameLock, what: str) -> bool | None:
+    """Steps 7 and 8 at the door: True when the lock is ours; False when another
+    live run holds it or the rename failed (alerted); LOST when the holder died
+    (the sender blocks itself)."""
+    lock.ensure()
+    dead, age = _lock_is_dead(lock, run.time_limit)
+    if dead:
+        reason = (f"a run holding {what} died {format_duration(int(age))} after it started "
+                  f"(time_limit is {format_duration(run.time_limit)})")
+        state.set_block(run.data, reason, format_duration(int(age)))
+        run.log.error(f"blocked: {reason}")
+        run.alert(alerts.DOWN_BY_HOSTER, time_limit=format_duration(run.time_limit),
+                  age=format_duration(int(age)))
+        run.stop(Outcome.BLOCKED)
+        return LOST
+    try:
+        lock.acquire(f"{run.lease}\t{os.getpid()}\t{socket.gethostname()}")
+    except LockBusy:
+        run.alert(alerts.CANNOT_LAUNCH, detail=f"{what} is held by another run")
+        run.stop(Outcome.BUSY, soft=True)
+        return False
+    except StorageError as exc:
+        run.alert(alerts.CANNOT_LAUNCH, detail=exc.message)
+        run.stop(Outcome.BUSY, soft=True)
+        return False
+    return True
+
+
+def release(run: Run, lock: files.RenameLock, what: str) -> bool:
+    """Step 6: rename the lock back to free; if that fails, alert and stop."""
+    try:
+        lock.release()
+    except StorageError as exc:
+        run.alert(alerts.CANNOT_TERMINATE, detail=exc.message)
+        run.stop(Outcome.BUSY)
+        return False
+    return True
+
+
+# --- the admin's switch -----------------------------------------------------------
+
+def set_mode(data: DataDir, settings_path, mode: str) -> list[str]:
+    """Switch the mode; switching to working clears a self-block and the stale
+    locks (SPEC 5 step 7). Returns what was cleared, for the user to read."""
+    from vykhukhol import settings as settings_mod
+
+    current = settings_mod.load(settings_path)
+    cleared = []
+    if mode == "working":
+        if state.clear_block(data):
+            cleared.append("the self-block")
+        limit = current["time_limit"]
+        locks = [newsletters.lock(data)] + [svc.db_lock(data, db) for db in svc.list_dbs(data)]
+        for lock in locks:
+            if _lock_is_dead(lock, limit)[0] and lock.force_free():
+                cleared.append(f"the stale lock {lock.busy.relative_to(data.root)}")
+    settings_mod.update(settings_path, {"mode": mode})
+    return cleared
