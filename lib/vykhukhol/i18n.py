@@ -127,6 +127,8 @@ RU: dict[str, str] = {
     "New DB": "Новая база",
     "a-z, 0-9, _ and -, up to 40 characters": "a-z, 0-9, _ и -, до 40 символов",
     "Create DB": "Создать базу",
+    "Create a DB first: a DB is a folder of services that the sender locks as one.":
+        "Сначала создайте базу: база — это папка служб, которую рассыльщик блокирует целиком.",
     "Existing": "Есть",
     "New service": "Новая служба",
     "Name (in links)": "Имя (в ссылках)",

@@ -28,6 +28,7 @@ def _choice(*options: str) -> Callable[[str], str]:
         if value not in options:
             raise BadInput(f"must be one of: {', '.join(options)}")
         return value
+    check.options = options  # type: ignore[attr-defined]  # forms offer them as a list
     return check
 
 
@@ -120,6 +121,11 @@ class Key:
     check: Callable[[str], Any]
     help: str
     secret: bool = False
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """The allowed values when the key has a fixed set, else ()."""
+        return getattr(self.check, "options", ())
 
     @property
     def full(self) -> str:

@@ -247,7 +247,13 @@ class Browser:
 
     # -- writing -----------------------------------------------------------------
     def fill(self, css: str, value: str) -> None:
+        """Type into a text field, or choose the option of a <select>."""
         field = self.find(css)
+        if field.tag_name == "select":
+            from selenium.webdriver.support.select import Select
+
+            Select(field).select_by_value(value)
+            return
         field.clear()
         if value:
             field.send_keys(value)

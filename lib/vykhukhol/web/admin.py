@@ -255,6 +255,17 @@ def warnings(admin: Admin) -> list[str]:
     return found
 
 
+def _local_date(settings: settings_mod.Settings, header: str) -> str:
+    """A Date header shown in the settings' time zone, like every other time here."""
+    from email.utils import parsedate_to_datetime
+
+    try:
+        moment = parsedate_to_datetime(header)
+    except (TypeError, ValueError):
+        return header
+    return moment.astimezone(ZoneInfo(settings["timezone"])).strftime("%Y-%m-%d %H:%M:%S")
+
+
 def local_time(settings: settings_mod.Settings, stamp: str) -> str:
     try:
         moment = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
@@ -805,7 +816,8 @@ def outbox_page(admin: Admin, args: dict) -> Response:
         except VykhukholError:
             continue
         letters.append({"file": path.name, "to": message.get("To", ""),
-                        "subject": message.get("Subject", ""), "date": message.get("Date", "")})
+                        "subject": message.get("Subject", ""),
+                        "date": _local_date(admin.settings, message.get("Date", ""))})
     return admin.page("outbox.html", letters=letters, total=len(mail.list_outbox(admin.data.outbox)))
 
 

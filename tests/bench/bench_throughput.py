@@ -1,0 +1,193 @@
+"""Letters per second of one `vykhukhol cron` run over SMTP, against the limit.
+
+The limit is a bare smtplib loop that sends the same letters (built in
+advance, byte for byte what the run sends) over one connection to the same
+server. The server is aiosmtpd in a separate process that accepts everything
+and notes when the first and the last letter arrived, so both sides are also
+compared on the sending phase alone (first to last letter, start-up and the
+final rewrite of the files left out).
+
+Rounds alternate: ours, bare, ours, bare… Durable progress is on (the
+journal fsyncs every line, ``vykhukhol.journal.SYNC``); ``--no-sync-too``
+adds a diagnostic run of ours with SYNC off, to show what the fsyncs cost.
+
+    python tests/bench/bench_throughput.py [--letters 2000] [--rounds 3]
+
+Goal: ours ≥ 0.9 × bare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import smtplib
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import benchkit as kit
+
+from vykhukhol import compose, settings as settings_mod  # noqa: I001
+from vykhukhol import services as svc
+from vykhukhol import subscribers as subs
+from vykhukhol.timeutil import now
+
+BODY = """Здравствуйте, {{ name or "друг" }}!
+
+Это первое письмо серии. Hello {{ name or "friend" }}, this is lesson one of
+the series you subscribed to on {{ date }}. It is about as long as a real
+lesson: a few paragraphs of text, some of them in Russian, so that the
+quoted-printable encoding has work to do.
+
+Выхухоль — небольшое полуводное млекопитающее. Она живёт в норах по берегам
+рек и озёр, хорошо плавает и ныряет, а на суше передвигается неуклюже.
+The desman lives in burrows along rivers and lakes; it swims and dives well
+and walks clumsily on land. Its nose is a mobile proboscis.
+
+Чтобы отписаться, откройте ссылку: {{ unsubscribe_url }}
+To unsubscribe, open: {{ unsubscribe_url }}
+"""
+
+RUN_WITHOUT_SYNC = (
+    "import sys; import vykhukhol.journal as j; j.SYNC = False; "
+    "from vykhukhol.cli import main; sys.exit(main(sys.argv[1:]))"
+)
+
+
+def prepare(base: Path, port: int, letters: int):
+    data = kit.make_data(base / "data", serial_per_run=letters, time_limit="600s",
+                         mail__transport="smtp", mail__smtp_host="127.0.0.1",
+                         mail__smtp_port=port, mail__from_email="list@example.org")
+    service = kit.add_service(data, "news", letters=[("Lesson 1 — {{ name or \"friend\" }}",
+                                                      "0s", BODY)])
+    return data, service
+
+
+def reset(data, service, letters: int) -> None:
+    """Every subscriber due again; the run's summaries and journals gone."""
+    kit.write_subscribers(service.subscribers_path, letters, "due")
+    for path in data.state.glob("due-*"):
+        path.unlink()
+    for path in data.state.glob("*.journal"):
+        path.unlink()
+
+
+def prebuilt(data, service, letters: int) -> list[tuple[str, bytes]]:
+    """The letters the run will send, built before the clock starts."""
+    from vykhukhol import mail
+
+    settings = settings_mod.load(data.settings)
+    [letter] = svc.load_letters(service)
+    out = []
+    for sub in subs.subscribers(service.subscribers_path):
+        message = compose.series_letter(service, letter, settings, sub.email, sub.name,
+                                        "0123456789abcdef", now())
+        out.append((sub.email, message.as_bytes(policy=mail.POLICY)))
+    assert len(out) == letters
+    return out
+
+
+def run_ours(data, sink: kit.SmtpSink, letters: int, sync: bool = True) -> dict:
+    sink.reset()
+    if sync:
+        argv = [sys.executable, "-m", "vykhukhol", "--data", str(data.root), "cron"]
+    else:
+        argv = [sys.executable, "-c", RUN_WITHOUT_SYNC, "--data", str(data.root), "cron"]
+    began = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, env=kit.subprocess_env(),
+                          timeout=900)
+    wall = time.perf_counter() - began
+    if done.returncode != 0:
+        raise RuntimeError(f"vykhukhol cron failed: {done.stderr}")
+    stats = sink.stats()
+    if stats["count"] != letters:
+        raise RuntimeError(f"the run sent {stats['count']} letters, {letters} expected:\n"
+                           f"{done.stdout}")
+    return {"wall": wall, "span": stats["last"] - stats["first"], "load": kit.load()}
+
+
+def run_bare(sink: kit.SmtpSink, messages: list[tuple[str, bytes]]) -> dict:
+    sink.reset()
+    began = time.perf_counter()
+    conn = smtplib.SMTP("127.0.0.1", sink.port, timeout=20)
+    conn.ehlo()
+    for rcpt, payload in messages:
+        conn.sendmail("list@example.org", [rcpt], payload)
+    conn.quit()
+    wall = time.perf_counter() - began
+    stats = sink.stats()
+    if stats["count"] != len(messages):
+        raise RuntimeError(f"bare loop: {stats['count']} letters arrived, {len(messages)} sent")
+    return {"wall": wall, "span": stats["last"] - stats["first"], "load": kit.load()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--letters", type=int, default=2000, help="due subscribers (and letters)")
+    parser.add_argument("--rounds", type=int, default=3, help="ours/bare pairs, alternating")
+    parser.add_argument("--no-sync-too", action="store_true",
+                        help="also time ours with journal.SYNC off (diagnostic)")
+    parser.add_argument("--tmp", default=None, help="folder for the scratch data")
+    args = parser.parse_args()
+
+    kit.banner(f"bench_throughput: {args.letters} letters, {args.rounds} rounds")
+    base = Path(tempfile.mkdtemp(prefix="vyk-bench-tp-", dir=args.tmp))
+    rows = []
+    try:
+        with kit.SmtpSink() as sink:
+            data, service = prepare(base, sink.port, args.letters)
+            reset(data, service, args.letters)
+            messages = prebuilt(data, service, args.letters)
+            size = sum(len(m) for _, m in messages) / len(messages)
+            print(f"# SMTP sink pid {sink.process.pid} port {sink.port}; "
+                  f"letter size {size:.0f} bytes")
+            results: dict[str, list[dict]] = {"ours": [], "bare": [], "ours, no fsync": []}
+            for round_no in range(1, args.rounds + 1):
+                reset(data, service, args.letters)
+                results["ours"].append(run_ours(data, sink, args.letters))
+                results["bare"].append(run_bare(sink, messages))
+                if args.no_sync_too:
+                    reset(data, service, args.letters)
+                    results["ours, no fsync"].append(run_ours(data, sink, args.letters, sync=False))
+                for name, got in results.items():
+                    if got and len(got) == round_no:
+                        r = got[-1]
+                        rows.append((round_no, name, f"{r['wall']:.3f}",
+                                     f"{args.letters / r['wall']:.0f}",
+                                     f"{r['span']:.3f}", f"{(args.letters - 1) / r['span']:.0f}",
+                                     r["load"]))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+    print()
+    print(kit.table(["round", "sender", "wall s", "letters/s (wall)", "send span s",
+                     "letters/s (span)", "load 1/5/15"], rows))
+
+    def rate(name: str, key: str) -> float:
+        values = [(args.letters if key == "wall" else args.letters - 1) / r[key]
+                  for r in results[name]]
+        return kit.median(values)
+
+    print()
+    summary = []
+    for key, what in (("wall", "whole process vs whole loop"),
+                      ("span", "sending phase (first→last letter at the server)")):
+        ours, bare = rate("ours", key), rate("bare", key)
+        line = [what, f"{ours:.0f}", f"{bare:.0f}", f"{ours / bare:.2f}"]
+        if results["ours, no fsync"]:
+            line.append(f"{rate('ours, no fsync', key) / bare:.2f}")
+        summary.append(line)
+    headers = ["median letters/s", "ours", "bare smtplib", "ours/bare"]
+    if results["ours, no fsync"]:
+        headers.append("no-fsync/bare")
+    print(kit.table(headers, summary))
+    ratio = rate("ours", "wall") / rate("bare", "wall")
+    print(f"\ngoal ours >= 0.9 x bare (whole process): {'met' if ratio >= 0.9 else 'MISSED'} "
+          f"({ratio:.2f}); load at end {kit.load()}; pid {os.getpid()}")
+
+
+if __name__ == "__main__":
+    main()
