@@ -197,7 +197,7 @@ RU: dict[str, str] = {
     "malformed lines": "испорченных строк",
     "Series": "Серия",
     "Delay": "Задержка",
-    "Already past this position": "Уже прошли эту позицию",
+    "Would skip a letter inserted here": "Пропустят письмо, вставленное сюда",
     "Progress is the number of letters received: a letter inserted at a position is skipped by the subscribers already past it (the column above); edits never re-send anything.":
         "Прогресс — это число полученных писем: письмо, вставленное на позицию, пропустят подписчики, которые её уже прошли (столбец выше); правка писем ничего не пересылает.",
     "No letters: this service is a plain news list.": "Писем нет: это простая новостная служба.",
