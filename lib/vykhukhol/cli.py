@@ -314,9 +314,9 @@ def cmd_newsletter(ctx: Context, args) -> None:
         name = newsletters.create(data, args.services.split(","), args.subject, _body(args), html,
                                   start, progress=lambda n: _progress(f"recipients: {n}"))
         _progress("")
-        count = newsletters.counts(data.job(name, "list"))
+        total = newsletters.read_job(data, name).values.get("total", "0")
         print(name)
-        print(f"{count['total']} recipients", file=sys.stderr)
+        print(f"{total} recipients", file=sys.stderr)
     elif args.action == "cancel":
         newsletters.cancel(data, args.job)
         print(f"newsletter {args.job} cancelled")

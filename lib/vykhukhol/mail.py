@@ -34,8 +34,6 @@ import email
 import email.errors
 import email.policy
 import re
-import smtplib
-import ssl
 import subprocess
 import time
 import unicodedata
@@ -47,6 +45,10 @@ from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import smtplib
 
 from vykhukhol import files
 from vykhukhol.errors import BadInput, NotFound, StorageError
@@ -397,6 +399,8 @@ class SmtpTransport(Transport):
         self.connections = 0  # connections opened so far (for logs and tests)
 
     def _deliver(self, msg: EmailMessage, recipient: str, envelope_from: str) -> None:
+        import smtplib
+
         data = msg.as_bytes(policy=POLICY)
         conn = self._connection()
         stage = "mail"
@@ -474,6 +478,9 @@ class SmtpTransport(Transport):
 
     def _connect(self) -> smtplib.SMTP:
         """Connect, greet, start TLS and log in; every failure is temporary."""
+        import smtplib  # only runs that use SMTP pay for smtplib and ssl
+        import ssl
+
         cfg = self.config
         conn: smtplib.SMTP | None = None
         timeout = self._arm()  # the whole session set-up fits the time left

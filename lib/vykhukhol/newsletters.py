@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from vykhukhol import files, render
+from vykhukhol import files
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir, check_name
 from vykhukhol.errors import BadInput, NotFound
@@ -186,6 +186,7 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
            html: str | None = None, start: datetime | None = None,
            progress: Callable[[int], None] | None = None) -> str:
     """Make a job; returns its name. Nothing is left behind when it fails."""
+    from vykhukhol import render
     services = [check_name(s.strip(), "service name") for s in services if s.strip()]
     if not services:
         raise BadInput("choose at least one service")

@@ -36,7 +36,7 @@ from functools import partial
 from itertools import islice
 from zoneinfo import ZoneInfo
 
-from vykhukhol import alerts, compose, files, journal, mail, newsletters, render, schedule, state
+from vykhukhol import alerts, files, journal, mail, newsletters, schedule, state
 from vykhukhol import services as svc
 from vykhukhol import subscribers as subs
 from vykhukhol.addresses import email_key
@@ -135,14 +135,17 @@ def send_newsletters(run: Run) -> bool | None:
             serve_job(run, job, book)
             touched.add(job.name)
     finally:
-        touched |= fold_newsletters(run, book)
-        for name in sorted(touched):
-            finish_if_exhausted(run, name)
-        released = release(run, lock, "the newsletters")
+        try:
+            touched |= fold_newsletters(run, book)
+            for name in sorted(touched):
+                finish_if_exhausted(run, name)
+        finally:  # a full disk while folding still frees the lock; the journal waits
+            released = release(run, lock, "the newsletters")
     return True if released else LOST
 
 
 def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
+    from vykhukhol import compose, render  # Jinja2 and the e-mail builder: only when sending
     data = run.data
     _, letter_path, list_path = newsletters.paths(data, job.name)
     try:
@@ -195,8 +198,8 @@ def suppression_gate(services: dict[str, svc.Service], batch: list) -> dict[str,
     wanted = {email_key(row.email) for row in batch}
     home: dict[str, svc.Service] = {}
     for service in services.values():
-        for sub in subs.subscribers(service.subscribers_path):
-            if sub.state.confirmed and sub.key in wanted and sub.key not in home:
+        for sub in subs.among(service.subscribers_path, wanted):
+            if sub.state.confirmed and sub.key not in home:
                 home[sub.key] = service
     return home
 
@@ -360,8 +363,10 @@ def hold_db(run: Run, first: svc.Service) -> Iterator[Held | None]:
         fold_series(run, held.book, [])
         yield held
     finally:
-        fold_series(run, held.book, held.worked)
-        release(run, lock, f"DB {first.db}")
+        try:
+            fold_series(run, held.book, held.worked)
+        finally:  # a full disk while folding still frees the lock; the journal waits
+            release(run, lock, f"DB {first.db}")
 
 
 def send_series(run: Run, first: svc.Service, held: Held) -> None:
@@ -404,9 +409,13 @@ def find_work(run: Run, service: svc.Service) -> Work | None:
         if next_due is None or next_due > moment:
             return work
     limit = max(run.serial_left, 0)
+    stamp = state.file_stamp(service.subscribers_path)  # before the read: a change meanwhile voids it
+    earliest: datetime | None = None
     letters, reminders = [], []
     for sub in subs.subscribers(service.subscribers_path):
         action = next_action(sub, rules)
+        if action.due is not None and (earliest is None or action.due < earliest):
+            earliest = action.due
         if action.kind == NOTHING or action.due > moment:
             continue
         if action.kind == LETTER:
@@ -422,11 +431,15 @@ def find_work(run: Run, service: svc.Service) -> Work | None:
     work.letters = heapq.nsmallest(limit, letters)
     work.reminders = heapq.nsmallest(limit, reminders)
     work.tidy = work.tidy or bool(work.letters or work.reminders)
-    run.keep_time_for(service.subscribers_path)
+    if work.idle:  # no fold will write the summary: write it now, so idle runs read no file
+        state.write_due(run.data, service.name, earliest, rules.fingerprint(), stamp)
+    else:
+        run.keep_time_for(service.subscribers_path)
     return work
 
 
 def send_letters(run: Run, work: Work, book: journal.Journal) -> None:
+    from vykhukhol import compose
     if not work.letters:
         return
     service = work.service
@@ -452,6 +465,7 @@ def send_letters(run: Run, work: Work, book: journal.Journal) -> None:
 def remind_and_clean(run: Run, worked: list[Work], book: journal.Journal) -> None:
     """Step 5: reminders to the unconfirmed, inside the same quota and time. The
     deletions and ``done`` marks are applied as the journal is folded."""
+    from vykhukhol import compose
     for work in worked:
         service = work.service
         for _, email, name in work.reminders:
@@ -493,10 +507,13 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
     moment = run.now()
     earliest: list[datetime | None] = [None]
     gone: Counter = Counter()
+    items_of: dict[str, set[str]] = defaultdict(set)  # address → its journalled items
+    for key, item in records:
+        items_of[key].add(item)
 
     def change(sub: subs.Subscriber) -> subs.Subscriber | None:
         after = sub
-        for item in {r[1] for r in records if r[0] == sub.key}:
+        for item in items_of.get(sub.key, ()):
             after = apply_record(run, service, after, records[(sub.key, item)])
         kept, why = clean_up(after, rules, moment)
         if kept is None:

@@ -14,7 +14,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vykhukhol import files, render
+from vykhukhol import files
 from vykhukhol.addresses import check_email, clean_name
 from vykhukhol.datadir import DataDir, check_name
 from vykhukhol.errors import BadInput, Conflict, NotFound, StorageError
@@ -159,7 +159,7 @@ def _load(folder: Path, db: str) -> Service:
 
 def check_fields(values: dict[str, str]) -> dict[str, str]:
     """Validate service fields as given by a form or the CLI; return them normalised."""
-    from vykhukhol import schedule
+    from vykhukhol import render, schedule
 
     out = {}
     for key, value in values.items():
@@ -273,6 +273,8 @@ def format_letter(letter: Letter) -> str:
 
 
 def check_letter(subject: str, delay: str, body: str, html: str | None) -> tuple[str, int]:
+    from vykhukhol import render  # Jinja2 only where templates are checked (not on idle runs)
+
     subject = (subject or "").strip()
     if not subject:
         raise BadInput("subject: must not be empty")

@@ -180,21 +180,38 @@ def check(name: str, value: str) -> Any:
 
 
 class Settings:
-    """The settings as read from one ``settings.ini``: typed access by key."""
+    """The settings as read from one ``settings.ini``: typed access by key.
+
+    Each value is checked the first time it is asked for (``problems`` checks
+    them all), so a CGI process pays only for the keys it uses: checking
+    ``admin_email`` imports email-validator, which an idle cron run never needs.
+    """
 
     def __init__(self, raw: dict[str, str], problems: list[str] | None = None) -> None:
         self.raw = raw
-        self.problems = problems or []
+        self._read_problems = problems or []
         self._typed: dict[str, Any] = {}
-        for name, spec in KEYS.items():
+        self._bad: dict[str, str] = {}
+
+    def _value(self, name: str) -> Any:
+        if name not in self._typed:
+            spec = KEYS[name]
             try:
-                self._typed[name] = spec.check(raw.get(name, spec.default).strip())
+                self._typed[name] = spec.check(self.raw.get(name, spec.default).strip())
             except BadInput as exc:
-                self.problems.append(f"{name}: {exc.message}; the default {spec.default!r} is used")
+                self._bad[name] = f"{name}: {exc.message}; the default {spec.default!r} is used"
                 self._typed[name] = spec.check(spec.default)
+        return self._typed[name]
+
+    @property
+    def problems(self) -> list[str]:
+        """What cannot be read (the file, then bad values in key order), each once."""
+        for name in KEYS:
+            self._value(name)
+        return self._read_problems + [self._bad[name] for name in KEYS if name in self._bad]
 
     def __getitem__(self, name: str) -> Any:
-        return self._typed[key(name).full]
+        return self._value(key(name).full)
 
     @property
     def secret(self) -> bytes:

@@ -13,8 +13,9 @@ every other change is one streamed atomic rewrite under the file's record lock.
 from __future__ import annotations
 
 import dataclasses
+import io
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -116,14 +117,69 @@ def subscribers(path: Path) -> Iterator[Subscriber]:
     return (item for item in read(path) if isinstance(item, Subscriber))
 
 
+def among(path: Path, keys: Collection[str]) -> Iterator[Subscriber]:
+    """The subscribers whose address (as :func:`email_key` has it) is one of
+    ``keys``, in file order: :func:`subscribers` filtered, but only those lines
+    are parsed, so looking a few addresses up in a big file stays cheap."""
+    for line in files.read_lines(path):
+        if not line.strip() or line.startswith("#"):
+            continue
+        if email_key(line.split("\t", 1)[0]) not in keys:
+            continue
+        try:
+            yield parse_line(line)
+        except BadInput:
+            continue
+
+
 def malformed(path: Path) -> list[Malformed]:
     return [item for item in read(path) if isinstance(item, Malformed)]
+
+
+# The only characters outside ASCII whose lower case holds ASCII letters (K → k, İ → i̇).
+_LOWER_TO_ASCII = ("\u212a".encode(), "\u0130".encode())
+_BLOCK = 1 << 20  # bytes read at a time by _lines_maybe_starting
+
+
+def _lines_maybe_starting(path: Path, prefix: str) -> Iterator[str]:
+    """The lines of ``path`` as :func:`files.read_lines` has them, less whole blocks
+    of lines none of which can start with ``prefix`` once lower-cased: a block whose
+    ASCII-lower-cased bytes hold neither ``prefix`` nor a character that lower-cases
+    to ASCII is skipped without being decoded. So a lookup in a big file costs a
+    byte search, not a Python loop over every line. An empty or non-ASCII
+    ``prefix`` reads every line."""
+    if not prefix or not prefix.isascii():
+        yield from files.read_lines(path)
+        return
+    needle = prefix.encode()
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        return
+    with handle:
+        carry = b""
+        while True:
+            block = handle.read(_BLOCK)
+            data = carry + block if carry else block
+            if block:  # cut after the last line end; the rest waits for the next read
+                cut = data.rfind(b"\n") + 1 or data.rfind(b"\r") + 1
+                if not cut:
+                    carry = data
+                    continue
+                data, carry = data[:cut], data[cut:]
+            if needle in data.lower() or (
+                    not data.isascii() and any(char in data for char in _LOWER_TO_ASCII)):
+                # A \r\n cut in two reads as an extra empty line, which no prefix starts.
+                for line in io.StringIO(data.decode("utf-8", "surrogateescape"), newline=""):
+                    yield line.rstrip("\r\n")
+            if not block:
+                return
 
 
 def find(path: Path, email: str) -> Subscriber | None:
     wanted = email_key(email)
     prefix = wanted.split("@")[0]
-    for line in files.read_lines(path):
+    for line in _lines_maybe_starting(path, prefix):
         # A cheap test on the raw line first: most lines are not the one.
         if not line.lower().startswith(prefix):
             continue

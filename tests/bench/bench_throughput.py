@@ -30,8 +30,9 @@ from pathlib import Path
 
 import benchkit as kit
 
-from vykhukhol import compose, settings as settings_mod  # noqa: I001
+from vykhukhol import compose
 from vykhukhol import services as svc
+from vykhukhol import settings as settings_mod
 from vykhukhol import subscribers as subs
 from vykhukhol.timeutil import now
 

@@ -24,7 +24,9 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+# The checkout measured: this one, or another named by VYKHUKHOL_BENCH_CHECKOUT
+# (a copy with a proposed change, measured side by side with this one).
+ROOT = Path(os.environ.get("VYKHUKHOL_BENCH_CHECKOUT") or Path(__file__).resolve().parents[2])
 LIB = ROOT / "lib"
 if str(LIB) not in sys.path:
     sys.path.insert(0, str(LIB))
@@ -42,7 +44,8 @@ TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 def load() -> str:
     """The 1, 5 and 15 minute load averages, as printed beside every figure."""
-    return "%.2f/%.2f/%.2f" % os.getloadavg()
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f}/{five:.2f}/{fifteen:.2f}"
 
 
 def checkout_state() -> str:
@@ -53,8 +56,11 @@ def checkout_state() -> str:
                                   timeout=10).stdout
         except (OSError, subprocess.SubprocessError):
             return "?"
+    head = git("rev-parse", "--short", "HEAD").strip()
+    if not head or head == "?":
+        return "not a git checkout"
     changed = [line[3:] for line in git("status", "--porcelain", "--", "lib").splitlines()]
-    return git("rev-parse", "--short", "HEAD").strip() + (
+    return head + (
         f" + uncommitted {', '.join(changed)}" if changed else " (lib/ clean)")
 
 
@@ -62,7 +68,7 @@ def banner(title: str) -> None:
     print(f"# {title}")
     print(f"# python {sys.version.split()[0]} ({sys.executable}), {os.cpu_count()} CPUs, "
           f"load {load()} at start, {time.strftime('%Y-%m-%d %H:%M:%S')}")
-    print(f"# checkout {checkout_state()}")
+    print(f"# checkout {ROOT}: {checkout_state()}")
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:
@@ -97,7 +103,7 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     lines = []
     for index, row in enumerate(cells):
         lines.append("  ".join(c.rjust(w) if index and _numeric(c) else c.ljust(w)
-                               for c, w in zip(row, widths)).rstrip())
+                               for c, w in zip(row, widths, strict=True)).rstrip())
         if index == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
