@@ -34,7 +34,7 @@ from vykhukhol.timeutil import format_duration, format_time, seconds_between
 SEND_SHARE = 0.5       # share of time_limit in which new letters may start
 HARD_SHARE = 0.8       # no SMTP command may wait past this share of time_limit
 SMTP_TIMEOUT_MAX = 20.0  # seconds one SMTP command may take at most
-REWRITE_RATE = 20e6    # bytes a second a streamed rewrite is assumed to manage
+REWRITE_RATE = 4e6     # bytes a second a parse-and-rewrite manages (measured 3-5 MB/s, tests/bench)
 TEMPFAIL_GIVE_UP = 3 * 86400  # a letter failing temporarily this long becomes failed
 LOST = None            # marker: a lock step failed in a way that ends the run
 BROKEN = "broken"      # marker: a letter that cannot be made (a template broken by FTP)
@@ -115,9 +115,12 @@ class Run:
         if not soft:
             self.stopped = outcome
 
+    def rewrite_seconds(self, *paths) -> float:
+        """How long reading and rewriting these files is expected to take."""
+        return sum(p.stat().st_size for p in paths if p.exists()) / REWRITE_RATE
+
     def keep_time_for(self, *paths) -> None:
-        size = sum(p.stat().st_size for p in paths if p.exists())
-        self.reserve += size / REWRITE_RATE
+        self.reserve += self.rewrite_seconds(*paths)
 
     # -- mail -------------------------------------------------------------
     def transport(self) -> mail.Transport:

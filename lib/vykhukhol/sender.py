@@ -42,7 +42,7 @@ from vykhukhol import subscribers as subs
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound, StorageError, VykhukholError
-from vykhukhol.runtime import BROKEN, LOST, Report, Run, release, take_lock
+from vykhukhol.runtime import BROKEN, LOST, SEND_SHARE, Report, Run, release, take_lock
 from vykhukhol.series import EPOCH, LETTER, NOTHING, REMIND, Rules, clean_up, next_action
 from vykhukhol.settings import Settings
 from vykhukhol.states import LedgerState, Outcome, SubscriberState
@@ -408,6 +408,14 @@ def find_work(run: Run, service: svc.Service) -> Work | None:
             next_due = EPOCH
         if next_due is None or next_due > moment:
             return work
+    # The scan and the fold each read the whole file: a list too big for that
+    # inside time_limit would get the run killed (and the sender blocked).
+    cost = 2 * run.rewrite_seconds(service.subscribers_path)
+    if cost > run.time_limit * SEND_SHARE - run.elapsed():
+        run.log.error(f"service {service.name}: its subscriber file needs about {cost:.0f}s to "
+                      f"read and rewrite, more than this run has; raise time_limit or split "
+                      f"the list (series letters of this service wait)")
+        return None
     limit = max(run.serial_left, 0)
     stamp = state.file_stamp(service.subscribers_path)  # before the read: a change meanwhile voids it
     earliest: datetime | None = None
