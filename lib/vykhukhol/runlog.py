@@ -7,11 +7,13 @@ size and rotated (``run.log.1`` … ``run.log.3``). The admin status page and
 
 from __future__ import annotations
 
+import sys
 from collections import deque
 from dataclasses import dataclass
 
 from vykhukhol import files
 from vykhukhol.datadir import DataDir
+from vykhukhol.errors import StorageError
 from vykhukhol.timeutil import format_time, now
 
 MAX_BYTES = 1_000_000  # one log file before rotation
@@ -31,13 +33,33 @@ class RunLog:
         self.path = data.log / "run.log"
         self.lease = lease
         self.lines: list[str] = []  # what this run said, for its report
+        self.lost: tuple[int, str] | None = None  # log lines the disk refused, and why
 
     def write(self, message: str, level: str = "info") -> None:
+        """Log a line; never raises. A log the disk refuses costs the log, not
+        the run: the line still reaches the run's report (the cron URL's answer),
+        the refusal is said once on stderr (the web server's error log), and the
+        log itself says so as soon as it takes lines again."""
         message = " ".join(message.split())
         self.lines.append(message if level == "info" else f"{level.upper()}: {message}")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        files.rotate(self.path, MAX_BYTES, KEEP)
-        files.append_line(self.path, f"{format_time(now())}\t{self.lease}\t{level}\t{message}", sync=False)
+        entries = [(level, message)]
+        if self.lost:
+            entries.insert(0, ("error", f"{self.lost[0]} line(s) of this run could not be "
+                                        f"written to the log: {self.lost[1]}"))
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            files.rotate(self.path, MAX_BYTES, KEEP)
+            for kind, text in entries:
+                files.append_line(self.path, f"{format_time(now())}\t{self.lease}\t{kind}\t{text}",
+                                  sync=False)
+        except (StorageError, OSError) as exc:
+            reason = exc.message if isinstance(exc, StorageError) else str(exc)
+            if not self.lost:
+                self.lines.append(f"ERROR: the run log cannot be written: {reason}")
+                print(f"vykhukhol: the run log cannot be written: {reason}", file=sys.stderr)
+            self.lost = ((self.lost[0] if self.lost else 0) + 1, reason)
+        else:
+            self.lost = None
 
     def alert(self, message: str) -> None:
         self.write(message, "alert")

@@ -42,7 +42,16 @@ from vykhukhol import subscribers as subs
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound, StorageError, VykhukholError
-from vykhukhol.runtime import BROKEN, LOST, SEND_SHARE, Report, Run, release, take_lock
+from vykhukhol.runtime import (  # noqa: F401 - set_mode: the admin's switch, also here
+    BROKEN,
+    LOST,
+    SEND_SHARE,
+    Report,
+    Run,
+    release,
+    set_mode,
+    take_lock,
+)
 from vykhukhol.series import EPOCH, LETTER, NOTHING, REMIND, Rules, clean_up, next_action
 from vykhukhol.settings import Settings
 from vykhukhol.states import LedgerState, Outcome, SubscriberState
@@ -68,7 +77,10 @@ def run(data: DataDir, settings: Settings, clock: Callable[[], float] = time.mon
         current.log.error(f"run ended early: {exc.message}")
         current.stop(Outcome.DONE)
     finally:
-        current.allowance.settle()
+        try:
+            current.allowance.settle()
+        except VykhukholError as exc:
+            current.log.error(f"the sending counters could not be updated: {exc.message}")
         current.close()
         count_daily(current)
         current.report.ended = current.now()
