@@ -126,9 +126,12 @@ def check_token(settings: Settings, service_name: str, email: str, purpose: str,
 
 
 def remove(data: DataDir, service_name: str, email: str) -> None:
-    """The admin's delete: like unsubscribe, but NotFound when the address is not there."""
-    if not unsubscribe(data, service_name, email):
+    """The admin's delete: like unsubscribe, but NotFound (and nothing changed)
+    when the address is not there."""
+    service = svc.find_service(data, service_name)
+    if subs.find(service.subscribers_path, email) is None:
         raise NotFound(f"{email} is not a subscriber of {service_name}")
+    unsubscribe(data, service_name, email)
 
 
 def parse_import(text: str) -> tuple[list[tuple[str, str]], list[tuple[int, str, str]]]:

@@ -173,6 +173,8 @@ def key(name: str) -> Key:
 def check(name: str, value: str) -> Any:
     """The typed value of ``name`` = ``value``, or BadInput naming the key."""
     spec = key(name)
+    if any(ch in value for ch in "\r\n\0\x0b\x0c\x85\u2028\u2029"):
+        raise BadInput(f"{name}: must be one line")
     try:
         return spec.check(value.strip())
     except BadInput as exc:

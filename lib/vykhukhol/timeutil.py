@@ -14,7 +14,7 @@ from vykhukhol.errors import BadInput
 UTC = timezone.utc
 NONE = "-"  # how an absent time is written in a data file
 
-_DURATION = re.compile(r"^\s*(\d{1,9})\s*([smhd])\s*$")
+_DURATION = re.compile(r"^ *([0-9]{1,9}) *([smhd]) *$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 MAX_DURATION = 3650 * 86400  # ten years: longer is a typo, and overflows dates
 

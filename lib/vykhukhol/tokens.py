@@ -23,8 +23,8 @@ def make(secret: bytes, service: str, email: str, purpose: str) -> str:
 
 
 def check(secret: bytes, service: str, email: str, purpose: str, token: str) -> bool:
-    if not isinstance(token, str) or len(token) != TOKEN_LENGTH:
-        return False
+    if not isinstance(token, str) or len(token) != TOKEN_LENGTH or not token.isascii():
+        return False  # compare_digest refuses non-ASCII text; such a token is forged anyway
     return hmac.compare_digest(make(secret, service, email, purpose), token)
 
 

@@ -91,7 +91,7 @@ class Admin:
 
     def _flash_from_query(self) -> list[str]:
         message, sig = self.request.query.get("msg", ""), self.request.query.get("sig", "")
-        if message and hmac.compare_digest(self._sign(message), sig):
+        if message and sig.isascii() and hmac.compare_digest(self._sign(message), sig):
             return [message]
         return []
 

@@ -64,7 +64,7 @@ def csrf_token(secret: bytes, sid: str) -> str:
 
 
 def csrf_ok(secret: bytes, sid: str | None, token: str | None) -> bool:
-    if not sid or not token:
+    if not sid or not token or not token.isascii():
         return False
     return hmac.compare_digest(csrf_token(secret, sid), token)
 
