@@ -9,11 +9,15 @@ the hourly and daily sending limits.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from vykhukhol import mail, state
+from vykhukhol import state
 from vykhukhol.datadir import DataDir
 from vykhukhol.runlog import RunLog
 from vykhukhol.timeutil import format_time, seconds_between
+
+if TYPE_CHECKING:
+    from vykhukhol import mail
 
 THROTTLE = 3600  # seconds between two mailings of one subject
 
@@ -85,6 +89,8 @@ def raise_alert(data: DataDir, settings, log: RunLog, subject: str, moment: date
     state.change_kv(path, claim)
     if not due:
         return False
+    from vykhukhol import mail  # only when a letter goes out
+
     message = mail.build_message(
         from_name="Vykhukhol", from_email=settings["mail.from_email"] or admin,
         to_email=admin, subject=subject, text=body, run_id=log.lease,

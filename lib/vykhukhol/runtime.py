@@ -19,9 +19,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from vykhukhol import alerts, files, journal, mail, newsletters, state
+from vykhukhol import alerts, files, journal, newsletters, state
 from vykhukhol import services as svc
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
@@ -30,6 +31,9 @@ from vykhukhol.runlog import RunLog
 from vykhukhol.settings import Settings
 from vykhukhol.states import Outcome
 from vykhukhol.timeutil import format_duration, format_time, seconds_between
+
+if TYPE_CHECKING:  # the e-mail package is imported only by runs that send
+    from vykhukhol import mail
 
 SEND_SHARE = 0.5       # share of time_limit in which new letters may start
 HARD_SHARE = 0.8       # no SMTP command may wait past this share of time_limit
@@ -124,6 +128,8 @@ class Run:
 
     # -- mail -------------------------------------------------------------
     def transport(self) -> mail.Transport:
+        from vykhukhol import mail
+
         if self._transport is None:
             config = self.settings.mail_config(self.data.outbox)
             config.timeout = min(SMTP_TIMEOUT_MAX, self.time_limit * HARD_SHARE)
@@ -145,6 +151,8 @@ class Run:
         """Journal, send, journal. Returns the outcome: sent, failed, tempfail,
         in doubt, or BROKEN when the letter itself cannot be made (the caller
         stops serving ``target``: every letter of it would fail the same way)."""
+        from vykhukhol import mail
+
         moment = format_time(self.now())
         try:
             mail.check_address(email)

@@ -36,7 +36,7 @@ from functools import partial
 from itertools import islice
 from zoneinfo import ZoneInfo
 
-from vykhukhol import alerts, files, journal, mail, newsletters, schedule, state
+from vykhukhol import alerts, files, journal, newsletters, schedule, state
 from vykhukhol import services as svc
 from vykhukhol import subscribers as subs
 from vykhukhol.addresses import email_key
@@ -268,6 +268,8 @@ def finish_if_exhausted(run: Run, name: str) -> None:
                   f"{count['skipped']} skipped, {count['in doubt']} in doubt")
     admin = run.settings["admin_email"]
     if admin:
+        from vykhukhol import mail
+
         message = mail.build_message(
             from_name="Vykhukhol", from_email=run.settings["mail.from_email"] or admin,
             to_email=admin, subject=f"Рассылка завершена: {subject}"[:200], text=report,
