@@ -1,0 +1,212 @@
+"""Kill campaign: ``kill -9`` at random moments of real ``vykhukhol cron`` runs
+(SPEC 5, step 7 and "Durability").
+
+The workload is a newsletter to every recipient plus two two-letter series in
+two DBs, sent to a real SMTP server that takes a little while over each DATA,
+so runs last and a kill lands mid-letter, mid-batch or mid-rewrite. Every
+third kill waits for a rewrite in progress (a temporary file beside a
+subscriber file or a ledger) and strikes then. Each kill is followed by what
+a user would see and do: the next cron run (blocked, sending nothing), then
+``vykhukhol mode debug`` and ``vykhukhol mode working``.
+
+After every kill: each data file parses and no subscriber is lost. At the
+end, after enough further runs: no letter was received twice (counted per
+recipient and subject at the server), letters in doubt are no more than the
+kills, and everyone has everything (received, or in doubt).
+
+Short version (CI): ~300 recipients, 12 kills. Long version, on demand:
+``VYKHUKHOL_LONG=1 python -m pytest tests/faults/test_kill_campaign.py -s``
+— 5,000 recipients, 100 kills (several minutes). ``VYKHUKHOL_SEED=<n>``
+replays a campaign whose seed a failure printed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from faultkit import (
+    ADMIN,
+    LONG,
+    assert_data_parses,
+    cron,
+    in_doubt,
+    kill_now,
+    leftover_temp_files,
+    recover,
+    scale,
+    start_cron,
+    subscriber_sets,
+)
+
+from vykhukhol import alerts, newsletters, state
+from vykhukhol import services as svc
+from vykhukhol import subscribers as subs
+from vykhukhol.states import SubscriberState
+from vykhukhol.timeutil import now
+
+RECIPIENTS = scale(300, 5000)
+KILLS = scale(12, 100)
+PADDING = scale(3000, 10000)  # unconfirmed subscribers per service: long rewrites to kill
+NEWS_PER_RUN = scale(30, 100)
+SERIAL_PER_RUN = scale(50, 100)
+DATA_DELAY = 0.01             # seconds the server takes over each DATA
+DRAIN_RUNS = scale(80, 400)   # further runs allowed to finish the workload
+ISSUE = "Issue 1"
+SERIES = {"course-a": ("alpha", ("Alpha 1", "Alpha 2")),
+          "course-b": ("beta", ("Beta 1", "Beta 2"))}
+ALERT_SUBJECTS = {alerts.SCRIPT_OFF, alerts.ALL_OFF, alerts.DOWN_BY_HOSTER,
+                  alerts.CANNOT_LAUNCH, alerts.CANNOT_TERMINATE}
+
+
+def build_workload(site: Any, port: int) -> tuple[set[tuple[str, str]], dict[str, set[str]]]:
+    """Services, subscribers and the newsletter; returns (every (recipient, subject)
+    that must arrive, the subscribers of each service)."""
+    site.use_smtp(port)
+    site.set(news_per_run=NEWS_PER_RUN, serial_per_run=SERIAL_PER_RUN, time_limit="30s")
+    confirmed = now() - timedelta(hours=1)
+    expected: set[tuple[str, str]] = set()
+    for name, (db, subjects) in SERIES.items():
+        site.service(name, db=db, letters=[(s, "0s", f"{s} for {{{{ name }}}}.\n") for s in subjects])
+    members = {"course-a": [], "course-b": []}
+    for i in range(RECIPIENTS):
+        email = f"r{i:05}@example.org"
+        if i % 2 == 0 or i % 5 == 0:
+            members["course-a"].append(email)
+        if i % 2 == 1 or i % 5 == 0:
+            members["course-b"].append(email)
+        expected.add((email, ISSUE))
+    for name, emails in members.items():
+        service = svc.find_service(site.data, name)
+        people = [subs.Subscriber(email=e, name=f"N{e[1:6]}", state=SubscriberState.ACTIVE,
+                                  subscribed=confirmed, confirmed=confirmed, ip="127.0.0.1")
+                  for e in emails]
+        people += [subs.Subscriber(email=f"p{i:05}-{name}@example.org", subscribed=now(),
+                                   ip="127.0.0.1") for i in range(PADDING)]
+        subs.add_many(service.subscribers_path, people)
+        state.forget_due(site.data, name)
+        expected |= {(e, subject) for e in emails for subject in SERIES[name][1]}
+    newsletters.create(site.data, list(SERIES), ISSUE, "Hello {{ name }}, issue one.\n")
+    return expected, subscriber_sets(site.data)
+
+
+def rewrite_folders(site: Any) -> list[Path]:
+    return [svc.find_service(site.data, name).folder for name in SERIES] + [site.data.newsletters]
+
+
+def kill_mid_rewrite(proc: Any, folders: list[Path], limit: float) -> tuple[bool, str | None]:
+    """Wait for a rewrite in progress (its temporary file) and kill the run then."""
+    deadline = time.monotonic() + limit
+    while proc.poll() is None and time.monotonic() < deadline:
+        for folder in folders:
+            try:
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        if entry.name.startswith(".") and entry.name.endswith(".tmp"):
+                            return kill_now(proc), entry.name
+            except FileNotFoundError:
+                continue
+    return kill_now(proc), None
+
+
+def series_finished(site: Any, members: dict[str, set[str]]) -> bool:
+    for name in SERIES:
+        path = svc.find_service(site.data, name).subscribers_path
+        for sub in subs.subscribers(path):
+            if sub.state is not SubscriberState.NEW and sub.sent < 2:
+                return False
+    return True
+
+
+def doubt_letters(site: Any) -> set[tuple[str, str]]:
+    letters = set()
+    for target, item, email in in_doubt(site.data):
+        subject = ISSUE if item == "news" else SERIES[target][1][int(item) - 1]
+        letters.add((email.lower(), subject))
+    return letters
+
+
+def test_kill_9_at_random_moments_loses_nothing_and_sends_nothing_twice(site, bad_smtp, rng):
+    """kill -9 mid-run (mid-letter, mid-rewrite), then recovery: files parse, nobody lost, no duplicates, doubt ≤ kills."""
+    expected, members = build_workload(site, bad_smtp.port)
+    handler = bad_smtp.handler
+    handler.delays["DATA"] = DATA_DELAY
+    root = site.root
+    folders = rewrite_folders(site)
+    longest = 3.0  # seconds a whole run takes (measured as it goes): the range of kill moments
+    kills = mid_rewrite = found_dead = blocked_sent = 0
+    started = time.monotonic()
+
+    attempt = 0
+    while kills < KILLS:
+        attempt += 1
+        proc = start_cron(root)
+        began = time.monotonic()
+        if attempt % 8 == 1:  # now and then a whole run: how long runs last now
+            proc.communicate(timeout=120)
+            longest = max(1.0, time.monotonic() - began)
+            continue
+        if kills % 3 == 2:
+            killed, caught = kill_mid_rewrite(proc, folders, longest)
+        else:
+            time.sleep(rng.uniform(0, longest))
+            killed, caught = kill_now(proc), None
+        if not killed:  # the run ended before the kill
+            if not newsletters.list_jobs(site.data) and series_finished(site, members):
+                break  # nothing left to cut short
+            continue
+        kills += 1
+        mid_rewrite += caught is not None
+        after = cron(root)  # the next cron run finds its predecessor dead
+        assert after.code == 0, after.stderr
+        if after.outcome == "blocked":
+            # (it may have sent newsletters before it met the dead DB lock)
+            found_dead += 1
+            before = handler.counts()
+            again = cron(root)  # blocked it stays, sending nothing, until the admin acts
+            assert again.outcome == "blocked", again.report
+            blocked_sent += handler.counts() != before
+        recover(root)
+        assert_data_parses(site.data)
+        assert subscriber_sets(site.data) == members, f"a subscriber was lost after kill {kills}"
+
+    drain, unexpected_blocks = 0, 0
+    while drain < DRAIN_RUNS and (newsletters.list_jobs(site.data)
+                                  or not series_finished(site, members)):
+        drain += 1
+        run = cron(root)
+        assert run.code == 0, run.stderr
+        if run.outcome == "blocked":
+            unexpected_blocks += 1
+            recover(root)
+        elif run.outcome == "busy":
+            time.sleep(1)
+
+    got = handler.counts(admin=True)
+    doubt = doubt_letters(site)
+    twice = {key: n for key, n in got.items() if n > 1 and key[1] not in ALERT_SUBJECTS}
+    received = {(rcpt.lower(), subject) for rcpt, subject in got if rcpt != ADMIN}
+    missing = expected - received - doubt
+    summary = (f"kill campaign ({'long' if LONG else 'short'}): {len(expected)} letters, "
+               f"{kills} kills ({mid_rewrite} mid-rewrite, {found_dead} holding a lock), "
+               f"{len(doubt)} in doubt, "
+               f"{len(twice)} received twice, {len(missing)} missing, {drain} further runs, "
+               f"{len(leftover_temp_files(site.data))} temporary files left, "
+               f"{time.monotonic() - started:.0f}s")
+    print(summary)
+    assert kills >= KILLS * 0.75, f"too few runs could be killed: {summary}"
+    assert blocked_sent == 0, f"{blocked_sent} blocked runs sent letters: {summary}"
+    assert not twice, f"letters received twice: {sorted(twice.items())[:20]}\n{summary}"
+    assert received - expected == set(), f"unexpected letters: {sorted(received - expected)[:20]}"
+    assert len(doubt) <= kills, f"more letters in doubt than kills: {sorted(doubt)}\n{summary}"
+    assert not missing, f"letters neither received nor in doubt: {sorted(missing)[:20]}\n{summary}"
+    assert unexpected_blocks == 0, f"the sender blocked itself without a kill: {summary}"
+    assert_data_parses(site.data)
+    assert subscriber_sets(site.data) == members, "a subscriber was lost"
+    assert not list(site.data.state.glob("*.journal")), "a journal was left unfolded"
+    for db, _ in SERIES.values():
+        assert (site.data.services / db / "db.free").exists(), f"DB {db} left busy"
+    assert (site.data.newsletters / "news.free").exists(), "the newsletters' lock left busy"
