@@ -11,14 +11,11 @@ Screenshots go to ``tests/artifacts/`` (git-ignored) for a person to look at.
 from __future__ import annotations
 
 import base64
-import http.client
 import importlib.util
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +33,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import WebDriverWait
+
+from servetools import ServeProcess
 
 
 def _root_conftest() -> Any:
@@ -62,8 +61,6 @@ CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-
                   "--disable-component-update", "--disable-sync", "--disable-quic",
                   "--window-size=1280,900"]
 WAIT = 10.0          # seconds a page may take to load after a click
-START_WITHIN = 20.0  # seconds serve may take to answer its first request
-STOP_WITHIN = 10.0   # seconds serve may take to stop after SIGTERM
 
 
 def free_port() -> int:
@@ -76,59 +73,8 @@ def free_port() -> int:
 # --- the server -------------------------------------------------------------------
 
 
-class Server:
-    """One ``vykhukhol serve`` process; its output goes to files (no pipe to fill)."""
-
-    def __init__(self, site: Any, port: int, folder: Path) -> None:
-        self.site = site
-        self.port = port
-        self.url = f"http://127.0.0.1:{port}"
-        folder.mkdir(exist_ok=True)
-        self.out_path, self.err_path = folder / "serve.out", folder / "serve.err"
-        self.proc: subprocess.Popen | None = None
-        self.exit: tuple[int | None, str, str] | None = None
-
-    def start(self) -> None:
-        with self.out_path.open("wb") as out, self.err_path.open("wb") as err:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "vykhukhol", "--data", str(self.site.root), "serve",
-                 "--host", "127.0.0.1", "--port", str(self.port), "--no-ticker",
-                 "--cgi-dir", str(self.site.cgi_dir)],
-                env=subprocess_env(), stdout=out, stderr=err)
-        deadline = time.monotonic() + START_WITHIN
-        while True:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"serve exited {self.proc.returncode}: {self.stderr()}")
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
-                conn.request("GET", "/admin/login")
-                conn.getresponse().read()
-                conn.close()
-                return
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"serve never answered: {self.stderr()}") from None
-                time.sleep(0.05)
-
-    def stderr(self) -> str:
-        return self.err_path.read_text(errors="replace")
-
-    def stdout(self) -> str:
-        return self.out_path.read_text(errors="replace")
-
-    def stop(self) -> tuple[int | None, str, str]:
-        """SIGTERM; (exit code or None if it hung, stdout, stderr). Idempotent."""
-        if self.exit is None:
-            assert self.proc is not None
-            self.proc.terminate()
-            try:
-                code: int | None = self.proc.wait(timeout=STOP_WITHIN)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                code = None
-            self.exit = (code, self.stdout(), self.stderr())
-        return self.exit
+class Server(ServeProcess):
+    """One ``vykhukhol serve`` process (see tests/servetools.py)."""
 
 
 @pytest.fixture

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import http.client
 import os
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -33,6 +31,7 @@ from webtools import (
     plain_text,
 )
 
+from servetools import ServeProcess
 from vykhukhol import subscribers as subs
 from vykhukhol import tokens
 from vykhukhol.states import SubscriberState
@@ -41,7 +40,6 @@ from vykhukhol.timeutil import now
 LIB = Path(__file__).resolve().parents[2] / "lib"
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 ONE_CLICK = b"List-Unsubscribe=One-Click"
-STOP_WITHIN = 10.0  # seconds serve may take to stop after SIGTERM
 PADDING = 3000  # finished subscribers that lengthen the sender's rewrites
 
 
@@ -64,55 +62,11 @@ def wait_for(condition: Callable[[], Any], timeout: float = 5.0) -> Any:
 # --- the server -------------------------------------------------------------------
 
 
-class Server:
-    """One ``vykhukhol serve`` process; its output goes to files (no pipe to fill)."""
+class Server(ServeProcess):
+    """One ``vykhukhol serve`` process (see tests/servetools.py), with requests."""
 
     def __init__(self, site: Any, port: int, folder: Path) -> None:
-        self.site = site
-        self.port = port
-        folder.mkdir(exist_ok=True)
-        self.out_path, self.err_path = folder / "serve.out", folder / "serve.err"
-        self.proc: subprocess.Popen | None = None
-        self.exit: tuple[int | None, str, str] | None = None
-
-    def start(self) -> None:
-        with self.out_path.open("wb") as out, self.err_path.open("wb") as err:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "vykhukhol", "--data", str(self.site.root), "serve",
-                 "--host", "127.0.0.1", "--port", str(self.port), "--no-ticker",
-                 "--cgi-dir", str(self.site.cgi_dir)],
-                env=env(), stdout=out, stderr=err)
-        deadline = time.monotonic() + 20
-        while True:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"serve exited {self.proc.returncode}: {self.stderr()}")
-            try:
-                self.get("/cgi/subscribe.py?service=news")
-                return
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"serve never answered: {self.stderr()}") from None
-                time.sleep(0.05)
-
-    def stderr(self) -> str:
-        return self.err_path.read_text(errors="replace")
-
-    def stdout(self) -> str:
-        return self.out_path.read_text(errors="replace")
-
-    def stop(self) -> tuple[int | None, str, str]:
-        """SIGTERM; (exit code or None if it hung, stdout, stderr). Idempotent."""
-        if self.exit is None:
-            assert self.proc is not None
-            self.proc.terminate()
-            try:
-                code: int | None = self.proc.wait(timeout=STOP_WITHIN)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                code = None
-            self.exit = (code, self.stdout(), self.stderr())
-        return self.exit
+        super().__init__(site, port, folder, ready_path="/cgi/subscribe.py?service=news")
 
     # -- requests ---------------------------------------------------------------
     def request(self, method: str, path: str, body: bytes | None = None,
