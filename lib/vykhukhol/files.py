@@ -226,6 +226,28 @@ class RenameLock:
         return True
 
 
+def remove_stale_temps(folder: Path, older_than: float) -> int:
+    """Delete temporary files that a killed rewrite left in ``folder`` (named by
+    :func:`atomic_write`: ``.<name>.<random>.tmp``) once older than ``older_than``
+    seconds; a live rewrite's file is younger. Returns how many went."""
+    import time
+
+    gone = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for entry in entries:
+        if entry.name.startswith(".") and entry.name.endswith(".tmp") and entry.is_file():
+            try:
+                if time.time() - entry.stat().st_mtime > older_than:
+                    os.unlink(entry.path)
+                    gone += 1
+            except OSError:
+                continue
+    return gone
+
+
 def rotate(path: Path, max_bytes: int, keep: int = 3) -> None:
     """Move ``path`` to ``path.1`` (and older ones along) once it passes ``max_bytes``."""
     try:

@@ -114,7 +114,7 @@ class Run:
 
     def stop(self, outcome: Outcome, soft: bool = False) -> None:
         """Stop sending; a quota stop only ends one kind of letters."""
-        if self.report.outcome in (Outcome.DONE, Outcome.QUOTA):
+        if self.report.outcome in (Outcome.DONE, Outcome.QUOTA) or outcome is Outcome.ERROR:
             self.report.outcome = outcome
         if not soft:
             self.stopped = outcome

@@ -75,7 +75,7 @@ def run(data: DataDir, settings: Settings, clock: Callable[[], float] = time.mon
                         remind_and_clean(current, held.worked, held.book)   # step 5
     except StorageError as exc:
         current.log.error(f"run ended early: {exc.message}")
-        current.stop(Outcome.DONE)
+        current.stop(Outcome.ERROR)
     finally:
         try:
             current.allowance.settle()
@@ -140,6 +140,8 @@ def send_newsletters(run: Run) -> bool | None:
         return taken
     touched: set[str] = set()
     try:
+        if files.remove_stale_temps(data.newsletters, run.time_limit):
+            run.log.write("removed the temporary files a killed rewrite left in newsletters")
         touched |= fold_newsletters(run, book)
         for job in due:
             if not run.may_send("news_left"):
@@ -374,6 +376,9 @@ def hold_db(run: Run, first: svc.Service) -> Iterator[Held | None]:
         return
     held = Held(first.db, journal.Journal(run.data.state / f"db-{first.db}.journal", run.lease))
     try:
+        for folder in [run.data.db(first.db)] + [s.folder for s in svc.load_services(run.data, first.db)]:
+            if files.remove_stale_temps(folder, run.time_limit):  # a killed rewrite's leftovers
+                run.log.write(f"removed the temporary files a killed rewrite left in {folder.name}")
         fold_series(run, held.book, [])
         yield held
     finally:

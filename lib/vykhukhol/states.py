@@ -47,6 +47,7 @@ class Outcome(_Labelled):
     OFF = "off"
     BLOCKED = "blocked"
     BUSY = "busy"
+    ERROR = "storage error"
 
 
 _LABELS = {
@@ -66,4 +67,5 @@ _LABELS = {
     Outcome.OFF: ("скрипт в режиме отладки", "script is in debug mode"),
     Outcome.BLOCKED: ("скрипт заблокирован", "sender is blocked"),
     Outcome.BUSY: ("база занята другим запуском", "another run holds the lock"),
+    Outcome.ERROR: ("диск отказал в записи", "the disk refused a write"),
 }

@@ -1,0 +1,32 @@
+"""Temporary files of a rewrite killed half-way are cleaned up by the next run."""
+
+import os
+import time
+
+from vykhukhol import files
+
+
+def test_a_killed_rewrites_temporary_file_is_removed_once_older_than_the_time_limit(tmp_path):
+    """Old `.name.xxx.tmp` files go; a young one (a live rewrite) and other files stay."""
+    old = tmp_path / ".subscribers.txt.abc123.tmp"
+    young = tmp_path / ".subscribers.txt.def456.tmp"
+    keep = tmp_path / "subscribers.txt"
+    for path in (old, young, keep):
+        path.write_text("x")
+    past = time.time() - 120
+    os.utime(old, (past, past))
+    os.utime(keep, (past, past))
+    assert files.remove_stale_temps(tmp_path, older_than=30) == 1
+    assert not old.exists() and young.exists() and keep.exists()
+
+
+def test_the_next_run_removes_what_a_killed_rewrite_left(site):
+    """A run that takes the DB lock sweeps the DB's and its services' folders."""
+    service = site.service("news", letters=[("Hi", "0s", "Body")])
+    stray = service.folder / ".subscribers.txt.zz9.tmp"
+    stray.write_text("half a file")
+    past = time.time() - 3600
+    os.utime(stray, (past, past))
+    site.ok("cron")
+    assert not stray.exists()
+    assert "killed rewrite" in site.log()
