@@ -12,7 +12,7 @@ import contextlib
 import email
 import email.policy
 import io
-import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -26,6 +26,7 @@ LIB = ROOT / "lib"
 if str(LIB) not in sys.path:
     sys.path.insert(0, str(LIB))
 
+from servetools import subprocess_env  # noqa: E402,F401 - used by tests that import it from here
 from vykhukhol import cli, membership  # noqa: E402
 from vykhukhol import services as svc  # noqa: E402
 from vykhukhol import settings as settings_mod  # noqa: E402
@@ -38,12 +39,6 @@ ADMIN = "admin@example.org"
 PASSWORD = "correct-horse-1"
 
 
-def subprocess_env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(LIB) + os.pathsep + env.get("PYTHONPATH", "")
-    env.pop("VYKHUKHOL_DATA", None)
-    env.update(extra)
-    return env
 
 
 @dataclass
@@ -118,6 +113,20 @@ class Site:
 
     def subscribe(self, service: str, email: str, **kw) -> str:
         return membership.subscribe(self.data, self.settings(), service, email, **kw)
+
+    def run_at(self, moment: datetime | None = None) -> str:
+        """One in-process run and its report; ``moment`` is the time the run believes it is."""
+        from vykhukhol import sender
+
+        if moment is None:
+            return self.ok("cron")
+        return sender.run(self.data, self.settings(), now=lambda: moment).text()
+
+    @staticmethod
+    def sent_counts(report: str) -> dict[str, int]:
+        """``{target: letters}`` from a run report's ``sent N for X`` lines."""
+        return {m.group(2): int(m.group(1))
+                for m in re.finditer(r"^sent (\d+) for (\S+)$", report, re.M)}
 
     # -- what happened ----------------------------------------------------
     def outbox(self) -> list[email.message.EmailMessage]:

@@ -21,6 +21,15 @@ START_WITHIN = 20.0  # seconds serve may take to answer its first request
 STOP_WITHIN = 10.0   # seconds serve may take to stop after SIGTERM
 
 
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """The environment for a ``python -m vykhukhol`` child: this checkout's lib/ first."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(LIB) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("VYKHUKHOL_DATA", None)
+    env.update(extra)
+    return env
+
+
 class ServeProcess:
     def __init__(self, site: Any, port: int, folder: Path, ready_path: str = "/admin/login") -> None:
         self.site = site
@@ -33,9 +42,7 @@ class ServeProcess:
         self.exit: tuple[int | None, str, str] | None = None
 
     def start(self) -> None:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = str(LIB) + os.pathsep + env.get("PYTHONPATH", "")
-        env.pop("VYKHUKHOL_DATA", None)
+        env = subprocess_env()
         with self.out_path.open("wb") as out, self.err_path.open("wb") as err:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "vykhukhol", "--data", str(self.site.root), "serve",

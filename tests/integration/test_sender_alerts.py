@@ -8,11 +8,11 @@ import os
 import re
 import socket
 import time
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
-from vykhukhol import files, newsletters, sender, state
+from vykhukhol import files, newsletters, state
 from vykhukhol import services as svc
 from vykhukhol.errors import StorageError
 from vykhukhol.timeutil import now
@@ -24,11 +24,6 @@ ONE_LETTER = [("Letter one", "0s", "Hello {{ name }}.")]
 
 # --- helpers ------------------------------------------------------------------
 
-def run_at(site, moment: datetime | None = None) -> str:
-    """One in-process run; ``moment`` is the time the run believes it is."""
-    if moment is None:
-        return site.ok("cron")
-    return sender.run(site.data, site.settings(), now=lambda: moment).text()
 
 
 def alerts_mailed(site) -> list[str]:
@@ -73,13 +68,13 @@ def test_debug_mode_sends_nothing_and_alerts_script_is_off_once_an_hour(fresh_si
     site = fresh_site
     due_service(site)
 
-    report = run_at(site)
+    report = site.run_at()
     assert to_subscribers(site) == []
     assert alerts_mailed(site) == ["Script is off"]
     assert "off" in report.splitlines()[-1]
     assert "режиме отладки" in alert_body(site, "Script is off")
 
-    run_at(site)
+    site.run_at()
     assert alerts_mailed(site) == ["Script is off"]
     assert alerts_logged(site, "Script is off") == 2
     assert site.subscribers("news")["reader@news.example.org"].sent == 0
@@ -89,10 +84,10 @@ def test_script_is_off_is_mailed_again_after_an_hour(fresh_site):
     """The once-an-hour throttle lets the same alert out again after an hour."""
     site = fresh_site
     start = now()
-    run_at(site, start)
-    run_at(site, start + timedelta(minutes=59))
+    site.run_at(start)
+    site.run_at(start + timedelta(minutes=59))
     assert alerts_mailed(site) == ["Script is off"]
-    run_at(site, start + timedelta(minutes=61))
+    site.run_at(start + timedelta(minutes=61))
     assert alerts_mailed(site) == ["Script is off", "Script is off"]
     assert alerts_logged(site, "Script is off") == 3
 
@@ -101,12 +96,12 @@ def test_switching_to_debug_mode_with_the_cli_turns_the_script_off(site):
     """`vykhukhol mode debug` stops sending; `mode working` resumes it."""
     due_service(site)
     site.ok("mode", "debug")
-    run_at(site)
+    site.run_at()
     assert alerts_mailed(site) == ["Script is off"]
     assert to_subscribers(site) == []
 
     site.ok("mode", "working")
-    run_at(site)
+    site.run_at()
     assert len(to_subscribers(site)) == 1
     assert alerts_mailed(site) == ["Script is off"]
 
@@ -115,9 +110,9 @@ def test_alerts_of_different_subjects_are_each_mailed_within_the_hour(fresh_site
     """The throttle is per subject: another alert in the same hour is still mailed."""
     site = fresh_site
     site.service("news", letters=ONE_LETTER, enabled=False)
-    run_at(site)
+    site.run_at()
     site.ok("mode", "working")
-    run_at(site)
+    site.run_at()
     assert alerts_mailed(site) == ["Script is off", "all dispatchs is off"]
 
 
@@ -125,7 +120,7 @@ def test_alerts_are_only_logged_when_there_is_no_admin_email(fresh_site):
     """With admin_email empty an alert is logged and nothing is mailed."""
     site = fresh_site
     site.set(admin_email="")
-    run_at(site)
+    site.run_at()
     assert site.outbox() == []
     assert alerts_logged(site, "Script is off") == 1
 
@@ -137,8 +132,8 @@ def test_no_enabled_service_alerts_all_dispatchs_is_off_once_an_hour(site):
     site.service("news", letters=ONE_LETTER, enabled=False)
     site.subscriber("news", "reader@example.org")
 
-    run_at(site)
-    run_at(site)
+    site.run_at()
+    site.run_at()
     assert alerts_mailed(site) == ["all dispatchs is off"]
     assert alerts_logged(site, "all dispatchs is off") == 2
     assert to_subscribers(site) == []
@@ -147,7 +142,7 @@ def test_no_enabled_service_alerts_all_dispatchs_is_off_once_an_hour(site):
 
 def test_a_site_without_any_service_alerts_all_dispatchs_is_off(site):
     """No service at all counts as no service enabled."""
-    run_at(site)
+    site.run_at()
     assert alerts_mailed(site) == ["all dispatchs is off"]
 
 
@@ -155,7 +150,7 @@ def test_one_enabled_service_is_enough_to_stop_the_all_off_alert(site):
     """"all dispatchs is off" is not raised while any service is enabled."""
     site.service("news", letters=ONE_LETTER, enabled=False)
     site.service("other", db="other", letters=ONE_LETTER)
-    run_at(site)
+    site.run_at()
     assert alerts_mailed(site) == []
     assert alerts_logged(site, "all dispatchs is off") == 0
 
@@ -168,21 +163,21 @@ def test_a_db_held_by_a_live_run_is_left_alone_with_not_can_launch_the_sender(si
     lock = svc.db_lock(site.data, "main")
     hold(lock)
 
-    report = run_at(site)
+    report = site.run_at()
     assert to_subscribers(site) == []
     assert alerts_mailed(site) == ["not can launch the sender"]
     assert "busy" in report.splitlines()[-1]
     assert "НЕСКОЛЬКО кронов" in alert_body(site, "not can launch the sender")
     assert lock.busy.read_text() == "another-run"  # the other run's lock is not touched
 
-    run_at(site)
+    site.run_at()
     assert alerts_mailed(site) == ["not can launch the sender"]
     assert alerts_logged(site, "not can launch the sender") == 2
     assert site.subscribers("news")["reader@news.example.org"].sent == 0
     assert not (site.data.state / "blocked").exists()
 
     os.rename(lock.busy, lock.free)  # the other run ends
-    run_at(site)
+    site.run_at()
     assert len(to_subscribers(site)) == 1
     assert lock.free.exists() and not lock.busy.exists()
 
@@ -193,7 +188,7 @@ def test_a_busy_lock_naming_this_live_process_counts_as_a_live_run(site):
     lock = svc.db_lock(site.data, "main")
     hold(lock, f"other\t{os.getpid()}\t{socket.gethostname()}")
 
-    run_at(site)
+    site.run_at()
     assert alerts_mailed(site) == ["not can launch the sender"]
     assert to_subscribers(site) == []
     assert not (site.data.state / "blocked").exists()
@@ -214,7 +209,7 @@ def test_a_db_whose_lock_cannot_be_taken_does_not_starve_the_other_dbs(site, mon
     start = now()
 
     for k in range(3):
-        run_at(site, start + timedelta(minutes=k))
+        site.run_at(start + timedelta(minutes=k))
     assert alerts_mailed(site) == ["not can launch the sender"]
     assert "Permission denied" in alert_body(site, "not can launch the sender")
     assert [m["To"].addresses[0].addr_spec for m in to_subscribers(site)] == [
@@ -227,7 +222,7 @@ def test_a_newsletter_lock_held_by_a_live_run_stops_the_newsletters_only(site):
     job = newsletters.create(site.data, ["news"], "Big news", "text")
     hold(newsletters.lock(site.data))
 
-    run_at(site)
+    site.run_at()
     assert alerts_mailed(site) == ["not can launch the sender"]
     assert [m["Subject"] for m in to_subscribers(site)] == ["Letter one"]
     assert (site.data.newsletters / f"{job}.job").exists()
@@ -241,7 +236,7 @@ def test_a_stale_db_lock_blocks_the_sender_until_the_mode_is_toggled(site):
     lock = svc.db_lock(site.data, "main")
     hold(lock, age=120)  # time_limit is 30s
 
-    report = run_at(site)
+    report = site.run_at()
     assert to_subscribers(site) == []
     assert alerts_mailed(site) == ["script is down by hoster"]
     assert "blocked" in report.splitlines()[-1]
@@ -250,15 +245,15 @@ def test_a_stale_db_lock_blocks_the_sender_until_the_mode_is_toggled(site):
     assert re.search(r"шёл уже \d+m", body)  # how long the dead run had been going
 
     os.rename(lock.busy, lock.free)  # even a freed lock does not unblock the sender
-    run_at(site)
-    run_at(site)
+    site.run_at()
+    site.run_at()
     assert to_subscribers(site) == []
     assert alerts_mailed(site) == ["script is down by hoster"]
     assert alerts_logged(site, "script is down by hoster") == 3
 
     site.ok("mode", "debug")
     site.ok("mode", "working")
-    run_at(site)
+    site.run_at()
     assert len(to_subscribers(site)) == 1
     assert site.subscribers("news")["reader@news.example.org"].sent == 1
 
@@ -268,14 +263,14 @@ def test_switching_the_mode_clears_a_stale_lock_as_well_as_the_block(site):
     due_service(site)
     lock = svc.db_lock(site.data, "main")
     hold(lock, age=120)
-    run_at(site)
+    site.run_at()
     assert lock.busy.exists()
 
     site.ok("mode", "debug")
     out = site.ok("mode", "working")
     assert "self-block" in out and "stale lock" in out
     assert lock.free.exists() and not lock.busy.exists()
-    run_at(site)
+    site.run_at()
     assert len(to_subscribers(site)) == 1
 
 
@@ -285,8 +280,8 @@ def test_a_stale_newsletter_lock_blocks_the_whole_sender(site):
     newsletters.create(site.data, ["news"], "Big news", "text")
     hold(newsletters.lock(site.data), age=300)
 
-    run_at(site)
-    run_at(site)
+    site.run_at()
+    site.run_at()
     assert to_subscribers(site) == []
     assert alerts_mailed(site) == ["script is down by hoster"]
     assert (site.data.state / "blocked").exists()
@@ -308,7 +303,7 @@ def test_a_failed_release_alerts_not_can_terminate_sender_once_an_hour(site, rel
     site.subscriber("news", "second@example.org", ago=60)
     lock = svc.db_lock(site.data, "main")
 
-    report = run_at(site)
+    report = site.run_at()
     assert alerts_mailed(site) == ["not can terminate sender"]
     assert "busy" in report.splitlines()[-1]
     assert "Permission denied" in alert_body(site, "not can terminate sender")
@@ -318,7 +313,7 @@ def test_a_failed_release_alerts_not_can_terminate_sender_once_an_hour(site, rel
     os.rename(lock.busy, lock.free)  # the admin repairs the folder; the fault is still there
     site.subscriber("news", "third@example.org", ago=60)
     state.forget_due(site.data, "news")  # the fixture's line does not lower the sender's summary
-    run_at(site)
+    site.run_at()
     assert alerts_mailed(site) == ["not can terminate sender"]
     assert alerts_logged(site, "not can terminate sender") == 2
     assert len(to_subscribers(site)) == 3
@@ -329,7 +324,7 @@ def test_a_failed_newsletter_release_stops_the_run(site, release_fails):
     due_service(site)
     newsletters.create(site.data, ["news"], "Big news", "text")
 
-    run_at(site)
+    site.run_at()
     assert "not can terminate sender" in alerts_mailed(site)
     assert [m["Subject"] for m in to_subscribers(site)] == ["Big news"]
     assert site.subscribers("news")["reader@news.example.org"].sent == 0
@@ -338,6 +333,6 @@ def test_a_failed_newsletter_release_stops_the_run(site, release_fails):
 def test_a_lock_left_busy_by_a_failed_release_is_a_live_run_at_first(site, release_fails):
     """The next run right after a failed release finds the lock busy and young: "not can launch the sender"."""
     due_service(site)
-    run_at(site)
-    run_at(site)
+    site.run_at()
+    site.run_at()
     assert alerts_mailed(site) == ["not can terminate sender", "not can launch the sender"]

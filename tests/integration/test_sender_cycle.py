@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from vykhukhol import sender, texts, tokens
 from vykhukhol import services as svc
+from vykhukhol import texts, tokens
 from vykhukhol.timeutil import now
 
 ADMIN = "admin@example.org"
@@ -26,16 +26,8 @@ ONE_LETTER = [("Letter one for {{ name }}", "0s", "Hello {{ name }}, this is let
 
 # --- helpers ------------------------------------------------------------------
 
-def run_at(site, moment: datetime | None = None) -> str:
-    """One in-process run; ``moment`` is the time the run believes it is."""
-    if moment is None:
-        return site.ok("cron")
-    return sender.run(site.data, site.settings(), now=lambda: moment).text()
 
 
-def sent_counts(report: str) -> dict[str, int]:
-    """``{target: letters}`` from a run report's ``sent N for X`` lines."""
-    return {m.group(2): int(m.group(1)) for m in re.finditer(r"^sent (\d+) for (\S+)$", report, re.M)}
 
 
 def lease_of(report: str) -> str:
@@ -72,9 +64,9 @@ def test_serial_per_run_sends_exactly_the_quota_on_each_run_until_none_are_left(
     got = []
     for _ in range(4):
         before = len(letters(site))
-        report = run_at(site)
+        report = site.run_at()
         got.append(len(letters(site)) - before)
-        assert sent_counts(report).get("news", 0) == got[-1]
+        assert site.sent_counts(report).get("news", 0) == got[-1]
     assert got == [3, 3, 2, 0]
     assert recipients(site) == [f"u{i}@example.org" for i in range(8)]
 
@@ -88,9 +80,9 @@ def test_reminders_count_against_serial_per_run(site):
     site.subscriber("news", "c@example.org", state="new", ago=3 * DAY + HOUR)
     site.subscriber("news", "d@example.org", state="new", ago=3 * DAY + HOUR)
 
-    run_at(site)
+    site.run_at()
     assert len(letters(site)) == 3
-    run_at(site)
+    site.run_at()
     assert sorted(recipients(site)) == ["a@example.org", "b@example.org", "c@example.org",
                                         "d@example.org"]
 
@@ -108,8 +100,8 @@ def test_services_in_different_dbs_take_turns_longest_ago_served_first(site):
     served = []
 
     def turn(k: int) -> None:
-        report = run_at(site, minutes(base, k))
-        [(name, count)] = sent_counts(report).items()
+        report = site.run_at(minutes(base, k))
+        [(name, count)] = site.sent_counts(report).items()
         assert count == 1
         served.append(name)
 
@@ -148,8 +140,8 @@ def test_a_service_with_nothing_due_still_takes_its_turn(site):
     site.subscriber("bravo", "b@example.org")
     base = now()
 
-    assert sent_counts(run_at(site, minutes(base, 1))) == {}
-    assert sent_counts(run_at(site, minutes(base, 2))) == {"bravo": 1}
+    assert site.sent_counts(site.run_at(minutes(base, 1))) == {}
+    assert site.sent_counts(site.run_at(minutes(base, 2))) == {"bravo": 1}
 
 
 # --- step 4: same-DB fill ---------------------------------------------------------
@@ -168,13 +160,13 @@ def test_a_run_fills_its_quota_from_other_services_of_the_same_db_only(site):
             site.subscriber(name, f"{name}{i}@example.org")
     base = now()
 
-    assert sent_counts(run_at(site, minutes(base, 1))) == {"alpha": 2, "bravo": 2}
+    assert site.sent_counts(site.run_at(minutes(base, 1))) == {"alpha": 2, "bravo": 2}
     assert all(s.sent == 0 for s in site.subscribers("delta").values())
     assert all(s.sent == 0 for s in site.subscribers("charlie").values())
 
     # bravo was worked on, so it counts as served: the other DB is next.
-    assert sent_counts(run_at(site, minutes(base, 2))) == {"delta": 4}
-    assert sent_counts(run_at(site, minutes(base, 3))) == {"bravo": 3}
+    assert site.sent_counts(site.run_at(minutes(base, 2))) == {"delta": 4}
+    assert site.sent_counts(site.run_at(minutes(base, 3))) == {"bravo": 3}
 
 
 # --- step 4: send windows -------------------------------------------------------------
@@ -189,15 +181,15 @@ def test_a_service_outside_its_send_window_is_passed_over_and_keeps_its_place(si
             site.subscriber(name, f"{name}{i}@example.org", ago=HOUR + i)
     base = now().replace(second=0)
 
-    assert sent_counts(run_at(site, minutes(base, 1))) == {"alpha": 1}
-    assert sent_counts(run_at(site, minutes(base, 2))) == {"zulu": 1}  # zulu is next after alpha
+    assert site.sent_counts(site.run_at(minutes(base, 1))) == {"alpha": 1}
+    assert site.sent_counts(site.run_at(minutes(base, 2))) == {"zulu": 1}  # zulu is next after alpha
 
     opening = minutes(base, 5)
     site.ok("service", "edit", "zulu", "--send-window", f"{opening.minute} * * * *")
-    assert sent_counts(run_at(site, minutes(base, 3))) == {"alpha": 1}
-    assert sent_counts(run_at(site, minutes(base, 4))) == {"alpha": 1}
+    assert site.sent_counts(site.run_at(minutes(base, 3))) == {"alpha": 1}
+    assert site.sent_counts(site.run_at(minutes(base, 4))) == {"alpha": 1}
     # zulu was served before alpha's last two turns: in its window it goes first.
-    assert sent_counts(run_at(site, opening)) == {"zulu": 1}
+    assert site.sent_counts(site.run_at(opening)) == {"zulu": 1}
 
 
 def test_a_run_with_every_enabled_service_outside_its_window_sends_nothing(site):
@@ -208,8 +200,8 @@ def test_a_run_with_every_enabled_service_outside_its_window_sends_nothing(site)
     site.subscriber("news", "a@example.org")
     site.subscriber("news", "b@example.org", state="new", ago=4 * DAY)
 
-    report = run_at(site, moment)
-    assert sent_counts(report) == {}
+    report = site.run_at(moment)
+    assert site.sent_counts(report) == {}
     assert letters(site) == []
     assert "send window" in site.log()
 
@@ -223,7 +215,7 @@ def test_a_send_window_applies_to_same_db_fill_as_well(site):
     site.subscriber("alpha", "a@example.org")
     site.subscriber("bravo", "b@example.org")
 
-    assert sent_counts(run_at(site, moment)) == {"alpha": 1}
+    assert site.sent_counts(site.run_at(moment)) == {"alpha": 1}
     assert site.subscribers("bravo")["b@example.org"].sent == 0
 
 
@@ -236,18 +228,18 @@ def test_the_next_letter_waits_for_its_delay_since_the_previous_one(site):
     site.subscriber("course", "a@example.org", ago=HOUR)
     start = now()
 
-    run_at(site, start)
+    site.run_at(start)
     assert [m["Subject"] for m in letters(site)] == ["Lesson 1"]
-    run_at(site, start + timedelta(minutes=5))
-    run_at(site, start + timedelta(seconds=2 * DAY - 60))
+    site.run_at(start + timedelta(minutes=5))
+    site.run_at(start + timedelta(seconds=2 * DAY - 60))
     assert len(letters(site)) == 1
     assert site.subscribers("course")["a@example.org"].sent == 1
 
-    run_at(site, start + timedelta(seconds=2 * DAY + 60))
+    site.run_at(start + timedelta(seconds=2 * DAY + 60))
     assert [m["Subject"] for m in letters(site)] == ["Lesson 1", "Lesson 2"]
-    run_at(site, start + timedelta(seconds=2 * DAY + 120))
+    site.run_at(start + timedelta(seconds=2 * DAY + 120))
     assert len(letters(site)) == 2  # lesson 3 waits an hour after lesson 2
-    run_at(site, start + timedelta(seconds=2 * DAY + HOUR + 61))
+    site.run_at(start + timedelta(seconds=2 * DAY + HOUR + 61))
     assert [m["Subject"] for m in letters(site)] == ["Lesson 1", "Lesson 2", "Lesson 3"]
 
 
@@ -257,7 +249,7 @@ def test_the_first_letter_waits_for_its_delay_since_confirmation(site):
     site.subscriber("course", "early@example.org", ago=DAY + 60)
     site.subscriber("course", "late@example.org", ago=DAY - 600)
 
-    run_at(site)
+    site.run_at()
     assert recipients(site) == ["early@example.org"]
 
 
@@ -268,7 +260,7 @@ def test_a_finished_subscriber_is_deleted_when_the_service_says_delete_finished(
     site.subscriber("course", "a@example.org", ago=3 * DAY, sent=1, last_sent_ago=2 * DAY)
     site.subscriber("course", "b@example.org", ago=HOUR, sent=1, last_sent_ago=HOUR)
 
-    run_at(site)
+    site.run_at()
     assert [m["Subject"] for m in letters(site, "a@example.org")] == ["Lesson 2"]
     assert "a@example.org" not in site.subscribers("course")
     assert site.subscribers("course")["b@example.org"].sent == 1
@@ -281,21 +273,21 @@ def test_a_finished_subscriber_is_kept_as_done_and_gets_a_letter_appended_later(
     site.subscriber("course", "a@example.org", ago=HOUR)
     start = now()
 
-    run_at(site, start)
+    site.run_at(start)
     kept = site.subscribers("course")["a@example.org"]
     assert (kept.state.value, kept.sent) == ("done", 1)
-    run_at(site, start + timedelta(minutes=1))
+    site.run_at(start + timedelta(minutes=1))
     assert len(letters(site)) == 1
 
     site.ok("letter", "add", "course", "--subject", "Lesson 2 (new)", "--delay", "1d",
             "--body", "two")
-    run_at(site, start + timedelta(seconds=DAY - 60))
+    site.run_at(start + timedelta(seconds=DAY - 60))
     assert len(letters(site)) == 1
-    run_at(site, start + timedelta(seconds=DAY + 60))
+    site.run_at(start + timedelta(seconds=DAY + 60))
     assert [m["Subject"] for m in letters(site)] == ["Lesson 1", "Lesson 2 (new)"]
     after = site.subscribers("course")["a@example.org"]
     assert (after.state.value, after.sent) == ("done", 2)
-    run_at(site, start + timedelta(seconds=DAY + 120))
+    site.run_at(start + timedelta(seconds=DAY + 120))
     assert len(letters(site)) == 2
 
 
@@ -306,11 +298,11 @@ def test_an_old_done_subscriber_gets_an_appended_letter_at_once(site):
                     last_sent_ago=3 * DAY)
     site.subscriber("course", "recent@example.org", state="done", ago=10 * DAY, sent=1,
                     last_sent_ago=HOUR)
-    run_at(site)
+    site.run_at()
     assert letters(site) == []
 
     site.ok("letter", "add", "course", "--subject", "Lesson 2", "--delay", "2d", "--body", "two")
-    run_at(site)
+    site.run_at()
     assert recipients(site) == ["old@example.org"]
 
 
@@ -323,7 +315,7 @@ def test_an_unconfirmed_subscriber_is_reminded_each_period_and_deleted_after_the
     start = now()
 
     def at(seconds: float) -> None:
-        run_at(site, start + timedelta(seconds=seconds))
+        site.run_at(start + timedelta(seconds=seconds))
 
     at(3 * DAY - 60)
     assert letters(site) == []
@@ -364,7 +356,7 @@ def test_a_reminder_is_the_confirmation_request_sent_again(site):
     [request] = site.outbox()
     site.subscriber("news", "old@example.org", name="Ann", state="new", ago=3 * DAY + 60)
 
-    run_at(site)
+    site.run_at()
     [reminder] = letters(site, "old@example.org")
     assert reminder["Subject"] == request["Subject"] == "Please confirm News"
     text = reminder.get_body(("plain",)).get_content()
@@ -383,7 +375,7 @@ def test_reminders_and_deletions_happen_for_a_service_without_letters(site):
                     last_reminder_ago=DAY)
     site.subscriber("plain", "active@example.org")
 
-    run_at(site)
+    site.run_at()
     assert recipients(site) == ["remind@example.org"]
     left = site.subscribers("plain")
     assert sorted(left) == ["active@example.org", "remind@example.org", "wait@example.org"]
@@ -395,7 +387,7 @@ def test_a_confirmed_subscriber_of_a_plain_news_list_is_never_deleted_as_finishe
     site.service("plain", delete_finished="yes")
     site.subscriber("plain", "reader@example.org", ago=DAY)
 
-    run_at(site)
+    site.run_at()
     assert "reader@example.org" in site.subscribers("plain")
 
 
@@ -409,14 +401,14 @@ def test_hourly_limit_caps_letters_across_runs_in_the_same_clock_hour(site):
         site.subscriber("news", f"u{i}@example.org", ago=HOUR + i)
     hour = now().replace(minute=0, second=0) + timedelta(hours=1)
 
-    first = run_at(site, hour)
-    assert sent_counts(first) == {"news": 4}
+    first = site.run_at(hour)
+    assert site.sent_counts(first) == {"news": 4}
     assert "limit" in first.splitlines()[-1]
-    assert sent_counts(run_at(site, hour + timedelta(minutes=20))) == {}
+    assert site.sent_counts(site.run_at(hour + timedelta(minutes=20))) == {}
     assert len(letters(site)) == 4
 
-    assert sent_counts(run_at(site, hour + timedelta(minutes=55))) == {}
-    assert sent_counts(run_at(site, hour + timedelta(minutes=60))) == {"news": 4}
+    assert site.sent_counts(site.run_at(hour + timedelta(minutes=55))) == {}
+    assert site.sent_counts(site.run_at(hour + timedelta(minutes=60))) == {"news": 4}
     assert len(letters(site)) == 8
 
 
@@ -430,8 +422,8 @@ def test_hourly_limit_counts_letters_of_same_db_fill_exactly(site):
         site.subscriber("bravo", f"b{i}@example.org")
     hour = now().replace(minute=10, second=0) + timedelta(hours=1)
 
-    run_at(site, hour)
-    run_at(site, hour + timedelta(minutes=5))
+    site.run_at(hour)
+    site.run_at(hour + timedelta(minutes=5))
     assert len(letters(site)) == 4
 
 
@@ -441,12 +433,12 @@ def test_alerts_do_not_count_against_the_hourly_limit(site):
     site.service("news", letters=ONE_LETTER, enabled=False)
     site.service("other", db="other", letters=ONE_LETTER, enabled=False)
     hour = now().replace(minute=10, second=0) + timedelta(hours=1)
-    run_at(site, hour)
+    site.run_at(hour)
     assert [m["Subject"] for m in site.outbox()] == ["all dispatchs is off"]
 
     site.ok("service", "enable", "news")
     site.subscriber("news", "a@example.org")
-    assert sent_counts(run_at(site, hour + timedelta(minutes=1))) == {"news": 1}
+    assert site.sent_counts(site.run_at(hour + timedelta(minutes=1))) == {"news": 1}
 
 
 # --- what every letter carries ---------------------------------------------------
@@ -459,7 +451,7 @@ def test_every_letter_of_a_run_carries_its_lease_id_and_the_list_headers(site):
     site.subscriber("course", "c@example.org", state="new", ago=4 * DAY)
     site.ok("newsletter", "create", "--services", "course", "--subject", "News", "--body", "hi")
 
-    report = run_at(site)
+    report = site.run_at()
     lease = lease_of(report)
     assert re.fullmatch(r"[0-9a-f]{16}", lease)
     mail = site.outbox()
@@ -483,7 +475,7 @@ def test_two_runs_have_different_lease_ids(site):
     site.service("news", letters=ONE_LETTER)
     site.subscriber("news", "a@example.org", ago=2 * HOUR)
     site.subscriber("news", "b@example.org", ago=HOUR)
-    leases = [lease_of(run_at(site)), lease_of(run_at(site))]
+    leases = [lease_of(site.run_at()), lease_of(site.run_at())]
     assert leases[0] != leases[1]
     assert [m["X-Vykhukhol-Run"] for m in letters(site)] == leases
 
@@ -494,7 +486,7 @@ def test_a_subscriber_line_added_by_hand_is_served_by_the_next_run(site):
     """A subscriber written into subscribers.txt by hand (FTP) after a run is not hidden by the sender's summary."""
     site.service("news", letters=ONE_LETTER, delete_finished="no")
     site.subscriber("news", "first@example.org")
-    run_at(site)
+    site.run_at()
     assert recipients(site) == ["first@example.org"]
 
     path = svc.find_service(site.data, "news").subscribers_path
@@ -502,5 +494,5 @@ def test_a_subscriber_line_added_by_hand_is_served_by_the_next_run(site):
     with open(path, "a", encoding="utf-8") as handle:
         handle.write("\t".join(("ftp@example.org", "By hand", "active", stamp, stamp, "0", "-",
                                 "0", "-", "0", "-")) + "\n")
-    run_at(site)
+    site.run_at()
     assert recipients(site) == ["first@example.org", "ftp@example.org"]

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from vykhukhol import membership, newsletters, sender
+from vykhukhol import membership, newsletters
 from vykhukhol import services as svc
 from vykhukhol import subscribers as subs
 from vykhukhol.timeutil import now
@@ -20,15 +20,8 @@ HOUR = 3600
 
 # --- helpers ------------------------------------------------------------------
 
-def run_at(site, moment: datetime | None = None) -> str:
-    """One in-process run; ``moment`` is the time the run believes it is."""
-    if moment is None:
-        return site.ok("cron")
-    return sender.run(site.data, site.settings(), now=lambda: moment).text()
 
 
-def sent_counts(report: str) -> dict[str, int]:
-    return {m.group(2): int(m.group(1)) for m in re.finditer(r"^sent (\d+) for (\S+)$", report, re.M)}
 
 
 def to_of(message) -> str:
@@ -78,9 +71,9 @@ def test_news_per_run_sends_exactly_the_quota_on_each_run(site):
     got = []
     for _ in range(4):
         before = len(letters(site))
-        report = run_at(site)
+        report = site.run_at()
         got.append(len(letters(site)) - before)
-        assert sent_counts(report).get(job, 0) == got[-1]
+        assert site.sent_counts(report).get(job, 0) == got[-1]
     assert got == [3, 3, 2, 0]
     assert [to_of(m) for m in letters(site)] == emails  # the ledger's order, each once
     assert job_files(site, job) == []
@@ -93,10 +86,10 @@ def test_the_quota_spans_jobs_and_the_oldest_start_goes_first(site):
     later = create(site, ["news"], subject="Later", start=now() - timedelta(minutes=5))
     earlier = create(site, ["news"], subject="Earlier", start=now() - timedelta(minutes=50))
 
-    assert sent_counts(run_at(site)) == {earlier: 3}
-    assert sent_counts(run_at(site)) == {earlier: 2, later: 1}
-    assert sent_counts(run_at(site)) == {later: 3}
-    assert sent_counts(run_at(site)) == {later: 1}
+    assert site.sent_counts(site.run_at()) == {earlier: 3}
+    assert site.sent_counts(site.run_at()) == {earlier: 2, later: 1}
+    assert site.sent_counts(site.run_at()) == {later: 3}
+    assert site.sent_counts(site.run_at()) == {later: 1}
     assert len(letters(site, "Earlier")) == len(letters(site, "Later")) == 5
 
 
@@ -104,7 +97,7 @@ def test_newsletters_go_out_while_every_service_is_disabled(site):
     """Newsletters do not depend on whether services are enabled."""
     news_list(site, "news", ["a@example.org", "b@example.org"])
     create(site, ["news"])
-    run_at(site)
+    site.run_at()
     assert sorted(to_of(m) for m in letters(site, "Big news")) == ["a@example.org", "b@example.org"]
     assert "all dispatchs is off" in [m["Subject"] for m in site.outbox()]
 
@@ -116,7 +109,7 @@ def test_newsletters_and_series_letters_have_separate_quotas(site):
     for i in range(3):
         site.subscriber("course", f"u{i}@example.org", ago=HOUR + i)
     job = create(site, ["course"])
-    assert sent_counts(run_at(site)) == {job: 2, "course": 1}
+    assert site.sent_counts(site.run_at()) == {job: 2, "course": 1}
 
 
 # --- recipients -------------------------------------------------------------------
@@ -128,8 +121,8 @@ def test_an_address_in_two_services_gets_one_letter(site):
     job = create(site, ["one", "two"])
     assert sorted(ledger(site, job)) == ["both@example.org", "one@example.org", "two@example.org"]
 
-    run_at(site)
-    run_at(site)
+    site.run_at()
+    site.run_at()
     assert sorted(to_of(m).lower() for m in letters(site)) == [
         "both@example.org", "one@example.org", "two@example.org"]
 
@@ -150,12 +143,12 @@ def test_a_job_waits_for_its_start_time(site):
     start = now() + timedelta(hours=2)
     job = create(site, ["news"], start=start)
 
-    assert sent_counts(run_at(site)) == {}
-    assert sent_counts(run_at(site, start - timedelta(minutes=1))) == {}
+    assert site.sent_counts(site.run_at()) == {}
+    assert site.sent_counts(site.run_at(start - timedelta(minutes=1))) == {}
     assert letters(site) == []
     assert job_files(site, job) == [f"{job}.job", f"{job}.letter", f"{job}.list"]
 
-    assert sent_counts(run_at(site, start + timedelta(minutes=1))) == {job: 1}
+    assert site.sent_counts(site.run_at(start + timedelta(minutes=1))) == {job: 1}
 
 
 def test_a_start_time_given_on_the_command_line_is_respected(site):
@@ -164,7 +157,7 @@ def test_a_start_time_given_on_the_command_line_is_respected(site):
     at = (now() + timedelta(days=1)).strftime("%Y-%m-%d %H:%M")
     job = site.ok("newsletter", "create", "--services", "news", "--subject", "Later",
                   "--body", "text", "--at", at).strip()
-    run_at(site)
+    site.run_at()
     assert letters(site) == []
     assert ledger(site, job) == {"a@example.org": "pending"}
 
@@ -183,11 +176,11 @@ def test_recipients_who_left_after_creation_are_skipped_not_mailed(site):
     path = svc.find_service(site.data, "news").subscribers_path
     assert subs.remove(path, "gone@example.org")  # deleted behind the ledger's back
 
-    run_at(site)
+    site.run_at()
     assert ledger(site, job) == {"gone@example.org": "skipped", "left@example.org": "skipped",
                                  "c@example.org": "sent", "d@example.org": "sent",
                                  "e@example.org": "pending"}
-    run_at(site)
+    site.run_at()
     assert sorted(to_of(m) for m in letters(site)) == ["c@example.org", "d@example.org",
                                                        "e@example.org"]
     [report] = reports(site)
@@ -203,7 +196,7 @@ def test_a_recipient_still_in_another_service_of_the_job_gets_the_letter(site):
     create(site, ["one", "two"])
     subs.remove(svc.find_service(site.data, "one").subscribers_path, "both@example.org")
 
-    run_at(site)
+    site.run_at()
     [letter] = letters(site)
     assert "s=two&" in letter["List-Unsubscribe"]
 
@@ -213,10 +206,10 @@ def test_a_job_left_with_only_rows_skipped_by_unsubscribes_is_finished(site):
     site.set(news_per_run=1)
     news_list(site, "news", ["a@example.org", "b@example.org"])
     job = create(site, ["news"])
-    run_at(site)
+    site.run_at()
     membership.unsubscribe(site.data, "news", "b@example.org")
-    run_at(site)
-    run_at(site)
+    site.run_at()
+    site.run_at()
     assert [to_of(m) for m in letters(site)] == ["a@example.org"]
     assert job_files(site, job) == []  # nothing pending is left: the job is finished
     assert len(reports(site)) == 1
@@ -232,10 +225,10 @@ def test_a_finished_job_reports_to_the_admin_in_russian_and_its_files_are_delete
     job = create(site, ["news"], subject="Выпуск 7")
     membership.unsubscribe(site.data, "news", "e@example.org")
 
-    run_at(site)
+    site.run_at()
     assert reports(site) == []
     assert job_files(site, job) == [f"{job}.job", f"{job}.letter", f"{job}.list"]
-    run_at(site)  # c and d; e unsubscribed, so nothing is left
+    site.run_at()  # c and d; e unsubscribed, so nothing is left
 
     [report] = reports(site)
     assert report["Subject"] == "Рассылка завершена: Выпуск 7"
@@ -249,7 +242,7 @@ def test_a_finished_job_reports_to_the_admin_in_russian_and_its_files_are_delete
     assert newsletters.list_jobs(site.data) == []
     assert re.search(rf"newsletter {job} finished: 4 sent, 0 failed, 1 skipped, 0 in doubt",
                      site.log())
-    run_at(site)
+    site.run_at()
     assert len(reports(site)) == 1  # one report per job
 
 
@@ -260,8 +253,8 @@ def test_a_job_whose_last_rows_are_all_skipped_still_finishes(site):
     job = create(site, ["news"])
     membership.unsubscribe(site.data, "news", "b@example.org")
     membership.unsubscribe(site.data, "news", "c@example.org")
-    run_at(site)
-    run_at(site)
+    site.run_at()
+    site.run_at()
     assert [to_of(m) for m in letters(site)] == ["a@example.org"]
     assert job_files(site, job) == []
     assert len(reports(site)) == 1
@@ -275,7 +268,7 @@ def test_a_job_missing_its_letter_or_list_is_deleted_as_inadequate(site, lost):
     good = create(site, ["news"], subject="Good")
     site.data.job(broken, lost).unlink()
 
-    run_at(site)
+    site.run_at()
     assert job_files(site, broken) == []
     assert re.search(rf"newsletter {broken} is inadequate and deleted", site.log())
     assert [m["Subject"] for m in letters(site)] == ["Good"]
@@ -287,7 +280,7 @@ def test_a_job_whose_services_are_all_gone_is_deleted_as_inadequate(site):
     news_list(site, "news", ["a@example.org"])
     job = create(site, ["news"])
     site.ok("service", "remove", "news")
-    run_at(site)
+    site.run_at()
     assert job_files(site, job) == []
     assert "inadequate" in site.log()
     assert letters(site) == []
@@ -298,7 +291,7 @@ def test_the_ledger_records_the_lease_of_the_run_that_sent_each_row(site):
     site.set(news_per_run=1)
     news_list(site, "news", ["a@example.org", "b@example.org"])
     job = create(site, ["news"])
-    report = run_at(site)
+    report = site.run_at()
     lease = report.splitlines()[0].split()[1]
     [row, pending] = list(newsletters.read_rows(site.data.job(job, "list")))
     assert (row.state.value, row.lease) == ("sent", lease)
@@ -310,7 +303,7 @@ def test_newsletter_letters_are_personalised_and_carry_the_list_headers(site):
     """Each recipient's letter is rendered with its name and has its own unsubscribe link."""
     news_list(site, "news", ["anna@example.org"])
     create(site, ["news"], subject="For {{ name }}", text="Dear {{ name }}, see {{ unsubscribe_url }}")
-    run_at(site)
+    site.run_at()
     [letter] = letters(site)
     assert letter["Subject"] == "For Anna"
     body = letter.get_body(("plain",)).get_content()
@@ -328,10 +321,10 @@ def test_hourly_limit_counts_newsletter_letters_exactly(site):
     news_list(site, "news", [f"u{i}@example.org" for i in range(8)])
     create(site, ["news"])
     hour = now().replace(minute=0, second=0) + timedelta(hours=1)
-    run_at(site, hour + timedelta(minutes=1))
-    run_at(site, hour + timedelta(minutes=2))
+    site.run_at(hour + timedelta(minutes=1))
+    site.run_at(hour + timedelta(minutes=2))
     assert len(letters(site)) == 4
-    run_at(site, hour + timedelta(minutes=61))
+    site.run_at(hour + timedelta(minutes=61))
     assert len(letters(site)) == 8
 
 
@@ -341,9 +334,9 @@ def test_daily_limit_caps_newsletter_letters_across_runs_of_a_day(site):
     news_list(site, "news", [f"u{i}@example.org" for i in range(5)])
     create(site, ["news"])
     day = now().replace(hour=0, minute=0, second=0) + timedelta(days=1)
-    run_at(site, day + timedelta(hours=1))
-    run_at(site, day + timedelta(hours=2))
-    run_at(site, day + timedelta(hours=3))
+    site.run_at(day + timedelta(hours=1))
+    site.run_at(day + timedelta(hours=2))
+    site.run_at(day + timedelta(hours=3))
     assert len(letters(site)) == 3
-    run_at(site, day + timedelta(days=1, hours=1))
+    site.run_at(day + timedelta(days=1, hours=1))
     assert len(letters(site)) == 5

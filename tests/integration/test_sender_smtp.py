@@ -6,11 +6,11 @@ failures")."""
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
-from vykhukhol import newsletters, sender
+from vykhukhol import newsletters
 from vykhukhol.timeutil import now
 
 ADMIN = "admin@example.org"
@@ -26,11 +26,6 @@ PERMANENT = [("rcpt", "550 no such user"), ("data", "554 rejected as spam")]
 
 # --- helpers ------------------------------------------------------------------
 
-def run_at(site, moment: datetime | None = None) -> str:
-    """One in-process run; ``moment`` is the time the run believes it is."""
-    if moment is None:
-        return site.ok("cron")
-    return sender.run(site.data, site.settings(), now=lambda: moment).text()
 
 
 def delivered(server, to: str | None = None) -> list:
@@ -83,15 +78,15 @@ def test_a_temporary_refusal_of_a_series_letter_loses_nothing_and_is_sent_once_l
     before = site.subscribers("course")
     answer(smtp_server, stage, BOB, reply)
 
-    report = run_at(site)
+    report = site.run_at()
     assert delivered(smtp_server) == []
     assert site.subscribers("course") == before
     assert "temporary failure" in report.splitlines()[-1]
     assert re.search(rf"temporary failure for {BOB} \({reply[:3]}\)", site.log())
 
     heal(smtp_server)
-    run_at(site)
-    run_at(site)
+    site.run_at()
+    site.run_at()
     assert len(delivered(smtp_server, BOB)) == 1
     assert len(delivered(smtp_server, AMY)) == 1
     assert {s.sent for s in site.subscribers("course").values()} == {1}
@@ -104,13 +99,13 @@ def test_a_temporary_refusal_of_a_newsletter_letter_leaves_its_row_pending(
     job = news_site(site, smtp_server)
     answer(smtp_server, stage, BOB, reply)
 
-    run_at(site)
+    site.run_at()
     assert delivered(smtp_server) == []
     assert ledger(site, job) == {BOB: "pending", AMY: "pending"}
 
     heal(smtp_server)
-    run_at(site)
-    run_at(site)
+    site.run_at()
+    site.run_at()
     assert len(delivered(smtp_server, BOB)) == 1
     assert len(delivered(smtp_server, AMY)) == 1
     assert not site.data.job(job, "job").exists()
@@ -124,15 +119,15 @@ def test_a_refused_connection_loses_nothing_and_the_next_run_sends_once(site, sm
     before = site.subscribers("course")
     site.use_smtp(closed_port)
 
-    report = run_at(site)
+    report = site.run_at()
     assert "temporary failure" in report.splitlines()[-1]
     assert site.subscribers("course") == before
     assert ledger(site, job) == {BOB: "pending", AMY: "pending"}
     assert "Connection refused" in site.log()
 
     site.use_smtp(smtp_server.port)
-    run_at(site)
-    run_at(site)
+    site.run_at()
+    site.run_at()
     subjects = sorted(m["Subject"] for m in delivered(smtp_server))
     assert subjects == ["Big news", "Big news", "Lesson 1", "Lesson 1"]
     assert {s.sent for s in site.subscribers("course").values()} == {1}
@@ -144,10 +139,10 @@ def test_a_letter_failing_temporarily_for_three_days_becomes_failed(site, smtp_s
     answer(smtp_server, "rcpt", BOB, "451 try later")
     start = now()
 
-    run_at(site, start)
-    run_at(site, start + timedelta(days=1))
+    site.run_at(start)
+    site.run_at(start + timedelta(days=1))
     assert ledger(site, job)[BOB] == "pending"
-    run_at(site, start + timedelta(seconds=3 * DAY + 60))
+    site.run_at(start + timedelta(seconds=3 * DAY + 60))
     assert not site.data.job(job, "job").exists()
     assert [m["To"].addresses[0].addr_spec for m in delivered(smtp_server)] == [AMY]
     [report] = admin_reports(smtp_server)
@@ -163,7 +158,7 @@ def test_a_permanent_refusal_fails_one_newsletter_row_and_is_listed_in_the_repor
     job = news_site(site, smtp_server)
     answer(smtp_server, stage, BOB, reply)
 
-    run_at(site)
+    site.run_at()
     assert len(delivered(smtp_server, AMY)) == 1
     assert delivered(smtp_server, BOB) == []
     assert not site.data.job(job, "job").exists()
@@ -180,9 +175,9 @@ def test_a_failed_newsletter_row_is_written_in_the_ledger(site, smtp_server):
     site.set(news_per_run=1)
     answer(smtp_server, "rcpt", BOB, "550 no such user")
 
-    run_at(site)
+    site.run_at()
     assert ledger(site, job) == {BOB: "failed", AMY: "pending"}
-    run_at(site)
+    site.run_at()
     assert len(delivered(smtp_server, AMY)) == 1
 
 
@@ -193,13 +188,13 @@ def test_three_refusals_in_a_row_delete_a_series_subscriber(site, smtp_server, s
     answer(smtp_server, stage, BOB, reply)
     start = now()
 
-    run_at(site, start)
+    site.run_at(start)
     assert len(delivered(smtp_server, AMY)) == 1  # the run goes on after a permanent refusal
     bob = site.subscribers("course")[BOB]
     assert (bob.failures, bob.sent) == (1, 0)
-    run_at(site, start + timedelta(minutes=5))
+    site.run_at(start + timedelta(minutes=5))
     assert site.subscribers("course")[BOB].failures == 2
-    run_at(site, start + timedelta(minutes=10))
+    site.run_at(start + timedelta(minutes=10))
     assert BOB not in site.subscribers("course")
     assert re.search(rf"{BOB} deleted: 3 delivery refusals in a row", site.log())
     assert delivered(smtp_server, BOB) == []
@@ -211,7 +206,7 @@ def test_a_delivered_letter_resets_the_failure_count(site, smtp_server):
     site.service("course", letters=LESSON + [("Lesson 2", "0s", "two")])
     site.subscriber("course", BOB, failures=2)
 
-    run_at(site)
+    site.run_at()
     bob = site.subscribers("course")[BOB]
     assert (bob.sent, bob.failures) == (1, 0)
     assert len(delivered(smtp_server, BOB)) == 1
@@ -223,7 +218,7 @@ def test_a_run_reuses_one_smtp_connection_for_all_its_letters(site, smtp_server)
     """One connection per run, however many letters."""
     series_site(site, smtp_server)
     site.subscriber("course", "carl@example.org")
-    run_at(site)
+    site.run_at()
     assert len(delivered(smtp_server)) == 3
     assert smtp_server.handler.connections == 1
 
@@ -231,7 +226,7 @@ def test_a_run_reuses_one_smtp_connection_for_all_its_letters(site, smtp_server)
 def test_every_letter_through_smtp_carries_the_lease_of_its_run(site, smtp_server):
     """X-Vykhukhol-Run equals the lease in the report's first line, over SMTP too."""
     series_site(site, smtp_server)
-    report = run_at(site)
+    report = site.run_at()
     lease = report.splitlines()[0].split()[1]
     assert {m["X-Vykhukhol-Run"] for m in delivered(smtp_server)} == {lease}
     assert all(m["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
@@ -241,7 +236,7 @@ def test_every_letter_through_smtp_carries_the_lease_of_its_run(site, smtp_serve
 def test_alerts_reach_the_admin_through_smtp(fresh_site, smtp_server):
     """Alerts go through the configured transport."""
     fresh_site.use_smtp(smtp_server.port)
-    run_at(fresh_site)
+    fresh_site.run_at()
     [alert] = smtp_server.handler.received
     assert alert.rcpt_tos == [ADMIN]
     assert alert.message["Subject"] == "Script is off"
