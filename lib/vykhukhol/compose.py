@@ -40,30 +40,51 @@ def context(service: Service, settings: Settings, email: str, name: str,
     }
 
 
+#: A run's presses, one per service, kind of letter and run id (see :class:`mail.Press`).
+Presses = dict[tuple[str, bool, str], mail.Press]
+
+
+def _shared(service: Service, settings: Settings, run_id: str,
+            list_letter: bool) -> dict[str, str | None]:
+    """What every copy of a service's letter has in common."""
+    from_name, from_email = sender_of(service, settings)
+    return {"from_name": from_name, "from_email": from_email, "run_id": run_id,
+            "list_id": f"{service.name}.{site_domain(settings)}" if list_letter else None}
+
+
 def _message(service: Service, settings: Settings, email: str, name: str, subject: str,
              text: str, html: str | None, run_id: str, ctx: dict[str, str],
-             list_letter: bool = True) -> EmailMessage:
-    from_name, from_email = sender_of(service, settings)
-    return mail.build_message(
-        from_name=from_name, from_email=from_email, to_email=email, to_name=name,
-        subject=render.render(subject, ctx, "subject"),
-        text=render.render(text, ctx, "text"),
-        html=render.render_html(html, ctx, "HTML") if html else None,
-        run_id=run_id,
-        list_id=f"{service.name}.{site_domain(settings)}" if list_letter else None,
-        unsubscribe_url=ctx["unsubscribe_url"] if list_letter else None,
-    )
+             list_letter: bool = True,
+             presses: Presses | None = None) -> EmailMessage | mail.Outgoing:
+    """The letter as a message, or written out by the run's press when
+    ``presses`` is given (the same bytes, made faster)."""
+    fields = {
+        "to_email": email, "to_name": name,
+        "subject": render.render(subject, ctx, "subject"),
+        "text": render.render(text, ctx, "text"),
+        "html": render.render_html(html, ctx, "HTML") if html else None,
+        "unsubscribe_url": ctx["unsubscribe_url"] if list_letter else None,
+    }
+    if presses is None:
+        return mail.build_message(**_shared(service, settings, run_id, list_letter), **fields)
+    key = (service.name, list_letter, run_id)
+    press = presses.get(key)
+    if press is None:
+        press = presses[key] = mail.Press(**_shared(service, settings, run_id, list_letter))
+    return press.write(**fields)
 
 
 def series_letter(service: Service, letter: Letter, settings: Settings, email: str,
-                  name: str, run_id: str, moment: datetime) -> EmailMessage:
+                  name: str, run_id: str, moment: datetime,
+                  presses: Presses | None = None) -> EmailMessage | mail.Outgoing:
     ctx = context(service, settings, email, name, moment)
     return _message(service, settings, email, name, letter.subject, letter.body, letter.html,
-                    run_id, ctx)
+                    run_id, ctx, presses=presses)
 
 
 def confirmation(service: Service, settings: Settings, email: str, name: str, run_id: str,
-                 moment: datetime) -> EmailMessage:
+                 moment: datetime,
+                 presses: Presses | None = None) -> EmailMessage | mail.Outgoing:
     """The confirmation request; reminders are the same letter (SPEC 5 step 5)."""
     ctx = context(service, settings, email, name, moment)
     ctx["confirm_url"] = tokens.confirm_link(settings["site_url"], settings.secret,
@@ -72,13 +93,14 @@ def confirmation(service: Service, settings: Settings, email: str, name: str, ru
     subject = service.confirm_subject or texts.CONFIRM_SUBJECT[lang]
     body = service.confirm_body or texts.CONFIRM_BODY[lang]
     return _message(service, settings, email, name, subject, body, None, run_id, ctx,
-                    list_letter=False)
+                    list_letter=False, presses=presses)
 
 
 def newsletter(service: Service, subject: str, text: str, html: str | None,
                settings: Settings, email: str, name: str, run_id: str,
-               moment: datetime) -> EmailMessage:
+               moment: datetime, presses: Presses | None = None) -> EmailMessage | mail.Outgoing:
     """A newsletter letter; ``service`` is the one of the job's services the
     recipient is subscribed to, so its unsubscribe link works."""
     ctx = context(service, settings, email, name, moment)
-    return _message(service, settings, email, name, subject, text, html, run_id, ctx)
+    return _message(service, settings, email, name, subject, text, html, run_id, ctx,
+                    presses=presses)

@@ -8,6 +8,13 @@ mid-batch leaves its journal behind; the next run that takes the lock folds it
 first, and an intent with no outcome becomes "in doubt": counted as sent and
 never sent again. So a kill costs at most one letter's certainty.
 
+Only intents are fsynced, before the letter leaves: that is what keeps a
+letter from going twice even after a power cut. An outcome line is written
+(so a kill cannot lose it) and reaches the disk with the next intent's fsync
+or the fold's; a power cut in between turns that one letter "in doubt", the
+safe direction. The file stays open for the run: one write and, for an
+intent, one fsync per line.
+
 Line: ``event<TAB>lease<TAB>time<TAB>target<TAB>email<TAB>item`` where target
 is a service or a newsletter job and item the letter number, ``reminder`` or
 the ledger row.
@@ -15,6 +22,7 @@ the ledger row.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +31,7 @@ from vykhukhol import files
 INTENT, SENT, FAILED, TEMPFAIL, SKIPPED = "intent", "sent", "failed", "tempfail", "skipped"
 IN_DOUBT = "in doubt"
 EVENTS = (INTENT, SENT, FAILED, TEMPFAIL, SKIPPED)
-SYNC = True  # fsync every line: progress survives a power cut, not only a kill
+SYNC = True  # fsync intents: progress survives a power cut, not only a kill
 
 
 @dataclass
@@ -36,26 +44,59 @@ class Record:
     outcome: str  # sent | failed | tempfail | skipped | in doubt
 
 
+def _on_disk_already() -> None:
+    return None
+
+
 class Journal:
+    """One run's journal file; :meth:`close` it (or :meth:`clear` it) when done."""
+
     def __init__(self, path: Path, lease: str) -> None:
         self.path = Path(path)
         self.lease = lease
+        self._file: files.AppendFile | None = None
 
     def note(self, event: str, time: str, target: str, email: str, item: str) -> None:
-        files.append_line(self.path, "\t".join((event, self.lease, time, target, email, item)), SYNC)
+        self._append("\t".join((event, self.lease, time, target, email, item)),
+                     SYNC and event == INTENT)
+
+    def intend(self, time: str, target: str, email: str, item: str) -> Callable[[], None]:
+        """Note that a letter is about to leave. Returns the function to call
+        before it may leave for good: it returns once the intent is on disk
+        (the disk works meanwhile, while the SMTP envelope is exchanged)."""
+        line = "\t".join((INTENT, self.lease, time, target, email, item))
+        self._append(line, False)
+        if not SYNC:
+            return _on_disk_already
+        assert self._file is not None
+        return self._file.sync_later()
 
     def note_record(self, record: Record) -> None:
         """Write a folded-later record back (intent only when it is in doubt)."""
         events = [INTENT] if record.outcome == IN_DOUBT else [INTENT, record.outcome]
         for event in events:
-            files.append_line(self.path, "\t".join(
+            self._append("\t".join(
                 (event, record.lease, record.time, record.target, record.email, record.item)), SYNC)
+
+    def _append(self, line: str, sync: bool) -> None:
+        if self._file is None:
+            self._file = files.AppendFile(self.path)
+        self._file.append(line, sync)
+
+    def close(self) -> None:
+        """Put what was written on disk and let the file go (it stays)."""
+        if self._file is not None:
+            file, self._file = self._file, None
+            file.close(sync=SYNC)
 
     def records(self) -> list[Record]:
         """One record per letter, in the order the letters were attempted."""
         return read(self.path)
 
     def clear(self) -> None:
+        if self._file is not None:
+            file, self._file = self._file, None
+            file.close(sync=False)
         files.remove(self.path)
 
 

@@ -16,7 +16,7 @@ import secrets
 import socket
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -89,6 +89,8 @@ class Run:
         self.stopped: Outcome | None = None
         self._transport: mail.Transport | None = None
         self.allowance = Allowance(self)
+        self.presses: dict = {}     # compose.Presses: each letter's shared parts, made once
+        self._tempfails: dict[str, set[str]] = {}  # target -> its keys in state/tempfail
 
     # -- step 7: the clock ------------------------------------------------
     def elapsed(self) -> float:
@@ -147,10 +149,12 @@ class Run:
             self._transport = None
 
     def deliver(self, book: journal.Journal, target: str, email: str, item: str,
-                build: Callable[[], object]) -> str:
+                build: Callable[[], object], meanwhile: Callable[[], None] | None = None) -> str:
         """Journal, send, journal. Returns the outcome: sent, failed, tempfail,
         in doubt, or BROKEN when the letter itself cannot be made (the caller
-        stops serving ``target``: every letter of it would fail the same way)."""
+        stops serving ``target``: every letter of it would fail the same way).
+        ``meanwhile`` (the next letter's :meth:`Copy.make`) runs while the
+        server works on this letter."""
         from vykhukhol import mail
 
         moment = format_time(self.now())
@@ -169,10 +173,10 @@ class Run:
         if not self.allowance.take():
             self.stop(Outcome.LIMIT)
             return journal.TEMPFAIL
-        book.note(journal.INTENT, moment, target, email, item)
+        on_disk = book.intend(moment, target, email, item)
         began = self.clock()
         try:
-            self.transport().send(message, email)
+            self.transport().send(message, email, ready=on_disk, meanwhile=meanwhile)
         except mail.DeliveryError as exc:
             if exc.stage == "data-unanswered":
                 # The server may have the letter: leave the intent alone, so it
@@ -184,7 +188,7 @@ class Run:
             outcome = self._failed(exc, target, email, item)
         else:
             outcome = journal.SENT
-            forget_tempfail(self.data, target, email, item)
+            self.forget_tempfail(target, email, item)
             self.report.sent[target] += 1
         self.slowest_letter = max(self.slowest_letter, self.clock() - began)
         book.note(outcome, moment, target, email, item)
@@ -193,19 +197,46 @@ class Run:
     def _failed(self, exc: mail.DeliveryError, target: str, email: str, item: str) -> str:
         if not exc.temporary:
             self.log.write(f"{target}: {email} refused ({exc.code or 'no code'}): {exc.detail}")
-            forget_tempfail(self.data, target, email, item)
+            self.forget_tempfail(target, email, item)
             return journal.FAILED
-        since = note_tempfail(self.data, target, email, item, self.now())
+        since = self.note_tempfail(target, email, item)
         if seconds_between(self.now(), since) >= TEMPFAIL_GIVE_UP:
             self.log.write(f"{target}: {email} failed temporarily for "
                            f"{format_duration(TEMPFAIL_GIVE_UP)}; marked failed")
-            forget_tempfail(self.data, target, email, item)
+            self.forget_tempfail(target, email, item)
             return journal.FAILED
         code = f" ({exc.code})" if exc.code else ""
         self.log.write(f"{target}: temporary failure for {email}{code}: {exc.detail}; "
                        "sending stops, a later run retries")
         self.stop(Outcome.TEMPFAIL)
         return journal.TEMPFAIL
+
+    def note_tempfail(self, target: str, email: str, item: str) -> datetime:
+        """Remember when this letter first failed temporarily; returns that time."""
+        key = _tempfail_key(target, email, item)
+        moment = self.now()
+        values = state.change_kv(self.data.state / "tempfail",
+                                 lambda v: v.setdefault(key, format_time(moment)))
+        self._tempfails_of(target).add(key)
+        return state.time_of(values, key) or moment
+
+    def forget_tempfail(self, target: str, email: str, item: str) -> None:
+        key = _tempfail_key(target, email, item)
+        keys = self._tempfails_of(target)
+        if key in keys:
+            state.change_kv(self.data.state / "tempfail", lambda v: v.pop(key, None))
+            keys.discard(key)
+
+    def _tempfails_of(self, target: str) -> set[str]:
+        """The remembered failures of ``target``, read once (on its first letter,
+        under its lock: only the run holding that lock changes them)."""
+        keys = self._tempfails.get(target)
+        if keys is None:
+            path = self.data.state / "tempfail"
+            keys = {k for k in state.read_kv(path) if k.startswith(f"{target}|")} \
+                if path.exists() else set()
+            self._tempfails[target] = keys
+        return keys
 
     def alert(self, subject: str, **details: str) -> None:
         try:
@@ -290,18 +321,39 @@ def _tempfail_key(target: str, email: str, item: str) -> str:
     return f"{target}|{email_key(email)}|{item}"
 
 
-def note_tempfail(data: DataDir, target: str, email: str, item: str, moment: datetime) -> datetime:
-    """Remember when this letter first failed temporarily; returns that time."""
-    key = _tempfail_key(target, email, item)
-    values = state.change_kv(data.state / "tempfail",
-                             lambda v: v.setdefault(key, format_time(moment)))
-    return state.time_of(values, key) or moment
+class Copy:
+    """One recipient's letter, made when first asked for, or earlier by
+    :meth:`make` while the SMTP server is busy with the letter before it (so
+    the two overlap); a failure to make it waits for the asking."""
+
+    def __init__(self, build: Callable[[], object]) -> None:
+        self._build: Callable[[], object] | None = build
+        self._made: object = None
+        self._error: Exception | None = None
+
+    def make(self) -> None:
+        """Never raises."""
+        if self._build is not None:
+            build, self._build = self._build, None
+            try:
+                self._made = build()
+            except Exception as exc:  # noqa: BLE001 - kept for __call__, which raises it
+                self._error = exc
+
+    def __call__(self) -> object:
+        """The letter (once: the copy lets go of it, a batch can be long)."""
+        self.make()
+        if self._error is not None:
+            raise self._error
+        made, self._made = self._made, None
+        return made
 
 
-def forget_tempfail(data: DataDir, target: str, email: str, item: str) -> None:
-    path = data.state / "tempfail"
-    if path.exists() and _tempfail_key(target, email, item) in state.read_kv(path):
-        state.change_kv(path, lambda v: v.pop(_tempfail_key(target, email, item), None))
+def one_ahead(copies: list[Copy | None]) -> Iterator[tuple[Copy | None, Callable[[], None] | None]]:
+    """Each copy with what to do while it is sent: make the one after it."""
+    for i, here in enumerate(copies):
+        after = copies[i + 1] if i + 1 < len(copies) else None
+        yield here, (after.make if after is not None else None)
 
 
 # --- locks: steps 6, 7 and 8 -------------------------------------------------

@@ -46,8 +46,10 @@ from vykhukhol.runtime import (  # noqa: F401 - set_mode: the admin's switch, al
     BROKEN,
     LOST,
     SEND_SHARE,
+    Copy,
     Report,
     Run,
+    one_ahead,
     release,
     set_mode,
     take_lock,
@@ -154,6 +156,7 @@ def send_newsletters(run: Run) -> bool | None:
             for name in sorted(touched):
                 finish_if_exhausted(run, name)
         finally:  # a full disk while folding still frees the lock; the journal waits
+            book.close()
             released = release(run, lock, "the newsletters")
     return True if released else LOST
 
@@ -191,16 +194,16 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
         if not batch:
             break
         home = suppression_gate(services, batch)
-        for row in batch:
+        copies = [None if (service := home.get(email_key(row.email))) is None else Copy(partial(
+            compose.newsletter, service, subject, text, html, run.settings, row.email,
+            row.name, run.lease, run.now(), run.presses)) for row in batch]
+        for row, (copy, meanwhile) in zip(batch, one_ahead(copies), strict=True):
             if not run.may_send("news_left"):
                 break
-            service = home.get(email_key(row.email))
-            if service is None:
+            if copy is None:
                 book.note(journal.SKIPPED, format_time(run.now()), job.name, row.email, str(row.index))
                 continue
-            outcome = run.deliver(book, job.name, row.email, str(row.index), partial(
-                compose.newsletter, service, subject, text, html, run.settings, row.email,
-                row.name, run.lease, run.now()))
+            outcome = run.deliver(book, job.name, row.email, str(row.index), copy, meanwhile)
             if outcome == BROKEN:
                 return
             if outcome != journal.TEMPFAIL:
@@ -385,6 +388,7 @@ def hold_db(run: Run, first: svc.Service) -> Iterator[Held | None]:
         try:
             fold_series(run, held.book, held.worked)
         finally:  # a full disk while folding still frees the lock; the journal waits
+            held.book.close()
             release(run, lock, f"DB {first.db}")
 
 
@@ -475,12 +479,14 @@ def send_letters(run: Run, work: Work, book: journal.Journal) -> None:
     except BadInput as exc:
         run.log.error(f"service {service.name}: its letters cannot be read: {exc.message}")
         return
-    for _, email, name, number in work.letters:
+    copies: list[Copy | None] = [Copy(partial(
+        compose.series_letter, service, letters[number - 1], run.settings, email, name, run.lease,
+        run.now(), run.presses)) for _, email, name, number in work.letters]
+    for (_, email, _, number), (copy, meanwhile) in zip(work.letters, one_ahead(copies),
+                                                        strict=True):
         if not run.may_send("serial_left"):
             return
-        letter = letters[number - 1]
-        outcome = run.deliver(book, service.name, email, str(number), partial(
-            compose.series_letter, service, letter, run.settings, email, name, run.lease, run.now()))
+        outcome = run.deliver(book, service.name, email, str(number), copy, meanwhile)
         if outcome == BROKEN:
             return
         if outcome != journal.TEMPFAIL:
@@ -495,11 +501,14 @@ def remind_and_clean(run: Run, worked: list[Work], book: journal.Journal) -> Non
     from vykhukhol import compose
     for work in worked:
         service = work.service
-        for _, email, name in work.reminders:
+        copies: list[Copy | None] = [Copy(partial(
+            compose.confirmation, service, run.settings, email, name, run.lease, run.now(),
+            run.presses)) for _, email, name in work.reminders]
+        for (_, email, _), (copy, meanwhile) in zip(work.reminders, one_ahead(copies),
+                                                    strict=True):
             if not run.may_send("serial_left"):
                 return
-            outcome = run.deliver(book, service.name, email, "reminder", partial(
-                compose.confirmation, service, run.settings, email, name, run.lease, run.now()))
+            outcome = run.deliver(book, service.name, email, "reminder", copy, meanwhile)
             if outcome == BROKEN:
                 break
             if outcome != journal.TEMPFAIL:

@@ -149,6 +149,23 @@ def test_a_letter_failing_temporarily_for_three_days_becomes_failed(site, smtp_s
     assert BOB in report.get_body(("plain",)).get_content()
 
 
+def test_a_letter_that_goes_after_a_temporary_failure_starts_its_three_days_afresh(
+        site, smtp_server):
+    """Once a letter that failed temporarily is sent, its first failure is forgotten,
+    so the same row failing again much later is not given up at once."""
+    job = news_site(site, smtp_server)
+    answer(smtp_server, "rcpt", BOB, "451 try later")
+    start = now()
+    site.run_at(start)
+    assert any(BOB in key for key in site.data.state.joinpath("tempfail").read_text().split())
+
+    heal(smtp_server)
+    site.run_at(start + timedelta(hours=1))
+    assert len(delivered(smtp_server, BOB)) == 1
+    assert BOB not in site.data.state.joinpath("tempfail").read_text()
+    assert not site.data.job(job, "job").exists()
+
+
 # --- permanent refusals -----------------------------------------------------------------
 
 @pytest.mark.parametrize(("stage", "reply"), PERMANENT)

@@ -1,0 +1,126 @@
+"""A press writes each copy byte for byte as build_message would."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from vykhukhol import mail
+from vykhukhol.errors import BadInput
+
+DATE = datetime(2026, 11, 29, 20, 30, 5, tzinfo=timezone.utc)
+MSGID = "<179598301720.9751.17559313668583561934@example.org>"
+
+names = st.one_of(
+    st.sampled_from(["", "John Smith", "Иван Петров", "J. R. R. Tolkien", "a\r\nBcc: x@y",
+                     "O'Brien, Pat", '"quoted"', "x" * 90, "  two  spaces ", "=?utf-8?q?hi?="]),
+    st.text(max_size=40),
+)
+addresses = st.one_of(
+    st.sampled_from(["u1@example.com", "a.b+c@sub.example.org", "a..b@example.com",
+                     ".lead@example.com", "x@пример.рф", "very." + "long" * 20 + "@example.com",
+                     "o'hara@example.com", "a/b=c@example.com"]),
+    st.from_regex(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]{1,20}@[a-z0-9-]{1,10}\.[a-z]{2,4}",
+                  fullmatch=True),
+)
+texts = st.one_of(
+    st.sampled_from(["", "\n", "Hello\n", "line two  \n.dot\n" + "x" * 100, "=3D =\r\nmixed\rends",
+                     "Здравствуйте, Иван!\n\nТекст.\n", "tab\t\nend ", "a" * 75 + " \n" + "b" * 77 + "\t"]),
+    st.text(max_size=300),
+)
+subjects = st.one_of(
+    st.sampled_from(["Lesson 1", "Урок 1 — привет", "x" * 120, "=?utf-8?q?hi?=", "a\nb", ""]),
+    st.text(max_size=80),
+)
+urls = st.one_of(
+    st.none(),
+    st.sampled_from(["https://example.org/u?s=news&e=u1%40example.com&t=abc",
+                     "https://example.org/u?x==?utf-8?q?a?=", "http://e.org/" + "a" * 200]),
+)
+
+
+def both(**fields):
+    common = dict(from_name=fields.pop("from_name", "Выхухоль News"),
+                  from_email=fields.pop("from_email", "list@example.org"),
+                  run_id=fields.pop("run_id", "0123456789abcdef"),
+                  list_id=fields.pop("list_id", "news.example.org"))
+    expected = mail.build_message(**common, **fields, date=DATE, message_id=MSGID)
+    press = mail.Press(**common)
+    got = press.write(**fields, date=DATE, message_id=MSGID)
+    return expected.as_bytes(policy=mail.POLICY), got
+
+
+def encodable(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=names, address=addresses, subject=subjects, text=texts, url=urls)
+@example(name="Иван", address="u1@example.com", subject="Урок", text="Текст\n", url=None)
+def test_a_pressed_letter_is_byte_for_byte_the_built_one(name, address, subject, text, url):
+    try:
+        expected, got = both(to_email=address, to_name=name, subject=subject, text=text,
+                             unsubscribe_url=url)
+    except (BadInput, UnicodeEncodeError) as exc:  # then the press must refuse the same way
+        with pytest.raises(type(exc)):
+            mail.Press(from_name="Выхухоль News", from_email="list@example.org",
+                       run_id="0123456789abcdef", list_id="news.example.org").write(
+                to_email=address, to_name=name, subject=subject, text=text,
+                unsubscribe_url=url, date=DATE, message_id=MSGID)
+        return
+    assert got.data == expected
+    assert got.from_address == "list@example.org"
+
+
+@settings(max_examples=100, deadline=None)
+@given(from_name=names, run_id=st.text(min_size=1, max_size=30))
+def test_the_shared_headers_are_the_built_ones(from_name, run_id):
+    try:
+        expected, got = both(from_name=from_name, run_id=run_id, to_email="u@example.com",
+                             subject="S", text="T\n", list_id=None)
+    except BadInput:
+        with pytest.raises(BadInput):
+            mail.Press(from_name=from_name, from_email="list@example.org", run_id=run_id)
+        return
+    assert got.data == expected
+
+
+def test_one_press_writes_many_different_copies_from_its_caches():
+    press = mail.Press(from_name="News", from_email="list@example.org", run_id="r1",
+                       list_id="news.example.org")
+    for i in range(3):  # the second and third copies come from the caches
+        for name, text in (("Ann", "Hi Ann\nSame line\n"), ("Иван", "Hi Иван\nSame line\n")):
+            got = press.write(to_email=f"u{i}@example.com", to_name=name, subject=f"S {name}",
+                              text=text, unsubscribe_url=f"https://e.org/u?{i}", date=DATE,
+                              message_id=MSGID)
+            expected = mail.build_message(from_name="News", from_email="list@example.org",
+                                          to_email=f"u{i}@example.com", to_name=name,
+                                          subject=f"S {name}", text=text, run_id="r1",
+                                          list_id="news.example.org",
+                                          unsubscribe_url=f"https://e.org/u?{i}", date=DATE,
+                                          message_id=MSGID)
+            assert got.data == expected.as_bytes(policy=mail.POLICY)
+
+
+def test_an_html_letter_is_written_by_the_package_whole():
+    press = mail.Press(from_name="News", from_email="list@example.org", run_id="r1")
+    got = press.write(to_email="u@example.com", subject="S", text="T", html="<p>T</p>")
+    parsed = got.message()
+    assert parsed.get_content_type() == "multipart/alternative"
+    assert parsed.get_body(("html",)).get_content().strip() == "<p>T</p>"
+
+
+def test_without_a_date_and_id_a_copy_gets_now_and_a_fresh_id():
+    press = mail.Press(from_name="News", from_email="list@example.org", run_id="r1")
+    one = press.write(to_email="u@example.com", subject="S", text="T").message()
+    two = press.write(to_email="u@example.com", subject="S", text="T").message()
+    assert one["Message-ID"] != two["Message-ID"]
+    assert one["Message-ID"].endswith("@example.org>")
+    assert abs((one["Date"].datetime - datetime.now(timezone.utc)).total_seconds()) < 5
