@@ -666,14 +666,15 @@ class SmtpTransport(Transport):
 
     def _connect(self) -> smtplib.SMTP:
         """Connect, greet, start TLS and log in; every failure is temporary."""
-        import smtplib  # only runs that use SMTP pay for smtplib and ssl
-        import ssl
+        import smtplib  # only runs that use SMTP pay for smtplib, and TLS for ssl
 
         cfg = self.config
         conn: smtplib.SMTP | None = None
         timeout = self._arm()  # the whole session set-up fits the time left
         try:
-            context = ssl.create_default_context()
+            if cfg.smtp_security != "none":
+                import ssl
+                context = ssl.create_default_context()
             if cfg.smtp_security == "ssl":
                 conn = smtplib.SMTP_SSL(
                     cfg.smtp_host, cfg.smtp_port, timeout=timeout, context=context
