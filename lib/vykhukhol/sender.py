@@ -245,7 +245,7 @@ def fold_newsletters(run: Run, book: journal.Journal) -> set[str]:
             return newsletters.Row(row.index, row.email, row.name, LedgerState(record.outcome),
                                    record.time, record.lease)
 
-        newsletters.rewrite_rows(list_path, apply)
+        newsletters.rewrite_rows(list_path, apply, only=rows.keys())
         pending = [i for i, r in rows.items() if r.outcome == journal.TEMPFAIL]
         cursor = min(pending) if pending else max(rows) + 1
         newsletters.change_job(run.data, name, lambda j, cursor=cursor: j.values.update(
@@ -289,7 +289,7 @@ def finish_if_exhausted(run: Run, name: str) -> None:
 def newsletter_report(job: newsletters.Job, subject: str, count: dict[str, int],
                       failed: list[str], moment: datetime) -> str:
     lines = [
-        f"Новостийная рассылка «{subject}» завершена.",
+        f"Новостная рассылка «{subject}» завершена.",
         "",
         f"Службы: {', '.join(job.services)}",
         f"Получателей в списке: {count['total']}",
