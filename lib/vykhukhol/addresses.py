@@ -1,24 +1,63 @@
-"""E-mail address and display-name checks shared by forms, CLI and imports."""
+"""E-mail address and display-name checks shared by forms, CLI and imports.
+
+email-validator has the last word on an address. Importing it compiles large
+Unicode patterns (~30 ms), which every CGI process that reads an address would
+pay; so a plain address — an ASCII dot-atom, ``@``, host-name labels and a
+top-level domain of letters — is answered here, the way email-validator answers
+it, and anything else is handed to it. tests/unit/test_addresses.py holds the
+two to the same answers.
+"""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from vykhukhol.errors import BadInput
 
 MAX_EMAIL = 254  # RFC 5321 path limit
 MAX_NAME = 100   # SPEC 3: a subscriber's name, at most 100 characters
+MAX_DOMAIN = 253  # RFC 1035, as email-validator counts it
+
+_ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"  # RFC 5322 atext
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"  # RFC 952/1123, at most 63
+_PLAIN = re.compile(rf"({_ATOM}(?:\.{_ATOM})*)@((?:{_LABEL}\.)+([A-Za-z]{{2,63}}))")
+# Top-level domains that email-validator refuses as special-use (its
+# SPECIAL_USE_DOMAIN_NAMES), and a few reserved ones it may refuse one day:
+# addresses there are always left to it.
+RESERVED_TLDS = frozenset({
+    "arpa", "invalid", "local", "localhost", "onion", "test",
+    "alt", "example", "home", "internal", "lan", "corp", "intranet", "private",
+})
 
 
 def check_email(address: str) -> str:
     """The address with its domain lower-cased, or BadInput saying why not."""
-    from email_validator import EmailNotValidError, validate_email
-
     address = (address or "").strip()
     if not address:
         raise BadInput("an e-mail address is required")
     if len(address) > MAX_EMAIL or any(ch in address for ch in "\r\n\t\0 "):
         raise BadInput("this e-mail address is not valid")
+    return plain_address(address) or validated_address(address)
+
+
+def plain_address(address: str) -> str | None:
+    """``address`` with its domain lower-cased if it is plain enough to need no
+    email-validator (which accepts every such address the same way), else None."""
+    match = _PLAIN.fullmatch(address)
+    if match is None or len(address) > MAX_EMAIL:
+        return None
+    local, domain, tld = match.groups()
+    # "--" would need the IDNA checks (xn-- labels, R-LDH labels like ab--c).
+    if len(domain) > MAX_DOMAIN or "--" in domain or tld.lower() in RESERVED_TLDS:
+        return None
+    return f"{local}@{domain.lower()}"
+
+
+def validated_address(address: str) -> str:
+    """email-validator's verdict: the address with its domain lower-cased, or BadInput."""
+    from email_validator import EmailNotValidError, validate_email
+
     try:
         result = validate_email(address, check_deliverability=False, allow_smtputf8=False)
     except EmailNotValidError as exc:
