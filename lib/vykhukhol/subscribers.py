@@ -139,15 +139,17 @@ def malformed(path: Path) -> list[Malformed]:
 # The only characters outside ASCII whose lower case holds ASCII letters (K → k, İ → i̇).
 _LOWER_TO_ASCII = ("\u212a".encode(), "\u0130".encode())
 _BLOCK = 1 << 20  # bytes read at a time by _lines_maybe_starting
+_LINE_END = re.compile(rb"[\r\n]")  # where files.read_lines ends a line
 
 
 def _lines_maybe_starting(path: Path, prefix: str) -> Iterator[str]:
-    """The lines of ``path`` as :func:`files.read_lines` has them, less whole blocks
-    of lines none of which can start with ``prefix`` once lower-cased: a block whose
-    ASCII-lower-cased bytes hold neither ``prefix`` nor a character that lower-cases
-    to ASCII is skipped without being decoded. So a lookup in a big file costs a
-    byte search, not a Python loop over every line. An empty or non-ASCII
-    ``prefix`` reads every line."""
+    """The lines of ``path`` (as :func:`files.read_lines` has them, in file order)
+    that may start with ``prefix`` once lower-cased; a superset of those that do.
+
+    In each block read, a byte search of the ASCII-lower-cased block finds where
+    ``prefix`` begins a line, and only those lines are decoded: a lookup in a big
+    file costs a byte search, not a Python loop over every line. An empty or
+    non-ASCII ``prefix`` reads every line."""
     if not prefix or not prefix.isascii():
         yield from files.read_lines(path)
         return
@@ -157,31 +159,57 @@ def _lines_maybe_starting(path: Path, prefix: str) -> Iterator[str]:
     except FileNotFoundError:
         return
     with handle:
-        carry = b""
+        carry = b""  # the start of a line that the last block cut
         while True:
             block = handle.read(_BLOCK)
-            data = carry + block if carry else block
-            if block:  # cut after the last line end; the rest waits for the next read
-                cut = data.rfind(b"\n") + 1 or data.rfind(b"\r") + 1
-                if not cut:
-                    carry = data
-                    continue
-                data, carry = data[:cut], data[cut:]
-            if needle in data.lower() or (
-                    not data.isascii() and any(char in data for char in _LOWER_TO_ASCII)):
-                # A \r\n cut in two reads as an extra empty line, which no prefix starts.
-                for line in io.StringIO(data.decode("utf-8", "surrogateescape"), newline=""):
-                    yield line.rstrip("\r\n")
             if not block:
+                yield from _lines_starting(carry, needle)  # a last line without a line end
                 return
+            first = _LINE_END.search(block)
+            if first is None:  # one long line goes on
+                carry += block
+                continue
+            # Copying a block costs as much as searching it: only the line cut by
+            # the last read is joined up; the whole lines after it are searched in place.
+            last = max(block.rfind(b"\n"), block.rfind(b"\r")) + 1
+            yield from _lines_starting(carry + block[:first.end()], needle)
+            yield from _lines_starting(block, needle, first.end(), last)
+            carry = block[last:]
+
+
+def _lines_starting(data: bytes, needle: bytes, start: int = 0, stop: int | None = None
+                    ) -> Iterator[str]:
+    """The lines of ``data`` beginning in ``data[start:stop]`` (where ``start`` and
+    ``stop`` begin lines) whose ASCII-lower-cased bytes may start with ``needle``,
+    decoded as files.read_lines decodes them. If ``data`` holds a character that
+    lower-cases to ASCII, every line there is given."""
+    stop = len(data) if stop is None else stop
+    if not data.isascii() and any(char in data for char in _LOWER_TO_ASCII):
+        # A \r\n cut in two reads as an extra empty line, which no prefix starts.
+        text = data[start:stop].decode("utf-8", "surrogateescape")
+        for line in io.StringIO(text, newline=""):
+            yield line.rstrip("\r\n")
+        return
+    lowered = data.lower()
+    limit = stop + len(needle) - 1  # a match must begin before stop
+    at = lowered.find(needle, start, limit)
+    while at >= 0:
+        if at > start and lowered[at - 1] not in b"\r\n":  # inside a line
+            at = lowered.find(needle, at + 1, limit)
+            continue
+        end = _LINE_END.search(data, at)
+        after = end.start() if end else len(data)
+        yield data[at:after].decode("utf-8", "surrogateescape")
+        at = lowered.find(needle, after, limit)
 
 
 def find(path: Path, email: str) -> Subscriber | None:
     wanted = email_key(email)
-    prefix = wanted.split("@")[0]
-    for line in _lines_maybe_starting(path, prefix):
+    # The whole key as the prefix: a line holding this address starts with it
+    # once lower-cased (a line starting with white space never matched).
+    for line in _lines_maybe_starting(path, wanted):
         # A cheap test on the raw line first: most lines are not the one.
-        if not line.lower().startswith(prefix):
+        if not line.lower().startswith(wanted):
             continue
         if email_key(line.split("\t", 1)[0]) == wanted:
             try:

@@ -276,6 +276,42 @@ def test_find_in_a_missing_file_is_none(path):
     assert subs.find(path, "bob@example.org") is None
 
 
+def find_by_reading_every_line(path: Path, email: str) -> Subscriber | None:
+    """What find() answers, the slow way: the first line whose address is ``email``."""
+    wanted = email.strip().lower()
+    for line in files.read_lines(path):
+        if line.lower().startswith(wanted) and line.split("\t", 1)[0].strip().lower() == wanted:
+            try:
+                return subs.parse_line(line)
+            except Exception:  # noqa: BLE001 - a malformed line is "not found", as in find()
+                return None
+    return None
+
+
+line_starts = st.sampled_from(["bob", "Bob", "BOB", "b", "\u212aate", "kate", "\u0130van", "ivan",
+                               " bob", "xbob", "Вася", "#bob"])
+line_ends = st.sampled_from(["\n", "\r\n", "\r"])
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=300)
+@given(st.lists(st.tuples(line_starts, st.sampled_from(["@example.org", "@Example.ORG", "@x.net"]),
+                          st.booleans(), line_ends), max_size=8),
+       st.sampled_from(["bob@example.org", "kate@example.org", "ivan@x.net", "BOB@X.NET"]),
+       st.sampled_from([1, 3, 16, 40, 64, 100, 1 << 20]), st.booleans())
+def test_find_answers_as_reading_every_line_does_whatever_the_blocks(
+        tmp_path, lines, email, block, cut_last_end):
+    """find() skips the lines it need not decode: line ends of any kind, lines cut
+    between blocks, characters that lower-case to ASCII (K → k) and malformed
+    lines change nothing of its answer."""
+    text = "".join(start + domain + (BOB[BOB.index("\t"):] if whole else "\tbroken") + end
+                   for start, domain, whole, end in lines)
+    path = tmp_path / "subscribers.txt"
+    path.write_bytes((text.rstrip("\r\n") if cut_last_end else text).encode())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(subs, "_BLOCK", block)
+        assert subs.find(path, email) == find_by_reading_every_line(path, email)
+
+
 # --- update_one and remove ---------------------------------------------------
 
 def test_update_one_changes_that_subscriber_only(path):
