@@ -7,11 +7,10 @@ can show one page to everybody and nobody learns who is subscribed.
 
 from __future__ import annotations
 
-import secrets
 from datetime import datetime, timedelta
 
-from vykhukhol import compose, mail, newsletters, state, tokens
 from vykhukhol import services as svc
+from vykhukhol import state, tokens
 from vykhukhol import subscribers as subs
 from vykhukhol.addresses import check_email, clean_name
 from vykhukhol.datadir import DataDir
@@ -32,6 +31,8 @@ def _rules(service: svc.Service, settings: Settings) -> Rules:
 def _note_due(data: DataDir, service: svc.Service, settings: Settings,
               sub: subs.Subscriber | None) -> None:
     """Tell the service's next-due summary about a change we just made."""
+    if not state.has_due(data, service.name):
+        return  # no summary: the next run computes one anyway
     try:
         due = next_action(sub, _rules(service, settings)).due if sub else None
     except BadInput:  # a letter file broken by hand: let the sender read the whole file
@@ -44,6 +45,10 @@ def send_confirmation(data: DataDir, settings: Settings, service: svc.Service,
                       email: str, name: str) -> bool:
     """Mail the confirmation request now; False if the transport failed (the
     subscriber stays unconfirmed and gets a reminder later)."""
+    import secrets
+
+    from vykhukhol import compose, mail  # the e-mail package and Jinja2: only to send
+
     message = compose.confirmation(service, settings, email, name, f"web-{secrets.token_hex(4)}", now())
     try:
         with mail.open_transport(settings.mail_config(data.outbox)) as transport:
@@ -113,6 +118,8 @@ def confirm(data: DataDir, settings: Settings, service_name: str, email: str) ->
 
 def unsubscribe(data: DataDir, service_name: str, email: str) -> bool:
     """Delete the subscriber and skip its pending newsletter rows. False if it was not there."""
+    from vykhukhol import newsletters
+
     service = svc.find_service(data, service_name)
     removed = subs.remove(service.subscribers_path, email)
     if removed:

@@ -116,6 +116,11 @@ def write_due(data: DataDir, service: str, next_due: datetime | None, fingerprin
              {"next": format_time(next_due), "fingerprint": fingerprint, "stamp": stamp})
 
 
+def has_due(data: DataDir, service: str) -> bool:
+    """Whether the service has a next-due summary (a writer need not keep one up)."""
+    return (data.state / f"due-{service}").exists()
+
+
 def lower_due(data: DataDir, service: str, moment: datetime | None, path: Path) -> None:
     """A writer of ``path`` (held under its record lock) made something due at
     ``moment`` (None: nothing earlier): bring the summary forward and take the
