@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import filelock  # noqa: F401 - vykhukhol imports it on first lock; a pyfakefs session must not be the first
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -25,10 +25,12 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import filelock
+from typing import TYPE_CHECKING
 
 from vykhukhol.errors import LockBusy, StorageError
+
+if TYPE_CHECKING:
+    import filelock
 
 LOCK_TIMEOUT = 20.0  # seconds a writer waits for a record lock before giving up
 
@@ -220,7 +222,7 @@ def remove(path: Path) -> None:
         raise StorageError(f"cannot delete {Path(path).name}: {exc.strerror or exc}") from exc
 
 
-_LOCKS: dict[str, filelock.FileLock] = {}
+_LOCKS: dict[str, filelock.FileLock] = {}  # imported on first use: a GET page takes no lock
 
 
 @contextlib.contextmanager
@@ -230,6 +232,8 @@ def record_lock(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     Reentrant within a thread (one FileLock object per path, each thread with
     its own descriptor), exclusive across threads and processes.
     """
+    import filelock  # ~16-30 ms of start-up, paid only by a process that locks
+
     lock_path = os.path.abspath(f"{path}.lock")
     try:
         lock = _LOCKS.get(lock_path)

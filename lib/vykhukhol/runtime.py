@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import socket
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -317,6 +316,11 @@ class Allowance:
 
 # --- temporary failures that last -------------------------------------------
 
+def _hostname() -> str:
+    """This machine's name, as socket.gethostname() gives it (without importing socket)."""
+    return os.uname().nodename
+
+
 def _tempfail_key(target: str, email: str, item: str) -> str:
     return f"{target}|{email_key(email)}|{item}"
 
@@ -370,7 +374,7 @@ def _lock_is_dead(lock: files.RenameLock, time_limit: int) -> tuple[bool, float]
 def _holder_alive(lock: files.RenameLock) -> bool:
     """False only when the lock names a process of this host that is gone."""
     parts = (files.read_text(lock.busy, "") or "").strip().split("\t")
-    if len(parts) < 3 or parts[2] != socket.gethostname():
+    if len(parts) < 3 or parts[2] != _hostname():
         return True
     try:
         os.kill(int(parts[1]), 0)
@@ -397,7 +401,7 @@ def take_lock(run: Run, lock: files.RenameLock, what: str) -> bool | None:
         run.stop(Outcome.BLOCKED)
         return LOST
     try:
-        lock.acquire(f"{run.lease}\t{os.getpid()}\t{socket.gethostname()}")
+        lock.acquire(f"{run.lease}\t{os.getpid()}\t{_hostname()}")
     except LockBusy:
         run.alert(alerts.CANNOT_LAUNCH, detail=f"{what} is held by another run")
         run.stop(Outcome.BUSY, soft=True)

@@ -470,9 +470,9 @@ def find_work(run: Run, service: svc.Service) -> Work | None:
 
 
 def send_letters(run: Run, work: Work, book: journal.Journal) -> None:
-    from vykhukhol import compose
     if not work.letters:
         return
+    from vykhukhol import compose  # Jinja2 and the e-mail package: only when sending
     service = work.service
     try:
         letters = svc.load_letters(service)
@@ -498,7 +498,9 @@ def send_letters(run: Run, work: Work, book: journal.Journal) -> None:
 def remind_and_clean(run: Run, worked: list[Work], book: journal.Journal) -> None:
     """Step 5: reminders to the unconfirmed, inside the same quota and time. The
     deletions and ``done`` marks are applied as the journal is folded."""
-    from vykhukhol import compose
+    if not any(work.reminders for work in worked):
+        return
+    from vykhukhol import compose  # Jinja2 and the e-mail package: only when sending
     for work in worked:
         service = work.service
         copies: list[Copy | None] = [Copy(partial(
