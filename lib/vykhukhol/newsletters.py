@@ -13,7 +13,6 @@ skipped / in doubt). Counts are always taken from the ledger itself.
 
 from __future__ import annotations
 
-import re
 import secrets
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir, check_name
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.services import find_service
-from vykhukhol.states import LedgerState, SubscriberState
+from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import format_time, now, parse_time
 
 LOCK_STEM = "news"
@@ -186,53 +185,12 @@ def counts(path: Path) -> dict[str, int]:
     return result
 
 
-# A subscriber line that subscribers.parse_line certainly accepts, with a confirmed
-# state: UTF-8 text (bytes that were not UTF-8 read as U+DC80..U+DCFF), an address
-# with an @, the counts whole numbers, every time "-" or a real date in the
-# canonical form. Nearly every line of a real file matches it; the others (state
-# new, a leap day, a malformed line) go to parse_line for its verdict. So the
-# recipients are exactly those parse_line gives, without a Subscriber or four
-# datetimes built per line (the bulk of the time at a million). It spells the
-# field order of subscribers.FIELDS again; tests/unit/test_newsletter_create.py
-# holds both readings to the same verdict on any line.
-_TEXT = "[^\t\udc80-\udcff]*"
-_DATE = ("[1-9][0-9]{3}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"  # days 1-28
-         "|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)")  # and the rest but Feb 29
-_TIME = f"(?:-|{_DATE}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)"
-_COUNT = "[0-9]{1,18}"  # far below int()'s limit on digits
-_CONFIRMED_STATES = frozenset(state.value for state in SubscriberState if state.confirmed)
-_CONFIRMED_LINE = re.compile(
-    f"(?!#)({_TEXT}@{_TEXT})\t({_TEXT})\t(?:{'|'.join(sorted(_CONFIRMED_STATES))})"
-    f"\t{_TIME}\t{_TIME}\t{_COUNT}\t{_TIME}\t{_COUNT}\t{_TIME}\t{_COUNT}\t{_TEXT}"
-    "(?:\t[^\udc80-\udcff]*)?")
-
-
-def _confirmed_subscribers(path: Path) -> Iterator[tuple[str, str]]:
-    """(email, name) of the confirmed subscribers of a subscriber file, in file
-    order: what ``subscribers.subscribers`` yields with a confirmed state."""
-    for line in files.read_lines(path):
-        match = _CONFIRMED_LINE.fullmatch(line)
-        if match:
-            yield match.group(1, 2)
-            continue
-        # Another line: parse_line decides, unless its state field cannot be a
-        # confirmed one (then it is a new subscriber or malformed, out either way).
-        parts = line.split("\t", 3)
-        if len(parts) < 3 or parts[2] not in _CONFIRMED_STATES or line.startswith("#"):
-            continue
-        try:
-            sub = subscribers.parse_line(line)
-        except BadInput:
-            continue  # malformed: skipped, as by every reader of the file
-        yield sub.email, sub.name
-
-
 def _recipients(data: DataDir, services: list[str]) -> Iterator[tuple[str, str]]:
     """Confirmed subscribers of the services, each address once, in service order."""
     seen: set[str] = set()
     for name in services:
         service = find_service(data, name)
-        for email, person in _confirmed_subscribers(service.subscribers_path):
+        for email, person in subscribers.confirmed(service.subscribers_path):
             key = email_key(email)
             if key not in seen:
                 seen.add(key)

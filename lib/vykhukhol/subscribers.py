@@ -13,6 +13,7 @@ every other change is one streamed atomic rewrite under the file's record lock.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
 import re
 from collections.abc import Callable, Collection, Iterator
@@ -115,6 +116,54 @@ def read(path: Path) -> Iterator[Subscriber | Malformed]:
 
 def subscribers(path: Path) -> Iterator[Subscriber]:
     return (item for item in read(path) if isinstance(item, Subscriber))
+
+
+# A subscriber line that parse_line certainly accepts, with a confirmed
+# state: UTF-8 text (bytes that were not UTF-8 read as U+DC80..U+DCFF), an address
+# with an @, the counts whole numbers, every time "-" or a real date in the
+# canonical form. Nearly every line of a real file matches it; the others (state
+# new, a leap day, a malformed line) go to parse_line for its verdict. So the
+# recipients are exactly those parse_line gives, without a Subscriber or four
+# datetimes built per line (the bulk of the time at a million). It spells the
+# field order of FIELDS again; tests/unit/test_newsletter_create.py
+# holds both readings to the same verdict on any line.
+_TEXT = "[^\t\udc80-\udcff]*"
+_DATE = ("[1-9][0-9]{3}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"  # days 1-28
+         "|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)")  # and the rest but Feb 29
+_TIME = f"(?:-|{_DATE}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)"
+_COUNT = "[0-9]{1,18}"  # far below int()'s limit on digits
+_CONFIRMED_STATES = frozenset(state.value for state in SubscriberState if state.confirmed)
+
+
+@functools.lru_cache(maxsize=1)
+def _confirmed_line() -> re.Pattern[str]:
+    """Compiled on first use (~1.5 ms): a subscribe request never needs it."""
+    return re.compile(
+        f"(?!#)({_TEXT}@{_TEXT})\t({_TEXT})\t(?:{'|'.join(sorted(_CONFIRMED_STATES))})"
+        f"\t{_TIME}\t{_TIME}\t{_COUNT}\t{_TIME}\t{_COUNT}\t{_TIME}\t{_COUNT}\t{_TEXT}"
+        "(?:\t[^\udc80-\udcff]*)?")
+
+
+def confirmed(path: Path) -> Iterator[tuple[str, str]]:
+    """(email, name) of the confirmed subscribers of a subscriber file, in file
+    order: what :func:`subscribers` yields with a confirmed state, read
+    without a Subscriber per line (newsletter creation at a million)."""
+    fullmatch = _confirmed_line().fullmatch
+    for line in files.read_lines(path):
+        match = fullmatch(line)
+        if match:
+            yield match.group(1, 2)
+            continue
+        # Another line: parse_line decides, unless its state field cannot be a
+        # confirmed one (then it is a new subscriber or malformed, out either way).
+        parts = line.split("\t", 3)
+        if len(parts) < 3 or parts[2] not in _CONFIRMED_STATES or line.startswith("#"):
+            continue
+        try:
+            sub = parse_line(line)
+        except BadInput:
+            continue  # malformed: skipped, as by every reader of the file
+        yield sub.email, sub.name
 
 
 def among(path: Path, keys: Collection[str]) -> Iterator[Subscriber]:
