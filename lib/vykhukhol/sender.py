@@ -26,12 +26,14 @@ transport, the locks' door — lives in :mod:`vykhukhol.runtime`.
 from __future__ import annotations
 
 import heapq
+import math
 import time
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from functools import partial
 from itertools import islice
 from zoneinfo import ZoneInfo
@@ -44,6 +46,7 @@ from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound, StorageError, VykhukholError
 from vykhukhol.runtime import (  # noqa: F401 - set_mode: the admin's switch, also here
     BROKEN,
+    COPY_RATE,
     LOST,
     SEND_SHARE,
     Copy,
@@ -58,6 +61,8 @@ from vykhukhol.series import EPOCH, LETTER, NOTHING, REMIND, Rules, clean_up, ne
 from vykhukhol.settings import Settings
 from vykhukhol.states import LedgerState, Outcome, SubscriberState
 from vykhukhol.timeutil import format_duration, format_time, parse_time
+
+NEVER = math.inf  # a Scan's due time of a line that is never due
 
 # --- the run -----------------------------------------------------------------
 
@@ -340,6 +345,16 @@ def in_window(run: Run, services: list[svc.Service]) -> list[svc.Service]:
 # --- step 4 ---------------------------------------------------------------------
 
 @dataclass
+class Scan:
+    """What find_work saw in a subscriber file, so the fold can copy through
+    the lines no letter touched instead of parsing them again."""
+
+    stamp: str           # the file's stamp before the scan read it
+    dues: array          # each subscriber line's next due, epoch seconds (inf: never)
+    tidy_rows: set[int]  # the lines a clean-up rule applied to
+
+
+@dataclass
 class Work:
     """What one service has due now."""
 
@@ -348,6 +363,7 @@ class Work:
     letters: list = field(default_factory=list)     # (due, email, name, number)
     reminders: list = field(default_factory=list)   # (due, email, name)
     tidy: bool = False  # clean-up is due even if nothing is sent
+    scan: Scan | None = None  # None: a fold of a killed run's journal, which parses all
 
     @property
     def idle(self) -> bool:
@@ -431,9 +447,10 @@ def find_work(run: Run, service: svc.Service) -> Work | None:
             next_due = EPOCH
         if next_due is None or next_due > moment:
             return work
-    # The scan and the fold each read the whole file: a list too big for that
-    # inside time_limit would get the run killed (and the sender blocked).
-    cost = 2 * run.rewrite_seconds(service.subscribers_path)
+    # The scan parses the whole file and the fold copies it: a list too big for
+    # that inside time_limit would get the run killed (and the sender blocked).
+    cost = run.rewrite_seconds(service.subscribers_path) \
+        + run.rewrite_seconds(service.subscribers_path, rate=COPY_RATE)
     if cost > run.time_limit * SEND_SHARE - run.elapsed():
         run.log.error(f"service {service.name}: its subscriber file needs about {cost:.0f}s to "
                       f"read and rewrite, more than this run has; raise time_limit or split "
@@ -443,8 +460,13 @@ def find_work(run: Run, service: svc.Service) -> Work | None:
     stamp = state.file_stamp(service.subscribers_path)  # before the read: a change meanwhile voids it
     earliest: datetime | None = None
     letters, reminders = [], []
-    for sub in subs.subscribers(service.subscribers_path):
+    scan = Scan(stamp, array("d"), set())
+    for index, sub in enumerate(subs.read(service.subscribers_path)):
+        if not isinstance(sub, subs.Subscriber):  # malformed: kept, never due
+            scan.dues.append(NEVER)
+            continue
         action = next_action(sub, rules)
+        scan.dues.append(NEVER if action.due is None else action.due.timestamp())
         if action.due is not None and (earliest is None or action.due < earliest):
             earliest = action.due
         if action.kind == NOTHING or action.due > moment:
@@ -455,6 +477,7 @@ def find_work(run: Run, service: svc.Service) -> Work | None:
             reminders.append((action.due, sub.email, sub.name))
         else:
             work.tidy = True
+            scan.tidy_rows.add(index)
         if len(letters) > 4 * limit + 64:  # keep memory bounded on huge files
             letters = heapq.nsmallest(limit, letters)
         if len(reminders) > 4 * limit + 64:
@@ -465,6 +488,7 @@ def find_work(run: Run, service: svc.Service) -> Work | None:
     if work.idle:  # no fold will write the summary: write it now, so idle runs read no file
         state.write_due(run.data, service.name, earliest, rules.fingerprint(), stamp)
     else:
+        work.scan = scan
         run.keep_time_for(service.subscribers_path)
     return work
 
@@ -541,13 +565,18 @@ def fold_series(run: Run, book: journal.Journal, worked: list[Work]) -> None:
 
 
 def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Record]) -> None:
-    service, rules = work.service, work.rules
+    """One service's journalled letters and clean-up written into its file, and
+    its next-due summary. After a scan only the lines of journalled addresses
+    and of clean-up are parsed; the rest are copied through, and their due
+    times come from the scan, if the file is still the one scanned."""
+    service, rules, scan = work.service, work.rules, work.scan
     moment = run.now()
     earliest: list[datetime | None] = [None]
     gone: Counter = Counter()
     items_of: dict[str, set[str]] = defaultdict(set)  # address → its journalled items
     for key, item in records:
         items_of[key].add(item)
+    parsed: set[int] = set()
 
     def change(sub: subs.Subscriber) -> subs.Subscriber | None:
         after = sub
@@ -565,10 +594,39 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
         if action.due is not None and (earliest[0] is None or action.due < earliest[0]):
             earliest[0] = action.due
 
-    with files.record_lock(service.subscribers_path):
-        subs.rewrite(service.subscribers_path, change, track)
+    def touched(index: int, line: str) -> bool:
+        """Parse this line? (Its address is journalled, or a clean-up rule applied.)"""
+        if index in scan.tidy_rows or email_key(line.partition("\t")[0]) in items_of:
+            parsed.add(index)
+            return True
+        return False
+
+    path = service.subscribers_path
+    with files.record_lock(path):
+        same = scan is not None and state.file_stamp(path) == scan.stamp
+        subs.rewrite(path, change, track, parse=touched if scan is not None else None)
+        if scan is not None and not same:
+            # Changed since the scan (a subscribe, an upload): the copied lines'
+            # due times are unknown, so the next run scans the file again.
+            earliest[0] = moment
+        elif scan is not None:
+            earliest[0] = min_due(earliest[0], scan.dues, parsed)
         state.write_due(run.data, service.name, earliest[0], rules.fingerprint(),
-                        state.file_stamp(service.subscribers_path))
+                        state.file_stamp(path))
+
+
+def min_due(earliest: datetime | None, dues: array, skip: set[int]) -> datetime | None:
+    """The earlier of ``earliest`` and the scan's due times of the lines not in ``skip``."""
+    if skip:
+        dues = array("d", dues)
+        for index in skip:
+            if index < len(dues):
+                dues[index] = NEVER
+    soonest = min(dues, default=NEVER)
+    if soonest == NEVER:
+        return earliest
+    due = datetime.fromtimestamp(soonest, timezone.utc)
+    return due if earliest is None or due < earliest else earliest
 
 
 def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,

@@ -295,21 +295,34 @@ def _ensure_final_newline(path: Path) -> None:
 Change = Callable[[Subscriber], "Subscriber | None"]
 
 
-def rewrite(path: Path, change: Change, on_line: Callable[[Subscriber], None] | None = None) -> int:
+def rewrite(path: Path, change: Change, on_line: Callable[[Subscriber], None] | None = None,
+            parse: Callable[[int, str], bool] | None = None) -> int:
     """Stream-rewrite the file: ``change`` returns the subscriber (changed or not)
     or None to delete it. Malformed lines are kept. Returns how many changed.
 
     ``on_line`` sees every subscriber kept after its change (the sender uses it to
-    compute the service's next due time in the same pass).
+    compute the service's next due time in the same pass). With ``parse``, a
+    line is parsed (and seen by ``change`` and ``on_line``) only when
+    ``parse(index, line)`` says so, ``index`` counting the subscriber lines
+    (malformed ones too) from 0; the others are copied through as they are.
     """
     changed = 0
 
     def lines() -> Iterator[str]:
         nonlocal changed
         yield HEADER + "\n"
-        for item in read(path):
-            if isinstance(item, Malformed):
-                yield item.text + "\n"
+        index = -1
+        for line in files.read_lines(path):
+            if not line.strip() or line.startswith("#"):
+                continue
+            index += 1
+            if parse is not None and not parse(index, line):
+                yield line + "\n"
+                continue
+            try:
+                item = parse_line(line)
+            except BadInput:
+                yield line + "\n"  # malformed: kept as it is
                 continue
             after = change(item)
             if after is not item:

@@ -1,0 +1,81 @@
+"""One sender run on a big service: the fold copying untouched lines vs parsing all.
+
+One service of ``--subscribers`` subscribers, all due for their first
+letter; each run sends ``serial_per_run`` (50) letters to the outbox and folds
+them into the file. The same run is timed twice from the same file: as the
+sender does it (the fold parses only the journalled lines and copies the rest
+through, the due times coming from the scan) and with the scan's notes
+dropped, so the fold parses every line as the first session's sender did.
+In process, so start-up is left out.
+
+    python tests/bench/bench_fold.py [--subscribers 300k] [--rounds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import benchkit as kit
+
+from vykhukhol import sender
+from vykhukhol import settings as settings_mod
+
+
+def run_once(data, parse_all: bool) -> float:
+    real = sender.find_work
+
+    def without_scan(run, service):
+        work = real(run, service)
+        if work is not None:
+            work.scan = None
+        return work
+
+    if parse_all:
+        sender.find_work = without_scan
+    try:
+        began = time.perf_counter()
+        report = sender.run(data, settings_mod.load(data.settings))
+        took = time.perf_counter() - began
+    finally:
+        sender.find_work = real
+    if "sent 50 for big" not in report.text():
+        raise RuntimeError(f"the run did not send 50 letters:\n{report.text()}")
+    return took
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--subscribers", default="300k")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--tmp", default=None, help="folder for the scratch data")
+    args = parser.parse_args()
+    [count] = kit.parse_sizes(args.subscribers)
+    kit.banner(f"bench_fold: {kit.human(count)} subscribers, {args.rounds} rounds")
+    base = Path(tempfile.mkdtemp(prefix="vyk-bench-fold-", dir=args.tmp))
+    rows = []
+    try:
+        data = kit.make_data(base / "data", serial_per_run=50, time_limit="600s")
+        service = kit.add_service(data, "big", letters=[("Lesson", "0s", "Hello {{ name }}\n")])
+        kit.write_subscribers(service.subscribers_path, count, "due")
+        size = service.subscribers_path.stat().st_size
+        keep = base / "subscribers.keep"
+        shutil.copy(service.subscribers_path, keep)
+        for round_no in range(1, args.rounds + 1):
+            for name, parse_all in (("copying (now)", False), ("parsing every line", True)):
+                shutil.copy(keep, service.subscribers_path)
+                for path in data.state.glob("due-*"):
+                    path.unlink()
+                took = run_once(data, parse_all)
+                rows.append((round_no, name, kit.human(count), f"{size / 1e6:.1f}",
+                             f"{took:.2f}", kit.load()))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    print(kit.table(["round", "fold", "subscribers", "file MB", "run s", "load 1/5/15"], rows))
+
+
+if __name__ == "__main__":
+    main()
