@@ -140,6 +140,10 @@ def send_newsletters(run: Run) -> bool | None:
     due = [job for job in newsletters.list_jobs(data) if job.start <= run.now()]
     lock = newsletters.lock(data)
     book = journal.Journal(data.state / "news.journal", run.lease)
+    # Swept even when no job is left (a kill during the last one's rewrite): a
+    # live rewrite's file is younger than time_limit, so no lock is needed.
+    if files.remove_stale_temps(data.newsletters, run.time_limit):
+        run.log.write("removed the temporary files a killed rewrite left in newsletters")
     if not due and lock.holder() is None and not book.path.exists():
         return True
     taken = take_lock(run, lock, "the newsletters")
@@ -147,8 +151,6 @@ def send_newsletters(run: Run) -> bool | None:
         return taken
     touched: set[str] = set()
     try:
-        if files.remove_stale_temps(data.newsletters, run.time_limit):
-            run.log.write("removed the temporary files a killed rewrite left in newsletters")
         touched |= fold_newsletters(run, book)
         for job in due:
             if not run.may_send("news_left"):

@@ -30,3 +30,16 @@ def test_the_next_run_removes_what_a_killed_rewrite_left(site):
     site.ok("cron")
     assert not stray.exists()
     assert "killed rewrite" in site.log()
+
+
+def test_a_run_sweeps_the_newsletters_folder_even_when_no_job_is_left(site):
+    """A kill during the last job's ledger rewrite leaves a copy of its recipients;
+    the job then finishes and no later run takes the newsletters' lock."""
+    stray = site.data.newsletters / ".20261129-211119-25d8aa.list.uzosatkk.tmp"
+    stray.parent.mkdir(parents=True, exist_ok=True)
+    stray.write_text("someone@example.org\tSomeone\tpending\t-\t-\n")
+    past = time.time() - 3600
+    os.utime(stray, (past, past))
+    site.ok("cron")
+    assert not stray.exists()
+    assert "killed rewrite left in newsletters" in site.log()
