@@ -124,3 +124,10 @@ def test_without_a_date_and_id_a_copy_gets_now_and_a_fresh_id():
     assert one["Message-ID"] != two["Message-ID"]
     assert one["Message-ID"].endswith("@example.org>")
     assert abs((one["Date"].datetime - datetime.now(timezone.utc)).total_seconds()) < 5
+
+
+@pytest.mark.parametrize("ch", [" ", "\t", "\n", "\r", "\x0b", "\x1c", "\x7f", "\x85", "\xa0",
+                                "\u2028", "\u3000", "\u200b", "\ufeff"])
+def test_an_address_with_white_space_or_a_control_character_is_refused(ch):
+    with pytest.raises(BadInput):
+        mail.check_address(f"a{ch}b@example.org")
