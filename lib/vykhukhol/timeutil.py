@@ -49,7 +49,10 @@ def now() -> datetime:
 def format_time(moment: datetime | None) -> str:
     if moment is None:
         return NONE
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    m = moment.astimezone(UTC)
+    # Not strftime: its %Y writes the year 1 as "1" on glibc, which parse_time
+    # then refuses, so a rewrite would turn a valid line into a malformed one.
+    return f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}Z"
 
 
 _CANONICAL = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
@@ -78,5 +81,14 @@ def seconds_between(later: datetime, earlier: datetime) -> float:
     return (later - earlier).total_seconds()
 
 
+FAR_FUTURE = datetime.max.replace(microsecond=0, tzinfo=UTC)
+FAR_PAST = datetime.min.replace(tzinfo=UTC)
+
+
 def after(moment: datetime, seconds: float) -> datetime:
-    return moment + timedelta(seconds=seconds)
+    """``moment`` plus ``seconds``, held at the calendar's ends: a time typed as
+    9999-12-31 in a file plus a delay is "never", not an OverflowError."""
+    try:
+        return moment + timedelta(seconds=seconds)
+    except OverflowError:
+        return FAR_FUTURE if seconds >= 0 else FAR_PAST

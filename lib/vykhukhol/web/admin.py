@@ -263,15 +263,18 @@ def _local_date(settings: settings_mod.Settings, header: str) -> str:
         moment = parsedate_to_datetime(header)
     except (TypeError, ValueError):
         return header
-    return moment.astimezone(ZoneInfo(settings["timezone"])).strftime("%Y-%m-%d %H:%M:%S")
+    try:
+        return moment.astimezone(ZoneInfo(settings["timezone"])).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, ValueError):  # a date at the calendar's ends: shown as written
+        return header
 
 
 def local_time(settings: settings_mod.Settings, stamp: str) -> str:
     try:
         moment = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    except ValueError:
+        return moment.astimezone(ZoneInfo(settings["timezone"])).strftime("%Y-%m-%d %H:%M")
+    except (OverflowError, ValueError):  # not a time, or one at the calendar's ends
         return stamp
-    return moment.astimezone(ZoneInfo(settings["timezone"])).strftime("%Y-%m-%d %H:%M")
 
 
 def chart(admin: Admin) -> dict:
@@ -280,9 +283,12 @@ def chart(admin: Admin) -> dict:
     today = now().astimezone(zone).date()
     days = [today - timedelta(days=i) for i in range(CHART_DAYS - 1, -1, -1)]
     joined = dict.fromkeys(days, 0)
+    # Only times near the chart are moved to the zone: one at the calendar's
+    # ends (0001-01-01 typed into a file) would overflow there.
+    since, until = now() - timedelta(days=CHART_DAYS + 1), now() + timedelta(days=1)
     for service in svc.load_services(admin.data):
         for sub in subs.subscribers(service.subscribers_path):
-            if sub.subscribed:
+            if sub.subscribed and since <= sub.subscribed <= until:
                 day = sub.subscribed.astimezone(zone).date()
                 if day in joined:
                     joined[day] += 1
