@@ -73,9 +73,10 @@ def recent(data: DataDir, count: int = 200) -> list[Entry]:
     tail: deque[str] = deque(maxlen=count)
     for line in files.read_lines(data.log / "run.log"):
         tail.append(line)
-    entries = []
-    for line in tail:
-        parts = line.split("\t", 3)
-        if len(parts) == 4:
-            entries.append(Entry(*parts))
-    return entries
+    return [entry for entry in map(parse_line, tail) if entry is not None]
+
+
+def parse_line(line: str) -> Entry | None:
+    """One log line as an Entry; None for a line that is not one (torn by a kill)."""
+    parts = line.split("\t", 3)
+    return Entry(*parts) if len(parts) == 4 else None

@@ -40,7 +40,7 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP
 
-from vykhukhol import newsletters
+from vykhukhol import newsletters, runlog
 from vykhukhol import settings as settings_mod
 from vykhukhol import subscribers as subs
 from vykhukhol.datadir import DataDir
@@ -285,15 +285,7 @@ def recover(root: Path) -> str:
 
 # --- the run log -------------------------------------------------------------------
 
-@dataclass
-class Entry:
-    time: str
-    lease: str
-    level: str
-    message: str
-
-
-def log_entries(data: DataDir) -> list[Entry]:
+def log_entries(data: DataDir) -> list[runlog.Entry]:
     """Every line of the run log, rotated files first (oldest first)."""
     entries = []
     for name in ("run.log.3", "run.log.2", "run.log.1", "run.log"):
@@ -301,9 +293,9 @@ def log_entries(data: DataDir) -> list[Entry]:
         if not path.exists():
             continue
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            parts = line.split("\t", 3)
-            if len(parts) == 4:
-                entries.append(Entry(*parts))
+            entry = runlog.parse_line(line)
+            if entry is not None:
+                entries.append(entry)
     return entries
 
 
@@ -325,7 +317,7 @@ def in_doubt(data: DataDir) -> set[tuple[str, str, str]]:
     return found
 
 
-def lines_of(data: DataDir, lease: str) -> list[Entry]:
+def lines_of(data: DataDir, lease: str) -> list[runlog.Entry]:
     return [entry for entry in log_entries(data) if entry.lease == lease]
 
 
