@@ -1,6 +1,10 @@
-"""One ``vykhukhol serve`` subprocess for tests that drive it over HTTP.
+"""One ``vykhukhol serve`` subprocess for tests that drive it over HTTP, and
+in-process WSGI calls (``environ``, ``call``, ``log_in``) for tests that drive
+an app directly.
 
-Shared by tests/integration/test_web_flow.py and tests/browser/conftest.py;
+The subprocess is shared by tests/integration/test_web_flow.py and
+tests/browser/conftest.py; the WSGI helpers by tests/faults/test_fuzz.py and
+tests/integration/test_calendar_ends.py;
 importable as ``servetools`` because tests/conftest.py puts tests/ on sys.path.
 Output goes to files (no pipe to fill); ``stop`` sends SIGTERM and returns
 the exit code and output, so a test can check the server stopped cleanly.
@@ -9,14 +13,19 @@ the exit code and output, so a test can check the server stopped cleanly.
 from __future__ import annotations
 
 import http.client
+import io
 import os
+import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 LIB = Path(__file__).resolve().parents[1] / "lib"
+PASSWORD = "correct-horse-1"  # tests/conftest.py's installation
 START_WITHIN = 20.0  # seconds serve may take to answer its first request
 STOP_WITHIN = 10.0   # seconds serve may take to stop after SIGTERM
 
@@ -83,3 +92,47 @@ class ServeProcess:
                 code = None
             self.exit = (code, self.stdout(), self.stderr())
         return self.exit
+
+
+# --- in-process WSGI calls ---------------------------------------------------
+
+def environ(method: str, path: str, query: str, body: bytes, ctype: str, length: str,
+            script: str = "", **extra: str) -> dict[str, Any]:
+    env = {
+        "REQUEST_METHOD": method, "SCRIPT_NAME": script, "PATH_INFO": path, "QUERY_STRING": query,
+        "SERVER_NAME": "localhost", "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "127.0.0.1", "wsgi.input": io.BytesIO(body), "wsgi.errors": io.StringIO(),
+        "wsgi.url_scheme": "http", "wsgi.version": (1, 0), "wsgi.multithread": False,
+        "wsgi.multiprocess": False, "wsgi.run_once": False,
+    }
+    if ctype:
+        env["CONTENT_TYPE"] = ctype
+    if length != "missing":
+        env["CONTENT_LENGTH"] = length
+    env.update(extra)
+    return env
+
+
+def call(app: Callable, env: dict[str, Any]) -> tuple[int, dict[str, str], str, str]:
+    """(status, headers, body, what went to wsgi.errors)."""
+    answer: list[Any] = []
+
+    def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> None:
+        answer.extend([int(status.split()[0]), dict(headers)])
+
+    body = b"".join(app(env, start_response))
+    return answer[0], answer[1], body.decode("utf-8", "replace"), env["wsgi.errors"].getvalue()
+
+
+def log_in(app: Callable, password: str = PASSWORD) -> tuple[str, str]:
+    """(session cookie, CSRF token), the way a browser gets them."""
+    body = urlencode({"password": password}).encode()
+    status, headers, page, errors = call(app, environ(
+        "POST", "/login", "", body, "application/x-www-form-urlencoded", str(len(body)),
+        script="/admin"))
+    assert status == 303, page
+    cookie = headers["Set-Cookie"].split(";")[0]
+    status, _, page, _ = call(app, environ("GET", "/settings", "", b"", "", "missing",
+                                           script="/admin", HTTP_COOKIE=cookie))
+    assert status == 200, page
+    return cookie, re.search(r'name="csrf" value="([^"]+)"', page).group(1)

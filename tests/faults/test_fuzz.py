@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import re
 import string
 import sys
 from collections.abc import Callable
@@ -42,6 +41,7 @@ from faultkit import assert_data_parses, scale
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
+from servetools import call, environ, log_in
 from vykhukhol import cli, files, newsletters, tokens
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
@@ -138,34 +138,6 @@ def bodies(draw: Callable, fields: dict[str, str]) -> tuple[bytes, str, str]:
     elif length == "long":
         length = str(len(body) + 10)
     return body, ctype, length
-
-
-def environ(method: str, path: str, query: str, body: bytes, ctype: str, length: str,
-            script: str = "", **extra: str) -> dict[str, Any]:
-    env = {
-        "REQUEST_METHOD": method, "SCRIPT_NAME": script, "PATH_INFO": path, "QUERY_STRING": query,
-        "SERVER_NAME": "localhost", "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1",
-        "REMOTE_ADDR": "127.0.0.1", "wsgi.input": io.BytesIO(body), "wsgi.errors": io.StringIO(),
-        "wsgi.url_scheme": "http", "wsgi.version": (1, 0), "wsgi.multithread": False,
-        "wsgi.multiprocess": False, "wsgi.run_once": False,
-    }
-    if ctype:
-        env["CONTENT_TYPE"] = ctype
-    if length != "missing":
-        env["CONTENT_LENGTH"] = length
-    env.update(extra)
-    return env
-
-
-def call(app: Callable, env: dict[str, Any]) -> tuple[int, dict[str, str], str, str]:
-    """(status, headers, body, what went to wsgi.errors)."""
-    answer: list[Any] = []
-
-    def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> None:
-        answer.extend([int(status.split()[0]), dict(headers)])
-
-    body = b"".join(app(env, start_response))
-    return answer[0], answer[1], body.decode("utf-8", "replace"), env["wsgi.errors"].getvalue()
 
 
 def snapshot(root: Path) -> dict[str, tuple[int, int, int]]:
@@ -272,20 +244,6 @@ def test_fuzzed_link_tokens_are_refused_without_a_crash(news_site, action, email
 
 
 # --- the admin forms --------------------------------------------------------------------------
-
-def log_in(app: Callable) -> tuple[str, str]:
-    """(session cookie, CSRF token), the way a browser gets them."""
-    body = urlencode({"password": PASSWORD}).encode()
-    status, headers, page, errors = call(app, environ(
-        "POST", "/login", "", body, "application/x-www-form-urlencoded", str(len(body)),
-        script="/admin"))
-    assert status == 303, page
-    cookie = headers["Set-Cookie"].split(";")[0]
-    status, _, page, _ = call(app, environ("GET", "/settings", "", b"", "", "missing",
-                                           script="/admin", HTTP_COOKIE=cookie))
-    assert status == 200, page
-    return cookie, re.search(r'name="csrf" value="([^"]+)"', page).group(1)
-
 
 SETTING_VALUES = {  # known values, good and bad, for each key
     "admin_email": ["", "admin@example.org", "not an address"],

@@ -6,16 +6,13 @@ delay added to 9999-12-31 overflowed.)"""
 
 from __future__ import annotations
 
-import io
-from urllib.parse import urlencode
-
 import pytest
 
+from servetools import call, environ, log_in
 from vykhukhol import subscribers as subs
 from vykhukhol.timeutil import format_time, parse_time
 from vykhukhol.web import admin as admin_mod
 
-PASSWORD = "correct-horse-1"  # tests/conftest.py's installation
 LINES = [
     "late@example.org\tLate\tactive\t9999-12-31T23:59:59Z\t9999-12-31T23:59:59Z\t1\t"
     "9999-12-31T23:59:59Z\t0\t-\t0\t-",
@@ -28,18 +25,6 @@ LINES = [
                                   "9999-12-31T23:59:59Z"])
 def test_a_time_written_out_reads_back_the_same(text):
     assert format_time(parse_time(text)) == text
-
-
-def wsgi(app, method: str, path: str, body: bytes = b"", cookie: str = "") -> tuple[int, dict, str]:
-    env = {"REQUEST_METHOD": method, "SCRIPT_NAME": "/admin", "PATH_INFO": path,
-           "QUERY_STRING": "", "SERVER_NAME": "localhost", "SERVER_PORT": "80",
-           "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1", "wsgi.input": io.BytesIO(body),
-           "wsgi.errors": io.StringIO(), "wsgi.url_scheme": "http", "CONTENT_LENGTH": str(len(body)),
-           "CONTENT_TYPE": "application/x-www-form-urlencoded", "HTTP_COOKIE": cookie}
-    answer: list = []
-    page = b"".join(app(env, lambda status, headers, exc=None: answer.extend(
-        [int(status.split()[0]), dict(headers)])))
-    return answer[0], answer[1], page.decode()
 
 
 @pytest.mark.parametrize("zone", ["America/New_York", "Asia/Tokyo"])
@@ -58,9 +43,8 @@ def test_a_run_and_the_admin_pages_take_times_at_the_calendars_ends(site, zone):
     assert members["first@example.org"].sent == 1  # due since the year 1: sent
 
     app = admin_mod.app(site.data, site.cgi_dir)
-    status, headers, page = wsgi(app, "POST", "/login", urlencode({"password": PASSWORD}).encode())
-    assert status == 303, page
-    cookie = headers["Set-Cookie"].split(";")[0]
+    cookie, _ = log_in(app)
     for path in ("/", "/services/course", "/services/course/subscribers"):
-        status, _, page = wsgi(app, "GET", path, cookie=cookie)
+        status, _, page, _ = call(app, environ("GET", path, "", b"", "", "missing",
+                                               script="/admin", HTTP_COOKIE=cookie))
         assert status == 200, f"{path}: {page[:300]}"
