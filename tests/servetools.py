@@ -30,10 +30,11 @@ START_WITHIN = 20.0  # seconds serve may take to answer its first request
 STOP_WITHIN = 10.0   # seconds serve may take to stop after SIGTERM
 
 
-def subprocess_env(**extra: str) -> dict[str, str]:
-    """The environment for a ``python -m vykhukhol`` child: this checkout's lib/ first."""
+def subprocess_env(lib: Path = LIB, **extra: str) -> dict[str, str]:
+    """The environment for a ``python -m vykhukhol`` child: ``lib`` (this
+    checkout's lib/ unless a benchmark names another) first."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(LIB) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = str(lib) + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("VYKHUKHOL_DATA", None)
     env.update(extra)
     return env

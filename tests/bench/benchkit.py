@@ -31,6 +31,11 @@ LIB = ROOT / "lib"
 if str(LIB) not in sys.path:
     sys.path.insert(0, str(LIB))
 
+TESTS = Path(__file__).resolve().parents[1]
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
+
+import servetools  # noqa: E402
 from vykhukhol import cli  # noqa: E402
 from vykhukhol import services as svc  # noqa: E402
 from vykhukhol.datadir import DataDir  # noqa: E402
@@ -72,11 +77,8 @@ def banner(title: str) -> None:
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(LIB) + os.pathsep + env.get("PYTHONPATH", "")
-    env.pop("VYKHUKHOL_DATA", None)
-    env.update(extra)
-    return env
+    """tests/servetools.py's child environment, with the measured checkout's lib/."""
+    return servetools.subprocess_env(lib=LIB, **extra)
 
 
 def python_dir() -> str:

@@ -20,13 +20,19 @@ def test_a_killed_rewrites_temporary_file_is_removed_once_older_than_the_time_li
     assert not old.exists() and young.exists() and keep.exists()
 
 
+def left_by_a_kill(path, text: str):
+    """A rewrite's temporary file, an hour old."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    past = time.time() - 3600
+    os.utime(path, (past, past))
+    return path
+
+
 def test_the_next_run_removes_what_a_killed_rewrite_left(site):
     """A run that takes the DB lock sweeps the DB's and its services' folders."""
     service = site.service("news", letters=[("Hi", "0s", "Body")])
-    stray = service.folder / ".subscribers.txt.zz9.tmp"
-    stray.write_text("half a file")
-    past = time.time() - 3600
-    os.utime(stray, (past, past))
+    stray = left_by_a_kill(service.folder / ".subscribers.txt.zz9.tmp", "half a file")
     site.ok("cron")
     assert not stray.exists()
     assert "killed rewrite" in site.log()
@@ -35,11 +41,8 @@ def test_the_next_run_removes_what_a_killed_rewrite_left(site):
 def test_a_run_sweeps_the_newsletters_folder_even_when_no_job_is_left(site):
     """A kill during the last job's ledger rewrite leaves a copy of its recipients;
     the job then finishes and no later run takes the newsletters' lock."""
-    stray = site.data.newsletters / ".20261129-211119-25d8aa.list.uzosatkk.tmp"
-    stray.parent.mkdir(parents=True, exist_ok=True)
-    stray.write_text("someone@example.org\tSomeone\tpending\t-\t-\n")
-    past = time.time() - 3600
-    os.utime(stray, (past, past))
+    stray = left_by_a_kill(site.data.newsletters / ".20261129-211119-25d8aa.list.uzosatkk.tmp",
+                           "someone@example.org\tSomeone\tpending\t-\t-\n")
     site.ok("cron")
     assert not stray.exists()
     assert "killed rewrite left in newsletters" in site.log()
