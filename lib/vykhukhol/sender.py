@@ -374,10 +374,12 @@ class Work:
 
 @dataclass
 class Held:
-    """A DB whose lock this run holds: its journal, and the services worked on."""
+    """A DB whose lock this run holds: its journal, its services as read under
+    the lock, and the services worked on."""
 
     db: str
     book: journal.Journal
+    services: list[svc.Service] = field(default_factory=list)
     worked: list[Work] = field(default_factory=list)
 
 
@@ -397,7 +399,8 @@ def hold_db(run: Run, first: svc.Service) -> Iterator[Held | None]:
         return
     held = Held(first.db, journal.Journal(run.data.state / f"db-{first.db}.journal", run.lease))
     try:
-        for folder in [run.data.db(first.db)] + [s.folder for s in svc.load_services(run.data, first.db)]:
+        held.services = svc.load_services(run.data, first.db)
+        for folder in [run.data.db(first.db)] + [s.folder for s in held.services]:
             if files.remove_stale_temps(folder, run.time_limit):  # a killed rewrite's leftovers
                 run.log.write(f"removed the temporary files a killed rewrite left in {folder.name}")
         fold_series(run, held.book, [])
@@ -413,7 +416,7 @@ def hold_db(run: Run, first: svc.Service) -> Iterator[Held | None]:
 def send_series(run: Run, first: svc.Service, held: Held) -> None:
     """Step 4: the service's due letters, then the other enabled services of
     its DB while quota and time remain. Each service worked on counts as served."""
-    others = [s for s in svc.load_services(run.data, first.db) if s.enabled and s.name != first.name]
+    others = [s for s in held.services if s.enabled and s.name != first.name]
     for service in [first] + in_window(run, others):
         if service is not first and not run.may_send("serial_left"):
             break
