@@ -296,6 +296,24 @@ RU: dict[str, str] = {
     "send every letter to this one address instead (for trials)": "слать все письма на этот адрес (для проверки)",
     "signs links; made at init": "подписывает ссылки; создаётся при init",
     "salted scrypt hash of the admin password": "солёный scrypt-хеш пароля администратора",
+    "reverse proxies whose X-Forwarded-For names the client (empty: none)":
+        "обратные прокси, чьему X-Forwarded-For можно верить (пусто — никому)",
+    "subscribe requests that send mail, per client address and hour":
+        "запросов подписки с письмом в час с одного адреса клиента",
+    "SMTP connections a run may open at once (a relay: more)":
+        "сколько SMTP-соединений один запуск открывает сразу (для релея — больше)",
+    "separator of the tagged bounce address (empty: no tag)":
+        "разделитель в адресе возврата с меткой (пусто — без метки)",
+    "envelope sender for bounces (empty: the service's from_email)":
+        "адрес возврата в конверте (пусто — from_email службы)",
+    "mailbox the bounces are read from (imaps:// or pop3s://)":
+        "ящик, из которого читаются возвраты (imaps:// или pop3s://)",
+    "domain that signs the letters (DKIM; empty: unsigned)":
+        "домен, которым подписываются письма (DKIM; пусто — без подписи)",
+    "DKIM selector (the DNS name <selector>._domainkey.<domain>)":
+        "селектор DKIM (имя в DNS <selector>._domainkey.<domain>)",
+    "DKIM private key (empty: data/dkim/<domain>.<selector>.key)":
+        "закрытый ключ DKIM (пусто — data/dkim/<domain>.<selector>.key)",
 }
 
 

@@ -107,6 +107,42 @@ def _text(limit: int) -> Callable[[str], str]:
     return check
 
 
+def _mailbox_url(value: str) -> str:
+    """Empty, or imaps://user:pass@host[:port]/FOLDER, pop3s://…, imap://…, pop3://… (SPEC 12)."""
+    if not value:
+        return ""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname
+        parts.port  # noqa: B018  # raises ValueError for a port out of range
+    except ValueError:
+        raise BadInput("the mailbox address has a bad host or port") from None
+    if parts.scheme not in ("imaps", "pop3s", "imap", "pop3") or not host or not parts.username \
+            or any(c.isspace() for c in value):
+        raise BadInput("must be imaps://user:password@host[:port]/FOLDER or pop3s://user:password@host[:port]")
+    return value
+
+
+def _domain(value: str) -> str:
+    if not value:
+        return ""
+    import re
+
+    if not re.fullmatch(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}", value):
+        raise BadInput("must be a domain name such as example.org")
+    return value.lower()
+
+
+def _selector(value: str) -> str:
+    import re
+
+    if not re.fullmatch(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?", value):
+        raise BadInput("must be letters a-z, digits and '-' (for example mail2026)")
+    return value
+
+
 def _host(value: str) -> str:
     if not value or any(c.isspace() or c in "/@" for c in value):
         raise BadInput("must be a host name or an IP address")
@@ -121,6 +157,9 @@ class Key:
     check: Callable[[str], Any]
     help: str
     secret: bool = False
+    #: False for keys that name a program or a path on the host: changed only
+    #: with the CLI or in settings.ini, never from the admin pages (SPEC 13).
+    web: bool = True
 
     @property
     def choices(self) -> tuple[str, ...]:
@@ -148,6 +187,8 @@ KEYS: dict[str, Key] = {
         Key("main", "hourly_limit", "0", _count(0, 10**9), "at most this many letters in any clock hour, 0 = no cap"),
         Key("main", "daily_limit", "0", _count(0, 10**9), "at most this many letters per day, 0 = no cap"),
         Key("main", "cron_allow", "", _networks, "IPs/CIDRs allowed to call the cron script (empty: anyone with the URL)"),
+        Key("main", "trusted_proxies", "", _networks, "reverse proxies whose X-Forwarded-For names the client (empty: none)"),
+        Key("main", "subscribe_hourly_limit", "10", _count(1, 10**6), "subscribe requests that send mail, per client address and hour"),
         Key("mail", "transport", "outbox", _choice("outbox", "smtp", "sendmail"), "how letters leave: outbox, smtp or sendmail"),
         Key("mail", "from_email", "", _optional_email, "the default sender address"),
         Key("mail", "smtp_host", "127.0.0.1", _host, "SMTP server"),
@@ -155,8 +196,15 @@ KEYS: dict[str, Key] = {
         Key("mail", "smtp_security", "none", _choice("none", "starttls", "ssl"), "none, starttls or ssl"),
         Key("mail", "smtp_user", "", _text(200), "SMTP login (empty: no login)"),
         Key("mail", "smtp_password", "", _text(200), "SMTP password", secret=True),
-        Key("mail", "sendmail_path", "/usr/sbin/sendmail", _text(500), "the sendmail program"),
+        Key("mail", "smtp_connections", "1", _count(1, 32), "SMTP connections a run may open at once (a relay: more)"),
+        Key("mail", "sendmail_path", "/usr/sbin/sendmail", _text(500), "the sendmail program", web=False),
         Key("mail", "dev_redirect", "", _optional_email, "send every letter to this one address instead (for trials)"),
+        Key("mail", "verp_separator", "+", _choice("+", "-", "=", ""), "separator of the tagged bounce address (empty: no tag)"),
+        Key("mail", "bounce_address", "", _optional_email, "envelope sender for bounces (empty: the service's from_email)"),
+        Key("mail", "bounce_mailbox", "", _mailbox_url, "mailbox the bounces are read from (imaps:// or pop3s://)", secret=True),
+        Key("mail", "dkim_domain", "", _domain, "domain that signs the letters (DKIM; empty: unsigned)"),
+        Key("mail", "dkim_selector", "vykhukhol", _selector, "DKIM selector (the DNS name <selector>._domainkey.<domain>)"),
+        Key("mail", "dkim_key_file", "", _text(500), "DKIM private key (empty: data/dkim/<domain>.<selector>.key)", web=False),
         Key("security", "secret", "", _text(200), "signs links; made at init", secret=True),
         Key("security", "admin_password", "", _text(500), "salted scrypt hash of the admin password", secret=True),
     )
