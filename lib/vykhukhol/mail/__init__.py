@@ -1,0 +1,75 @@
+"""Letters and the three ways to hand them over: SMTP, a local sendmail, an outbox folder.
+
+This module builds one letter (:func:`build_message`) the way SPEC §9 wants it —
+an :class:`~email.message.EmailMessage` with the SMTP policy, UTF-8 text in
+quoted-printable so Cyrillic travels as 7-bit, an HTML alternative when given,
+and the list headers (``List-Id``, ``List-Unsubscribe``,
+``List-Unsubscribe-Post``, ``X-Vykhukhol-Run``) — and delivers it to exactly
+one envelope recipient through a :class:`Transport` from
+:func:`open_transport`:
+
+* ``smtp`` — one connection, opened on the first letter and reused for the
+  whole run; plain, STARTTLS or SSL; login when a user is set; timeouts.
+* ``sendmail`` — ``sendmail -i -f FROM -- RCPT`` with the letter on stdin.
+* ``outbox`` — one ``.eml`` file per letter in a folder, for tests, previews
+  and hosts without mail.
+
+Every failure to deliver is a :class:`TemporaryFailure` (stop the run, try
+again later) or a :class:`PermanentFailure` (this recipient or letter will
+never go through). ``dev_redirect`` sends every letter to one address instead,
+and it is applied here, in :meth:`Transport.send`, so no caller can forget it.
+
+Deliberately *not* here: choosing recipients, pacing, retries, bounce
+counting, journals of what was sent, and rendering templates (see
+:mod:`vykhukhol.render`). No header is ever taken from user input: names,
+subjects and ids pass :func:`clean_header_text`, addresses are checked, and
+nothing lets a caller add an arbitrary header.
+
+What is where:
+
+- :mod:`.headers` — the policy, and what may stand in a header (names,
+  subjects, addresses, list ids, links);
+- :mod:`.message` — :func:`build_message` and :class:`Press`;
+- :mod:`.transport` — settings, failures, the common hand-over, :func:`open_transport`;
+- :mod:`.smtp`, :mod:`.sendmail`, :mod:`.outbox` — one transport each.
+"""
+
+from __future__ import annotations
+
+from vykhukhol.mail.headers import POLICY, check_address, clean_header_text
+from vykhukhol.mail.message import Outgoing, Press, build_message
+from vykhukhol.mail.outbox import OutboxTransport, list_outbox, read_outbox
+from vykhukhol.mail.sendmail import SendmailTransport
+from vykhukhol.mail.smtp import SmtpTransport
+from vykhukhol.mail.transport import (
+    SECURITIES,
+    TRANSPORTS,
+    DeliveryError,
+    MailConfig,
+    PermanentFailure,
+    TemporaryFailure,
+    Transport,
+    open_transport,
+)
+
+__all__ = [
+    "POLICY",
+    "SECURITIES",
+    "TRANSPORTS",
+    "DeliveryError",
+    "MailConfig",
+    "OutboxTransport",
+    "Outgoing",
+    "PermanentFailure",
+    "Press",
+    "SendmailTransport",
+    "SmtpTransport",
+    "TemporaryFailure",
+    "Transport",
+    "build_message",
+    "check_address",
+    "clean_header_text",
+    "list_outbox",
+    "open_transport",
+    "read_outbox",
+]

@@ -1,0 +1,65 @@
+"""The sendmail transport: ``sendmail -i -f ENVELOPE -- RCPT``, the letter on stdin."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from email.message import EmailMessage
+
+from vykhukhol.mail.headers import _LF_POLICY
+from vykhukhol.mail.message import Outgoing
+from vykhukhol.mail.transport import PermanentFailure, TemporaryFailure, Transport, _describe
+
+# sysexits.h codes that describe this machine, not the recipient: retry later.
+_SENDMAIL_TEMPORARY = {
+    71: "EX_OSERR",
+    73: "EX_CANTCREAT",
+    74: "EX_IOERR",
+    75: "EX_TEMPFAIL",
+    77: "EX_NOPERM",
+    78: "EX_CONFIG",
+}
+
+
+class SendmailTransport(Transport):
+    """Pipes each letter to ``sendmail -i -f FROM -- RCPT`` (Unix line ends)."""
+
+    def _deliver(self, msg: EmailMessage | Outgoing, recipient: str, envelope_from: str,
+                 ready: Callable[[], None], meanwhile: Callable[[], None]) -> None:
+        ready()
+        meanwhile()
+        path = self.config.sendmail_path
+        if isinstance(msg, Outgoing):
+            msg = msg.message()
+        argv = [path, "-i", "-f", envelope_from, "--", recipient]
+        try:
+            done = subprocess.run(
+                argv,
+                input=msg.as_bytes(policy=_LF_POLICY),
+                capture_output=True,
+                timeout=self.config.timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise TemporaryFailure(
+                f"{path} did not finish within {self.config.timeout:g} s", None, "local"
+            ) from None
+        except OSError as exc:  # missing, not executable
+            raise TemporaryFailure(f"cannot run {path}: {_describe(exc)}", None, "local") from None
+        if done.returncode == 0:
+            return
+        said = " ".join(done.stderr.decode("utf-8", "replace").split())[-500:]
+        if done.returncode < 0:
+            raise TemporaryFailure(
+                f"{path} was killed by signal {-done.returncode}: {said}".rstrip(": "),
+                None,
+                "local",
+            )
+        name = _SENDMAIL_TEMPORARY.get(done.returncode)
+        words = f"{path} exited with {done.returncode}" + (f" ({name})" if name else "")
+        if said:
+            words += f": {said}"
+        if name:
+            raise TemporaryFailure(words, None, "local")
+        raise PermanentFailure(words, None, "local")
+

@@ -1,0 +1,203 @@
+"""The SMTP transport: one connection reused for a run; plain, STARTTLS or SSL."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import Callable
+from email.message import EmailMessage
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import smtplib
+
+from vykhukhol.mail.headers import POLICY
+from vykhukhol.mail.message import Outgoing
+from vykhukhol.mail.transport import (
+    MailConfig,
+    TemporaryFailure,
+    Transport,
+    _by_code,
+    _describe,
+    _reply_text,
+)
+
+
+class SmtpTransport(Transport):
+    """One SMTP connection, opened lazily and reused for every letter of a run.
+
+    Like GNU Mailman, any SMTP error closes the connection before it is raised;
+    the next letter opens a new one. A connection idle for more than
+    ``idle_check_after`` seconds is probed with NOOP first, so a server that
+    hung up on a slow run costs a reconnect rather than a failed letter.
+    """
+
+    idle_check_after = 10.0  # seconds
+
+    def __init__(self, config: MailConfig) -> None:
+        super().__init__(config)
+        self._conn: smtplib.SMTP | None = None
+        self._last_used = 0.0
+        self.connections = 0  # connections opened so far (for logs and tests)
+
+    def _deliver(self, msg: EmailMessage | Outgoing, recipient: str, envelope_from: str,
+                 ready: Callable[[], None], meanwhile: Callable[[], None]) -> None:
+        import smtplib
+
+        data = msg.data if isinstance(msg, Outgoing) else msg.as_bytes(policy=POLICY)
+        conn = self._connection()
+        stage = "mail"
+        try:
+            # Addresses are checked dot-atoms: <address> needs no further
+            # quoting (smtplib's own quoting parses each address again).
+            code, resp = self._command(conn, "mail", f"FROM:<{envelope_from}>")
+            if code != 250:
+                # Not this recipient's fault: every letter would fail the same way.
+                self._hang_up(polite=True)
+                raise TemporaryFailure(f"sender {envelope_from} refused: {_reply_text(resp)}",
+                                       code, "mail")
+            stage = "rcpt"
+            code, resp = self._command(conn, "rcpt", f"TO:<{recipient}>")
+            if code not in (250, 251):
+                self._hang_up(polite=True)
+                raise _by_code(code, _reply_text(resp) or "recipient refused", "rcpt")
+            stage = "data"
+            code, resp = self._command(conn, "data")
+            if code != 354:
+                self._hang_up(polite=True)
+                raise _by_code(code, _reply_text(resp), "data")
+            try:
+                ready()
+            except BaseException:
+                self._hang_up(polite=False)  # the server drops a letter with no final dot
+                raise
+            # From here the server may have the letter, answered or not.
+            stage = "payload"
+            self._arm()
+            conn.send(_dot_stuffed(data))
+            meanwhile()  # the caller's work, while the server takes the letter in
+            code, resp = conn.getreply()
+            if code != 250:
+                self._hang_up(polite=True)
+                raise _by_code(code, _reply_text(resp), "data")
+        except smtplib.SMTPResponseException as exc:
+            self._hang_up(polite=True)
+            raise _by_code(exc.smtp_code, _reply_text(exc.smtp_error),
+                           "data" if stage == "payload" else stage) from None
+        except OSError as exc:  # refused, timeout, dropped, and smtplib's other errors
+            self._hang_up(polite=False)
+            # Lost after the letter went, the server may have taken it:
+            # the caller records it "in doubt" and never sends it again.
+            raise TemporaryFailure(
+                f"connection to {self._where()} failed: {_describe(exc)}", None,
+                "data-unanswered" if stage == "payload" else "send",
+            ) from None
+        self._last_used = time.monotonic()
+
+    def _command(self, conn: smtplib.SMTP, verb: str, args: str = "") -> tuple[int, bytes]:
+        self._arm()
+        conn.putcmd(verb, args)
+        return conn.getreply()
+
+    def close(self) -> None:
+        self._hang_up(polite=True)
+
+    def set_deadline(self, deadline: float | None) -> None:
+        """A ``time.monotonic()`` moment no SMTP command may run past: each
+        command's timeout is the time left until then (at most ``timeout``)."""
+        self.deadline = deadline
+
+    def _arm(self) -> float:
+        """Set the socket's timeout for the next command; returns it."""
+        seconds = self.config.timeout
+        if self.deadline is not None:
+            seconds = max(0.2, min(seconds, self.deadline - time.monotonic()))
+        if self._conn is not None and self._conn.sock is not None:
+            self._conn.sock.settimeout(seconds)
+        return seconds
+
+    # -- the connection
+
+    def _where(self) -> str:
+        return f"{self.config.smtp_host}:{self.config.smtp_port}"
+
+    def _connection(self) -> smtplib.SMTP:
+        if self._conn is not None and time.monotonic() - self._last_used > self.idle_check_after:
+            try:
+                code = self._conn.noop()[0]
+            except OSError:
+                code = -1
+            if code != 250:
+                self._hang_up(polite=False)
+        if self._conn is None:
+            self._conn = self._connect()
+            self.connections += 1
+            self._last_used = time.monotonic()
+        return self._conn
+
+    def _connect(self) -> smtplib.SMTP:
+        """Connect, greet, start TLS and log in; every failure is temporary."""
+        import smtplib  # only runs that use SMTP pay for smtplib, and TLS for ssl
+
+        cfg = self.config
+        conn: smtplib.SMTP | None = None
+        timeout = self._arm()  # the whole session set-up fits the time left
+        try:
+            if cfg.smtp_security != "none":
+                import ssl
+                context = ssl.create_default_context()
+            if cfg.smtp_security == "ssl":
+                conn = smtplib.SMTP_SSL(
+                    cfg.smtp_host, cfg.smtp_port, timeout=timeout, context=context
+                )
+            else:
+                conn = smtplib.SMTP(cfg.smtp_host, cfg.smtp_port, timeout=timeout)
+            conn.ehlo_or_helo_if_needed()
+            if cfg.smtp_security == "starttls":
+                conn.starttls(context=context)
+                conn.ehlo()
+            if cfg.smtp_user:
+                conn.login(cfg.smtp_user, cfg.smtp_password)
+        except smtplib.SMTPResponseException as exc:
+            _close(conn, polite=True)
+            raise TemporaryFailure(
+                f"{self._where()} refused the session: {_reply_text(exc.smtp_error)}",
+                exc.smtp_code,
+                "connect",
+            ) from None
+        except OSError as exc:  # includes ssl.SSLError and smtplib's SMTPException
+            _close(conn, polite=False)
+            raise TemporaryFailure(
+                f"cannot connect to {self._where()}: {_describe(exc)}", None, "connect"
+            ) from None
+        return conn
+
+    def _hang_up(self, polite: bool) -> None:
+        conn, self._conn = self._conn, None
+        _close(conn, polite)
+
+
+_LINE_START_DOT = re.compile(rb"(?m)^\.")
+
+
+def _dot_stuffed(data: bytes) -> bytes:
+    """The DATA payload as smtplib's ``data`` sends it: leading dots doubled,
+    a final CRLF, then the lone dot."""
+    quoted = _LINE_START_DOT.sub(b"..", data)
+    if not quoted.endswith(b"\r\n"):
+        quoted += b"\r\n"
+    return quoted + b".\r\n"
+
+
+def _close(conn: smtplib.SMTP | None, polite: bool) -> None:
+    """QUIT (when asked and the line may still be good), then close; never raises."""
+    if conn is None:
+        return
+    if polite:
+        with contextlib.suppress(OSError):
+            conn.quit()
+    with contextlib.suppress(OSError):
+        conn.close()
+
+

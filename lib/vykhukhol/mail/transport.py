@@ -1,0 +1,225 @@
+"""What every transport shares: its settings, its failures, and the hand-over
+rules (checked addresses, ``dev_redirect``) applied before any of them runs.
+
+:func:`open_transport` gives the transport the settings name; the transports
+themselves live in :mod:`.smtp`, :mod:`.sendmail` and :mod:`.outbox`.
+"""
+
+from __future__ import annotations
+
+import copy
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from email.message import EmailMessage
+from pathlib import Path
+from types import TracebackType
+
+from vykhukhol.errors import BadInput
+from vykhukhol.mail.headers import check_address, clean_header_text
+from vykhukhol.mail.message import Outgoing
+
+TRANSPORTS = ("outbox", "smtp", "sendmail")
+SECURITIES = ("none", "starttls", "ssl")
+
+
+@dataclass
+class MailConfig:
+    """How a service's letters leave: the settings of SPEC §9."""
+
+    transport: str = "outbox"  # outbox | smtp | sendmail
+    from_email: str = ""
+    smtp_host: str = "127.0.0.1"
+    smtp_port: int = 25
+    smtp_security: str = "none"  # none | starttls | ssl
+    smtp_user: str = ""
+    smtp_password: str = ""
+    sendmail_path: str = "/usr/sbin/sendmail"
+    dev_redirect: str = ""  # when set, every letter goes to this one address
+    outbox_dir: Path | None = None
+    timeout: float = 20.0  # seconds for connect and each SMTP command, or for sendmail
+
+
+
+class DeliveryError(Exception):
+    """A letter was not accepted.
+
+    ``code`` is the SMTP reply code (or None), ``detail`` the server's or the
+    program's words, ``temporary`` whether trying again later may work, and
+    ``stage`` where it happened: ``connect`` (connect, TLS, login), ``mail``
+    (the envelope sender), ``rcpt``, ``data``, ``send`` (the connection broke
+    mid-letter), ``local`` (sendmail, the outbox, an impossible address).
+    """
+
+    temporary: bool = True
+
+    def __init__(self, detail: str, code: int | None = None, stage: str = "") -> None:
+        super().__init__(f"{code} {detail}" if code is not None else detail)
+        self.code = code
+        self.detail = detail
+        self.stage = stage
+
+
+class TemporaryFailure(DeliveryError):
+    """Try again later: refused or dropped connection, timeout, a 4xx reply, a
+    misconfigured sender, server or sendmail. The caller stops the run."""
+
+    temporary = True
+
+
+class PermanentFailure(DeliveryError):
+    """This letter to this recipient will never be accepted: a 5xx reply to RCPT
+    or DATA, sendmail refusing it, an address that cannot be written."""
+
+    temporary = False
+
+
+def _by_code(code: int | None, detail: str, stage: str) -> DeliveryError:
+    """4xx (and anything odd) is temporary, 5xx permanent."""
+    if code is not None and 500 <= code <= 599:
+        return PermanentFailure(detail, code, stage)
+    return TemporaryFailure(detail, code, stage)
+
+
+def _reply_text(resp: bytes | str) -> str:
+    if isinstance(resp, bytes):
+        resp = resp.decode("utf-8", "replace")
+    return " ".join(str(resp).split())
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    words = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return " ".join(str(words).split())
+
+
+
+class Transport(ABC):
+    """Hands letters over one by one; use it as a context manager to close it."""
+
+    def __init__(self, config: MailConfig) -> None:
+        self.config = config
+
+    def send(self, msg: EmailMessage | Outgoing, recipient: str,
+             envelope_from: str | None = None, ready: Callable[[], None] | None = None,
+             meanwhile: Callable[[], None] | None = None) -> None:
+        """Deliver ``msg`` (a message, or one written by a :class:`Press`) to
+        exactly ``recipient`` (or to ``dev_redirect``).
+
+        ``ready`` is called once, just before the letter is handed over for
+        good (over SMTP: after the server has said yes to DATA, so the
+        journal's disk can work while the envelope is exchanged); what it
+        raises stops this letter unsent and is raised again. ``meanwhile``
+        (which must not raise) is called once the letter is on its way, while
+        the server's answer is awaited: the caller's next piece of work.
+
+        The envelope sender is ``envelope_from``, else the configured
+        ``from_email``, else the letter's ``From`` address. Raises
+        :class:`TemporaryFailure` or :class:`PermanentFailure`; :class:`BadInput`
+        only when no usable envelope sender can be found (a settings error).
+        ``msg`` itself is never changed.
+        """
+        try:
+            rcpt = check_address(recipient, "recipient address")
+        except BadInput as exc:
+            raise PermanentFailure(exc.message, None, "local") from None
+        sender = check_address(
+            envelope_from or self.config.from_email or _from_address(msg), "envelope sender"
+        )
+        if self.config.dev_redirect:
+            redirect = check_address(self.config.dev_redirect, "dev_redirect")
+            if isinstance(msg, Outgoing):
+                msg = msg.message()
+            msg = _redirected(msg, redirect, rcpt)
+            rcpt = redirect
+        self._deliver(msg, rcpt, sender, ready or _nothing, meanwhile or _nothing)
+
+    @abstractmethod
+    def _deliver(self, msg: EmailMessage | Outgoing, recipient: str, envelope_from: str,
+                 ready: Callable[[], None], meanwhile: Callable[[], None]) -> None:
+        """Hand over one letter, calling ``ready`` first and ``meanwhile``
+        when it is gone; addresses are checked, dev_redirect is applied."""
+
+    deadline: float | None = None
+
+    def set_deadline(self, deadline: float | None) -> None:
+        """A ``time.monotonic()`` moment after which nothing should be waited for
+        (honoured by the SMTP transport; the others are bounded by ``timeout``)."""
+        self.deadline = deadline
+
+    def close(self) -> None:
+        """Release what the transport holds; sending again later reopens it."""
+        return None
+
+    def __enter__(self) -> Transport:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _nothing() -> None:
+    return None
+
+
+def _from_address(msg: EmailMessage | Outgoing) -> str:
+    if isinstance(msg, Outgoing):
+        return msg.from_address
+    header = msg.get("From")
+    addresses = getattr(header, "addresses", ()) if header is not None else ()
+    return addresses[0].addr_spec if addresses else ""
+
+
+def _redirected(msg: EmailMessage, redirect: str, recipient: str) -> EmailMessage:
+    """A copy of ``msg`` addressed to ``redirect``, the original kept in a header."""
+    copied = copy.deepcopy(msg)
+    original = str(copied.get("To", "")) or recipient
+    if "X-Vykhukhol-Original-To" not in copied:  # a letter redirected twice keeps the first
+        copied["X-Vykhukhol-Original-To"] = clean_header_text(original)
+    if "To" in copied:
+        copied.replace_header("To", redirect)  # keeps its place among the headers
+    else:
+        copied["To"] = redirect
+    return copied
+
+
+
+def open_transport(config: MailConfig) -> Transport:
+    """The transport ``config`` names, with its settings checked.
+
+    Nothing is connected yet: an SMTP transport connects on its first letter.
+    Raises :class:`BadInput` for an unknown transport or security, a bad
+    ``from_email`` or ``dev_redirect``, a missing outbox folder or a timeout
+    that is not positive.
+    """
+    if config.transport not in TRANSPORTS:
+        raise BadInput(
+            f"unknown mail transport {config.transport!r} (use one of: {', '.join(TRANSPORTS)})"
+        )
+    if config.smtp_security not in SECURITIES:
+        raise BadInput(
+            f"unknown SMTP security {config.smtp_security!r} (use one of: {', '.join(SECURITIES)})"
+        )
+    if not config.timeout or config.timeout <= 0:
+        raise BadInput(f"mail timeout must be a positive number of seconds, not {config.timeout!r}")
+    if config.from_email:
+        check_address(config.from_email, "sender address")
+    if config.dev_redirect:
+        check_address(config.dev_redirect, "dev_redirect")
+    if config.transport == "smtp":
+        from vykhukhol.mail.smtp import SmtpTransport
+
+        return SmtpTransport(config)
+    if config.transport == "sendmail":
+        from vykhukhol.mail.sendmail import SendmailTransport
+
+        return SendmailTransport(config)
+    from vykhukhol.mail.outbox import OutboxTransport
+
+    return OutboxTransport(config)
