@@ -16,7 +16,6 @@ import secrets
 import sys
 from datetime import datetime
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 from vykhukhol import auth, membership, newsletters, runlog, runtime, sender, state
 from vykhukhol import services as svc
@@ -24,7 +23,7 @@ from vykhukhol import settings as settings_mod
 from vykhukhol import subscribers as subs
 from vykhukhol.datadir import CHECKOUT, DataDir, locate
 from vykhukhol.errors import BadInput, Conflict, NotFound, VykhukholError
-from vykhukhol.timeutil import UTC, format_time
+from vykhukhol.timeutil import UTC, format_time, parse_local_time
 
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")  # what Python makes of bytes that are not UTF-8
 
@@ -36,6 +35,34 @@ class UsageError(Exception):
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one clear line, exit 2
         raise UsageError(f"{self.prog}: {message}")
+
+
+def port_number(text: str) -> int:
+    """``--port``: a TCP port, 1-65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number from 1 to 65535 (e.g. 8080)")
+    return port
+
+
+_HOST_NAME = re.compile(r"(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+                        r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
+
+
+def host_address(text: str) -> str:
+    """``--host``: an IP address (127.0.0.1, ::1, 0.0.0.0) or a host name (localhost)."""
+    import ipaddress
+
+    try:
+        return str(ipaddress.ip_address(text.strip("[]")))
+    except ValueError:
+        pass
+    if _HOST_NAME.fullmatch(text) and not text.replace(".", "").isdigit():
+        return text
+    raise argparse.ArgumentTypeError(f"{text!r} is not an IP address or a host name (e.g. 127.0.0.1)")
 
 
 def _progress(text: str) -> None:
@@ -109,8 +136,11 @@ def cmd_status(ctx: Context, args) -> None:
     print(f"mode: {settings['mode']}")
     block = state.block_reason(data)
     print(f"blocked: {block.strip() if block else 'no'}")
-    for problem in settings.problems:
-        print(f"settings problem: {problem}")
+    from vykhukhol import health
+
+    cgi_dir = Path(args.cgi_dir) if args.cgi_dir else CHECKOUT / "cgi"
+    for warning in health.warnings(data, settings, cgi_dir):
+        print(f"warning: {warning}")
     locks = [newsletters.lock(data)] + [svc.db_lock(data, db) for db in svc.list_dbs(data)]
     for lock in locks:
         holder = lock.holder()
@@ -294,21 +324,14 @@ def export(data: DataDir, service_name: str, target: str | None) -> None:
             _progress("")
 
 
-def parse_local_time(text: str, zone: str) -> datetime:
-    try:
-        local = datetime.strptime(text.strip(), "%Y-%m-%d %H:%M")
-        return local.replace(tzinfo=ZoneInfo(zone)).astimezone(UTC)
-    except (ValueError, OverflowError):
-        raise BadInput(f"{text!r} is not a time like \"2026-12-01 09:00\"") from None
-
-
 def cmd_newsletter(ctx: Context, args) -> None:
     settings = ctx.settings()
     data = ctx.data
     if args.action == "create":
         html = _read_file(args.html_file, "--html-file") if args.html_file else None
         try:
-            start = parse_local_time(args.at, settings["timezone"]) if args.at else None
+            start = newsletters.check_start(parse_local_time(args.at, settings["timezone"])) \
+                if args.at else None
         except BadInput as exc:
             raise BadInput(f"--at: {exc.message}") from None
         name = newsletters.create(data, args.services.split(","), args.subject, _body(args), html,
@@ -343,14 +366,17 @@ def build_parser() -> Parser:
     p.set_defaults(func=cmd_init)
 
     p = sub.add_parser("serve", help="serve the pages and run the sender every minute")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--host", type=host_address, default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)")
+    p.add_argument("--port", type=port_number, default=8080, help="TCP port, 1-65535 (default 8080)")
     p.add_argument("--no-ticker", action="store_true")
     p.add_argument("--cgi-dir", help="folder of the CGI scripts (default: cgi/ of the checkout)")
     p.set_defaults(func=cmd_serve)
 
     sub.add_parser("cron", help="one run of the sender").set_defaults(func=cmd_cron)
-    sub.add_parser("status", help="mode, block, locks, services, jobs").set_defaults(func=cmd_status)
+    p = sub.add_parser("status", help="mode, block, warnings, locks, services, jobs")
+    p.add_argument("--cgi-dir", help="folder of the CGI scripts (default: cgi/ of the checkout)")
+    p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("mode", help="debug (off) or working")
     p.add_argument("mode", choices=["debug", "working"])

@@ -142,32 +142,37 @@ def remove(data: DataDir, service_name: str, email: str) -> None:
 
 
 def parse_import(text: str) -> tuple[list[tuple[str, str]], list[tuple[int, str, str]]]:
-    """CSV with an ``email`` column (and ``name``), or one address a line.
-    Returns (valid (email, name) pairs, invalid (line number, text, reason))."""
+    """CSV with an ``email`` column (and ``name``), header-less ``email,name``
+    lines, or one address a line. Returns (valid (email, name) pairs, invalid
+    (line number, text, reason)); every line that is neither blank nor a
+    ``#`` comment is one or the other, so the counts always add up."""
     import csv
     import io
 
-    lines = text.lstrip("\ufeff").splitlines()
+    lines = [line.rstrip("\r") for line in text.lstrip("\ufeff").split("\n")]
     first = lines[0] if lines else ""
     delimiter = ";" if first.count(";") > first.count(",") else ","
-    header = [h.strip().lower() for h in next(csv.reader([first], delimiter=delimiter))] if lines else []
+    header = [h.strip().lower() for h in next(csv.reader([first], delimiter=delimiter))] if first else []
     valid: list[tuple[str, str]] = []
     invalid: list[tuple[int, str, str]] = []
     if "email" in header:
-        reader = csv.reader(io.StringIO("\n".join(lines[1:])), delimiter=delimiter)
+        body, start = lines[1:], 2
         at, name_at = header.index("email"), header.index("name") if "name" in header else None
-        rows = ((n, row, row[at] if len(row) > at else "",
-                 row[name_at] if name_at is not None and len(row) > name_at else "")
-                for n, row in enumerate(reader, start=2))
-    else:
-        rows = ((n, [line], line, "") for n, line in enumerate(lines, start=1))
-    for lineno, row, address, person in rows:
-        if not address.strip() or address.strip().startswith("#"):
+    else:  # no header: "address" or "address,name" a line
+        body, start, at, name_at = lines, 1, 0, 1
+    for lineno, line in enumerate(body, start=start):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        row = next(csv.reader(io.StringIO(line), delimiter=delimiter), [])
+        address = row[at] if len(row) > at else ""
+        person = row[name_at] if name_at is not None and len(row) > name_at else ""
+        if not address.strip():
+            invalid.append((lineno, line[:200], "no e-mail address on this line"))
             continue
         try:
             valid.append((check_email(address), clean_name(person)))
         except BadInput as exc:
-            invalid.append((lineno, delimiter.join(row)[:200], exc.message))
+            invalid.append((lineno, line[:200], exc.message))
     return valid, invalid
 
 

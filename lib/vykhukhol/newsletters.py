@@ -16,7 +16,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from vykhukhol import files, subscribers
@@ -28,6 +28,7 @@ from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import format_time, now, parse_time
 
 LOCK_STEM = "news"
+PAST_GRACE = 60  # seconds: a start time this far back still means "now" (a form filled slowly)
 HTML_MARK = "=== html ==="
 LIST_HEADER = "#email\tname\tstate\ttime\tlease"
 
@@ -195,6 +196,14 @@ def _recipients(data: DataDir, services: list[str]) -> Iterator[tuple[str, str]]
             if key not in seen:
                 seen.add(key)
                 yield email, person
+
+
+def check_start(start: datetime) -> datetime:
+    """A start time a person asked for: a time in the past is refused (a typo
+    in the year would otherwise send at once); leaving it out means "now"."""
+    if start < now() - timedelta(seconds=PAST_GRACE):
+        raise BadInput(f"the start time {format_time(start)} is in the past; leave it out to start now")
+    return start
 
 
 def create(data: DataDir, services: list[str], subject: str, text: str,

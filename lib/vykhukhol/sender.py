@@ -275,7 +275,8 @@ def finish_if_exhausted(run: Run, name: str) -> None:
     count = newsletters.counts(list_path)
     failed = [row.email for row in newsletters.read_rows(list_path) if row.state is LedgerState.FAILED]
     subject, _, _ = newsletters.read_letter(data, name)
-    report = newsletter_report(job, subject, count, failed, run.now())
+    subject = subject_as_sent(data, job, subject, run.now())
+    report = newsletter_report(job, subject, count, failed, run.now(), run.settings["timezone"])
     run.log.write(f"newsletter {name} finished: {count['sent']} sent, {count['failed']} failed, "
                   f"{count['skipped']} skipped, {count['in doubt']} in doubt")
     admin = run.settings["admin_email"]
@@ -293,8 +294,39 @@ def finish_if_exhausted(run: Run, name: str) -> None:
     newsletters.delete(data, name)
 
 
+def subject_as_sent(data: DataDir, job: newsletters.Job, subject: str, moment: datetime) -> str:
+    """The job's subject as its recipients read it, for a recipient without a
+    name (the raw template if it cannot be rendered any more)."""
+    from vykhukhol import render
+
+    title = ""
+    for name in job.services:
+        try:
+            title = svc.find_service(data, name).title
+            break
+        except VykhukholError:
+            continue
+    context = {"name": "", "email": "", "service": title, "unsubscribe_url": "",
+               "date": moment.strftime("%Y-%m-%d")}
+    try:
+        return " ".join(render.render(subject, context, "subject").split()) or subject
+    except BadInput:
+        return subject
+
+
+def _local(stamp: str | datetime | None, zone: str) -> str:
+    """A time of the job file shown in ``timezone``, as the admin pages show times."""
+    try:
+        moment = parse_time(stamp) if isinstance(stamp, str) else stamp
+        if moment is None:
+            return "-"
+        return f"{moment.astimezone(ZoneInfo(zone)):%Y-%m-%d %H:%M:%S} ({zone})"
+    except (BadInput, OverflowError, ValueError):  # a hand-edited job file: show it as it is
+        return str(stamp)
+
+
 def newsletter_report(job: newsletters.Job, subject: str, count: dict[str, int],
-                      failed: list[str], moment: datetime) -> str:
+                      failed: list[str], moment: datetime, zone: str = "UTC") -> str:
     lines = [
         f"Новостная рассылка «{subject}» завершена.",
         "",
@@ -305,8 +337,8 @@ def newsletter_report(job: newsletters.Job, subject: str, count: dict[str, int],
         f"Пропущено (адрес отписался или удалён): {count['skipped']}",
         f"Под сомнением (запуск прервали во время отправки): {count['in doubt']}",
         "",
-        f"Начата: {job.values.get('first_run', '-')}",
-        f"Завершена: {format_time(moment)}",
+        f"Начата: {_local(job.values.get('first_run'), zone)}",
+        f"Завершена: {_local(moment, zone)}",
         f"Запусков рассыльщика: {int(job.values.get('runs', '0') or 0)}",
     ]
     if failed:

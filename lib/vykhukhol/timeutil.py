@@ -92,3 +92,14 @@ def after(moment: datetime, seconds: float) -> datetime:
         return moment + timedelta(seconds=seconds)
     except OverflowError:
         return FAR_FUTURE if seconds >= 0 else FAR_PAST
+
+
+def parse_local_time(text: str, zone: str) -> datetime:
+    """``2026-12-01 09:00`` read as a wall-clock time in ``zone``, as UTC."""
+    from zoneinfo import ZoneInfo
+
+    try:
+        local = datetime.strptime(text.strip(), "%Y-%m-%d %H:%M")
+        return local.replace(tzinfo=ZoneInfo(zone)).astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise BadInput(f"{text!r} is not a time like \"2026-12-01 09:00\"") from None

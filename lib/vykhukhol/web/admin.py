@@ -35,7 +35,7 @@ from vykhukhol.datadir import CHECKOUT, DataDir, check_name
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
 from vykhukhol.i18n import tr
 from vykhukhol.states import LedgerState, SubscriberState
-from vykhukhol.timeutil import UTC, format_duration, now
+from vykhukhol.timeutil import UTC, format_duration, now, parse_local_time
 from vykhukhol.web import session
 from vykhukhol.web.http import HttpError, Request, Response, redirect, wsgi_app
 from vykhukhol.web.pages import render as render_page
@@ -228,31 +228,9 @@ def recent_runs(entries: list[runlog.Entry]) -> list[dict]:
 
 
 def warnings(admin: Admin) -> list[str]:
-    _, data, settings = admin._, admin.data, admin.settings
-    found = []
-    if (admin.cgi_dir / "cron.py").exists():
-        found.append(_("The cron script still has its shipped name cgi/cron.py: run `vykhukhol init` or rename it to something hard to guess."))
-    try:
-        data.root.relative_to(CHECKOUT)
-        inside = True
-    except ValueError:
-        inside = False
-    if inside and not (data.root / ".htaccess").exists():
-        found.append(_("The data directory is inside the web folder without its .htaccess: it may be readable from the web."))
-    if settings["mail.transport"] == "outbox":
-        found.append(_("Mail is not configured: letters are written to the outbox and nobody receives them."))
-    if not settings["site_url"].startswith("https://"):
-        found.append(_("site_url is not https: mail services want an https unsubscribe link (RFC 8058)."))
-    if not settings["admin_email"]:
-        found.append(_("admin_email is empty: alerts and reports are only logged."))
-    for problem in settings.problems:
-        found.append(problem)
-    for service in svc.load_services(data):
-        bad = subs.malformed(service.subscribers_path)
-        if bad:
-            found.append(_("{service}: {count} malformed subscriber lines (first: line {line}); they are kept and skipped.",
-                           service=service.name, count=len(bad), line=bad[0].lineno))
-    return found
+    from vykhukhol import health
+
+    return health.warnings(admin.data, admin.settings, admin.cgi_dir, admin._)
 
 
 def _local_date(settings: settings_mod.Settings, header: str) -> str:
@@ -729,8 +707,6 @@ def newsletter_form(admin: Admin, args: dict, fields: dict | None = None, error:
 
 @route("POST", "/newsletters/new")
 def newsletter_create(admin: Admin, args: dict) -> Response:
-    from vykhukhol.cli import parse_local_time
-
     form = admin.request.form()
     chosen = [k[len("svc_"):] for k in form if k.startswith("svc_")]
     fields = {"services": chosen, "subject": form.get("subject", ""), "text": form.get("text", ""),
@@ -760,7 +736,8 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
             return newsletter_form(admin, args, fields, exc.message, status=400)
         return newsletter_form(admin, args, fields, send_now(admin, message, to))
     try:
-        start = parse_local_time(fields["at"], admin.settings["timezone"]) if fields["at"].strip() else None
+        start = newsletters.check_start(parse_local_time(fields["at"], admin.settings["timezone"])) \
+            if fields["at"].strip() else None
         name = newsletters.create(admin.data, chosen, fields["subject"], fields["text"],
                                   fields["html"] or None, start)
     except BadInput as exc:
@@ -803,8 +780,6 @@ def newsletter_cancel(admin: Admin, args: dict) -> Response:
 
 @route("POST", "/newsletters/(?P<job>[^/]+)/start")
 def newsletter_start(admin: Admin, args: dict) -> Response:
-    from vykhukhol.cli import parse_local_time
-
     name = _job(admin, args["job"])
     at = admin.request.form().get("at", "").replace("T", " ")
     newsletters.reschedule(admin.data, name, parse_local_time(at, admin.settings["timezone"]))

@@ -1,0 +1,53 @@
+"""What the owner should fix: the warnings of the admin status page and of
+``vykhukhol status``, made in one place so both say the same.
+
+Each warning is an English sentence passed through ``translate`` (the admin
+page gives its ``tr`` for the configured language; the CLI keeps English).
+Nothing here changes anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from vykhukhol import services as svc
+from vykhukhol import subscribers as subs
+from vykhukhol.datadir import CHECKOUT, DataDir
+from vykhukhol.settings import Settings
+
+Translate = Callable[..., str]
+
+
+def _english(text: str, **values: object) -> str:
+    return text.format(**values) if values else text
+
+
+def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
+             translate: Translate = _english) -> list[str]:
+    """Every warning that applies now, most important first."""
+    _ = translate
+    found = []
+    if (cgi_dir / "cron.py").exists():
+        found.append(_("The cron script still has its shipped name cgi/cron.py: run `vykhukhol init` or rename it to something hard to guess."))
+    try:
+        data.root.relative_to(CHECKOUT)
+        inside = True
+    except ValueError:
+        inside = False
+    if inside and not (data.root / ".htaccess").exists():
+        found.append(_("The data directory is inside the web folder without its .htaccess: it may be readable from the web."))
+    if settings["mail.transport"] == "outbox":
+        found.append(_("Mail is not configured: letters are written to the outbox and nobody receives them."))
+    if not settings["site_url"].startswith("https://"):
+        found.append(_("site_url is not https: mail services want an https unsubscribe link (RFC 8058)."))
+    if not settings["admin_email"]:
+        found.append(_("admin_email is empty: alerts and reports are only logged."))
+    for problem in settings.problems:
+        found.append(problem)
+    for service in svc.load_services(data):
+        bad = subs.malformed(service.subscribers_path)
+        if bad:
+            found.append(_("{service}: {count} malformed subscriber lines (first: line {line}); they are kept and skipped.",
+                           service=service.name, count=len(bad), line=bad[0].lineno))
+    return found

@@ -1,0 +1,146 @@
+"""The rough edges a new site owner hit (issue 11, "Defects seen"), each
+driven the way the owner met it: the admin app, the real CLI, a real run."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from urllib.parse import urlencode
+
+import pytest
+
+from servetools import call, environ, log_in
+from vykhukhol import newsletters
+from vykhukhol.timeutil import now
+from vykhukhol.web import admin as admin_app
+
+ADMIN = "admin@example.org"
+
+
+def _admin(site):
+    app = admin_app.app(site.data, site.cgi_dir)
+    cookie, csrf = log_in(app)
+    return app, cookie, csrf
+
+
+def _get(app, cookie, path):
+    status, _, page, errors = call(app, environ("GET", path, "", b"", "", "missing",
+                                                script="/admin", HTTP_COOKIE=cookie))
+    assert status == 200, (status, page[:500], errors)
+    return page
+
+
+def _post(app, cookie, path, fields):
+    body = urlencode(fields).encode()
+    return call(app, environ("POST", path, "", body, "application/x-www-form-urlencoded",
+                             str(len(body)), script="/admin", HTTP_COOKIE=cookie))
+
+
+def test_the_series_editor_offers_up_for_every_letter_but_the_first_and_down_for_every_but_the_last(site):
+    site.service("course", letters=[("One", "0s", "1"), ("Two", "1d", "2"), ("Three", "1d", "3")])
+    app, cookie, _ = _admin(site)
+    page = _get(app, cookie, "/services/course")
+    ups = sorted(int(n) for n in re.findall(r"/letters/(\d+)/up", page))
+    downs = sorted(int(n) for n in re.findall(r"/letters/(\d+)/down", page))
+    assert ups == [2, 3]
+    assert downs == [1, 2]
+
+
+@pytest.mark.parametrize("args", [["--port", "70000"], ["--port", "-1"], ["--port", "0"],
+                                  ["--port", "eighty"], ["--host", "999.0.0.1"],
+                                  ["--host", "bad host"], ["--host", "a_b.example"]])
+def test_serve_refuses_a_bad_port_or_host_in_one_line_with_exit_2(site, args):
+    result = site.cli("serve", "--no-ticker", *args, check=False, timeout=30)
+    assert result.returncode == 2, result
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert args[0] in result.stderr
+
+
+IMPORT = ("email,name\n"
+          "ann@example.org,Ann\n"
+          ",Empty\n"
+          "bob@example.org,Bob\n"
+          "ann@example.org,Ann again\n"
+          "not-an-address,Nobody\n"
+          "\n"
+          "# a comment\n"
+          "carl@example.org,\n"
+          "dora@example.org,Dora\n")
+
+
+def test_every_imported_row_is_counted_added_known_or_invalid(site):
+    site.service("news")
+    path = site.root.parent / "import.csv"
+    path.write_text(IMPORT)
+    result = site.cli("subscriber", "import", "news", str(path), "--confirmed")
+    assert "4 added, 1 already there, 2 invalid" in result.stdout, result
+    assert "no e-mail address" in result.stderr
+
+
+def test_header_less_email_comma_name_lines_are_imported_with_their_names(site):
+    site.service("news")
+    app, cookie, csrf = _admin(site)
+    status, _, page, _ = _post(app, cookie, "/services/news/import",
+                               {"csrf": csrf, "text": "kate@example.com,Kate\nlev@example.com,Лев\n",
+                                "confirmed": "yes"})
+    assert status == 200, page[:500]
+    assert re.search(r'<div class="flash" id="import-result">', page), page
+    subscribers = site.subscribers("news")
+    assert subscribers["kate@example.com"].name == "Kate"
+    assert subscribers["lev@example.com"].name == "Лев"
+
+
+def test_an_import_with_refused_rows_is_not_shown_as_a_success(site):
+    site.service("news")
+    app, cookie, csrf = _admin(site)
+    status, _, page, _ = _post(app, cookie, "/services/news/import",
+                               {"csrf": csrf, "text": "ok@example.com\nnot an address\n"})
+    assert status == 200
+    assert '<div class="warn" id="import-result">' in page, page
+
+
+def test_a_newsletter_start_in_the_past_is_refused_by_the_cli_and_the_admin(site):
+    site.service("news")
+    site.subscriber("news", "a@example.org")
+    result = site.cli("newsletter", "create", "--services", "news", "--subject", "Old",
+                      "--body", "Hello", "--at", "2020-01-01 10:00", check=False)
+    assert result.returncode == 1
+    assert "in the past" in result.stderr and "leave it out to start now" in result.stderr
+    app, cookie, csrf = _admin(site)
+    status, _, page, _ = _post(app, cookie, "/newsletters/new",
+                               {"csrf": csrf, "svc_news": "on", "subject": "Old", "text": "Hi",
+                                "at": "2020-01-01T10:00", "action": "create"})
+    assert status == 400 and "in the past" in page
+    assert newsletters.list_jobs(site.data) == []
+    later = (now() + timedelta(days=1)).strftime("%Y-%m-%d %H:%M")
+    site.cli("newsletter", "create", "--services", "news", "--subject", "Later", "--body", "Hi",
+             "--at", later)
+    assert len(newsletters.list_jobs(site.data)) == 1
+
+
+def test_the_completion_report_shows_the_subject_as_sent_and_local_times(site):
+    site.set(timezone="Europe/Moscow")
+    site.service("news", title="Новости сайта")
+    site.subscriber("news", "a@example.org", name="Anna")
+    newsletters.create(site.data, ["news"], "News for {{ name }} from {{ service }}", "Hello")
+    site.run_at()
+    [report] = [m for m in site.outbox() if str(m["To"]) == ADMIN]
+    assert report["Subject"] == "Рассылка завершена: News for from Новости сайта"
+    text = report.get_body(("plain",)).get_content()
+    assert re.search(r"Начата: 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d \(Europe/Moscow\)", text), text
+    assert re.search(r"Завершена: 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d \(Europe/Moscow\)", text), text
+    assert "Z" not in re.search(r"Начата: .*", text).group(0)
+
+
+def test_cli_status_shows_the_warnings_the_admin_status_shows(site):
+    site.set(site_url="http://lists.example.org")
+    site.service("news")
+    subscribers = site.data.root / "services" / "main" / "news" / "subscribers.txt"
+    with subscribers.open("a") as handle:
+        handle.write("this line is not a subscriber\n")
+    out = site.cli("status", "--cgi-dir", str(site.cgi_dir)).stdout
+    assert "warning: Mail is not configured" in out
+    assert "warning: site_url is not https" in out
+    assert "warning: The cron script still has its shipped name" not in out  # init renamed it
+    assert "malformed subscriber lines" in out
