@@ -144,3 +144,24 @@ def test_cli_status_shows_the_warnings_the_admin_status_shows(site):
     assert "warning: site_url is not https" in out
     assert "warning: The cron script still has its shipped name" not in out  # init renamed it
     assert "malformed subscriber lines" in out
+
+
+@pytest.mark.parametrize("body", ["Hello\n", "Hello\r\nBye\r\n\r\n", "No newline", "\nAfter a blank line\n"])
+def test_a_letter_body_keeps_its_newlines_through_add_edit_and_the_editor(site, body):
+    """A browser drops one line break right after <textarea>: the editor writes
+    one of its own there, so a body that starts with a blank line keeps it."""
+    site.service("course")
+    app, cookie, csrf = _admin(site)
+    fields = {"csrf": csrf, "subject": "Hi", "delay": "1d", "body": body, "html": "",
+              "position": "", "action": "save"}
+    status, _, page, _ = _post(app, cookie, "/services/course/letters", fields)
+    assert status == 303, page[:300]
+    expected = body.replace("\r\n", "\n")
+    letter_file = site.data.root / "services" / "main" / "course" / "letters" / "001.txt"
+    assert letter_file.read_text().endswith("\n\n" + expected)
+    status, _, page, _ = _post(app, cookie, "/services/course/letters/1", fields)
+    assert status == 303, page[:300]
+    assert letter_file.read_text().endswith("\n\n" + expected)
+    shown = re.search(r'<textarea id="body"[^>]*>(.*?)</textarea>',
+                      _get(app, cookie, "/services/course/letters/1"), re.S).group(1)
+    assert shown == "\n" + expected  # what a browser reads as exactly ``expected``
