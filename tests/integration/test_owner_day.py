@@ -165,3 +165,43 @@ def test_a_letter_body_keeps_its_newlines_through_add_edit_and_the_editor(site, 
     shown = re.search(r'<textarea id="body"[^>]*>(.*?)</textarea>',
                       _get(app, cookie, "/services/course/letters/1"), re.S).group(1)
     assert shown == "\n" + expected  # what a browser reads as exactly ``expected``
+
+
+def test_serve_on_a_fresh_data_directory_makes_a_demo_list_and_prints_where_to_subscribe(tmp_path):
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from webtools import free_port
+
+    from servetools import subprocess_env
+
+    port = free_port()
+    out = tmp_path / "serve.out"
+    with out.open("wb") as handle:
+        proc = subprocess.Popen([sys.executable, "-m", "vykhukhol", "--data", str(tmp_path / "data"),
+                                 "serve", "--port", str(port), "--no-ticker",
+                                 "--cgi-dir", str(tmp_path)],
+                                stdout=handle, stderr=subprocess.STDOUT, env=subprocess_env())
+    try:
+        deadline = time.monotonic() + 30
+        while "subscribe to the demo list:" not in out.read_text() and time.monotonic() < deadline:
+            assert proc.poll() is None, out.read_text()
+            time.sleep(0.1)
+        printed = out.read_text()
+        url = re.search(r"subscribe to the demo list: (\S+)", printed).group(1)
+        assert url == f"http://127.0.0.1:{port}/cgi/subscribe.py?service=demo"
+        assert re.search(r"admin password \S+", printed)
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            page = answer.read().decode()
+        assert answer.status == 200 and "Демо-рассылка" in page
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+    letters = sorted(p.name for p in (tmp_path / "data/services/main/demo/letters").glob("*.txt"))
+    assert letters == ["001.txt", "002.txt"]
+    service_ini = (tmp_path / "data/services/main/demo/service.ini").read_text()
+    assert "enabled = yes" in service_ini
+    settings = (tmp_path / "data/settings.ini").read_text()
+    assert f"site_url = http://127.0.0.1:{port}" in settings

@@ -72,23 +72,32 @@ class Ticker(threading.Thread):
                 print(f"vykhukhol ticker: run failed: {exc!r}", file=sys.stderr)
 
 
-def ensure_initialised(data: DataDir, cgi_dir: Path) -> str | None:
-    """A fresh data directory gets the embedded defaults and a printed password."""
+def ensure_initialised(data: DataDir, cgi_dir: Path, site_url: str = "") -> str | None:
+    """A fresh data directory gets the embedded defaults, the demo list and a
+    printed password; ``site_url`` is where this server answers (for links)."""
     import secrets
 
-    from vykhukhol import auth, newsletters
+    from vykhukhol import auth, demo, newsletters
     from vykhukhol import settings as settings_mod
     from vykhukhol.files import RenameLock
 
     if data.settings.exists():
         return None
     password = secrets.token_urlsafe(9)
-    raw = settings_mod.initial()
+    raw = settings_mod.initial(site_url=site_url)
     raw["security.admin_password"] = auth.hash_password(password)
     data.make_skeleton()
     settings_mod.write_initial(data.settings, raw)
     RenameLock(data.newsletters, newsletters.LOCK_STEM).ensure()
+    demo.create(data, raw["language"])
     return password
+
+
+def local_url(host: str, port: int) -> str:
+    """The URL a browser on this machine uses for ``host``:``port``."""
+    if host in ("0.0.0.0", "::", ""):
+        host = "127.0.0.1"
+    return f"http://{host if ':' not in host else f'[{host}]'}:{port}"
 
 
 def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool = True,
@@ -96,7 +105,7 @@ def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool
     import waitress
 
     cgi_dir = cgi_dir or CHECKOUT / "cgi"
-    password = ensure_initialised(data, cgi_dir)
+    password = ensure_initialised(data, cgi_dir, local_url(host, port))
     try:
         server = waitress.create_server(dispatcher(data, cgi_dir), host=host, port=port,
                                         threads=4, ident="vykhukhol")
@@ -111,12 +120,15 @@ def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool
 
     signal.signal(signal.SIGTERM, shut_down)
     signal.signal(signal.SIGINT, shut_down)
-    url = f"http://{host if ':' not in host else f'[{host}]'}:{server.effective_port}"
+    url = local_url(host, server.effective_port)
     print(f"Vykhukhol serving {data.root}", flush=True)
     print(f"admin: {url}/admin/", flush=True)
     if password:
+        from vykhukhol import demo
+
         print(f"a fresh data directory: admin password {password} (change it with `vykhukhol password`)",
               flush=True)
+        print(f"subscribe to the demo list: {url}/cgi/subscribe.py?service={demo.NAME}", flush=True)
     print(f"ticker: {'a sender run every minute' if tick else 'off'}", flush=True)
     if tick:
         tick.start()
