@@ -269,6 +269,7 @@ RU: dict[str, str] = {
     "No such newsletter.": "Такой рассылки нет.",
     "Newsletter {name} cancelled.": "Рассылка {name} отменена.",
     "Start time changed.": "Время начала изменено.",
+    "{day}: {joined} subscriptions, {sent} letters sent": "{day}: подписок — {joined}, писем отправлено — {sent}",
     "No such letter.": "Такого письма нет.",
     "working (letters may be sent) or debug (nothing is sent)":
         "working (письма отправляются) или debug (ничего не отправляется)",

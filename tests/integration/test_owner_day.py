@@ -205,3 +205,15 @@ def test_serve_on_a_fresh_data_directory_makes_a_demo_list_and_prints_where_to_s
     assert "enabled = yes" in service_ini
     settings = (tmp_path / "data/settings.ini").read_text()
     assert f"site_url = http://127.0.0.1:{port}" in settings
+
+
+def test_the_thirty_day_chart_labels_a_day_a_week_and_shows_both_values_on_hover(site):
+    site.service("news")
+    site.subscriber("news", "a@example.org", ago=60)
+    app, cookie, _ = _admin(site)
+    page = _get(app, cookie, "/")
+    labels = re.findall(r'<text class="day-label"[^>]*>(\d\d\.\d\d)</text>', page)
+    assert len(labels) >= 4, labels
+    titles = re.findall(r'<rect class="day"[^>]*><title>([^<]+)</title>', page)
+    assert len(titles) == 30
+    assert re.search(r": подписок — 1, писем отправлено — 0$", titles[-1]), titles[-1]

@@ -275,17 +275,23 @@ def chart(admin: Admin) -> dict:
     top = max([1, *joined.values(), *sent.values()])
     width, height = 600, 120
     step = width / CHART_DAYS
-    bars = []
+    bars, columns, labels = [], [], []
     for index, day in enumerate(days):
         x = index * step
         for offset, value, kind in ((0.1, joined[day], "joined"), (0.5, sent[day], "sent")):
             h = round(value / top * (height - 10), 1)
             bars.append({"x": round(x + offset * step, 1), "y": round(height - h, 1),
-                         "w": round(step * 0.38, 1), "h": h, "kind": kind,
-                         "title": f"{day.isoformat()}: {value}"})
-    return {"bars": bars, "width": width, "height": height, "top": top,
-            "joined": sum(joined.values()), "sent": sum(sent.values()),
-            "first": days[0].isoformat(), "last": days[-1].isoformat()}
+                         "w": round(step * 0.38, 1), "h": h, "kind": kind})
+        # One invisible column a day carries both values, so hovering anywhere
+        # over a day shows them.
+        columns.append({"x": round(x, 1), "w": round(step, 1), "title": admin._(
+            "{day}: {joined} subscriptions, {sent} letters sent",
+            day=day.isoformat(), joined=joined[day], sent=sent[day])})
+        if (CHART_DAYS - 1 - index) % 7 == 0:  # a label a week, today's included
+            labels.append({"x": round(x + step / 2, 1), "text": f"{day:%d.%m}"})
+    return {"bars": bars, "columns": columns, "labels": labels, "width": width,
+            "height": height, "top": top, "joined": sum(joined.values()),
+            "sent": sum(sent.values()), "first": days[0].isoformat(), "last": days[-1].isoformat()}
 
 
 @route("POST", "/mode")
