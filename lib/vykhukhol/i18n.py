@@ -269,6 +269,12 @@ RU: dict[str, str] = {
     "No such newsletter.": "Такой рассылки нет.",
     "Newsletter {name} cancelled.": "Рассылка {name} отменена.",
     "Start time changed.": "Время начала изменено.",
+    "Delete letter {number}?": "Удалить письмо {number}?",
+    "Letter {number} «{subject}» of {service} is deleted and the later letters move up. Subscribers who have not received it yet never will; nothing is sent again.":
+        "Письмо {number} «{subject}» службы {service} будет удалено, следующие письма сдвинутся вверх. Кто ещё не получил его, уже не получит; повторно ничего не отправляется.",
+    "Delete {email}?": "Удалить {email}?",
+    "{email} is deleted from {service} with its progress; its pending letters to all users are skipped. It cannot be undone.":
+        "{email} будет удалён из службы {service} вместе с прогрессом; его ожидающие письма рассылок будут пропущены. Отменить это нельзя.",
     "{day}: {joined} subscriptions, {sent} letters sent": "{day}: подписок — {joined}, писем отправлено — {sent}",
     "No such letter.": "Такого письма нет.",
     "working (letters may be sent) or debug (nothing is sent)":

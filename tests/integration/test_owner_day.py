@@ -217,3 +217,27 @@ def test_the_thirty_day_chart_labels_a_day_a_week_and_shows_both_values_on_hover
     titles = re.findall(r'<rect class="day"[^>]*><title>([^<]+)</title>', page)
     assert len(titles) == 30
     assert re.search(r": подписок — 1, писем отправлено — 0$", titles[-1]), titles[-1]
+
+
+def test_deleting_a_letter_or_a_subscriber_asks_on_a_page_of_its_own_first(site):
+    site.service("course", letters=[("One", "0s", "1"), ("Two", "1d", "2")])
+    site.subscriber("course", "a@example.org")
+    app, cookie, csrf = _admin(site)
+    letters = site.data.root / "services" / "main" / "course" / "letters"
+
+    status, _, page, _ = _post(app, cookie, "/services/course/letters/1/delete", {"csrf": csrf})
+    assert status == 200 and 'id="confirm-delete"' in page and "«One»" in page
+    assert sorted(p.name for p in letters.glob("*.txt")) == ["001.txt", "002.txt"]
+    status, _, _, _ = _post(app, cookie, "/services/course/letters/1/delete",
+                            {"csrf": csrf, "confirm": "yes"})
+    assert status == 303
+    assert sorted(p.name for p in letters.glob("*.txt")) == ["001.txt"]
+
+    status, _, page, _ = _post(app, cookie, "/services/course/subscribers/delete",
+                               {"csrf": csrf, "email": "a@example.org"})
+    assert status == 200 and 'id="confirm-delete"' in page
+    assert "a@example.org" in site.subscribers("course")
+    status, _, _, _ = _post(app, cookie, "/services/course/subscribers/delete",
+                            {"csrf": csrf, "email": "a@example.org", "confirm": "yes"})
+    assert status == 303
+    assert "a@example.org" not in site.subscribers("course")

@@ -590,6 +590,14 @@ def letter_move(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
     number = int(args["number"])
     if args["action"] == "delete":
+        if admin.request.form().get("confirm") != "yes":  # the list's button: ask first
+            letter = _letter(service, number)
+            return admin.page(
+                "confirm.html", title=admin._("Delete letter {number}?", number=number),
+                warning=admin._("Letter {number} «{subject}» of {service} is deleted and the later letters move up. Subscribers who have not received it yet never will; nothing is sent again.",
+                                number=number, subject=letter.subject, service=service.name),
+                action=admin.url(f"/services/{service.name}/letters/{number}/delete"), hidden={},
+                cancel=admin.url(f"/services/{service.name}"))
         svc.remove_letter(service, number)
         message = admin._("Letter {number} deleted; later letters moved up.", number=number)
     else:
@@ -648,6 +656,13 @@ def subscriber_add(admin: Admin, args: dict) -> Response:
 def subscriber_delete(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
     email = admin.request.form().get("email", "")
+    if admin.request.form().get("confirm") != "yes":  # the list's button: ask first
+        return admin.page(
+            "confirm.html", title=admin._("Delete {email}?", email=email),
+            warning=admin._("{email} is deleted from {service} with its progress; its pending letters to all users are skipped. It cannot be undone.",
+                            email=email, service=service.name),
+            action=admin.url(f"/services/{service.name}/subscribers/delete"),
+            hidden={"email": email}, cancel=admin.url(f"/services/{service.name}/subscribers"))
     membership.remove(admin.data, service.name, email)
     return admin.done(f"/services/{service.name}/subscribers", admin._("{email} deleted.", email=email))
 
