@@ -241,3 +241,13 @@ def test_deleting_a_letter_or_a_subscriber_asks_on_a_page_of_its_own_first(site)
                             {"csrf": csrf, "email": "a@example.org", "confirm": "yes"})
     assert status == 303
     assert "a@example.org" not in site.subscribers("course")
+
+
+def test_the_settings_page_labels_each_key_in_words_with_the_key_beside_it(site):
+    app, cookie, _ = _admin(site)
+    page = _get(app, cookie, "/settings")
+    assert re.search(r'<label for="news_per_run">Писем всем подписчикам за запуск '
+                     r'<code class="muted key">news_per_run</code></label>', page), page[:2000]
+    assert "юзер" not in page and "Новостийн" not in page
+    services = _get(app, cookie, "/services")
+    assert "Письмо всем подписчикам" in services

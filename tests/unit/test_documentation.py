@@ -37,6 +37,7 @@ def _admin_texts() -> set[str]:
         found |= set(re.findall(r'_\(\s*"((?:[^"\\]|\\.)+)"', source))
         found |= set(re.findall(r'\(\s*"/[a-z/]*",\s*"([^"]+)"\)', source))  # the menu
     found |= {spec.help for spec in KEYS.values()}
+    found |= set(i18n.SETTING_LABELS.values())
     return found
 
 
@@ -59,3 +60,7 @@ def test_every_cli_command_is_in_the_readme():
     section = README.split("2. The command line\n---", 1)[1].split("3. Settings\n---", 1)[0]
     for command in commands:
         assert re.search(rf"(^\s+|\| ){command}\b", section, re.M), f"{command} is not in README.txt"
+
+
+def test_every_setting_has_a_human_label_on_the_settings_page():
+    assert set(i18n.SETTING_LABELS) == set(KEYS)

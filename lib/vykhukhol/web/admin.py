@@ -33,7 +33,7 @@ from vykhukhol import settings as settings_mod
 from vykhukhol import subscribers as subs
 from vykhukhol.datadir import CHECKOUT, DataDir, check_name
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
-from vykhukhol.i18n import tr
+from vykhukhol.i18n import SETTING_LABELS, tr
 from vykhukhol.states import LedgerState, SubscriberState
 from vykhukhol.timeutil import UTC, format_duration, now, parse_local_time
 from vykhukhol.web import session
@@ -312,7 +312,7 @@ def change_mode(admin: Admin, args: dict) -> Response:
 def settings_page(admin: Admin, args: dict) -> Response:
     values = {k: admin.settings.raw.get(k, settings_mod.KEYS[k].default) for k in SETTINGS_SHOWN}
     return admin.page("settings.html", keys=settings_mod.KEYS, shown=SETTINGS_SHOWN,
-                      values=values, errors={})
+                      values=values, errors={}, labels=SETTING_LABELS)
 
 
 @route("POST", "/settings")
@@ -333,7 +333,7 @@ def settings_save(admin: Admin, args: dict) -> Response:
         shown = {k: admin.settings.raw.get(k, settings_mod.KEYS[k].default) for k in SETTINGS_SHOWN}
         shown.update(values)
         return admin.page("settings.html", 400, keys=settings_mod.KEYS, shown=SETTINGS_SHOWN,
-                          values=shown, errors=errors)
+                          values=shown, errors=errors, labels=SETTING_LABELS)
     admin.lang = settings_mod.update(admin.data.settings, values)["language"]
     return admin.done("/settings", admin._("Settings saved."))
 
