@@ -28,6 +28,9 @@ from vykhukhol.timeutil import UTC, format_time, parse_local_time
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")  # what Python makes of bytes that are not UTF-8
 
 
+NAME_HELP = "lower-case letters, digits, - and _, e.g. news"
+
+
 class UsageError(Exception):
     pass
 
@@ -243,6 +246,7 @@ def cmd_service(ctx: Context, args) -> None:
         state.forget_due(data, args.name)
         print(f"service {args.name} removed")
     else:
+        print("\t".join(("#name", "db", "state", "letters", "title")))
         for service in svc.load_services(data):
             print("\t".join((service.name, service.db, "enabled" if service.enabled else "disabled",
                              str(svc.letter_count(service)), service.title)))
@@ -273,6 +277,7 @@ def cmd_letter(ctx: Context, args) -> None:
         print(f"letter {args.number} removed from {service.name}; later letters moved up")
     else:
         from vykhukhol.timeutil import format_duration
+        print("\t".join(("#number", "delay", "subject", "html")))
         for letter in svc.load_letters(service):
             print(f"{letter.number}\t{format_duration(letter.delay)}\t{letter.subject}"
                   + ("\t(html)" if letter.html else ""))
@@ -294,6 +299,7 @@ def cmd_subscriber(ctx: Context, args) -> None:
         print(f"{args.email} removed from {args.service}")
     elif args.action == "list":
         service = svc.find_service(data, args.service)
+        print(subs.HEADER)
         for item in subs.read(service.subscribers_path):
             print(item.to_line() if isinstance(item, subs.Subscriber) else item.text)
     elif args.action == "import":
@@ -359,9 +365,9 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     p = sub.add_parser("init", help="create the data directory and rename the cron script")
-    p.add_argument("--admin-email")
-    p.add_argument("--site-url")
-    p.add_argument("--password")
+    p.add_argument("--admin-email", help="where alerts and reports go, e.g. you@example.org")
+    p.add_argument("--site-url", help="URL of the folder that holds cgi/, e.g. https://example.org/lists")
+    p.add_argument("--password", help="the admin password (visible to other users in ps)")
     p.add_argument("--cgi-dir", help="folder of the CGI scripts (default: cgi/ of the checkout)")
     p.set_defaults(func=cmd_init)
 
@@ -369,7 +375,7 @@ def build_parser() -> Parser:
     p.add_argument("--host", type=host_address, default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)")
     p.add_argument("--port", type=port_number, default=8080, help="TCP port, 1-65535 (default 8080)")
-    p.add_argument("--no-ticker", action="store_true")
+    p.add_argument("--no-ticker", action="store_true", help="no sender run every minute")
     p.add_argument("--cgi-dir", help="folder of the CGI scripts (default: cgi/ of the checkout)")
     p.set_defaults(func=cmd_serve)
 
@@ -379,96 +385,108 @@ def build_parser() -> Parser:
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("mode", help="debug (off) or working")
-    p.add_argument("mode", choices=["debug", "working"])
+    p.add_argument("mode", choices=["debug", "working"],
+                   help="debug: nothing is sent; working: letters go (also clears a block)")
     p.set_defaults(func=cmd_mode)
 
     p = sub.add_parser("password", help="set the admin password")
-    p.add_argument("--password")
+    p.add_argument("--password", help="the new password (default: asked for; visible in ps)")
     p.set_defaults(func=cmd_password)
 
     p = sub.add_parser("settings", help="read or change a setting")
     actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
-    a = actions.add_parser("get")
-    a.add_argument("key")
-    a = actions.add_parser("set")
-    a.add_argument("key")
-    a.add_argument("value")
+    a = actions.add_parser("get", help="print a value")
+    a.add_argument("key", help="news_per_run, or mail.smtp_port, security.secret …")
+    a = actions.add_parser("set", help="check and store a value")
+    a.add_argument("key", help="news_per_run, or mail.smtp_port, security.secret …")
+    a.add_argument("value", help="e.g. 100, or 30s, 2h, 3d for durations")
     p.set_defaults(func=cmd_settings)
 
-    p = sub.add_parser("db", help="DBs")
+    p = sub.add_parser("db", help="DBs: folders of services that the sender locks as one")
     actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
-    actions.add_parser("add").add_argument("name")
-    actions.add_parser("remove").add_argument("name")
-    actions.add_parser("list")
+    actions.add_parser("add", help="make a DB").add_argument("name", help=NAME_HELP)
+    actions.add_parser("remove", help="remove an empty DB").add_argument("name", help=NAME_HELP)
+    actions.add_parser("list", help="the DBs, one a line")
     p.set_defaults(func=cmd_db)
 
-    p = sub.add_parser("service", help="services")
+    p = sub.add_parser("service", help="services (mailing lists)")
     actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
     for action in ("add", "edit"):
-        a = actions.add_parser(action)
-        a.add_argument("name")
+        a = actions.add_parser(action, help=f"{action} a service")
+        a.add_argument("name", help=NAME_HELP)
         if action == "add":
-            a.add_argument("--db", required=True)
-            a.add_argument("--title", required=True)
+            a.add_argument("--db", required=True, help="the DB it belongs to, e.g. main")
+            a.add_argument("--title", required=True, help='what subscribers read, e.g. "Our news"')
         else:
-            a.add_argument("--title")
-        a.add_argument("--from-name")
-        a.add_argument("--from-email")
-        a.add_argument("--delete-finished", choices=["yes", "no"])
-        a.add_argument("--send-window", metavar="EXPR")
+            a.add_argument("--title", help='what subscribers read, e.g. "Our news"')
+        a.add_argument("--from-name", help='sender name of its letters, e.g. "Anna from Example"')
+        a.add_argument("--from-email", help="sender address, e.g. news@example.org "
+                                            "(default: the mail.from_email setting)")
+        a.add_argument("--delete-finished", choices=["yes", "no"],
+                       help="yes: delete a subscriber who got the whole series; no: keep as done")
+        a.add_argument("--send-window", metavar="EXPR",
+                       help='minutes when series letters may go, in timezone, e.g. "0 9-18 * * 1-5"')
     for action in ("enable", "disable", "remove"):
-        actions.add_parser(action).add_argument("name")
-    actions.add_parser("list")
+        actions.add_parser(action, help=f"{action} a service").add_argument("name", help=NAME_HELP)
+    actions.add_parser("list", help="the services, a header row first")
     p.set_defaults(func=cmd_service)
 
     p = sub.add_parser("letter", help="letters of a series")
     actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
-    a = actions.add_parser("add")
-    a.add_argument("service")
-    a.add_argument("--subject", required=True)
-    a.add_argument("--delay", required=True)
+    a = actions.add_parser("add", help="add a letter at the end of a series")
+    a.add_argument("service", help="the service's name")
+    a.add_argument("--subject", required=True, help='a template, e.g. "Lesson 2 for {{ name }}"')
+    a.add_argument("--delay", required=True,
+                   help="after the confirmation (letter 1) or the previous letter, e.g. 2d, 12h, 0s")
     body = a.add_mutually_exclusive_group(required=True)
-    body.add_argument("--body")
-    body.add_argument("--body-file")
-    a.add_argument("--html-file")
-    actions.add_parser("list").add_argument("service")
-    a = actions.add_parser("remove")
-    a.add_argument("service")
-    a.add_argument("number", type=int)
+    body.add_argument("--body", help="the text, a template")
+    body.add_argument("--body-file", help="a UTF-8 file with the text")
+    a.add_argument("--html-file", help="a UTF-8 file with an HTML version (optional)")
+    actions.add_parser("list", help="the series, a header row first").add_argument(
+        "service", help="the service's name")
+    a = actions.add_parser("remove", help="remove a letter; later letters move up")
+    a.add_argument("service", help="the service's name")
+    a.add_argument("number", type=int, help="its position, e.g. 2")
     p.set_defaults(func=cmd_letter)
 
     p = sub.add_parser("subscriber", help="subscribers")
     actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
-    a = actions.add_parser("add")
-    a.add_argument("service")
-    a.add_argument("email")
-    a.add_argument("--name")
-    a.add_argument("--confirmed", action="store_true")
-    a = actions.add_parser("remove")
-    a.add_argument("service")
-    a.add_argument("email")
-    actions.add_parser("list").add_argument("service")
-    a = actions.add_parser("import")
-    a.add_argument("service")
-    a.add_argument("file")
-    a.add_argument("--confirmed", action="store_true")
-    a = actions.add_parser("export")
-    a.add_argument("service")
-    a.add_argument("file", nargs="?")
+    a = actions.add_parser("add", help="add one address")
+    a.add_argument("service", help="the service's name")
+    a.add_argument("email", help="e.g. anna@example.org")
+    a.add_argument("--name", help='e.g. "Anna"')
+    a.add_argument("--confirmed", action="store_true",
+                   help="they agreed already (else: asked to confirm by mail)")
+    a = actions.add_parser("remove", help="remove one address")
+    a.add_argument("service", help="the service's name")
+    a.add_argument("email", help="e.g. anna@example.org")
+    actions.add_parser("list", help="the subscriber file's lines, its header first").add_argument(
+        "service", help="the service's name")
+    a = actions.add_parser("import", help="add many addresses from a file")
+    a.add_argument("service", help="the service's name")
+    a.add_argument("file", help="UTF-8: a CSV with an email column (and name), "
+                                "email,name lines, or one address a line")
+    a.add_argument("--confirmed", action="store_true",
+                   help="they agreed already (else: asked to confirm by the sender's runs)")
+    a = actions.add_parser("export", help="write the subscribers as CSV")
+    a.add_argument("service", help="the service's name")
+    a.add_argument("file", nargs="?", help="where to write (default: standard output)")
     p.set_defaults(func=cmd_subscriber)
 
-    p = sub.add_parser("newsletter", help="letters to all users")
+    p = sub.add_parser("newsletter", help="letters to all subscribers of some services")
     actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
-    a = actions.add_parser("create")
-    a.add_argument("--services", required=True)
-    a.add_argument("--subject", required=True)
+    a = actions.add_parser("create", help="make a job; prints its name")
+    a.add_argument("--services", required=True, help="service names, e.g. news,offers")
+    a.add_argument("--subject", required=True, help='a template, e.g. "News for {{ name }}"')
     body = a.add_mutually_exclusive_group(required=True)
-    body.add_argument("--body")
-    body.add_argument("--body-file")
-    a.add_argument("--html-file")
-    a.add_argument("--at", metavar="YYYY-MM-DD HH:MM")
-    actions.add_parser("list")
-    actions.add_parser("cancel").add_argument("job")
+    body.add_argument("--body", help="the text, a template")
+    body.add_argument("--body-file", help="a UTF-8 file with the text")
+    a.add_argument("--html-file", help="a UTF-8 file with an HTML version (optional)")
+    a.add_argument("--at", metavar="YYYY-MM-DD HH:MM",
+                   help='start time in timezone, e.g. "2026-12-01 09:00" (default: now; not in the past)')
+    actions.add_parser("list", help="the jobs and their progress")
+    actions.add_parser("cancel", help="stop a job and delete it").add_argument(
+        "job", help="its name, as create printed it")
     p.set_defaults(func=cmd_newsletter)
     return parser
 

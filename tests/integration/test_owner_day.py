@@ -251,3 +251,31 @@ def test_the_settings_page_labels_each_key_in_words_with_the_key_beside_it(site)
     assert "юзер" not in page and "Новостийн" not in page
     services = _get(app, cookie, "/services")
     assert "Письмо всем подписчикам" in services
+
+
+def _options(parser, trail=()):
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                yield from _options(child, (*trail, name))
+        elif not isinstance(action, argparse._HelpAction):
+            yield trail, action
+
+
+def test_every_cli_option_and_argument_has_a_help_line():
+    from vykhukhol import cli
+
+    missing = [" ".join(trail) + " " + (action.option_strings or [action.dest])[0]
+               for trail, action in _options(cli.build_parser()) if not action.help]
+    assert missing == []
+
+
+def test_list_commands_print_a_header_row_first(site):
+    site.service("news", letters=[("One", "0s", "Hi")])
+    site.subscriber("news", "a@example.org")
+    assert site.cli("service", "list").stdout.splitlines()[0].startswith("#name\tdb")
+    assert site.cli("letter", "list", "news").stdout.splitlines()[0].startswith("#number\tdelay")
+    lines = site.cli("subscriber", "list", "news").stdout.splitlines()
+    assert lines[0].startswith("#email\tname\tstate") and lines[1].startswith("a@example.org\t")
