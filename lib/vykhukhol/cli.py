@@ -277,8 +277,9 @@ def cmd_letter(ctx: Context, args) -> None:
         print(f"letter {args.number} removed from {service.name}; later letters moved up")
     else:
         from vykhukhol.timeutil import format_duration
+        letters = svc.load_letters(service)  # a letter that does not parse: nothing printed
         print("\t".join(("#number", "delay", "subject", "html")))
-        for letter in svc.load_letters(service):
+        for letter in letters:
             print(f"{letter.number}\t{format_duration(letter.delay)}\t{letter.subject}"
                   + ("\t(html)" if letter.html else ""))
 
