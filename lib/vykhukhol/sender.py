@@ -295,6 +295,7 @@ def finish_if_exhausted(run: Run, name: str) -> None:
 
 def newsletter_report(job: newsletters.Job, subject: str, count: dict[str, int],
                       failed: list[str], moment: datetime) -> str:
+    subject = " ".join(subject.split())  # one line of the report, whatever the admin typed
     lines = [
         f"Новостная рассылка «{subject}» завершена.",
         "",

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from vykhukhol.mail.headers import POLICY, check_address, clean_header_text
 from vykhukhol.mail.message import Outgoing, Press, build_message
-from vykhukhol.mail.outbox import OutboxTransport, list_outbox, read_outbox
+from vykhukhol.mail.outbox import OutboxTransport, list_outbox, read_outbox, show_outbox
 from vykhukhol.mail.sendmail import SendmailTransport
 from vykhukhol.mail.smtp import SmtpTransport
 from vykhukhol.mail.transport import (
@@ -72,4 +72,5 @@ __all__ = [
     "list_outbox",
     "open_transport",
     "read_outbox",
+    "show_outbox",
 ]
