@@ -460,3 +460,23 @@ def test_any_name_subject_or_address_gives_exactly_our_headers(name, from_name, 
     # Written again as sendmail and dev_redirect do, the headers keep their bytes.
     again = mail.Outgoing(data, "list@example.org").message().as_bytes(policy=mail.POLICY)
     assert again.partition(b"\r\n\r\n")[0] == data.partition(b"\r\n\r\n")[0]
+
+
+@pytest.mark.parametrize("field, value", [
+    ("unsubscribe_url", "https://lists.example.org/u?a=?utf-8?q?=0D=0ABcc:_x@evil.test?="),
+    ("list_id", "=?utf-8?q?=0D=0ABcc=3A_x=40evil.test?=.example.org"),
+])
+@pytest.mark.parametrize("pressed", [False, True])
+def test_a_list_header_value_with_an_encoded_word_is_refused_not_decoded(field, value, pressed):
+    """List-Unsubscribe and List-Id are written verbatim, but the e-mail package
+    decodes an encoded word even inside a URL; such a value is refused."""
+    shared = dict(from_name="News", from_email="list@example.org", run_id="run-1",
+                  list_id="news.example.org")
+    fields = dict(to_email="u@example.com", subject="S", text="T\n",
+                  unsubscribe_url="https://lists.example.org/u?e=1")
+    (shared if field == "list_id" else fields)[field] = value
+    with pytest.raises(BadInput):
+        if pressed:
+            mail.Press(**shared).write(**fields)
+        else:
+            mail.build_message(**shared, **fields)

@@ -236,7 +236,7 @@ def _check_list_id(list_id: str) -> str:
     value = str(list_id).strip()
     if value.startswith("<") and value.endswith(">"):
         value = value[1:-1]
-    if not _LIST_ID.fullmatch(value) or len(value) > 255:
+    if not _LIST_ID.fullmatch(value) or len(value) > 255 or "=?" in value:
         raise BadInput(
             f"list id {list_id!r} must look like news.example.org (no spaces or brackets)"
         )
@@ -245,10 +245,11 @@ def _check_list_id(list_id: str) -> str:
 
 def _check_url(url: str) -> str:
     value = str(url)
-    if not _URL.fullmatch(value) or len(value) > MAX_URL_LENGTH:
+    # "=?" would be decoded as an encoded word by the e-mail package, line breaks and all
+    if not _URL.fullmatch(value) or len(value) > MAX_URL_LENGTH or "=?" in value:
         raise BadInput(
             f"unsubscribe link {url!r} must be an http(s) URL of printable ASCII "
-            f"without spaces, quotes or angle brackets, at most {MAX_URL_LENGTH} characters"
+            f"without spaces, quotes, angle brackets or '=?', at most {MAX_URL_LENGTH} characters"
         )
     return value
 
