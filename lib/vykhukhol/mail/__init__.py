@@ -22,8 +22,10 @@ and it is applied here, in :meth:`Transport.send`, so no caller can forget it.
 Deliberately *not* here: choosing recipients, pacing, retries, bounce
 counting, journals of what was sent, and rendering templates (see
 :mod:`vykhukhol.render`). No header is ever taken from user input: names,
-subjects and ids pass :func:`clean_header_text`, addresses are checked, and
-nothing lets a caller add an arbitrary header.
+subjects and ids pass :func:`clean_header_text`, names and subjects are then
+written by :mod:`.headers` itself (never decoded and refolded by the e-mail
+package, whatever its patch level), addresses are checked, and nothing lets
+a caller add an arbitrary header.
 
 What is where:
 
@@ -31,7 +33,8 @@ What is where:
   subjects, addresses, list ids, links);
 - :mod:`.message` — :func:`build_message` and :class:`Press`;
 - :mod:`.transport` — settings, failures, the common hand-over, :func:`open_transport`;
-- :mod:`.smtp`, :mod:`.sendmail`, :mod:`.outbox` — one transport each.
+- :mod:`.smtp`, :mod:`.sendmail`, :mod:`.outbox` — one transport each
+  (:func:`show_outbox`: any outbox file as text for the admin's pages).
 """
 
 from __future__ import annotations
