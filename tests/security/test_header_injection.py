@@ -260,7 +260,7 @@ BROKEN_LETTERS = {
                        b"Content-Type: multipart/alternative\r\n\r\n--x\r\nContent-Type: text/html;"
                        b" charset=\"utf-8\r\n\r\n<p>never closed\r\n--x\r\n",
     "deep.eml": b"Content-Type: multipart/mixed; boundary=a\r\n\r\n"
-                + b"".join(b"--a\r\nContent-Type: multipart/mixed; boundary=a\r\n\r\n" for _ in range(600)),
+                + b"".join(b"--a\r\nContent-Type: multipart/mixed; boundary=a\r\n\r\n" for _ in range(3000)),
     "huge-header.eml": b"Subject: " + b"x" * 3_000_000 + b"\r\nX-Many: " + b"=?utf-8?q?a?= " * 50_000
                        + b"\r\n\r\nbody\r\n",
 }
