@@ -38,6 +38,8 @@ def check_email(address: str) -> str:
         raise BadInput("an e-mail address is required")
     if len(address) > MAX_EMAIL or any(ch in address for ch in "\r\n\t\0 "):
         raise BadInput("this e-mail address is not valid")
+    if "=?" in address:  # legal, but mail software would decode it as an encoded word
+        raise BadInput("this e-mail address is not valid: it contains '=?'")
     return plain_address(address) or validated_address(address)
 
 

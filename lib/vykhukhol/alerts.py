@@ -70,6 +70,8 @@ def raise_alert(data: DataDir, settings, log: RunLog, subject: str, moment: date
 
     Returns True when a letter was sent.
     """
+    # A detail is one line of the body: nothing in it (a file name, an error) can end a line.
+    details = {key: " ".join(str(value).split()) for key, value in details.items()}
     body = BODIES[subject].format(**{"detail": "", "time_limit": "", "age": "", **details})
     log.alert(f"{subject}: {body.splitlines()[0]}")
     admin = settings["admin_email"]

@@ -30,14 +30,16 @@ def sender_of(service: Service | None, settings: Settings) -> tuple[str, str]:
 
 def context(service: Service, settings: Settings, email: str, name: str,
             moment: datetime) -> dict[str, str]:
-    return {
+    """What a template sees; no value can end a line of the letter (see
+    :func:`render.one_line_values`)."""
+    return render.one_line_values({
         "name": name,
         "email": email,
         "service": service.title,
         "unsubscribe_url": tokens.unsubscribe_link(settings["site_url"], settings.secret,
                                                    service.name, email),
         "date": moment.strftime("%Y-%m-%d"),
-    }
+    })
 
 
 #: A run's presses, one per service, kind of letter and run id (see :class:`mail.Press`).

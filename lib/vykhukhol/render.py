@@ -21,6 +21,7 @@ letter uses, and does not limit CPU time — nested loops can still be slow.
 from __future__ import annotations
 
 import functools
+import unicodedata
 from typing import Any
 
 import jinja2
@@ -28,7 +29,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from vykhukhol.errors import BadInput
 
-__all__ = ["check_template", "render", "render_html"]
+__all__ = ["check_template", "one_line_values", "render", "render_html"]
 
 MAX_BUILT_SIZE = 100_000  # longest string or list that `*` may build
 MAX_EXPONENT = 100
@@ -60,6 +61,19 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         elif operator == "**" and isinstance(right, (int, float)) and abs(right) > MAX_EXPONENT:
             raise SecurityError(f"exponents above {MAX_EXPONENT} are not allowed")
         return super().call_binop(context, operator, left, right)
+
+
+def one_line_values(context: dict[str, Any]) -> dict[str, Any]:
+    """``context`` with each text value made one line, before a template sees it.
+
+    A line of a letter ends only where its template ends one: in a value
+    (a subscriber's name, a service title) every control character — CR, LF,
+    NUL, tab, VT, FF, NEL U+0085 — and the separators U+2028 and U+2029, all
+    that some reader could take for the end of a line, become a space.
+    """
+    return {key: "".join(" " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch
+                         for ch in value) if isinstance(value, str) else value
+            for key, value in context.items()}
 
 
 def _environment(autoescape: bool) -> _Sandbox:

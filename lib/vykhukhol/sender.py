@@ -327,6 +327,7 @@ def _local(stamp: str | datetime | None, zone: str) -> str:
 
 def newsletter_report(job: newsletters.Job, subject: str, count: dict[str, int],
                       failed: list[str], moment: datetime, zone: str = "UTC") -> str:
+    subject = " ".join(subject.split())  # one line of the report, whatever the admin typed
     lines = [
         f"Новостная рассылка «{subject}» завершена.",
         "",

@@ -14,10 +14,18 @@ from vykhukhol.errors import BadInput
 DATE = datetime(2026, 11, 29, 20, 30, 5, tzinfo=timezone.utc)
 MSGID = "<179598301720.9751.17559313668583561934@example.org>"
 
+# Pieces an attacker types (issue 9): encoded words, line ends of every kind, long runs.
+hostile = st.lists(st.sampled_from([
+    "a", " ", "\t", "\r", "\n", "\x00", "\x0b", "\u0085", "\u2028", "\u2029", "Ж", "😀", '"', "\\",
+    "<", ">", ",", "@", "=?", "?=", "=?utf-8?q?", "=?utf-8?b?", "=0D=0A", "Bcc: x@evil.test",
+    "=?utf-8?q?=0D=0ABcc:_inj@evil.test?=", "=?utf-8?b?DQpCY2M6IGluakBldmlsLnRlc3Q=?=",
+    "=?utf-8?q?=0D=0A=0D=0AFAKE?=", "x" * 80, "Ж" * 40,
+]), max_size=10).map("".join)
 names = st.one_of(
     st.sampled_from(["", "John Smith", "Иван Петров", "J. R. R. Tolkien", "a\r\nBcc: x@y",
                      "O'Brien, Pat", '"quoted"', "x" * 90, "  two  spaces ", "=?utf-8?q?hi?="]),
     st.text(max_size=40),
+    hostile,
 )
 addresses = st.one_of(
     st.sampled_from(["u1@example.com", "a.b+c@sub.example.org", "a..b@example.com",
@@ -34,6 +42,7 @@ texts = st.one_of(
 subjects = st.one_of(
     st.sampled_from(["Lesson 1", "Урок 1 — привет", "x" * 120, "=?utf-8?q?hi?=", "a\nb", ""]),
     st.text(max_size=80),
+    hostile,
 )
 urls = st.one_of(
     st.none(),

@@ -22,8 +22,10 @@ and it is applied here, in :meth:`Transport.send`, so no caller can forget it.
 Deliberately *not* here: choosing recipients, pacing, retries, bounce
 counting, journals of what was sent, and rendering templates (see
 :mod:`vykhukhol.render`). No header is ever taken from user input: names,
-subjects and ids pass :func:`clean_header_text`, addresses are checked, and
-nothing lets a caller add an arbitrary header.
+subjects and ids pass :func:`clean_header_text`, names and subjects are then
+written by :mod:`.headers` itself (never decoded and refolded by the e-mail
+package, whatever its patch level), addresses are checked, and nothing lets
+a caller add an arbitrary header.
 
 What is where:
 
@@ -31,14 +33,15 @@ What is where:
   subjects, addresses, list ids, links);
 - :mod:`.message` — :func:`build_message` and :class:`Press`;
 - :mod:`.transport` — settings, failures, the common hand-over, :func:`open_transport`;
-- :mod:`.smtp`, :mod:`.sendmail`, :mod:`.outbox` — one transport each.
+- :mod:`.smtp`, :mod:`.sendmail`, :mod:`.outbox` — one transport each
+  (:func:`show_outbox`: any outbox file as text for the admin's pages).
 """
 
 from __future__ import annotations
 
 from vykhukhol.mail.headers import POLICY, check_address, clean_header_text
 from vykhukhol.mail.message import Outgoing, Press, build_message
-from vykhukhol.mail.outbox import OutboxTransport, list_outbox, read_outbox
+from vykhukhol.mail.outbox import OutboxTransport, list_outbox, read_outbox, show_outbox
 from vykhukhol.mail.sendmail import SendmailTransport
 from vykhukhol.mail.smtp import SmtpTransport
 from vykhukhol.mail.transport import (
@@ -72,4 +75,5 @@ __all__ = [
     "list_outbox",
     "open_transport",
     "read_outbox",
+    "show_outbox",
 ]

@@ -19,13 +19,15 @@ from vykhukhol.errors import BadInput
 from vykhukhol.mail.headers import (
     _CRLF,
     POLICY,
-    _address,
     _check_list_id,
     _check_url,
     _fold,
     _verbatim,
     check_address,
     clean_header_text,
+    encode_mailbox,
+    encode_text,
+    header_line,
 )
 
 
@@ -47,7 +49,10 @@ def build_message(
     """One letter, ready for :meth:`Transport.send`.
 
     Names, the subject and the run id lose any control characters (so no CR/LF
-    can start a header of its own); addresses, ``list_id`` (``news.example.org``,
+    can start a header of its own); names and the subject are written by
+    :func:`~vykhukhol.mail.headers.encode_mailbox` and
+    :func:`~vykhukhol.mail.headers.encode_text`, never by the e-mail package,
+    so nothing in them is decoded on the way out; addresses, ``list_id`` (``news.example.org``,
     written as ``<news.example.org>``) and ``unsubscribe_url`` (http or https)
     that cannot be written safely raise :class:`BadInput`. ``List-Unsubscribe``
     and ``List-Unsubscribe-Post`` are added only with ``unsubscribe_url``. A
@@ -61,9 +66,9 @@ def build_message(
         raise BadInput("the run id of a letter is empty")
 
     msg = EmailMessage(policy=POLICY)
-    msg["From"] = _address(from_name, sender)
-    msg["To"] = _address(to_name, recipient)
-    msg["Subject"] = clean_header_text(subject)
+    msg.set_raw("From", encode_mailbox("From", from_name, sender))  # written as it is
+    msg.set_raw("To", encode_mailbox("To", to_name, recipient))
+    msg.set_raw("Subject", encode_text("Subject", subject))
     moment = date if date is not None else datetime.now(timezone.utc).replace(microsecond=0)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
@@ -102,7 +107,6 @@ class Outgoing:
 _TEXT_PART = (b'Content-Type: text/plain; charset="utf-8"\r\n'
               b"Content-Transfer-Encoding: quoted-printable\r\n"
               b"MIME-Version: 1.0\r\n")
-_SIMPLE_NAME = re.compile(r"[A-Za-z0-9]+(?: [A-Za-z0-9]+)*")
 _DOT_ATOM = re.compile(r"[A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*@[A-Za-z0-9.-]+")
 _SHORT = 78  # POLICY.max_line_length: a longer header line is folded by the package
 
@@ -114,9 +118,9 @@ class Press:
     Building a message with the e-mail package costs about 2 ms, most of it
     parsing and folding headers that are the same in every copy (``From``,
     ``List-Id``, the run, usually ``Subject``). A press folds those once,
-    formats the per-recipient headers directly when they are plain ASCII (and
-    through the package otherwise), and encodes the body line by line with a
-    cache, since most lines of a letter do not depend on the recipient.
+    writes ``To`` with the same writer as :func:`build_message`, and encodes
+    the body line by line with a cache, since most lines of a letter do not
+    depend on the recipient.
     Letters with an HTML part go through :func:`build_message` whole.
     """
 
@@ -131,7 +135,7 @@ class Press:
             raise BadInput("the run id of a letter is empty")
         self.list_id = list_id
         self._domain = self.sender.rpartition("@")[2]
-        self._from = _fold("From", _address(from_name, self.sender))
+        self._from = header_line("From", encode_mailbox("From", from_name, self.sender))
         self._list_id = b"" if list_id is None else _fold("List-Id", f"<{_check_list_id(list_id)}>")
         self._run = _fold("X-Vykhukhol-Run", self.run_id)
         self._subjects: dict[str, bytes] = {}
@@ -159,18 +163,13 @@ class Press:
         return Outgoing(b"".join(head), self.sender)
 
     def _to(self, name: str, recipient: str) -> bytes:
-        name = clean_header_text(name or "")
-        if _DOT_ATOM.fullmatch(recipient):
-            line = f"To: {name} <{recipient}>" if name else f"To: {recipient}"
-            if len(line) <= _SHORT and (not name or _SIMPLE_NAME.fullmatch(name)):
-                return line.encode("ascii") + _CRLF
-        return _fold("To", _address(name, recipient))
+        return header_line("To", encode_mailbox("To", name, recipient))
 
     def _subject(self, subject: str) -> bytes:
         folded = self._subjects.get(subject)
         if folded is None:
             folded = self._remember(self._subjects, subject,
-                                    _fold("Subject", clean_header_text(subject)))
+                                    header_line("Subject", encode_text("Subject", subject)))
         return folded
 
     def _date(self, date: datetime | None) -> bytes:

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import TracebackType
 
 from vykhukhol.errors import BadInput
-from vykhukhol.mail.headers import check_address, clean_header_text
+from vykhukhol.mail.headers import check_address, encode_text
 from vykhukhol.mail.message import Outgoing
 
 TRANSPORTS = ("outbox", "smtp", "sendmail")
@@ -179,15 +179,28 @@ def _from_address(msg: EmailMessage | Outgoing) -> str:
 def _redirected(msg: EmailMessage, redirect: str, recipient: str) -> EmailMessage:
     """A copy of ``msg`` addressed to ``redirect``, the original kept in a header."""
     copied = copy.deepcopy(msg)
-    original = str(copied.get("To", "")) or recipient
     if "X-Vykhukhol-Original-To" not in copied:  # a letter redirected twice keeps the first
-        copied["X-Vykhukhol-Original-To"] = clean_header_text(original)
+        original = _shown_to(copied) or recipient
+        copied.set_raw("X-Vykhukhol-Original-To", encode_text("X-Vykhukhol-Original-To", original))
     if "To" in copied:
         copied.replace_header("To", redirect)  # keeps its place among the headers
     else:
         copied["To"] = redirect
     return copied
 
+
+
+def _shown_to(msg: EmailMessage) -> str:
+    """The letter's ``To`` as a reader sees it (``Name <address>``), decoded by
+    RFC 2047's rules; it is written again by :func:`encode_text`, so what the
+    decoding finds can never become a header of its own."""
+    from email.header import decode_header, make_header
+
+    raw = next((value for name, value in msg.raw_items() if name.lower() == "to"), "")
+    try:
+        return str(make_header(decode_header(str(raw))))
+    except (ValueError, LookupError, UnicodeError):  # a To we did not write
+        return str(raw)
 
 
 def open_transport(config: MailConfig) -> Transport:

@@ -239,7 +239,7 @@ def _local_date(settings: settings_mod.Settings, header: str) -> str:
 
     try:
         moment = parsedate_to_datetime(header)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError):  # not a date: shown as written
         return header
     try:
         return moment.astimezone(ZoneInfo(settings["timezone"])).strftime("%Y-%m-%d %H:%M:%S")
@@ -814,12 +814,12 @@ def outbox_page(admin: Admin, args: dict) -> Response:
     letters = []
     for path in mail.list_outbox(admin.data.outbox)[:OUTBOX_SHOWN]:
         try:
-            message = mail.read_outbox(path)
+            shown = mail.show_outbox(path)
         except VykhukholError:
             continue
-        letters.append({"file": path.name, "to": message.get("To", ""),
-                        "subject": message.get("Subject", ""),
-                        "date": _local_date(admin.settings, message.get("Date", ""))})
+        letters.append({"file": path.name, "to": shown.header("To"),
+                        "subject": shown.header("Subject"),
+                        "date": _local_date(admin.settings, shown.header("Date"))})
     return admin.page("outbox.html", letters=letters, total=len(mail.list_outbox(admin.data.outbox)))
 
 
@@ -828,10 +828,6 @@ def outbox_letter(admin: Admin, args: dict) -> Response:
     path = admin.data.outbox / args["file"]
     if path.parent != admin.data.outbox or not path.is_file():
         raise NotFound(admin._("No such letter."))
-    message = mail.read_outbox(path)
-    plain = message.get_body(("plain",))
-    html_part = message.get_body(("html",))
-    return admin.page("outbox_letter.html", file=args["file"], headers=list(message.items()),
-                      plain=plain.get_content() if plain else "",
-                      html=html_part.get_content() if html_part else "")
-
+    shown = mail.show_outbox(path)  # whatever the file holds: never a 500
+    return admin.page("outbox_letter.html", file=args["file"], headers=shown.headers,
+                      plain=shown.plain, html=shown.html)
