@@ -75,6 +75,16 @@ def cmd_init(ctx: Context, args) -> None:
         print(f"crontab line: */5 * * * * wget -q -t 1 -O /dev/null {url}")
     if args.password is None:
         print("no admin password yet: set one with `vykhukhol password`")
+    _warn_http(raw["site_url"])
+
+
+HTTP_WARNING = ("warning: site_url {url} is not https: letters go without one-click unsubscribe "
+                "(List-Unsubscribe-Post, RFC 8058), which Gmail and Yahoo want of bulk senders")
+
+
+def _warn_http(site_url: str) -> None:
+    if not site_url.startswith("https://"):
+        print(HTTP_WARNING.format(url=site_url), file=sys.stderr)
 
 
 def rename_cron_script(cgi_dir: Path) -> Path | None:
@@ -111,6 +121,16 @@ def cmd_status(ctx: Context, args) -> None:
     print(f"blocked: {block.strip() if block else 'no'}")
     for problem in settings.problems:
         print(f"settings problem: {problem}")
+    _warn_http(settings["site_url"])
+    if settings["mail.dkim_domain"]:
+        from vykhukhol.mail import dkim
+
+        problem = dkim.problem(data.root, settings)
+        print(f"dkim problem: {problem}" if problem else
+              f"dkim: signing as {settings['mail.dkim_selector']}._domainkey."
+              f"{settings['mail.dkim_domain']}")
+    else:
+        print("dkim: off (letters are not signed)")
     locks = [newsletters.lock(data)] + [svc.db_lock(data, db) for db in svc.list_dbs(data)]
     for lock in locks:
         holder = lock.holder()
@@ -168,6 +188,30 @@ def cmd_settings(ctx: Context, args) -> None:
         settings_mod.check_secret(args.value)
     settings_mod.update(ctx.data.settings, {args.key: args.value})
     print(f"{settings_mod.key(args.key).full} = {args.value.strip()}")
+    if settings_mod.key(args.key).full == "site_url":
+        _warn_http(args.value.strip())
+
+
+def cmd_dkim(ctx: Context, args) -> None:
+    """``dkim keygen``: a new key in data/dkim/, the settings pointed at it, the
+    DNS record to publish."""
+    from vykhukhol.mail import dkim
+
+    ctx.settings()
+    domain = settings_mod.check("mail.dkim_domain", args.domain)
+    selector = settings_mod.check("mail.dkim_selector", args.selector)
+    if not domain:
+        raise BadInput("--domain is empty")
+    path, record = dkim.keygen(ctx.data.root, domain, selector)
+    settings_mod.update(ctx.data.settings, {"mail.dkim_domain": domain,
+                                            "mail.dkim_selector": selector,
+                                            "mail.dkim_key_file": ""})
+    print(f"wrote the private key {path} (only its owner may read it)")
+    print(f"set mail.dkim_domain = {domain}")
+    print(f"set mail.dkim_selector = {selector}")
+    print("publish this DNS TXT record; letters are signed from now on, and receivers "
+          "verify them once the record is visible:")
+    print(record)
 
 
 def cmd_db(ctx: Context, args) -> None:
@@ -368,6 +412,13 @@ def build_parser() -> Parser:
     a.add_argument("key")
     a.add_argument("value")
     p.set_defaults(func=cmd_settings)
+
+    p = sub.add_parser("dkim", help="DKIM signing keys")
+    actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
+    a = actions.add_parser("keygen", help="make a key, turn signing on, print the DNS record")
+    a.add_argument("--domain", required=True)
+    a.add_argument("--selector", default=settings_mod.KEYS["mail.dkim_selector"].default)
+    p.set_defaults(func=cmd_dkim)
 
     p = sub.add_parser("db", help="DBs")
     actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)

@@ -230,6 +230,8 @@ RU: dict[str, str] = {
         "Почта не настроена: письма пишутся в «Исходящие», и никто их не получает.",
     "site_url is not https: mail services want an https unsubscribe link (RFC 8058).":
         "site_url не https: почтовые службы ждут ссылку отписки по https (RFC 8058).",
+    "DKIM signing is on, but its key cannot be used, so no letter is sent: {problem}":
+        "Подпись DKIM включена, но её ключ не годится, поэтому ни одно письмо не отправляется: {problem}",
     "admin_email is empty: alerts and reports are only logged.":
         "admin_email пуст: предупреждения и отчёты только пишутся в журнал.",
     "{service}: {count} malformed subscriber lines (first: line {line}); they are kept and skipped.":
