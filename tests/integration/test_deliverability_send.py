@@ -18,12 +18,14 @@ import stat
 import sys
 from pathlib import Path
 from types import SimpleNamespace
+from urllib.parse import urlencode
 
 import dkim
 import pytest
 
 from servetools import call, environ, log_in
 from vykhukhol import cli, compose, newsletters
+from vykhukhol import settings as settings_mod
 from vykhukhol.bounces import tag
 from vykhukhol.web import admin as admin_mod
 
@@ -375,3 +377,20 @@ def test_the_key_file_setting_is_read_relative_to_the_data_directory(site):
     site.run_at()
     [path] = site.data.outbox.glob("*.eml")
     assert verifies(Path(path).read_bytes(), records)
+
+
+def test_the_admin_settings_page_refuses_a_dkim_domain_without_its_key(site):
+    app = admin_mod.app(site.data, site.cgi_dir)
+    cookie, csrf = log_in(app)
+    fields = {key: site.settings().raw.get(key, spec.default)
+              for key, spec in settings_mod.KEYS.items() if key in admin_mod.SETTINGS_SHOWN}
+    fields.update({"mail.dkim_domain": "example.org", "csrf": csrf})
+    body = urlencode(fields).encode()
+    before = site.data.settings.read_bytes()
+    code, _, page, _ = call(app, environ("POST", "/settings", "", body,
+                                         "application/x-www-form-urlencoded", str(len(body)),
+                                         script="/admin", HTTP_COOKIE=cookie))
+    assert code == 400 and "does not exist" in page and "dkim keygen" in page, page[-2000:]
+    # the form again, as typed, with the error beside it
+    assert re.search(r'name="mail\.dkim_domain"[^>]*value="example\.org"', page), page[-3000:]
+    assert site.data.settings.read_bytes() == before
