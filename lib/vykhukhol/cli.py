@@ -129,6 +129,10 @@ def cmd_status(ctx: Context, args) -> None:
         print(f"dkim problem: {problem}" if problem else
               f"dkim: signing as {settings['mail.dkim_selector']}._domainkey."
               f"{settings['mail.dkim_domain']}")
+        for name, domain in dkim.misaligned(settings, svc.load_services(data)):
+            print(f"dkim note: service {name} sends from {domain}, which a signature of "
+                  f"{settings['mail.dkim_domain']} does not align with for DMARC "
+                  f"(make a key for {domain})")
     else:
         print("dkim: off (letters are not signed)")
     locks = [newsletters.lock(data)] + [svc.db_lock(data, db) for db in svc.list_dbs(data)]

@@ -394,3 +394,20 @@ def test_the_admin_settings_page_refuses_a_dkim_domain_without_its_key(site):
     # the form again, as typed, with the error beside it
     assert re.search(r'name="mail\.dkim_domain"[^>]*value="example\.org"', page), page[-3000:]
     assert site.data.settings.read_bytes() == before
+
+
+def test_status_names_a_service_whose_from_domain_the_signature_does_not_align_with(site):
+    keygen(site)
+    news(site)  # news@example.org: aligned
+    site.service("sub", from_email="list@mail.example.org")  # a subdomain: aligned (relaxed)
+    site.service("elsewhere", from_email="hello@other.net")
+    status = site.ok("status")
+    notes = [line for line in status.splitlines() if line.startswith("dkim note:")]
+    assert len(notes) == 1 and "service elsewhere sends from other.net" in notes[0], status
+
+    app = admin_mod.app(site.data, site.cgi_dir)
+    cookie, _ = log_in(app)
+    code, _, page, _ = call(app, environ("GET", "/", "", b"", "", "missing", script="/admin",
+                                         HTTP_COOKIE=cookie))
+    assert code == 200 and "other.net" in page
+    assert ("does not align" in page) or ("не согласована" in page)

@@ -104,6 +104,31 @@ def problem(data_root: Path, settings: Settings) -> str | None:
     return None
 
 
+def aligned(dkim_domain: str, from_address: str) -> bool:
+    """Whether a signature of ``dkim_domain`` can align with this From address
+    for DMARC: one domain is the other or under it (relaxed alignment; a
+    check without the public suffix list, so it errs on the side of warning)."""
+    domain = from_address.rpartition("@")[2].lower().rstrip(".")
+    signer = dkim_domain.lower().rstrip(".")
+    return domain == signer or domain.endswith("." + signer) or signer.endswith("." + domain)
+
+
+def misaligned(settings: Settings, services: list) -> list[tuple[str, str]]:
+    """(service, From domain) of the services whose letters a signature of
+    ``mail.dkim_domain`` would not align with."""
+    from vykhukhol.compose import sender_of
+
+    signer = settings["mail.dkim_domain"]
+    if not signer:
+        return []
+    found = []
+    for service in services:
+        address = sender_of(service, settings)[1]
+        if not aligned(signer, address):
+            found.append((service.name, address.rpartition("@")[2]))
+    return found
+
+
 class Signer:
     """Signs letters as ``selector._domainkey.domain``; the key is read once.
 
