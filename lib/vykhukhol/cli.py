@@ -123,13 +123,15 @@ def cmd_status(ctx: Context, args) -> None:
         print(f"settings problem: {problem}")
     _warn_http(settings["site_url"])
     if settings["mail.dkim_domain"]:
+        from vykhukhol import compose
         from vykhukhol.mail import dkim
 
         problem = dkim.problem(data.root, settings)
         print(f"dkim problem: {problem}" if problem else
               f"dkim: signing as {settings['mail.dkim_selector']}._domainkey."
               f"{settings['mail.dkim_domain']}")
-        for name, domain in dkim.misaligned(settings, svc.load_services(data)):
+        signer = settings["mail.dkim_domain"]
+        for name, domain in dkim.misaligned(signer, compose.senders(data, settings)):
             print(f"dkim note: service {name} sends from {domain}, which a signature of "
                   f"{settings['mail.dkim_domain']} does not align with for DMARC "
                   f"(make a key for {domain})")

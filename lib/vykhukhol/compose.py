@@ -15,6 +15,7 @@ from datetime import datetime
 from urllib.parse import urlsplit
 
 from vykhukhol import mail, render, texts, tokens
+from vykhukhol.datadir import DataDir
 from vykhukhol.services import Letter, Service
 from vykhukhol.settings import Settings
 
@@ -29,6 +30,13 @@ def sender_of(service: Service | None, settings: Settings) -> tuple[str, str]:
         or f"vykhukhol@{site_domain(settings)}"
     name = (service.from_name if service else "") or (service.title if service else "Vykhukhol")
     return name, address
+
+
+def senders(data: DataDir, settings: Settings) -> dict[str, str]:
+    """Each service's From address (for the status pages' DKIM alignment check)."""
+    from vykhukhol.services import load_services
+
+    return {service.name: sender_of(service, settings)[1] for service in load_services(data)}
 
 
 def bounce_address(service: Service | None, settings: Settings, kind: str, name: str,

@@ -113,20 +113,13 @@ def aligned(dkim_domain: str, from_address: str) -> bool:
     return domain == signer or domain.endswith("." + signer) or signer.endswith("." + domain)
 
 
-def misaligned(settings: Settings, services: list) -> list[tuple[str, str]]:
-    """(service, From domain) of the services whose letters a signature of
-    ``mail.dkim_domain`` would not align with."""
-    from vykhukhol.compose import sender_of
-
-    signer = settings["mail.dkim_domain"]
-    if not signer:
+def misaligned(dkim_domain: str, senders: dict[str, str]) -> list[tuple[str, str]]:
+    """(service, From domain) of those ``senders`` (service name -> From
+    address) a signature of ``dkim_domain`` would not align with."""
+    if not dkim_domain:
         return []
-    found = []
-    for service in services:
-        address = sender_of(service, settings)[1]
-        if not aligned(signer, address):
-            found.append((service.name, address.rpartition("@")[2]))
-    return found
+    return [(name, address.rpartition("@")[2]) for name, address in senders.items()
+            if not aligned(dkim_domain, address)]
 
 
 class Signer:

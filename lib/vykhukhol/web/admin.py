@@ -251,7 +251,8 @@ def warnings(admin: Admin) -> list[str]:
         except dkim.DkimKeyError as exc:
             found.append(_("DKIM signing is on, but its key cannot be used, so no letter is sent: {problem}",
                            problem=exc.message))
-        for name, domain in dkim.misaligned(settings, svc.load_services(data)):
+        signer = settings["mail.dkim_domain"]
+        for name, domain in dkim.misaligned(signer, compose.senders(data, settings)):
             found.append(_("Service {service} sends from {domain}, which the DKIM signature of {signer} does not align with for DMARC: make a key for {domain}.",
                            service=name, domain=domain, signer=settings["mail.dkim_domain"]))
     if not settings["admin_email"]:
