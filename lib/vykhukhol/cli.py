@@ -203,7 +203,7 @@ def cmd_dkim(ctx: Context, args) -> None:
     DNS record to publish."""
     from vykhukhol.mail import dkim
 
-    ctx.settings()
+    before = ctx.settings()
     domain = settings_mod.check("mail.dkim_domain", args.domain)
     selector = settings_mod.check("mail.dkim_selector", args.selector)
     if not domain:
@@ -215,6 +215,8 @@ def cmd_dkim(ctx: Context, args) -> None:
     print(f"wrote the private key {path} (only its owner may read it)")
     print(f"set mail.dkim_domain = {domain}")
     print(f"set mail.dkim_selector = {selector}")
+    if before["mail.dkim_key_file"]:
+        print(f"set mail.dkim_key_file = (empty: the new key; it was {before['mail.dkim_key_file']})")
     print("publish this DNS TXT record; letters are signed from now on, and receivers "
           "verify them once the record is visible:")
     print(record)
