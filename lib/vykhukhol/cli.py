@@ -105,6 +105,16 @@ def cmd_init(ctx: Context, args) -> None:
         print(f"crontab line: */5 * * * * wget -q -t 1 -O /dev/null {url}")
     if args.password is None:
         print("no admin password yet: set one with `vykhukhol password`")
+    _warn_http(raw["site_url"])
+
+
+HTTP_WARNING = ("warning: site_url {url} is not https: letters go without one-click unsubscribe "
+                "(List-Unsubscribe-Post, RFC 8058), which Gmail and Yahoo want of bulk senders")
+
+
+def _warn_http(site_url: str) -> None:
+    if not site_url.startswith("https://"):
+        print(HTTP_WARNING.format(url=site_url), file=sys.stderr)
 
 
 def rename_cron_script(cgi_dir: Path) -> Path | None:
@@ -144,6 +154,22 @@ def cmd_status(ctx: Context, args) -> None:
     cgi_dir = Path(args.cgi_dir) if args.cgi_dir else CHECKOUT / "cgi"
     for warning in health.warnings(data, settings, cgi_dir):
         print(f"warning: {warning}")
+    _warn_http(settings["site_url"])
+    if settings["mail.dkim_domain"]:
+        from vykhukhol import compose
+        from vykhukhol.mail import dkim
+
+        problem = dkim.problem(data.root, settings)
+        print(f"dkim problem: {problem}" if problem else
+              f"dkim: signing as {settings['mail.dkim_selector']}._domainkey."
+              f"{settings['mail.dkim_domain']}")
+        signer = settings["mail.dkim_domain"]
+        for name, domain in dkim.misaligned(signer, compose.senders(data, settings)):
+            print(f"dkim note: service {name} sends from {domain}, which a signature of "
+                  f"{settings['mail.dkim_domain']} does not align with for DMARC "
+                  f"(make a key for {domain})")
+    else:
+        print("dkim: off (letters are not signed)")
     locks = [newsletters.lock(data)] + [svc.db_lock(data, db) for db in svc.list_dbs(data)]
     for lock in locks:
         holder = lock.holder()
@@ -201,6 +227,32 @@ def cmd_settings(ctx: Context, args) -> None:
         settings_mod.check_secret(args.value)
     settings_mod.update(ctx.data.settings, {args.key: args.value})
     print(f"{settings_mod.key(args.key).full} = {args.value.strip()}")
+    if settings_mod.key(args.key).full == "site_url":
+        _warn_http(args.value.strip())
+
+
+def cmd_dkim(ctx: Context, args) -> None:
+    """``dkim keygen``: a new key in data/dkim/, the settings pointed at it, the
+    DNS record to publish."""
+    from vykhukhol.mail import dkim
+
+    before = ctx.settings()
+    domain = settings_mod.check("mail.dkim_domain", args.domain)
+    selector = settings_mod.check("mail.dkim_selector", args.selector)
+    if not domain:
+        raise BadInput("--domain is empty")
+    path, record = dkim.keygen(ctx.data.root, domain, selector)
+    settings_mod.update(ctx.data.settings, {"mail.dkim_domain": domain,
+                                            "mail.dkim_selector": selector,
+                                            "mail.dkim_key_file": ""})
+    print(f"wrote the private key {path} (only its owner may read it)")
+    print(f"set mail.dkim_domain = {domain}")
+    print(f"set mail.dkim_selector = {selector}")
+    if before["mail.dkim_key_file"]:
+        print(f"set mail.dkim_key_file = (empty: the new key; it was {before['mail.dkim_key_file']})")
+    print("publish this DNS TXT record; letters are signed from now on, and receivers "
+          "verify them once the record is visible:")
+    print(record)
 
 
 def cmd_db(ctx: Context, args) -> None:
@@ -402,6 +454,14 @@ def build_parser() -> Parser:
     a.add_argument("key", help="news_per_run, or mail.smtp_port, security.secret …")
     a.add_argument("value", help="e.g. 100, or 30s, 2h, 3d for durations")
     p.set_defaults(func=cmd_settings)
+
+    p = sub.add_parser("dkim", help="DKIM signing keys")
+    actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
+    a = actions.add_parser("keygen", help="make a key, turn signing on, print the DNS record")
+    a.add_argument("--domain", required=True, help="the From domain of your letters, e.g. example.org")
+    a.add_argument("--selector", default=settings_mod.KEYS["mail.dkim_selector"].default,
+                   help="the DNS name's first part (default vykhukhol), e.g. mail2026")
+    p.set_defaults(func=cmd_dkim)
 
     p = sub.add_parser("db", help="DBs: folders of services that the sender locks as one")
     actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)

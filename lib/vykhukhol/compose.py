@@ -2,16 +2,20 @@
 
 One place for the context every template sees (``name``, ``email``,
 ``service``, ``unsubscribe_url``, ``date``, and ``confirm_url`` in
-confirmation requests), the sender's name and address, and the list headers.
+confirmation requests), the sender's name and address, the list headers, and
+the envelope sender (SPEC 12): every letter made here leaves from its own
+tagged bounce address, which also stands in ``List-Unsubscribe`` as the
+``mailto:``. Letters are returned written out (:class:`mail.Outgoing`), with
+that envelope sender on them.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from email.message import EmailMessage
 from urllib.parse import urlsplit
 
 from vykhukhol import mail, render, texts, tokens
+from vykhukhol.datadir import DataDir
 from vykhukhol.services import Letter, Service
 from vykhukhol.settings import Settings
 
@@ -26,6 +30,25 @@ def sender_of(service: Service | None, settings: Settings) -> tuple[str, str]:
         or f"vykhukhol@{site_domain(settings)}"
     name = (service.from_name if service else "") or (service.title if service else "Vykhukhol")
     return name, address
+
+
+def senders(data: DataDir, settings: Settings) -> dict[str, str]:
+    """Each service's From address (for the status pages' DKIM alignment check)."""
+    from vykhukhol.services import load_services
+
+    return {service.name: sender_of(service, settings)[1] for service in load_services(data)}
+
+
+def bounce_address(service: Service | None, settings: Settings, kind: str, name: str,
+                   email: str) -> str:
+    """The envelope sender of one letter to ``email``: ``mail.bounce_address`` or
+    the letter's From address, with the signed tag of ``kind`` (``tag.SERVICE``
+    or ``tag.NEWSLETTER``) and ``name`` (the service's or the job's)."""
+    from vykhukhol.bounces import tag
+
+    base = settings["mail.bounce_address"] or sender_of(service, settings)[1]
+    return tag.bounce_address(base, settings["mail.verp_separator"],
+                              tag.make(settings.secret, kind, name, email))
 
 
 def context(service: Service, settings: Settings, email: str, name: str,
@@ -55,54 +78,71 @@ def _shared(service: Service, settings: Settings, run_id: str,
 
 
 def _message(service: Service, settings: Settings, email: str, name: str, subject: str,
-             text: str, html: str | None, run_id: str, ctx: dict[str, str],
-             list_letter: bool = True,
-             presses: Presses | None = None) -> EmailMessage | mail.Outgoing:
-    """The letter as a message, or written out by the run's press when
-    ``presses`` is given (the same bytes, made faster)."""
+             text: str, html: str | None, run_id: str, ctx: dict[str, str], bounce: str,
+             list_letter: bool = True, presses: Presses | None = None) -> mail.Outgoing:
+    """The letter written by the e-mail package, or by the run's press when
+    ``presses`` is given (the same bytes, made faster), leaving from ``bounce``."""
     fields = {
         "to_email": email, "to_name": name,
         "subject": render.render(subject, ctx, "subject"),
         "text": render.render(text, ctx, "text"),
         "html": render.render_html(html, ctx, "HTML") if html else None,
         "unsubscribe_url": ctx["unsubscribe_url"] if list_letter else None,
+        "unsubscribe_mailto": bounce if list_letter else None,
     }
     if presses is None:
-        return mail.build_message(**_shared(service, settings, run_id, list_letter), **fields)
+        shared = _shared(service, settings, run_id, list_letter)
+        message = mail.build_message(**shared, **fields)
+        return mail.Outgoing(message.as_bytes(policy=mail.POLICY),
+                             mail.check_address(str(shared["from_email"])), bounce)
     key = (service.name, list_letter, run_id)
     press = presses.get(key)
     if press is None:
         press = presses[key] = mail.Press(**_shared(service, settings, run_id, list_letter))
-    return press.write(**fields)
+    written = press.write(**fields)
+    return mail.Outgoing(written.data, written.from_address, bounce)
 
 
 def series_letter(service: Service, letter: Letter, settings: Settings, email: str,
                   name: str, run_id: str, moment: datetime,
-                  presses: Presses | None = None) -> EmailMessage | mail.Outgoing:
+                  presses: Presses | None = None) -> mail.Outgoing:
+    from vykhukhol.bounces import tag
+
     ctx = context(service, settings, email, name, moment)
+    bounce = bounce_address(service, settings, tag.SERVICE, service.name, email)
     return _message(service, settings, email, name, letter.subject, letter.body, letter.html,
-                    run_id, ctx, presses=presses)
+                    run_id, ctx, bounce, presses=presses)
 
 
 def confirmation(service: Service, settings: Settings, email: str, name: str, run_id: str,
                  moment: datetime,
-                 presses: Presses | None = None) -> EmailMessage | mail.Outgoing:
+                 presses: Presses | None = None) -> mail.Outgoing:
     """The confirmation request; reminders are the same letter (SPEC 5 step 5)."""
+    from vykhukhol.bounces import tag
+
     ctx = context(service, settings, email, name, moment)
     ctx["confirm_url"] = tokens.confirm_link(settings["site_url"], settings.secret,
                                              service.name, email)
     lang = settings["language"]
     subject = service.confirm_subject or texts.CONFIRM_SUBJECT[lang]
     body = service.confirm_body or texts.CONFIRM_BODY[lang]
-    return _message(service, settings, email, name, subject, body, None, run_id, ctx,
+    bounce = bounce_address(service, settings, tag.SERVICE, service.name, email)
+    return _message(service, settings, email, name, subject, body, None, run_id, ctx, bounce,
                     list_letter=False, presses=presses)
 
 
 def newsletter(service: Service, subject: str, text: str, html: str | None,
                settings: Settings, email: str, name: str, run_id: str,
-               moment: datetime, presses: Presses | None = None) -> EmailMessage | mail.Outgoing:
-    """A newsletter letter; ``service`` is the one of the job's services the
-    recipient is subscribed to, so its unsubscribe link works."""
+               moment: datetime, presses: Presses | None = None,
+               job: str | None = None) -> mail.Outgoing:
+    """A letter of newsletter ``job``; ``service`` is the one of the job's
+    services the recipient is subscribed to, so its unsubscribe link works and
+    its From address is the envelope's. Without ``job`` (the admin's test
+    letter) the envelope is tagged for the service."""
+    from vykhukhol.bounces import tag
+
     ctx = context(service, settings, email, name, moment)
-    return _message(service, settings, email, name, subject, text, html, run_id, ctx,
+    bounce = bounce_address(service, settings, tag.SERVICE, service.name, email) if job is None \
+        else bounce_address(service, settings, tag.NEWSLETTER, job, email)
+    return _message(service, settings, email, name, subject, text, html, run_id, ctx, bounce,
                     presses=presses)

@@ -41,6 +41,19 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
         found.append(_("Mail is not configured: letters are written to the outbox and nobody receives them."))
     if not settings["site_url"].startswith("https://"):
         found.append(_("site_url is not https: mail services want an https unsubscribe link (RFC 8058)."))
+    if settings["mail.dkim_domain"]:
+        from vykhukhol import compose
+        from vykhukhol.mail import dkim
+
+        try:
+            dkim.check_key(data.root, settings)
+        except dkim.DkimKeyError as exc:
+            found.append(_("DKIM signing is on, but its key cannot be used, so no letter is sent: {problem}",
+                           problem=exc.message))
+        signer = settings["mail.dkim_domain"]
+        for name, domain in dkim.misaligned(signer, compose.senders(data, settings)):
+            found.append(_("Service {service} sends from {domain}, which the DKIM signature of {signer} does not align with for DMARC: make a key for {domain}.",
+                           service=name, domain=domain, signer=signer))
     if not settings["admin_email"]:
         found.append(_("admin_email is empty: alerts and reports are only logged."))
     for problem in settings.problems:

@@ -231,6 +231,10 @@ RU: dict[str, str] = {
         "Почта не настроена: письма пишутся в «Исходящие», и никто их не получает.",
     "site_url is not https: mail services want an https unsubscribe link (RFC 8058).":
         "site_url не https: почтовые службы ждут ссылку отписки по https (RFC 8058).",
+    "DKIM signing is on, but its key cannot be used, so no letter is sent: {problem}":
+        "Подпись DKIM включена, но её ключ не годится, поэтому ни одно письмо не отправляется: {problem}",
+    "Service {service} sends from {domain}, which the DKIM signature of {signer} does not align with for DMARC: make a key for {domain}.":
+        "Служба {service} отправляет письма из домена {domain}, а подпись DKIM домена {signer} для DMARC с ним не согласована: создайте ключ для {domain}.",
     "admin_email is empty: alerts and reports are only logged.":
         "admin_email пуст: предупреждения и отчёты только пишутся в журнал.",
     "{service}: {count} malformed subscriber lines (first: line {line}); they are kept and skipped.":

@@ -197,6 +197,10 @@ class Run:
         return outcome
 
     def _failed(self, exc: mail.DeliveryError, target: str, email: str, item: str) -> str:
+        if exc.stage == "dkim":  # our settings, not the letter: no letter leaves unsigned
+            self.log.error(f"{target}: {exc.detail}; sending stops until the DKIM key is fixed")
+            self.stop(Outcome.TEMPFAIL)
+            return journal.TEMPFAIL
         if not exc.temporary:
             self.log.write(f"{target}: {email} refused ({exc.code or 'no code'}): {exc.detail}")
             self.forget_tempfail(target, email, item)

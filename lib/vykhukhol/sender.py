@@ -203,7 +203,7 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
         home = suppression_gate(services, batch)
         copies = [None if (service := home.get(email_key(row.email))) is None else Copy(partial(
             compose.newsletter, service, subject, text, html, run.settings, row.email,
-            row.name, run.lease, run.now(), run.presses)) for row in batch]
+            row.name, run.lease, run.now(), run.presses, job=job.name)) for row in batch]
         for row, (copy, meanwhile) in zip(batch, one_ahead(copies), strict=True):
             if not run.may_send("news_left"):
                 break

@@ -268,15 +268,23 @@ class Settings:
         return self["security.secret"].encode()
 
     def mail_config(self, outbox_dir: Path):
-        """The ``[mail]`` section as the mail module wants it."""
+        """The ``[mail]`` section as the mail module wants it (``outbox_dir`` is
+        ``data/outbox``; the DKIM key is found beside it, in ``data/``)."""
         from vykhukhol.mail import MailConfig
 
+        domain = self["mail.dkim_domain"]
+        key = None
+        if domain:
+            from vykhukhol.mail.dkim import settings_key_path
+
+            key = settings_key_path(Path(outbox_dir).parent, self)
         return MailConfig(
             transport=self["mail.transport"], from_email=self["mail.from_email"],
             smtp_host=self["mail.smtp_host"], smtp_port=self["mail.smtp_port"],
             smtp_security=self["mail.smtp_security"], smtp_user=self["mail.smtp_user"],
             smtp_password=self["mail.smtp_password"], sendmail_path=self["mail.sendmail_path"],
             dev_redirect=self["mail.dev_redirect"], outbox_dir=outbox_dir,
+            dkim_domain=domain, dkim_selector=self["mail.dkim_selector"], dkim_key=key,
         )
 
 
@@ -307,6 +315,9 @@ def _write(path: Path, raw: dict[str, str]) -> None:
     files.atomic_write(path, lines, new_mode=0o600)
 
 
+DKIM_KEYS = {"mail.dkim_domain", "mail.dkim_selector", "mail.dkim_key_file"}
+
+
 def update(path: Path, changes: dict[str, str]) -> Settings:
     """Validate every change first, then write them all at once (or nothing)."""
     checked = {}
@@ -315,7 +326,15 @@ def update(path: Path, changes: dict[str, str]) -> Settings:
         checked[key(name).full] = value.strip()
     with files.record_lock(path):
         current = load(path).raw
+        moved = any(current.get(name, KEYS[name].default) != checked[name]
+                    for name in DKIM_KEYS & checked.keys())
         current.update(checked)
+        if moved:
+            # Signing turned on, or moved to another key: that key must work now,
+            # not fail every letter of the next run.
+            from vykhukhol.mail.dkim import check_key
+
+            check_key(Path(path).parent, Settings(current))
         _write(path, current)
     return load(path)
 

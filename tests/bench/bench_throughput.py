@@ -78,7 +78,6 @@ def reset(data, service, letters: int) -> None:
 
 def prebuilt(data, service, letters: int) -> list[tuple[str, bytes]]:
     """The letters the run will send, built before the clock starts."""
-    from vykhukhol import mail
 
     settings = settings_mod.load(data.settings)
     [letter] = svc.load_letters(service)
@@ -86,7 +85,7 @@ def prebuilt(data, service, letters: int) -> list[tuple[str, bytes]]:
     for sub in subs.subscribers(service.subscribers_path):
         message = compose.series_letter(service, letter, settings, sub.email, sub.name,
                                         "0123456789abcdef", now())
-        out.append((sub.email, message.as_bytes(policy=mail.POLICY)))
+        out.append((sub.email, message.data))
     assert len(out) == letters
     return out
 

@@ -50,6 +50,12 @@ urls = st.one_of(
                      "https://example.org/u?x==?utf-8?q?a?=", "http://e.org/" + "a" * 200]),
 )
 
+mailtos = st.one_of(
+    st.none(),
+    st.sampled_from(["news+s1abcdefghijklmnopqrstuvwx@example.org", "list@example.org",
+                     "x@пример.рф", "not an address", "b@" + "d" * 900 + ".org"]),
+)
+
 
 def both(**fields):
     common = dict(from_name=fields.pop("from_name", "Выхухоль News"),
@@ -71,18 +77,20 @@ def encodable(value: str) -> bool:
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(name=names, address=addresses, subject=subjects, text=texts, url=urls)
-@example(name="Иван", address="u1@example.com", subject="Урок", text="Текст\n", url=None)
-def test_a_pressed_letter_is_byte_for_byte_the_built_one(name, address, subject, text, url):
+@given(name=names, address=addresses, subject=subjects, text=texts, url=urls, mailto=mailtos)
+@example(name="Иван", address="u1@example.com", subject="Урок", text="Текст\n", url=None,
+         mailto=None)
+def test_a_pressed_letter_is_byte_for_byte_the_built_one(name, address, subject, text, url,
+                                                        mailto):
     try:
         expected, got = both(to_email=address, to_name=name, subject=subject, text=text,
-                             unsubscribe_url=url)
+                             unsubscribe_url=url, unsubscribe_mailto=mailto)
     except (BadInput, UnicodeEncodeError) as exc:  # then the press must refuse the same way
         with pytest.raises(type(exc)):
             mail.Press(from_name="Выхухоль News", from_email="list@example.org",
                        run_id="0123456789abcdef", list_id="news.example.org").write(
                 to_email=address, to_name=name, subject=subject, text=text,
-                unsubscribe_url=url, date=DATE, message_id=MSGID)
+                unsubscribe_url=url, unsubscribe_mailto=mailto, date=DATE, message_id=MSGID)
         return
     assert got.data == expected
     assert got.from_address == "list@example.org"
@@ -140,3 +148,15 @@ def test_without_a_date_and_id_a_copy_gets_now_and_a_fresh_id():
 def test_an_address_with_white_space_or_a_control_character_is_refused(ch):
     with pytest.raises(BadInput):
         mail.check_address(f"a{ch}b@example.org")
+
+
+def test_one_click_goes_only_with_an_https_link_and_the_mailto_always():
+    """RFC 8058 3.1: List-Unsubscribe-Post needs an https URI; the mailto: the bounce reader honours."""
+    bounce = "news+s1abcdefghijklmnopqrstuvwx@example.org"
+    for url, one_click in (("https://e.org/u?1", True), ("http://e.org/u?1", False)):
+        built, pressed = both(to_email="u@example.com", subject="S", text="T\n",
+                              unsubscribe_url=url, unsubscribe_mailto=bounce)
+        assert pressed.data == built
+        assert f"List-Unsubscribe: <{url}>, <mailto:{bounce}?subject=unsubscribe>\r\n".encode() \
+            in built
+        assert (b"\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n" in built) is one_click

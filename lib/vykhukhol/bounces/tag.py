@@ -55,8 +55,11 @@ class Tag:
         return [name for name in candidates if name_id(name) == self.name_id]
 
     def is_for(self, secret: bytes, name: str, address: str) -> bool:
-        """True when this tag was made for ``address`` in ``name`` (constant time)."""
-        return hmac.compare_digest(_mac(secret, self.kind, name, address), self.mac)
+        """True when this tag was made for ``address`` in ``name`` (constant time).
+        The name's id is checked too, so a tag whose id was altered matches nobody
+        even when a caller names the service directly."""
+        same_name = hmac.compare_digest(name_id(name), self.name_id)
+        return hmac.compare_digest(_mac(secret, self.kind, name, address), self.mac) and same_name
 
 
 def name_id(name: str) -> bytes:

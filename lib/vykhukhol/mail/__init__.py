@@ -10,14 +10,17 @@ one envelope recipient through a :class:`Transport` from
 
 * ``smtp`` — one connection, opened on the first letter and reused for the
   whole run; plain, STARTTLS or SSL; login when a user is set; timeouts.
-* ``sendmail`` — ``sendmail -i -f FROM -- RCPT`` with the letter on stdin.
+* ``sendmail`` — ``sendmail -i -f ENVELOPE -- RCPT`` with the letter on stdin.
 * ``outbox`` — one ``.eml`` file per letter in a folder, for tests, previews
   and hosts without mail.
 
 Every failure to deliver is a :class:`TemporaryFailure` (stop the run, try
 again later) or a :class:`PermanentFailure` (this recipient or letter will
 never go through). ``dev_redirect`` sends every letter to one address instead,
-and it is applied here, in :meth:`Transport.send`, so no caller can forget it.
+and it is applied here, in :meth:`Transport.send`, so no caller can forget it;
+so is the DKIM signature (after the redirect, over the bytes handed over) and
+the envelope sender a letter carries (:attr:`Outgoing.envelope_from`, the
+tagged bounce address of SPEC 12).
 
 Deliberately *not* here: choosing recipients, pacing, retries, bounce
 counting, journals of what was sent, and rendering templates (see
@@ -35,6 +38,8 @@ What is where:
 - :mod:`.transport` — settings, failures, the common hand-over, :func:`open_transport`;
 - :mod:`.smtp`, :mod:`.sendmail`, :mod:`.outbox` — one transport each
   (:func:`show_outbox`: any outbox file as text for the admin's pages).
+- :mod:`.dkim` — the DKIM key, its DNS record and the signer (imported only
+  when signing is on).
 """
 
 from __future__ import annotations

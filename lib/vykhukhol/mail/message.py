@@ -43,6 +43,7 @@ def build_message(
     run_id: str,
     list_id: str | None = None,
     unsubscribe_url: str | None = None,
+    unsubscribe_mailto: str | None = None,
     date: datetime | None = None,
     message_id: str | None = None,
 ) -> EmailMessage:
@@ -55,7 +56,9 @@ def build_message(
     so nothing in them is decoded on the way out; addresses, ``list_id`` (``news.example.org``,
     written as ``<news.example.org>``) and ``unsubscribe_url`` (http or https)
     that cannot be written safely raise :class:`BadInput`. ``List-Unsubscribe``
-    and ``List-Unsubscribe-Post`` are added only with ``unsubscribe_url``. A
+    is added only with ``unsubscribe_url`` (and carries ``unsubscribe_mailto``,
+    an address, as a ``mailto:`` with subject ``unsubscribe``);
+    ``List-Unsubscribe-Post`` only when that link is https (RFC 8058 3.1). A
     naive ``date`` is taken as UTC; none means now. ``message_id`` is for
     tests that compare letters; none means a new one.
     """
@@ -77,13 +80,30 @@ def build_message(
     if list_id is not None:
         msg["List-Id"] = f"<{_check_list_id(list_id)}>"
     if unsubscribe_url is not None:
-        msg["List-Unsubscribe"] = f"<{_check_url(unsubscribe_url)}>"
-        msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+        msg["List-Unsubscribe"] = list_unsubscribe(unsubscribe_url, unsubscribe_mailto)
+        if unsubscribe_url.startswith("https://"):
+            msg["List-Unsubscribe-Post"] = ONE_CLICK
     msg["X-Vykhukhol-Run"] = run
     msg.set_content(str(text), subtype="plain", charset="utf-8", cte="quoted-printable")
     if html is not None:
         msg.add_alternative(str(html), subtype="html", charset="utf-8", cte="quoted-printable")
     return msg
+
+
+ONE_CLICK = "List-Unsubscribe=One-Click"
+_MAX_LIST_UNSUBSCRIBE = 900  # the header's value; the line stays under SMTP's 998 octets
+
+
+def list_unsubscribe(url: str, mailto: str | None = None) -> str:
+    """The value of ``List-Unsubscribe``: the link, then (when given, and when
+    the line stays short enough to travel unfolded) the ``mailto:`` address."""
+    value = f"<{_check_url(url)}>"
+    if mailto:
+        address = check_address(mailto, "unsubscribe address")
+        both = f"{value}, <mailto:{address}?subject=unsubscribe>"
+        if len(both) <= _MAX_LIST_UNSUBSCRIBE:
+            value = both
+    return value
 
 
 # --------------------------------------------------------------------------- many copies
@@ -92,10 +112,12 @@ def build_message(
 @dataclass(frozen=True)
 class Outgoing:
     """A letter already written out: what ``build_message(...).as_bytes(policy=POLICY)``
-    gives (CRLF line ends, 7-bit), and the address of its ``From``."""
+    gives (CRLF line ends, 7-bit), the address of its ``From``, and the envelope
+    sender it should leave with (empty: the transport's default)."""
 
     data: bytes
     from_address: str
+    envelope_from: str = ""
 
     def message(self) -> EmailMessage:
         """The letter parsed back, for the transports that need a message."""
@@ -144,21 +166,25 @@ class Press:
 
     def write(self, *, to_email: str, to_name: str = "", subject: str, text: str,
               html: str | None = None, unsubscribe_url: str | None = None,
+              unsubscribe_mailto: str | None = None,
               date: datetime | None = None, message_id: str | None = None) -> Outgoing:
         """One recipient's copy; raises what :func:`build_message` raises."""
         if html is not None:
             msg = build_message(from_name=self.from_name, from_email=self.sender,
                                 to_email=to_email, to_name=to_name, subject=subject, text=text,
                                 html=html, run_id=self.run_id, list_id=self.list_id,
-                                unsubscribe_url=unsubscribe_url, date=date,
+                                unsubscribe_url=unsubscribe_url,
+                                unsubscribe_mailto=unsubscribe_mailto, date=date,
                                 message_id=message_id)
             return Outgoing(msg.as_bytes(policy=POLICY), self.sender)
         recipient = check_address(to_email, "recipient address")
         head = [self._from, self._to(to_name, recipient), self._subject(subject),
                 self._date(date), self._message_id(message_id), self._list_id]
         if unsubscribe_url is not None:
-            head.append(_verbatim("List-Unsubscribe", f"<{_check_url(unsubscribe_url)}>"))
-            head.append(b"List-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n")
+            head.append(_verbatim("List-Unsubscribe",
+                                  list_unsubscribe(unsubscribe_url, unsubscribe_mailto)))
+            if unsubscribe_url.startswith("https://"):
+                head.append(b"List-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n")
         head += [self._run, _TEXT_PART, _CRLF, self._body(str(text))]
         return Outgoing(b"".join(head), self.sender)
 

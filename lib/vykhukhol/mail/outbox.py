@@ -28,7 +28,11 @@ class OutboxTransport(Transport):
     """Writes each letter to ``<outbox_dir>/<yyyymmddTHHMMSS>-<µs>-<recipient>.eml``.
 
     File names sort by the moment they were written and never overwrite one
-    another. A disk that refuses the write is a :class:`TemporaryFailure`.
+    another. The envelope sender is the file's first line, a ``Return-Path``
+    header, as a receiving server would put it on top of a delivered letter;
+    the rest is the letter exactly as a server would get it (its DKIM
+    signature, when there is one, verifies). A disk that refuses the write is
+    a :class:`TemporaryFailure`.
     """
 
     def __init__(self, config: MailConfig) -> None:
@@ -49,8 +53,9 @@ class OutboxTransport(Transport):
                 break
             moment += timedelta(microseconds=1)
         try:
-            text = (msg.data.decode("ascii", "surrogateescape") if isinstance(msg, Outgoing)
-                    else msg.as_string(policy=POLICY))
+            text = f"Return-Path: <{envelope_from}>\r\n" + (
+                msg.data.decode("ascii", "surrogateescape") if isinstance(msg, Outgoing)
+                else msg.as_string(policy=POLICY))
             files.atomic_write(path, text)
         except StorageError as exc:
             raise TemporaryFailure(exc.message, None, "local") from None

@@ -1,5 +1,6 @@
 """What every transport shares: its settings, its failures, and the hand-over
-rules (checked addresses, ``dev_redirect``) applied before any of them runs.
+rules (checked addresses, the envelope sender, ``dev_redirect``, the DKIM
+signature) applied before any of them runs.
 
 :func:`open_transport` gives the transport the settings name; the transports
 themselves live in :mod:`.smtp`, :mod:`.sendmail` and :mod:`.outbox`.
@@ -14,10 +15,14 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from vykhukhol.errors import BadInput
-from vykhukhol.mail.headers import check_address, encode_text
+from vykhukhol.mail.headers import POLICY, check_address, encode_text
 from vykhukhol.mail.message import Outgoing
+
+if TYPE_CHECKING:
+    from vykhukhol.mail.dkim import Signer
 
 TRANSPORTS = ("outbox", "smtp", "sendmail")
 SECURITIES = ("none", "starttls", "ssl")
@@ -38,6 +43,9 @@ class MailConfig:
     dev_redirect: str = ""  # when set, every letter goes to this one address
     outbox_dir: Path | None = None
     timeout: float = 20.0  # seconds for connect and each SMTP command, or for sendmail
+    dkim_domain: str = ""  # when set, every letter is signed (SPEC 12)
+    dkim_selector: str = ""
+    dkim_key: Path | None = None  # the PEM private key
 
 
 
@@ -48,7 +56,8 @@ class DeliveryError(Exception):
     program's words, ``temporary`` whether trying again later may work, and
     ``stage`` where it happened: ``connect`` (connect, TLS, login), ``mail``
     (the envelope sender), ``rcpt``, ``data``, ``send`` (the connection broke
-    mid-letter), ``local`` (sendmail, the outbox, an impossible address).
+    mid-letter), ``local`` (sendmail, the outbox, an impossible address),
+    ``dkim`` (the letter cannot be signed: the key is missing or broken).
     """
 
     temporary: bool = True
@@ -100,6 +109,7 @@ class Transport(ABC):
 
     def __init__(self, config: MailConfig) -> None:
         self.config = config
+        self._signer: Signer | None = None
 
     def send(self, msg: EmailMessage | Outgoing, recipient: str,
              envelope_from: str | None = None, ready: Callable[[], None] | None = None,
@@ -114,18 +124,25 @@ class Transport(ABC):
         (which must not raise) is called once the letter is on its way, while
         the server's answer is awaited: the caller's next piece of work.
 
-        The envelope sender is ``envelope_from``, else the configured
-        ``from_email``, else the letter's ``From`` address. Raises
-        :class:`TemporaryFailure` or :class:`PermanentFailure`; :class:`BadInput`
-        only when no usable envelope sender can be found (a settings error).
-        ``msg`` itself is never changed.
+        The envelope sender is ``envelope_from``, else the one the letter
+        carries (:attr:`Outgoing.envelope_from`, the tagged bounce address),
+        else the configured ``from_email``, else the letter's ``From`` address.
+        With ``dkim_domain`` set the letter is signed here, after
+        ``dev_redirect``, so every transport hands over signed bytes; a DKIM
+        key that cannot be used is a :class:`TemporaryFailure` (never an
+        unsigned letter). Raises :class:`TemporaryFailure` or
+        :class:`PermanentFailure`; :class:`BadInput` only when no usable
+        envelope sender can be found (a settings error). ``msg`` itself is
+        never changed.
         """
         try:
             rcpt = check_address(recipient, "recipient address")
         except BadInput as exc:
             raise PermanentFailure(exc.message, None, "local") from None
+        carried = msg.envelope_from if isinstance(msg, Outgoing) else ""
         sender = check_address(
-            envelope_from or self.config.from_email or _from_address(msg), "envelope sender"
+            envelope_from or carried or self.config.from_email or _from_address(msg),
+            "envelope sender"
         )
         if self.config.dev_redirect:
             redirect = check_address(self.config.dev_redirect, "dev_redirect")
@@ -133,7 +150,25 @@ class Transport(ABC):
                 msg = msg.message()
             msg = _redirected(msg, redirect, rcpt)
             rcpt = redirect
+        if self.config.dkim_domain:
+            msg = self._signed(msg)
         self._deliver(msg, rcpt, sender, ready or _nothing, meanwhile or _nothing)
+
+    def _signed(self, msg: EmailMessage | Outgoing) -> Outgoing:
+        """The letter's bytes with a DKIM-Signature on top (the key read on the
+        first letter)."""
+        from vykhukhol.mail.dkim import DkimKeyError, Signer
+
+        try:
+            if self._signer is None:
+                self._signer = Signer(self.config.dkim_domain, self.config.dkim_selector,
+                                      self.config.dkim_key or Path("-"))
+            if isinstance(msg, Outgoing):
+                return Outgoing(self._signer.sign(msg.data), msg.from_address, msg.envelope_from)
+            return Outgoing(self._signer.sign(msg.as_bytes(policy=POLICY)), _from_address(msg))
+        except DkimKeyError as exc:
+            raise TemporaryFailure(f"{exc.message}; nothing is sent unsigned", None,
+                                   "dkim") from None
 
     @abstractmethod
     def _deliver(self, msg: EmailMessage | Outgoing, recipient: str, envelope_from: str,
@@ -187,7 +222,6 @@ def _redirected(msg: EmailMessage, redirect: str, recipient: str) -> EmailMessag
     else:
         copied["To"] = redirect
     return copied
-
 
 
 def _shown_to(msg: EmailMessage) -> str:

@@ -329,12 +329,16 @@ def settings_save(admin: Admin, args: dict) -> Response:
             settings_mod.check(key, value)
         except BadInput as exc:
             errors[key] = exc.message
+    if not errors:
+        try:
+            admin.lang = settings_mod.update(admin.data.settings, values)["language"]
+        except BadInput as exc:  # values fine one by one; the DKIM key they name is not
+            errors["mail.dkim_domain"] = exc.message
     if errors:
         shown = {k: admin.settings.raw.get(k, settings_mod.KEYS[k].default) for k in SETTINGS_SHOWN}
         shown.update(values)
         return admin.page("settings.html", 400, keys=settings_mod.KEYS, shown=SETTINGS_SHOWN,
                           values=shown, errors=errors, labels=SETTING_LABELS)
-    admin.lang = settings_mod.update(admin.data.settings, values)["language"]
     return admin.done("/settings", admin._("Settings saved."))
 
 
