@@ -8,7 +8,6 @@ shows progress on a terminal and stays quiet otherwise.
 from __future__ import annotations
 
 import argparse
-import csv
 import getpass
 import os
 import re
@@ -279,15 +278,13 @@ def cmd_subscriber(ctx: Context, args) -> None:
 
 
 def export(data: DataDir, service_name: str, target: str | None) -> None:
+    from vykhukhol.export import write_csv
+
     service = svc.find_service(data, service_name)
     out = open(target, "w", encoding="utf-8", newline="") if target else sys.stdout
     try:
-        writer = csv.writer(out)
-        writer.writerow(subs.FIELDS)
-        for count, sub in enumerate(subs.subscribers(service.subscribers_path), start=1):
-            writer.writerow(sub.to_line().split("\t")[:len(subs.FIELDS)])
-            if target and count % 10000 == 0:
-                _progress(f"exported {count}")
+        write_csv(service.subscribers_path, out,
+                  progress=(lambda n: _progress(f"exported {n}")) if target else None)
     finally:
         if target:
             out.close()

@@ -688,17 +688,13 @@ def subscribers_import(admin: Admin, args: dict) -> Response:
 
 @route("GET", "/services/(?P<name>[^/]+)/export.csv")
 def subscribers_export(admin: Admin, args: dict) -> Response:
-    import csv
     import io
+
+    from vykhukhol.export import write_csv
 
     service = _service(admin, args["name"])
     out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(subs.FIELDS)
-    for sub in subs.subscribers(service.subscribers_path):
-        row = sub.to_line().split("\t")[:len(subs.FIELDS)]
-        # Cells starting with = + - @ are formulas to spreadsheets: defuse them.
-        writer.writerow(["'" + c if c[:1] in ("=", "+", "-", "@") and c != "-" else c for c in row])
+    write_csv(service.subscribers_path, out)
     response = Response(out.getvalue(), content_type="text/csv; charset=utf-8")
     response.headers.append(("Content-Disposition", f'attachment; filename="{service.name}.csv"'))
     return response
