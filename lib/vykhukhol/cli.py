@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from vykhukhol import auth, membership, newsletters, runlog, runtime, sender, state
+from vykhukhol import auth, files, membership, newsletters, runlog, runtime, sender, state
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol import subscribers as subs
@@ -281,7 +281,7 @@ def export(data: DataDir, service_name: str, target: str | None) -> None:
     from vykhukhol.export import write_csv
 
     service = svc.find_service(data, service_name)
-    out = open(target, "w", encoding="utf-8", newline="") if target else sys.stdout
+    out = files.open_private(Path(target)) if target else sys.stdout
     try:
         write_csv(service.subscribers_path, out,
                   progress=(lambda n: _progress(f"exported {n}")) if target else None)
