@@ -52,6 +52,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
                   "Internal error. The administrator will find it in the log."),
     "error.503": ("Сервис сейчас недоступен ({detail}); попробуйте позже.",
                   "Not available right now ({detail}); please try again later."),
+    "error.no_secret": ("ссылки нельзя подписать: администратор ещё не задал секретный ключ сайта",
+                        "links cannot be signed: the administrator has not set the site's secret key"),
     "form.invalid_email": ("Адрес e-mail указан неверно.", "This e-mail address is not valid."),
 }
 
@@ -224,6 +226,8 @@ RU: dict[str, str] = {
     "No admin password is set: run `vykhukhol password`.": "Пароль не задан: выполните `vykhukhol password`.",
     "The cron script still has its shipped name cgi/cron.py: run `vykhukhol init` or rename it to something hard to guess.":
         "Скрипт крона всё ещё называется cgi/cron.py: выполните `vykhukhol init` или переименуйте его во что-нибудь трудноугадываемое.",
+    "security.secret is missing or shorter than 32 characters: the subscriber pages, the links in letters and the sender refuse to work until it is set with `vykhukhol settings set security.secret --generate` or in settings.ini.":
+        "Секретный ключ security.secret не задан или короче 32 символов: страницы подписчиков, ссылки в письмах и рассыльщик не работают, пока его не зададут командой `vykhukhol settings set security.secret --generate` или в settings.ini.",
     "The data directory is inside the web folder without its .htaccess: it may be readable from the web.":
         "Папка данных лежит внутри веб-папки без своего .htaccess: её могут прочитать из интернета.",
     "Mail is not configured: letters are written to the outbox and nobody receives them.":

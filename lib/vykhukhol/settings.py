@@ -19,7 +19,7 @@ from typing import Any
 
 from vykhukhol import files
 from vykhukhol.addresses import check_email
-from vykhukhol.errors import BadInput
+from vykhukhol.errors import BadInput, NoSecret
 from vykhukhol.timeutil import parse_duration
 
 
@@ -71,10 +71,23 @@ def _url(value: str) -> str:
     return value.rstrip("/")
 
 
+MIN_SECRET = 32  # characters of security.secret; init writes 43 (32 random bytes, URL-safe)
+NO_SECRET = (f"security.secret is missing or shorter than {MIN_SECRET} characters, so links cannot "
+             "be signed: the subscriber pages, the links in letters and the sender refuse to work "
+             "until it is set (`vykhukhol settings set security.secret --generate`, or "
+             f"`secret = ` and at least {MIN_SECRET} random characters in settings.ini's [security])")
+
+
 def _secret(value: str) -> str:
-    if len(value) < 16 or any(c.isspace() for c in value):
-        raise BadInput("must be at least 16 characters without spaces")
+    """Empty (not set: everything that signs refuses), or long enough to sign links."""
+    if value and (len(value) < MIN_SECRET or any(c.isspace() for c in value)):
+        raise BadInput(f"must be at least {MIN_SECRET} characters without spaces")
     return value
+
+
+def new_secret() -> str:
+    """A fresh link-signing secret: 32 random bytes, 43 URL-safe characters."""
+    return secrets.token_urlsafe(32)
 
 
 def _timezone(value: str) -> str:
@@ -205,7 +218,7 @@ KEYS: dict[str, Key] = {
         Key("mail", "dkim_domain", "", _domain, "domain that signs the letters (DKIM; empty: unsigned)"),
         Key("mail", "dkim_selector", "vykhukhol", _selector, "DKIM selector (the DNS name <selector>._domainkey.<domain>)"),
         Key("mail", "dkim_key_file", "", _text(500), "DKIM private key (empty: data/dkim/<domain>.<selector>.key)", web=False),
-        Key("security", "secret", "", _text(200), "signs links; made at init", secret=True),
+        Key("security", "secret", "", _secret, "signs links; made at init", secret=True),
         Key("security", "admin_password", "", _text(500), "salted scrypt hash of the admin password", secret=True),
     )
 }
@@ -255,16 +268,28 @@ class Settings:
 
     @property
     def problems(self) -> list[str]:
-        """What cannot be read (the file, then bad values in key order), each once."""
+        """What cannot be read (the file, then bad values in key order), each once;
+        a missing or short secret is said by :data:`NO_SECRET`, without its value."""
         for name in KEYS:
             self._value(name)
-        return self._read_problems + [self._bad[name] for name in KEYS if name in self._bad]
+        found = [self._bad[name] for name in KEYS if name in self._bad and name != "security.secret"]
+        return self._read_problems + found + ([NO_SECRET] if self.secret_problem else [])
 
     def __getitem__(self, name: str) -> Any:
         return self._value(key(name).full)
 
     @property
+    def secret_problem(self) -> str | None:
+        """Why nothing can be signed (no secret, a short one, an unreadable
+        settings.ini), or None."""
+        return None if self["security.secret"] else NO_SECRET
+
+    @property
     def secret(self) -> bytes:
+        """The link-signing key. Raises :class:`NoSecret` rather than sign with an
+        empty or short one (SPEC 13: fail closed)."""
+        if self.secret_problem:
+            raise NoSecret(NO_SECRET)
         return self["security.secret"].encode()
 
     def mail_config(self, outbox_dir: Path):
@@ -323,7 +348,7 @@ def update(path: Path, changes: dict[str, str]) -> Settings:
 def initial(admin_email: str = "", site_url: str = "") -> dict[str, str]:
     """The values ``vykhukhol init`` writes: every default, plus a fresh secret."""
     raw = {name: spec.default for name, spec in KEYS.items()}
-    raw["security.secret"] = secrets.token_urlsafe(32)
+    raw["security.secret"] = new_secret()
     if admin_email:
         raw["admin_email"] = admin_email
     if site_url:
@@ -335,8 +360,10 @@ def initial(admin_email: str = "", site_url: str = "") -> dict[str, str]:
 
 
 def check_secret(value: str) -> str:
-    """A secret set by hand must be long enough to sign links (the stored one may be empty
-    only before init)."""
+    """A secret set by hand must be there and long enough to sign links (the
+    stored one may be empty only by a hand edit, and then everything refuses)."""
+    if not value.strip():
+        raise BadInput(f"security.secret: must be at least {MIN_SECRET} characters without spaces")
     try:
         return _secret(value.strip())
     except BadInput as exc:

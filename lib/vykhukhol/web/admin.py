@@ -66,6 +66,16 @@ class Admin:
     def _(self, text_: str, **values: object) -> str:
         return tr(self.lang, text_, **values)
 
+    @property
+    def key(self) -> bytes:
+        """What signs this admin's CSRF tokens and messages: the secret; while
+        there is none (the status page says why), the stored password hash,
+        which only the owner's settings.ini holds, so the owner can still log
+        in and read why links, pages and runs refuse."""
+        if self.settings.secret_problem:
+            return ("admin|" + self.settings["security.admin_password"]).encode()
+        return self.settings.secret
+
     def url(self, path: str = "/", **query: object) -> str:
         return self.base + path + (("?" + urlencode(query)) if query else "")
 
@@ -76,7 +86,7 @@ class Admin:
     def page(self, template: str, status: int = 200, **context: object) -> Response:
         response = render_page(
             f"admin/{template}", self.lang, status, _=self._, url=self.url,
-            csrf=session.csrf_token(self.settings.secret, self.sid or ""),
+            csrf=session.csrf_token(self.key, self.sid or ""),
             flash=self.flash + self._flash_from_query(), nav=NAV, path=self.request.path or "/",
             **context)
         return response
@@ -87,7 +97,7 @@ class Admin:
         return redirect(self.url(path, msg=message, sig=self._sign(message)))
 
     def _sign(self, message: str) -> str:
-        return session.csrf_token(self.settings.secret, f"flash|{self.sid}|{message}")[:32]
+        return session.csrf_token(self.key, f"flash|{self.sid}|{message}")[:32]
 
     def _flash_from_query(self) -> list[str]:
         message, sig = self.request.query.get("msg", ""), self.request.query.get("sig", "")
@@ -137,7 +147,7 @@ def app(data: DataDir, cgi_dir: Path | None = None) -> Callable:
             return redirect(admin.url("/login"))
         if method == "POST" and not public:
             token = request.form(20 * 1024 * 1024).get("csrf")
-            if not session.csrf_ok(admin.settings.secret, admin.sid, token):
+            if not session.csrf_ok(admin.key, admin.sid, token):
                 raise HttpError(403, admin._("The form has expired; open the page again."))
         return handler(admin, match.groupdict())
 
@@ -245,8 +255,11 @@ def warnings(admin: Admin) -> list[str]:
         found.append(_("site_url is not https: mail services want an https unsubscribe link (RFC 8058)."))
     if not settings["admin_email"]:
         found.append(_("admin_email is empty: alerts and reports are only logged."))
+    if settings.secret_problem:
+        found.append(_("security.secret is missing or shorter than 32 characters: the subscriber pages, the links in letters and the sender refuse to work until it is set with `vykhukhol settings set security.secret --generate` or in settings.ini."))
     for problem in settings.problems:
-        found.append(problem)
+        if problem != settings.secret_problem:
+            found.append(problem)
     for service in svc.load_services(data):
         bad = subs.malformed(service.subscribers_path)
         if bad:
