@@ -220,6 +220,8 @@ def cmd_settings(ctx: Context, args) -> None:
         value = args.value
     if spec.full == "security.secret":
         settings_mod.check_secret(value)
+    settings_mod.check(spec.full, value)
+    settings_mod.check_on_host(spec.full, value)
     settings_mod.update(ctx.data.settings, {spec.full: value})
     # A secret is never echoed: not to the terminal, its scroll-back or a log of the session.
     print(f"{spec.full} {'set' if value else 'cleared'}" if spec.secret else f"{spec.full} = {value.strip()}")

@@ -440,3 +440,15 @@ def open_private(path: Path) -> TextIO:
     opened for writing; a new one is created :data:`FILE_MODE` less the umask."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
     return os.fdopen(fd, "w", encoding="utf-8", newline="")
+
+
+def program_problem(path: str) -> str | None:
+    """Why ``path`` cannot be run as a program (it must be the absolute path of
+    an executable file), or None."""
+    if not os.path.isabs(path):
+        return f"{path!r} is not an absolute path"
+    if not os.path.isfile(path):
+        return f"{path} is not a file"
+    if not os.access(path, os.X_OK):
+        return f"{path} is not executable"
+    return None

@@ -730,6 +730,8 @@ def _close(conn: smtplib.SMTP | None, polite: bool) -> None:
         conn.close()
 
 
+_NOT_FIRST = ("-", "|")  # an option, a pipe to a program: never the first character for sendmail
+
 # sysexits.h codes that describe this machine, not the recipient: retry later.
 _SENDMAIL_TEMPORARY = {
     71: "EX_OSERR",
@@ -742,13 +744,26 @@ _SENDMAIL_TEMPORARY = {
 
 
 class SendmailTransport(Transport):
-    """Pipes each letter to ``sendmail -i -f FROM -- RCPT`` (Unix line ends)."""
+    """Pipes each letter to ``sendmail -i -f FROM -- RCPT`` (Unix line ends).
+
+    The program must be an absolute path to an executable file (else a
+    temporary failure: nothing else is run, and the letter waits until the
+    program is there), and no address given to it may read as an option or a
+    file (SPEC 13): an envelope sender with ``/`` or a leading ``-`` or ``|`` is
+    a settings error, such a recipient a permanent failure of that letter."""
 
     def _deliver(self, msg: EmailMessage | Outgoing, recipient: str, envelope_from: str,
                  ready: Callable[[], None], meanwhile: Callable[[], None]) -> None:
+        path = self.config.sendmail_path
+        problem = files.program_problem(path or "")
+        if problem:
+            raise TemporaryFailure(f"cannot run mail.sendmail_path: {problem}", None, "local")
+        if "/" in envelope_from or envelope_from.startswith(_NOT_FIRST):
+            raise BadInput(f"envelope sender {envelope_from!r} may not contain / or start with - or |")
+        if recipient.startswith(_NOT_FIRST + ("/",)):
+            raise PermanentFailure(f"recipient {recipient!r} cannot be given to sendmail", None, "local")
         ready()
         meanwhile()
-        path = self.config.sendmail_path
         if isinstance(msg, Outgoing):
             msg = msg.message()
         argv = [path, "-i", "-f", envelope_from, "--", recipient]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vykhukhol import files
-from vykhukhol.addresses import check_email, clean_name
+from vykhukhol.addresses import check_mailbox, clean_name
 from vykhukhol.datadir import DataDir, check_name
 from vykhukhol.errors import BadInput, Conflict, NotFound, StorageError
 from vykhukhol.subscribers import HEADER
@@ -173,7 +173,7 @@ def check_fields(values: dict[str, str]) -> dict[str, str]:
         elif key == "from_name":
             value = clean_name(value)
         elif key == "from_email":
-            value = check_email(value) if value.strip() else ""
+            value = check_mailbox(value) if value.strip() else ""
         elif key in ("enabled", "delete_finished"):
             value = "yes" if _yes_no(value, key) else "no"
         elif key == "send_window":

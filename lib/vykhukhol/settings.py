@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vykhukhol import files
-from vykhukhol.addresses import check_email
+from vykhukhol.addresses import check_mailbox
 from vykhukhol.errors import BadInput, NoSecret
 from vykhukhol.timeutil import parse_duration
 
@@ -53,8 +53,16 @@ def _duration(low: int, high: int) -> Callable[[str], int]:
     return check
 
 
-def _optional_email(value: str) -> str:
-    return check_email(value) if value else ""
+def _optional_mailbox(value: str) -> str:
+    return check_mailbox(value) if value else ""
+
+
+def _program(value: str) -> str:
+    """The syntax of a program's path; whether it can be run is asked where it is
+    set (:func:`check`) and where it is used (the sendmail transport)."""
+    if not value.startswith("/") or any(not c.isprintable() for c in value) or len(value) > 500:
+        raise BadInput("must be the absolute path of a program, such as /usr/sbin/sendmail")
+    return value
 
 
 def _url(value: str) -> str:
@@ -188,7 +196,7 @@ KEYS: dict[str, Key] = {
     key.full: key
     for key in (
         Key("main", "mode", "debug", _choice("working", "debug"), "working (letters may be sent) or debug (nothing is sent)"),
-        Key("main", "admin_email", "", _optional_email, "where alerts and reports go (empty: log only)"),
+        Key("main", "admin_email", "", _optional_mailbox, "where alerts and reports go (empty: log only)"),
         Key("main", "site_url", "http://127.0.0.1:8080", _url, "public base URL of the installation, for links in letters"),
         Key("main", "news_per_run", "50", _count(1, 100000), "newsletter letters one run may send"),
         Key("main", "serial_per_run", "50", _count(1, 100000), "series letters and reminders one run may send"),
@@ -203,17 +211,17 @@ KEYS: dict[str, Key] = {
         Key("main", "trusted_proxies", "", _networks, "reverse proxies whose X-Forwarded-For names the client (empty: none)"),
         Key("main", "subscribe_hourly_limit", "10", _count(1, 10**6), "subscribe requests that send mail, per client address and hour"),
         Key("mail", "transport", "outbox", _choice("outbox", "smtp", "sendmail"), "how letters leave: outbox, smtp or sendmail"),
-        Key("mail", "from_email", "", _optional_email, "the default sender address"),
+        Key("mail", "from_email", "", _optional_mailbox, "the default sender address"),
         Key("mail", "smtp_host", "127.0.0.1", _host, "SMTP server"),
         Key("mail", "smtp_port", "25", _count(1, 65535), "SMTP port"),
         Key("mail", "smtp_security", "none", _choice("none", "starttls", "ssl"), "none, starttls or ssl"),
         Key("mail", "smtp_user", "", _text(200), "SMTP login (empty: no login)"),
         Key("mail", "smtp_password", "", _text(200), "SMTP password", secret=True),
         Key("mail", "smtp_connections", "1", _count(1, 32), "SMTP connections a run may open at once (a relay: more)"),
-        Key("mail", "sendmail_path", "/usr/sbin/sendmail", _text(500), "the sendmail program", web=False),
-        Key("mail", "dev_redirect", "", _optional_email, "send every letter to this one address instead (for trials)"),
+        Key("mail", "sendmail_path", "/usr/sbin/sendmail", _program, "the sendmail program", web=False),
+        Key("mail", "dev_redirect", "", _optional_mailbox, "send every letter to this one address instead (for trials)"),
         Key("mail", "verp_separator", "+", _choice("+", "-", "=", ""), "separator of the tagged bounce address (empty: no tag)"),
-        Key("mail", "bounce_address", "", _optional_email, "envelope sender for bounces (empty: the service's from_email)"),
+        Key("mail", "bounce_address", "", _optional_mailbox, "envelope sender for bounces (empty: the service's from_email)"),
         Key("mail", "bounce_mailbox", "", _mailbox_url, "mailbox the bounces are read from (imaps:// or pop3s://)", secret=True),
         Key("mail", "dkim_domain", "", _domain, "domain that signs the letters (DKIM; empty: unsigned)"),
         Key("mail", "dkim_selector", "vykhukhol", _selector, "DKIM selector (the DNS name <selector>._domainkey.<domain>)"),
@@ -240,6 +248,17 @@ def check(name: str, value: str) -> Any:
         return spec.check(value.strip())
     except BadInput as exc:
         raise BadInput(f"{name}: {exc.message}") from None
+
+
+def check_on_host(name: str, value: str) -> None:
+    """What :func:`check` cannot ask of a default written on another machine:
+    a program being set by hand must be there and runnable now, not fail at
+    the first letter."""
+    spec = key(name)
+    if spec.check is _program:
+        problem = files.program_problem(value.strip())
+        if problem:
+            raise BadInput(f"{spec.full}: {problem}")
 
 
 class Settings:
@@ -273,6 +292,10 @@ class Settings:
         for name in KEYS:
             self._value(name)
         found = [self._bad[name] for name in KEYS if name in self._bad and name != "security.secret"]
+        if self["mail.transport"] == "sendmail":
+            problem = files.program_problem(self["mail.sendmail_path"])
+            if problem:
+                found.append(f"mail.sendmail_path: {problem}; no letter can be sent")
         return self._read_problems + found + ([NO_SECRET] if self.secret_problem else [])
 
     def __getitem__(self, name: str) -> Any:

@@ -32,7 +32,7 @@ from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol import subscribers as subs
 from vykhukhol.datadir import CHECKOUT, DataDir, check_name
-from vykhukhol.errors import BadInput, NotFound, VykhukholError
+from vykhukhol.errors import BadInput, Forbidden, NotFound, VykhukholError
 from vykhukhol.i18n import tr
 from vykhukhol.states import LedgerState, SubscriberState
 from vykhukhol.timeutil import UTC, format_duration, now
@@ -44,8 +44,10 @@ PAGE_SIZE = 50          # subscribers per page
 OUTBOX_SHOWN = 200      # newest outbox letters listed
 CHART_DAYS = 30
 SAMPLE = {"name": "Ivan", "email": "ivan@example.org"}
-SETTINGS_SHOWN = [k for k in settings_mod.KEYS if k not in ("mode", "security.secret",
-                                                             "security.admin_password")]
+SETTINGS_SHOWN = [k for k, spec in settings_mod.KEYS.items() if spec.web and k not in (
+    "mode", "security.secret", "security.admin_password")]
+# What names a program or a path on the host: shown, never changed from the web (SPEC 13).
+SETTINGS_HOST_ONLY = [k for k, spec in settings_mod.KEYS.items() if not spec.web]
 
 
 class Admin:
@@ -337,16 +339,25 @@ def change_mode(admin: Admin, args: dict) -> Response:
 
 # --- settings -------------------------------------------------------------------
 
+def _settings_values(admin: Admin) -> dict[str, str]:
+    return {k: admin.settings.raw.get(k, settings_mod.KEYS[k].default)
+            for k in SETTINGS_SHOWN + SETTINGS_HOST_ONLY}
+
+
 @route("GET", "/settings")
 def settings_page(admin: Admin, args: dict) -> Response:
-    values = {k: admin.settings.raw.get(k, settings_mod.KEYS[k].default) for k in SETTINGS_SHOWN}
     return admin.page("settings.html", keys=settings_mod.KEYS, shown=SETTINGS_SHOWN,
-                      values=values, errors={})
+                      host_only=SETTINGS_HOST_ONLY, values=_settings_values(admin), errors={})
 
 
 @route("POST", "/settings")
 def settings_save(admin: Admin, args: dict) -> Response:
     form = admin.request.form()
+    # The form has no such field: a POST that has one was made by hand. Refuse it
+    # whole (nothing saved), rather than save the rest as if all were well.
+    for key in SETTINGS_HOST_ONLY:
+        if key in form:
+            raise Forbidden(admin._("{key} is changed only with the command line (`vykhukhol settings set`) or in settings.ini, never from the web; nothing was saved.", key=key))
     values, errors = {}, {}
     for key in SETTINGS_SHOWN:
         spec = settings_mod.KEYS[key]
@@ -359,10 +370,10 @@ def settings_save(admin: Admin, args: dict) -> Response:
         except BadInput as exc:
             errors[key] = exc.message
     if errors:
-        shown = {k: admin.settings.raw.get(k, settings_mod.KEYS[k].default) for k in SETTINGS_SHOWN}
+        shown = _settings_values(admin)
         shown.update(values)
         return admin.page("settings.html", 400, keys=settings_mod.KEYS, shown=SETTINGS_SHOWN,
-                          values=shown, errors=errors)
+                          host_only=SETTINGS_HOST_ONLY, values=shown, errors=errors)
     admin.lang = settings_mod.update(admin.data.settings, values)["language"]
     return admin.done("/settings", admin._("Settings saved."))
 
@@ -385,6 +396,8 @@ def send_now(admin: Admin, message, to: str) -> str:
             transport.send(message, to)
     except mail.DeliveryError as exc:
         return admin._("The letter could not be sent: {detail}", detail=exc.detail)
+    except BadInput as exc:  # the mail settings themselves (a sendmail_path that cannot run)
+        return admin._("The letter could not be sent: {detail}", detail=exc.message)
     return admin._("A test letter went to {to}.", to=to)
 
 
