@@ -135,6 +135,12 @@ def test_no_run_sends_with_an_empty_secret_and_status_and_admin_say_why(site, se
     status, _, body = request(server, "GET", "/admin/", cookie=cookie)
     assert status == 200, body
     assert "security.secret" in body and "32" in body
+    # A page that would make a link (a letter's preview) refuses, and says why.
+    csrf = re.search(r'name="csrf" value="([^"]+)"', body).group(1)
+    status, _, body = request(server, "POST", "/admin/services/news/letters", cookie=cookie, fields={
+        "csrf": csrf, "subject": "S", "delay": "1d", "body": "{{ unsubscribe_url }}", "html": "",
+        "position": "", "action": "preview"})
+    assert status == 503 and "security.secret" in body and "Traceback" not in body, body
 
 
 def test_a_short_secret_is_refused_and_a_generated_one_opens_the_pages_again(site, server):

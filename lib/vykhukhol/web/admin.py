@@ -32,7 +32,7 @@ from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol import subscribers as subs
 from vykhukhol.datadir import CHECKOUT, DataDir, check_name
-from vykhukhol.errors import BadInput, Forbidden, NotFound, VykhukholError
+from vykhukhol.errors import BadInput, Forbidden, NoSecret, NotFound, VykhukholError
 from vykhukhol.i18n import tr
 from vykhukhol.states import LedgerState, SubscriberState
 from vykhukhol.timeutil import UTC, format_duration, now
@@ -44,6 +44,9 @@ PAGE_SIZE = 50          # subscribers per page
 OUTBOX_SHOWN = 200      # newest outbox letters listed
 CHART_DAYS = 30
 SAMPLE = {"name": "Ivan", "email": "ivan@example.org"}
+NO_SECRET = ("security.secret is missing or shorter than 32 characters: the subscriber pages, the "
+             "links in letters and the sender refuse to work until it is set with "
+             "`vykhukhol settings set security.secret --generate` or in settings.ini.")
 SETTINGS_SHOWN = [k for k, spec in settings_mod.KEYS.items() if spec.web and k not in (
     "mode", "security.secret", "security.admin_password")]
 # What names a program or a path on the host: shown, never changed from the web (SPEC 13).
@@ -151,7 +154,10 @@ def app(data: DataDir, cgi_dir: Path | None = None) -> Callable:
             token = request.form(20 * 1024 * 1024).get("csrf")
             if not session.csrf_ok(admin.key, admin.sid, token):
                 raise HttpError(403, admin._("The form has expired; open the page again."))
-        return handler(admin, match.groupdict())
+        try:
+            return handler(admin, match.groupdict())
+        except NoSecret:  # a page that makes links (a preview, a test letter) says why
+            raise HttpError(503, admin._(NO_SECRET)) from None
 
     def lang() -> str:
         try:
@@ -258,7 +264,7 @@ def warnings(admin: Admin) -> list[str]:
     if not settings["admin_email"]:
         found.append(_("admin_email is empty: alerts and reports are only logged."))
     if settings.secret_problem:
-        found.append(_("security.secret is missing or shorter than 32 characters: the subscriber pages, the links in letters and the sender refuse to work until it is set with `vykhukhol settings set security.secret --generate` or in settings.ini."))
+        found.append(_(NO_SECRET))
     for problem in settings.problems:
         if problem != settings.secret_problem:
             found.append(problem)
