@@ -244,6 +244,8 @@ def check(name: str, value: str) -> Any:
     spec = key(name)
     if any(ch in value for ch in "\r\n\0\x0b\x0c\x85\u2028\u2029"):
         raise BadInput(f"{name}: must be one line")
+    if spec.full == "security.secret":  # "" is the unset default, never a value to set
+        return check_secret(value)
     try:
         return spec.check(value.strip())
     except BadInput as exc:
