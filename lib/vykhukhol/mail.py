@@ -746,11 +746,11 @@ _SENDMAIL_TEMPORARY = {
 class SendmailTransport(Transport):
     """Pipes each letter to ``sendmail -i -f FROM -- RCPT`` (Unix line ends).
 
-    The program must be an absolute path to an executable file (else a
-    temporary failure: nothing else is run, and the letter waits until the
-    program is there), and no address given to it may read as an option or a
-    file (SPEC 13): an envelope sender with ``/`` or a leading ``-`` or ``|`` is
-    a settings error, such a recipient a permanent failure of that letter."""
+    The program must be an absolute path to an executable file, and no address
+    given to it may read as an option or a file (SPEC 13). A program that
+    cannot run or such an envelope sender (a hand-edited setting) is a
+    temporary failure: nothing is run, and the letter waits until the setting
+    is fixed. Such a recipient is a permanent failure of that letter."""
 
     def _deliver(self, msg: EmailMessage | Outgoing, recipient: str, envelope_from: str,
                  ready: Callable[[], None], meanwhile: Callable[[], None]) -> None:
@@ -759,7 +759,8 @@ class SendmailTransport(Transport):
         if problem:
             raise TemporaryFailure(f"cannot run mail.sendmail_path: {problem}", None, "local")
         if "/" in envelope_from or envelope_from.startswith(_NOT_FIRST):
-            raise BadInput(f"envelope sender {envelope_from!r} may not contain / or start with - or |")
+            raise TemporaryFailure(f"envelope sender {envelope_from!r} may not contain / or start "
+                                   "with - or | (fix from_email or mail.bounce_address)", None, "local")
         if recipient.startswith(_NOT_FIRST + ("/",)):
             raise PermanentFailure(f"recipient {recipient!r} cannot be given to sendmail", None, "local")
         ready()

@@ -78,7 +78,7 @@ def _too_wide(root: Path, umask: int) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("umask", [0o022, 0o077])
+@pytest.mark.parametrize("umask", [0o022, 0o077], ids=oct)
 def test_every_file_in_data_is_the_owners_alone_whatever_the_umask(tmp_path, umask):
     cgi_dir = tmp_path / "cgi"
     cgi_dir.mkdir()

@@ -235,3 +235,23 @@ def test_sendmail_gets_the_envelope_after_f_and_the_recipient_after_dashes(site,
         assert argv[:2] == ["-i", "-f"] and argv[3] == "--" and len(argv) == 5, argv
         assert argv[2].endswith("@example.org") and not argv[2].startswith("-")
     assert [argv[4] for argv in calls] == ["reader@example.org"]
+
+
+def test_a_hand_edited_service_sender_naming_a_file_is_never_handed_to_sendmail(site, tmp_path, trick):
+    """service.ini edited by FTP: the run does not pass the address to the
+    program, does not crash, and says why in the log; the letter waits."""
+    path, marker = trick
+    fake = _fake_sendmail(tmp_path)
+    service = site.service("lessons", letters=[("One", "0s", "Lesson one")])
+    site.subscriber("lessons", "reader@example.org", ago=7200)
+    site.cli("settings", "set", "mail.sendmail_path", str(fake))
+    site.cli("settings", "set", "mail.transport", "sendmail")
+    ini = service.folder / "service.ini"
+    ini.write_text(re.sub(r"(?m)^from_email = .*$", f"from_email = {path}", ini.read_text()))
+    assert path in ini.read_text()
+    result = site.cli("cron")
+    assert "Traceback" not in result.stderr
+    record = tmp_path / "argv.txt"
+    assert not record.exists() or path not in record.read_text()
+    assert "envelope sender" in site.log()
+    assert site.subscribers("lessons")["reader@example.org"].sent == 0
