@@ -248,9 +248,9 @@ RU: dict[str, str] = {
     "The letter could not be sent: {detail}": "Письмо не отправлено: {detail}",
     "{key} is changed only with the command line (`vykhukhol settings set`) or in settings.ini, never from the web; nothing was saved.":
         "{key} меняется только из командной строки (`vykhukhol settings set`) или в settings.ini, но не через веб; ничего не сохранено.",
-    "Set on the host only": "Задаётся только на сервере",
+    "Set on the host only": "Задаются только на сервере",
     "These name a program or a file on the server: they are changed only with the command line (`vykhukhol settings set`) or in settings.ini, never from the web.":
-        "Эти настройки называют программу или файл на сервере: они меняются только из командной строки (`vykhukhol settings set`) или в settings.ini, но не через веб.",
+        "Эти настройки указывают на программу или файл на сервере: они меняются только из командной строки (`vykhukhol settings set`) или в settings.ini, но не через веб.",
     "A test letter went to {to}.": "Тестовое письмо ушло на {to}.",
     "DB {name} created.": "База {name} создана.",
     "Service {name} created; it is disabled until you enable it.":
