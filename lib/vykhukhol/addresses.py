@@ -43,6 +43,17 @@ def check_email(address: str) -> str:
     return plain_address(address) or validated_address(address)
 
 
+def check_mailbox(address: str) -> str:
+    """A sender, bounce or admin address set by the site owner: :func:`check_email`,
+    and nothing a program's command line could read as an option or a file
+    (``sendmail -f ADDRESS``): no ``/`` anywhere, no ``-`` or ``|`` first."""
+    address = check_email(address)
+    if "/" in address or address.startswith(("-", "|")):
+        raise BadInput("this address may not contain / or start with - or | (it is given to "
+                       "the mail program on its command line)")
+    return address
+
+
 def plain_address(address: str) -> str | None:
     """``address`` with its domain lower-cased if it is plain enough to need no
     email-validator (which accepts every such address the same way), else None."""

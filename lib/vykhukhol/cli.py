@@ -8,7 +8,6 @@ shows progress on a terminal and stays quiet otherwise.
 from __future__ import annotations
 
 import argparse
-import csv
 import getpass
 import os
 import re
@@ -17,15 +16,26 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from vykhukhol import auth, membership, newsletters, runlog, runtime, sender, state
+from vykhukhol import auth, files, membership, newsletters, runlog, runtime, sender, state
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol import subscribers as subs
 from vykhukhol.datadir import CHECKOUT, DataDir, locate
-from vykhukhol.errors import BadInput, Conflict, NotFound, VykhukholError
+from vykhukhol.errors import BadInput, Conflict, NoSecret, NotFound, VykhukholError
 from vykhukhol.timeutil import UTC, format_time, parse_local_time
 
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")  # what Python makes of bytes that are not UTF-8
+
+# Where a secret comes from when it is not typed at a prompt (README §2): the
+# command line shows it to every user of the host in `ps` and keeps it in the
+# shell history, so these are the quiet ways.
+PASSWORD_ENV = "VYKHUKHOL_PASSWORD"  # the admin password, for init and password
+VALUE_ENV = "VYKHUKHOL_VALUE"        # a secret setting's value, for settings set
+STDIN = "-"                          # read the value from the first line of standard input
+ASK = "\0ask"                        # --password given without a value: ask for it
+VISIBLE = ("note: a secret on the command line is visible to other users in `ps` and stays in "
+           "the shell history; leave it out to be asked for it, give - to read it from standard "
+           "input, or set {env}")
 
 
 NAME_HELP = "lower-case letters, digits, - and _, e.g. news"
@@ -73,6 +83,39 @@ def _progress(text: str) -> None:
         print(f"\r{text}", end="", file=sys.stderr, flush=True)
 
 
+def read_secret(given: str | None, what: str, env: str, required: bool = True) -> str | None:
+    """A secret value: ``given`` on the command line (``-``: the first line of
+    standard input; :data:`ASK` or None: not given), else the variable ``env``,
+    else typed at a prompt (twice) on a terminal or read from standard input.
+    None only when not ``required`` and nothing was given."""
+    if given == STDIN:
+        return _stdin_line(what)
+    if given not in (None, ASK):
+        return given
+    if os.environ.get(env):
+        return os.environ[env]
+    if given is None and not required:
+        return None
+    if not sys.stdin.isatty():
+        return _stdin_line(what)
+    value = getpass.getpass(f"{what}: ")
+    if getpass.getpass("again: ") != value:
+        raise BadInput(f"the two {what}s differ; nothing changed")
+    return value
+
+
+def _stdin_line(what: str) -> str:
+    line = sys.stdin.readline()
+    if not line:
+        raise BadInput(f"no {what} on standard input; nothing changed")
+    return line.removesuffix("\n").removesuffix("\r")
+
+
+def _note_if_visible(given: str | None, env: str) -> None:
+    if given not in (None, ASK, STDIN, ""):
+        print(VISIBLE.format(env=env), file=sys.stderr)
+
+
 class Context:
     def __init__(self, data_arg: str | None) -> None:
         self.data = DataDir(locate(data_arg))
@@ -90,8 +133,9 @@ def cmd_init(ctx: Context, args) -> None:
     if data.settings.exists():
         raise Conflict(f"{data.root} is initialised already; change settings with `vykhukhol settings set`")
     raw = settings_mod.initial(args.admin_email or "", args.site_url or "")
-    if args.password is not None:
-        raw["security.admin_password"] = auth.hash_password(args.password)
+    password = read_secret(args.password, "admin password", PASSWORD_ENV, required=False)
+    if password is not None:
+        raw["security.admin_password"] = auth.hash_password(password)
     cgi_dir = Path(args.cgi_dir) if args.cgi_dir else CHECKOUT / "cgi"
     data.make_skeleton()
     settings_mod.write_initial(data.settings, raw)
@@ -103,9 +147,10 @@ def cmd_init(ctx: Context, args) -> None:
         url = f"{raw['site_url']}/cgi/{script.name}"
         print(f"cron URL: {url}")
         print(f"crontab line: */5 * * * * wget -q -t 1 -O /dev/null {url}")
-    if args.password is None:
+    if password is None:
         print("no admin password yet: set one with `vykhukhol password`")
     _warn_http(raw["site_url"])
+    _note_if_visible(args.password, PASSWORD_ENV)
 
 
 HTTP_WARNING = ("warning: site_url {url} is not https: letters go without one-click unsubscribe "
@@ -149,12 +194,12 @@ def cmd_status(ctx: Context, args) -> None:
     print(f"mode: {settings['mode']}")
     block = state.block_reason(data)
     print(f"blocked: {block.strip() if block else 'no'}")
+    print(f"secret: {'refusing: missing or too short' if settings.secret_problem else 'set'}")
     from vykhukhol import health
 
     cgi_dir = Path(args.cgi_dir) if args.cgi_dir else CHECKOUT / "cgi"
     for warning in health.warnings(data, settings, cgi_dir):
         print(f"warning: {warning}")
-    _warn_http(settings["site_url"])
     if settings["mail.dkim_domain"]:
         from vykhukhol import compose
         from vykhukhol.mail import dkim
@@ -200,35 +245,48 @@ def cmd_mode(ctx: Context, args) -> None:
 
 def cmd_password(ctx: Context, args) -> None:
     ctx.settings()
-    password = args.password
-    if password is None:
-        if not sys.stdin.isatty():
-            password = sys.stdin.readline().rstrip("\n")
-        else:
-            password = getpass.getpass("new admin password: ")
-            if getpass.getpass("again: ") != password:
-                raise BadInput("the passwords differ; nothing changed")
+    password = read_secret(args.password, "new admin password", PASSWORD_ENV)
     settings_mod.update(ctx.data.settings, {"security.admin_password": auth.hash_password(password)})
     print("admin password set")
+    _note_if_visible(args.password, PASSWORD_ENV)
 
 
 def cmd_settings(ctx: Context, args) -> None:
     current = ctx.settings()
+    spec = settings_mod.key(args.key)
     if args.action == "get":
-        spec = settings_mod.key(args.key)
         value = current.raw.get(spec.full, spec.default)
-        print("(set)" if spec.secret and value else value)
+        if spec.secret and not args.show:
+            value = "(set)" if value else "(not set)"
+        print(value)
         return
-    if args.key in ("security.admin_password",):
+    if spec.full == "security.admin_password":
         raise BadInput("set the admin password with `vykhukhol password`")
-    if args.key == "mode":
+    if spec.full == "mode":
         raise BadInput("switch the mode with `vykhukhol mode debug|working`")
-    if args.key == "security.secret":
-        settings_mod.check_secret(args.value)
-    settings_mod.update(ctx.data.settings, {args.key: args.value})
-    print(f"{settings_mod.key(args.key).full} = {args.value.strip()}")
-    if settings_mod.key(args.key).full == "site_url":
-        _warn_http(args.value.strip())
+    if args.generate:
+        if spec.full != "security.secret":
+            raise BadInput("--generate makes only security.secret")
+        if args.value is not None:
+            raise BadInput("give either a value or --generate, not both")
+        value = settings_mod.new_secret()
+    elif spec.secret:
+        value = read_secret(args.value, spec.full, VALUE_ENV)
+    elif args.value is None:
+        raise BadInput(f"{spec.full}: give the value")
+    else:
+        value = args.value
+    settings_mod.check(spec.full, value)
+    settings_mod.check_on_host(spec.full, value)
+    settings_mod.update(ctx.data.settings, {spec.full: value})
+    # A secret is never echoed: not to the terminal, its scroll-back or a log of the session.
+    print(f"{spec.full} {'set' if value else 'cleared'}" if spec.secret else f"{spec.full} = {value.strip()}")
+    if spec.full == "security.secret":
+        print("every confirm and unsubscribe link sent before now stops working", file=sys.stderr)
+    if spec.secret:
+        _note_if_visible(args.value, VALUE_ENV)
+    if spec.full == "site_url":
+        _warn_http(value.strip())
 
 
 def cmd_dkim(ctx: Context, args) -> None:
@@ -340,6 +398,8 @@ def cmd_subscriber(ctx: Context, args) -> None:
     settings = ctx.settings()
     data = ctx.data
     if args.action == "add":
+        if not args.confirmed and settings.secret_problem:  # the letter could carry no link
+            raise NoSecret(settings.secret_problem)
         result = membership.subscribe(data, settings, args.service, args.email, args.name or "",
                                       ip="cli", confirmed=args.confirmed)
         print({"added": f"{args.email} added" + ("" if args.confirmed else ", asked to confirm"),
@@ -368,15 +428,13 @@ def cmd_subscriber(ctx: Context, args) -> None:
 
 
 def export(data: DataDir, service_name: str, target: str | None) -> None:
+    from vykhukhol.export import write_csv
+
     service = svc.find_service(data, service_name)
-    out = open(target, "w", encoding="utf-8", newline="") if target else sys.stdout
+    out = files.open_private(Path(target)) if target else sys.stdout
     try:
-        writer = csv.writer(out)
-        writer.writerow(subs.FIELDS)
-        for count, sub in enumerate(subs.subscribers(service.subscribers_path), start=1):
-            writer.writerow(sub.to_line().split("\t")[:len(subs.FIELDS)])
-            if target and count % 10000 == 0:
-                _progress(f"exported {count}")
+        write_csv(service.subscribers_path, out,
+                  progress=(lambda n: _progress(f"exported {n}")) if target else None)
     finally:
         if target:
             out.close()
@@ -420,7 +478,9 @@ def build_parser() -> Parser:
     p = sub.add_parser("init", help="create the data directory and rename the cron script")
     p.add_argument("--admin-email", help="where alerts and reports go, e.g. you@example.org")
     p.add_argument("--site-url", help="URL of the folder that holds cgi/, e.g. https://example.org/lists")
-    p.add_argument("--password", help="the admin password (visible to other users in ps)")
+    p.add_argument("--password", nargs="?", const=ASK, metavar="P",
+                   help=f"the admin password; alone: ask for it; -: read it from standard input "
+                        f"(also ${PASSWORD_ENV})")
     p.add_argument("--cgi-dir", help="folder of the CGI scripts (default: cgi/ of the checkout)")
     p.set_defaults(func=cmd_init)
 
@@ -442,17 +502,22 @@ def build_parser() -> Parser:
                    help="debug: nothing is sent; working: letters go (also clears a block)")
     p.set_defaults(func=cmd_mode)
 
-    p = sub.add_parser("password", help="set the admin password")
-    p.add_argument("--password", help="the new password (default: asked for; visible in ps)")
+    p = sub.add_parser("password", help="set the admin password (asked for, or $VYKHUKHOL_PASSWORD)")
+    p.add_argument("--password", metavar="P",
+                   help="the new password (visible in ps); -: read it from standard input")
     p.set_defaults(func=cmd_password)
 
     p = sub.add_parser("settings", help="read or change a setting")
     actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
-    a = actions.add_parser("get", help="print a value")
+    a = actions.add_parser("get", help="print a value (a secret one as (set))")
     a.add_argument("key", help="news_per_run, or mail.smtp_port, security.secret …")
+    a.add_argument("--show", action="store_true", help="print a secret value instead of (set)")
     a = actions.add_parser("set", help="check and store a value")
     a.add_argument("key", help="news_per_run, or mail.smtp_port, security.secret …")
-    a.add_argument("value", help="e.g. 100, or 30s, 2h, 3d for durations")
+    a.add_argument("value", nargs="?",
+                   help="e.g. 100, or 30s, 2h, 3d for durations; a secret key's value may be "
+                        f"left out (asked for, or ${VALUE_ENV}) or - (read from standard input)")
+    a.add_argument("--generate", action="store_true", help="a new random security.secret")
     p.set_defaults(func=cmd_settings)
 
     p = sub.add_parser("dkim", help="DKIM signing keys")

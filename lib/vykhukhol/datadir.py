@@ -83,5 +83,7 @@ class DataDir:
         return self.newsletters / f"{check_name(job, 'newsletter name')}.{suffix}"
 
     def make_skeleton(self) -> None:
+        from vykhukhol.files import make_folder
+
         for folder in (self.services, self.newsletters, self.state, self.log, self.outbox):
-            folder.mkdir(parents=True, exist_ok=True)
+            make_folder(folder)

@@ -50,3 +50,9 @@ class StorageError(VykhukholError):
     """The disk refused a write (full, permission denied); the old file is intact."""
 
     status = 500
+
+
+class NoSecret(VykhukholError):
+    """security.secret is missing or too short: nothing may be signed (SPEC 13)."""
+
+    status = 503

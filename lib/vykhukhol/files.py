@@ -13,6 +13,9 @@ This is the only module that writes data files. Everything else asks it to:
 * :class:`RenameLock` — the original's ``db.free``/``db.busy`` lock: taken by
   renaming free → busy (atomic on every file system a hoster offers), released
   by renaming back. It is held for a whole run; its age tells a dead run.
+* ``make_folder(path)`` — a folder (and its missing parents) for data files.
+
+Who may read them is decided here, once (see :data:`FILE_MODE`).
 
 It deliberately knows nothing of what the files contain.
 """
@@ -25,7 +28,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from vykhukhol.errors import LockBusy, StorageError
 
@@ -33,6 +36,60 @@ if TYPE_CHECKING:
     import filelock
 
 LOCK_TIMEOUT = 20.0  # seconds a writer waits for a record lock before giving up
+
+# Who may read what Vykhukhol writes (SPEC 13). Every kind of file in data/ is
+# its owner's alone: subscriber files, newsletter ledgers and journals hold
+# addresses, names and IP addresses; state/ holds sessions and login counts;
+# the log and the outbox name recipients; settings.ini holds the secret and
+# the passwords; letters and service.ini are nobody else's business either,
+# and nothing in data/ is served to the web directly. So one rule for every
+# kind: files 0600, folders 0700, lock files too. Each mode is masked by the
+# process's umask, so nothing is ever made wider than the umask allows.
+FILE_MODE = 0o600
+FOLDER_MODE = 0o700
+NOBODY_ELSE = 0o007  # the bits a rewrite takes away from an older, wider file
+
+
+def _read_umask() -> int:
+    """The process's umask, without changing it where the system tells it
+    (Linux: /proc/self/status); else by setting it and back, once at import,
+    before a server starts its threads."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
+UMASK = _read_umask()
+
+
+def masked(mode: int) -> int:
+    """``mode`` less what the umask forbids: what every file and folder gets."""
+    return mode & ~UMASK
+
+
+def make_folder(path: Path) -> None:
+    """Create ``path`` and its missing parents as :data:`FOLDER_MODE` folders
+    (mkdir applies the umask itself); an existing folder keeps its mode."""
+    path = Path(path)
+    if path.is_dir():
+        return
+    missing = []
+    while not path.exists() and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=FOLDER_MODE)
+        except FileExistsError:
+            if not folder.is_dir():
+                raise
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -48,15 +105,18 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, content: str | Iterable[str], new_mode: int = 0o644) -> None:
+def atomic_write(path: Path, content: str | Iterable[str], new_mode: int = FILE_MODE) -> None:
     """Replace ``path`` with ``content`` (a string, or lines each ending in \\n).
 
-    The file keeps its permissions; a new one gets ``new_mode``."""
+    The file keeps its permissions less any for others (so a group the owner
+    shares with the web server keeps working, and a file written 0644 by an
+    older version stops being world-readable); a new one gets ``new_mode``
+    masked by the umask."""
     path = Path(path)
     folder = path.parent
     tmp_name = None
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_folder(folder)
         fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
         with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as out:
             if isinstance(content, str):
@@ -66,7 +126,7 @@ def atomic_write(path: Path, content: str | Iterable[str], new_mode: int = 0o644
             out.flush()
             os.fsync(out.fileno())
         with contextlib.suppress(OSError):
-            mode = path.stat().st_mode & 0o777 if path.exists() else new_mode
+            mode = path.stat().st_mode & 0o777 & ~NOBODY_ELSE if path.exists() else masked(new_mode)
             os.chmod(tmp_name, mode)
         os.replace(tmp_name, path)
         tmp_name = None
@@ -151,7 +211,7 @@ class AppendFile:
         self.path = Path(path)
         self._syncer: _Syncer | None = None
         try:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
         except OSError as exc:
             raise StorageError(f"cannot append to {self.path.name}: {exc.strerror or exc}") from exc
 
@@ -223,6 +283,9 @@ def remove(path: Path) -> None:
 
 
 _LOCKS: dict[str, filelock.FileLock] = {}  # imported on first use: a GET page takes no lock
+# filelock chmods a lock file to the mode it is given, umask or not (and
+# without one, older releases chose 0644); it insists on owner read and write.
+_LOCK_MODE = masked(FILE_MODE) | 0o600
 
 
 @contextlib.contextmanager
@@ -238,7 +301,8 @@ def record_lock(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     try:
         lock = _LOCKS.get(lock_path)
         if lock is None:
-            lock = _LOCKS.setdefault(lock_path, filelock.FileLock(lock_path, thread_local=True))
+            lock = _LOCKS.setdefault(lock_path, filelock.FileLock(
+                lock_path, thread_local=True, mode=_LOCK_MODE))
         with lock.acquire(timeout=timeout):
             yield
     except filelock.Timeout:
@@ -369,3 +433,22 @@ def rotate(path: Path, max_bytes: int, keep: int = 3) -> None:
             os.replace(path, f"{path}.1")
         except OSError as exc:
             raise StorageError(f"cannot rotate {Path(path).name}: {exc.strerror or exc}") from exc
+
+
+def open_private(path: Path) -> TextIO:
+    """A text file the user named outside data/ (an export of subscribers),
+    opened for writing; a new one is created :data:`FILE_MODE` less the umask."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    return os.fdopen(fd, "w", encoding="utf-8", newline="")
+
+
+def program_problem(path: str) -> str | None:
+    """Why ``path`` cannot be run as a program (it must be the absolute path of
+    an executable file), or None."""
+    if not os.path.isabs(path):
+        return f"{path!r} is not an absolute path"
+    if not os.path.isfile(path):
+        return f"{path} is not a file"
+    if not os.access(path, os.X_OK):
+        return f"{path} is not executable"
+    return None

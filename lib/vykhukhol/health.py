@@ -18,6 +18,10 @@ from vykhukhol.settings import Settings
 
 Translate = Callable[..., str]
 
+NO_SECRET = ("security.secret is missing or shorter than 32 characters: the subscriber pages, the "
+             "links in letters and the sender refuse to work until it is set with "
+             "`vykhukhol settings set security.secret --generate` or in settings.ini.")
+
 
 def _english(text: str, **values: object) -> str:
     return text.format(**values) if values else text
@@ -56,8 +60,11 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
                            service=name, domain=domain, signer=signer))
     if not settings["admin_email"]:
         found.append(_("admin_email is empty: alerts and reports are only logged."))
+    if settings.secret_problem:
+        found.append(_(NO_SECRET))
     for problem in settings.problems:
-        found.append(problem)
+        if problem != settings.secret_problem:
+            found.append(problem)
     for service in svc.load_services(data):
         bad = subs.malformed(service.subscribers_path)
         if bad:

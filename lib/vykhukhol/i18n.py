@@ -52,6 +52,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
                   "Internal error. The administrator will find it in the log."),
     "error.503": ("Сервис сейчас недоступен ({detail}); попробуйте позже.",
                   "Not available right now ({detail}); please try again later."),
+    "error.no_secret": ("ссылки нельзя подписать: администратор ещё не задал секретный ключ сайта",
+                        "links cannot be signed: the administrator has not set the site's secret key"),
     "form.invalid_email": ("Адрес e-mail указан неверно.", "This e-mail address is not valid."),
 }
 
@@ -225,6 +227,8 @@ RU: dict[str, str] = {
     "No admin password is set: run `vykhukhol password`.": "Пароль не задан: выполните `vykhukhol password`.",
     "The cron script still has its shipped name cgi/cron.py: run `vykhukhol init` or rename it to something hard to guess.":
         "Скрипт крона всё ещё называется cgi/cron.py: выполните `vykhukhol init` или переименуйте его во что-нибудь трудноугадываемое.",
+    "security.secret is missing or shorter than 32 characters: the subscriber pages, the links in letters and the sender refuse to work until it is set with `vykhukhol settings set security.secret --generate` or in settings.ini.":
+        "Секретный ключ security.secret не задан или короче 32 символов: страницы подписчиков, ссылки в письмах и рассыльщик не работают, пока его не зададут командой `vykhukhol settings set security.secret --generate` или в settings.ini.",
     "The data directory is inside the web folder without its .htaccess: it may be readable from the web.":
         "Папка данных лежит внутри веб-папки без своего .htaccess: её могут прочитать из интернета.",
     "Mail is not configured: letters are written to the outbox and nobody receives them.":
@@ -247,6 +251,11 @@ RU: dict[str, str] = {
     "Vykhukhol test letter": "Тестовое письмо Выхухоли",
     "If you read this, the mail settings work.": "Если вы это читаете, настройки почты работают.",
     "The letter could not be sent: {detail}": "Письмо не отправлено: {detail}",
+    "{key} is changed only with the command line (`vykhukhol settings set`) or in settings.ini, never from the web; nothing was saved.":
+        "{key} меняется только из командной строки (`vykhukhol settings set`) или в settings.ini, но не через веб; ничего не сохранено.",
+    "Set on the host only": "Задаются только на сервере",
+    "These name a program or a file on the server: they are changed only with the command line (`vykhukhol settings set`) or in settings.ini, never from the web.":
+        "Эти настройки указывают на программу или файл на сервере: они меняются только из командной строки (`vykhukhol settings set`) или в settings.ini, но не через веб.",
     "A test letter went to {to}.": "Тестовое письмо ушло на {to}.",
     "DB {name} created.": "База {name} создана.",
     "Service {name} created; it is disabled until you enable it.":

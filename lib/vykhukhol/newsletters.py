@@ -228,7 +228,7 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
     moment = now()
     name = f"{moment:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
     job_path, letter_path, list_path = paths(data, name)
-    data.newsletters.mkdir(parents=True, exist_ok=True)
+    files.make_folder(data.newsletters)
     total = 0
     # Row(index, email, name, PENDING).to_line() less its first two fields, made
     # once: a Row per recipient would cost a second or two at a million.

@@ -47,7 +47,7 @@ class RunLog:
             entries.insert(0, ("error", f"{self.lost[0]} line(s) of this run could not be "
                                         f"written to the log: {self.lost[1]}"))
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            files.make_folder(self.path.parent)
             files.rotate(self.path, MAX_BYTES, KEEP)
             for kind, text in entries:
                 files.append_line(self.path, f"{format_time(now())}\t{self.lease}\t{kind}\t{text}",

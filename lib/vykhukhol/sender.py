@@ -43,7 +43,7 @@ from vykhukhol import services as svc
 from vykhukhol import subscribers as subs
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
-from vykhukhol.errors import BadInput, NotFound, StorageError, VykhukholError
+from vykhukhol.errors import BadInput, NoSecret, NotFound, StorageError, VykhukholError
 from vykhukhol.runtime import (  # noqa: F401 - set_mode: the admin's switch, also here
     BROKEN,
     COPY_RATE,
@@ -68,7 +68,10 @@ NEVER = math.inf  # a Scan's due time of a line that is never due
 
 def run(data: DataDir, settings: Settings, clock: Callable[[], float] = time.monotonic,
         now: Callable[[], datetime] | None = None) -> Report:
-    """One run of the sender, step by step (SPEC 5; the numbers are the original's)."""
+    """One run of the sender, step by step (SPEC 5; the numbers are the original's).
+    Refuses (:class:`NoSecret`) before it takes anything when links cannot be signed."""
+    if settings.secret_problem:
+        raise NoSecret(settings.secret_problem)
     current = Run(data, settings, clock, now)
     current.log.write(f"run started (time_limit {format_duration(current.time_limit)}, "
                       f"news_per_run {current.news_left}, serial_per_run {current.serial_left})")

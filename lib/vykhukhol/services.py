@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vykhukhol import files
-from vykhukhol.addresses import check_email, clean_name
+from vykhukhol.addresses import check_mailbox, clean_name
 from vykhukhol.datadir import DataDir, check_name
 from vykhukhol.errors import BadInput, Conflict, NotFound, StorageError
 from vykhukhol.subscribers import HEADER
@@ -97,7 +97,7 @@ def add_db(data: DataDir, db: str) -> None:
     if folder.exists():
         raise Conflict(f"DB {db!r} exists already")
     try:
-        folder.mkdir(parents=True)
+        files.make_folder(folder)
     except OSError as exc:
         raise StorageError(f"cannot create DB {db!r}: {exc.strerror}") from exc
     db_lock(data, db).ensure()
@@ -173,7 +173,7 @@ def check_fields(values: dict[str, str]) -> dict[str, str]:
         elif key == "from_name":
             value = clean_name(value)
         elif key == "from_email":
-            value = check_email(value) if value.strip() else ""
+            value = check_mailbox(value) if value.strip() else ""
         elif key in ("enabled", "delete_finished"):
             value = "yes" if _yes_no(value, key) else "no"
         elif key == "send_window":
@@ -216,7 +216,8 @@ def add_service(data: DataDir, name: str, db: str, values: dict[str, str]) -> Se
         raise Conflict(f"a service named {name!r} exists already (names are unique across DBs)")
     folder = data.db(db) / name
     try:
-        (folder / "letters").mkdir(parents=True)
+        folder.mkdir(mode=files.FOLDER_MODE)
+        (folder / "letters").mkdir(mode=files.FOLDER_MODE)
     except FileExistsError:
         raise Conflict(f"a folder named {name!r} exists already in DB {db!r}") from None
     except OSError as exc:
@@ -382,7 +383,7 @@ def move_letter(service: Service, number: int, to: int) -> None:
 
 
 def _save_series(service: Service, letters: list[Letter]) -> None:
-    service.letters_dir.mkdir(parents=True, exist_ok=True)
+    files.make_folder(service.letters_dir)
     for number, letter in enumerate(letters, start=1):
         _write_letter(service, number, letter)
     for stale in _letter_paths(service)[len(letters):]:

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from vykhukhol import files
-from vykhukhol.addresses import check_email
-from vykhukhol.errors import BadInput
+from vykhukhol.addresses import check_mailbox
+from vykhukhol.errors import BadInput, NoSecret
 from vykhukhol.timeutil import parse_duration
 
 
@@ -53,8 +53,16 @@ def _duration(low: int, high: int) -> Callable[[str], int]:
     return check
 
 
-def _optional_email(value: str) -> str:
-    return check_email(value) if value else ""
+def _optional_mailbox(value: str) -> str:
+    return check_mailbox(value) if value else ""
+
+
+def _program(value: str) -> str:
+    """The syntax of a program's path; whether it can be run is asked where it is
+    set (:func:`check`) and where it is used (the sendmail transport)."""
+    if not value.startswith("/") or any(not c.isprintable() for c in value) or len(value) > 500:
+        raise BadInput("must be the absolute path of a program, such as /usr/sbin/sendmail")
+    return value
 
 
 def _url(value: str) -> str:
@@ -71,10 +79,23 @@ def _url(value: str) -> str:
     return value.rstrip("/")
 
 
+MIN_SECRET = 32  # characters of security.secret; init writes 43 (32 random bytes, URL-safe)
+NO_SECRET = (f"security.secret is missing or shorter than {MIN_SECRET} characters, so links cannot "
+             "be signed: the subscriber pages, the links in letters and the sender refuse to work "
+             "until it is set (`vykhukhol settings set security.secret --generate`, or "
+             f"`secret = ` and at least {MIN_SECRET} random characters in settings.ini's [security])")
+
+
 def _secret(value: str) -> str:
-    if len(value) < 16 or any(c.isspace() for c in value):
-        raise BadInput("must be at least 16 characters without spaces")
+    """Empty (not set: everything that signs refuses), or long enough to sign links."""
+    if value and (len(value) < MIN_SECRET or any(c.isspace() for c in value)):
+        raise BadInput(f"must be at least {MIN_SECRET} characters without spaces")
     return value
+
+
+def new_secret() -> str:
+    """A fresh link-signing secret: 32 random bytes, 43 URL-safe characters."""
+    return secrets.token_urlsafe(32)
 
 
 def _timezone(value: str) -> str:
@@ -175,7 +196,7 @@ KEYS: dict[str, Key] = {
     key.full: key
     for key in (
         Key("main", "mode", "debug", _choice("working", "debug"), "working (letters may be sent) or debug (nothing is sent)"),
-        Key("main", "admin_email", "", _optional_email, "where alerts and reports go (empty: log only)"),
+        Key("main", "admin_email", "", _optional_mailbox, "where alerts and reports go (empty: log only)"),
         Key("main", "site_url", "http://127.0.0.1:8080", _url, "public base URL of the installation, for links in letters"),
         Key("main", "news_per_run", "50", _count(1, 100000), "newsletter letters one run may send"),
         Key("main", "serial_per_run", "50", _count(1, 100000), "series letters and reminders one run may send"),
@@ -190,22 +211,22 @@ KEYS: dict[str, Key] = {
         Key("main", "trusted_proxies", "", _networks, "reverse proxies whose X-Forwarded-For names the client (empty: none)"),
         Key("main", "subscribe_hourly_limit", "10", _count(1, 10**6), "subscribe requests that send mail, per client address and hour"),
         Key("mail", "transport", "outbox", _choice("outbox", "smtp", "sendmail"), "how letters leave: outbox, smtp or sendmail"),
-        Key("mail", "from_email", "", _optional_email, "the default sender address"),
+        Key("mail", "from_email", "", _optional_mailbox, "the default sender address"),
         Key("mail", "smtp_host", "127.0.0.1", _host, "SMTP server"),
         Key("mail", "smtp_port", "25", _count(1, 65535), "SMTP port"),
         Key("mail", "smtp_security", "none", _choice("none", "starttls", "ssl"), "none, starttls or ssl"),
         Key("mail", "smtp_user", "", _text(200), "SMTP login (empty: no login)"),
         Key("mail", "smtp_password", "", _text(200), "SMTP password", secret=True),
         Key("mail", "smtp_connections", "1", _count(1, 32), "SMTP connections a run may open at once (a relay: more)"),
-        Key("mail", "sendmail_path", "/usr/sbin/sendmail", _text(500), "the sendmail program", web=False),
-        Key("mail", "dev_redirect", "", _optional_email, "send every letter to this one address instead (for trials)"),
+        Key("mail", "sendmail_path", "/usr/sbin/sendmail", _program, "the sendmail program", web=False),
+        Key("mail", "dev_redirect", "", _optional_mailbox, "send every letter to this one address instead (for trials)"),
         Key("mail", "verp_separator", "+", _choice("+", "-", "=", ""), "separator of the tagged bounce address (empty: no tag)"),
-        Key("mail", "bounce_address", "", _optional_email, "envelope sender for bounces (empty: the service's from_email)"),
+        Key("mail", "bounce_address", "", _optional_mailbox, "envelope sender for bounces (empty: the service's from_email)"),
         Key("mail", "bounce_mailbox", "", _mailbox_url, "mailbox the bounces are read from (imaps:// or pop3s://)", secret=True),
         Key("mail", "dkim_domain", "", _domain, "domain that signs the letters (DKIM; empty: unsigned)"),
         Key("mail", "dkim_selector", "vykhukhol", _selector, "DKIM selector (the DNS name <selector>._domainkey.<domain>)"),
         Key("mail", "dkim_key_file", "", _text(500), "DKIM private key (empty: data/dkim/<domain>.<selector>.key)", web=False),
-        Key("security", "secret", "", _text(200), "signs links; made at init", secret=True),
+        Key("security", "secret", "", _secret, "signs links; made at init", secret=True),
         Key("security", "admin_password", "", _text(500), "salted scrypt hash of the admin password", secret=True),
     )
 }
@@ -223,10 +244,23 @@ def check(name: str, value: str) -> Any:
     spec = key(name)
     if any(ch in value for ch in "\r\n\0\x0b\x0c\x85\u2028\u2029"):
         raise BadInput(f"{name}: must be one line")
+    if spec.full == "security.secret":  # "" is the unset default, never a value to set
+        return check_secret(value)
     try:
         return spec.check(value.strip())
     except BadInput as exc:
         raise BadInput(f"{name}: {exc.message}") from None
+
+
+def check_on_host(name: str, value: str) -> None:
+    """What :func:`check` cannot ask of a default written on another machine:
+    a program being set by hand must be there and runnable now, not fail at
+    the first letter."""
+    spec = key(name)
+    if spec.check is _program:
+        problem = files.program_problem(value.strip())
+        if problem:
+            raise BadInput(f"{spec.full}: {problem}")
 
 
 class Settings:
@@ -255,16 +289,32 @@ class Settings:
 
     @property
     def problems(self) -> list[str]:
-        """What cannot be read (the file, then bad values in key order), each once."""
+        """What cannot be read (the file, then bad values in key order), each once;
+        a missing or short secret is said by :data:`NO_SECRET`, without its value."""
         for name in KEYS:
             self._value(name)
-        return self._read_problems + [self._bad[name] for name in KEYS if name in self._bad]
+        found = [self._bad[name] for name in KEYS if name in self._bad and name != "security.secret"]
+        if self["mail.transport"] == "sendmail":
+            problem = files.program_problem(self["mail.sendmail_path"])
+            if problem:
+                found.append(f"mail.sendmail_path: {problem}; no letter can be sent")
+        return self._read_problems + found + ([NO_SECRET] if self.secret_problem else [])
 
     def __getitem__(self, name: str) -> Any:
         return self._value(key(name).full)
 
     @property
+    def secret_problem(self) -> str | None:
+        """Why nothing can be signed (no secret, a short one, an unreadable
+        settings.ini), or None."""
+        return None if self["security.secret"] else NO_SECRET
+
+    @property
     def secret(self) -> bytes:
+        """The link-signing key. Raises :class:`NoSecret` rather than sign with an
+        empty or short one (SPEC 13: fail closed)."""
+        if self.secret_problem:
+            raise NoSecret(NO_SECRET)
         return self["security.secret"].encode()
 
     def mail_config(self, outbox_dir: Path):
@@ -342,7 +392,7 @@ def update(path: Path, changes: dict[str, str]) -> Settings:
 def initial(admin_email: str = "", site_url: str = "") -> dict[str, str]:
     """The values ``vykhukhol init`` writes: every default, plus a fresh secret."""
     raw = {name: spec.default for name, spec in KEYS.items()}
-    raw["security.secret"] = secrets.token_urlsafe(32)
+    raw["security.secret"] = new_secret()
     if admin_email:
         raw["admin_email"] = admin_email
     if site_url:
@@ -354,8 +404,10 @@ def initial(admin_email: str = "", site_url: str = "") -> dict[str, str]:
 
 
 def check_secret(value: str) -> str:
-    """A secret set by hand must be long enough to sign links (the stored one may be empty
-    only before init)."""
+    """A secret set by hand must be there and long enough to sign links (the
+    stored one may be empty only by a hand edit, and then everything refuses)."""
+    if not value.strip():
+        raise BadInput(f"security.secret: must be at least {MIN_SECRET} characters without spaces")
     try:
         return _secret(value.strip())
     except BadInput as exc:

@@ -34,7 +34,7 @@ def write_kv(path: Path, values: dict[str, str]) -> None:
 
 def change_kv(path: Path, change: Callable[[dict[str, str]], None]) -> dict[str, str]:
     """Read-modify-write of one state file under its record lock."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    files.make_folder(path.parent)
     with files.record_lock(path):
         values = read_kv(path)
         change(values)

@@ -6,9 +6,12 @@ import subprocess
 from collections.abc import Callable
 from email.message import EmailMessage
 
+from vykhukhol import files
 from vykhukhol.mail.headers import _LF_POLICY
 from vykhukhol.mail.message import Outgoing
 from vykhukhol.mail.transport import PermanentFailure, TemporaryFailure, Transport, _describe
+
+_NOT_FIRST = ("-", "|")  # an option, a pipe to a program: never the first character for sendmail
 
 # sysexits.h codes that describe this machine, not the recipient: retry later.
 _SENDMAIL_TEMPORARY = {
@@ -23,13 +26,27 @@ _SENDMAIL_TEMPORARY = {
 
 class SendmailTransport(Transport):
     """Pipes each letter to ``sendmail -i -f ENVELOPE -- RCPT`` (Unix line ends);
-    ENVELOPE is the letter's tagged bounce address (SPEC 12)."""
+    ENVELOPE is the letter's tagged bounce address (SPEC 12).
+
+    The program must be an absolute path to an executable file, and no address
+    given to it may read as an option or a file (SPEC 13). A program that
+    cannot run or such an envelope sender (a hand-edited setting) is a
+    temporary failure: nothing is run, and the letter waits until the setting
+    is fixed. Such a recipient is a permanent failure of that letter."""
 
     def _deliver(self, msg: EmailMessage | Outgoing, recipient: str, envelope_from: str,
                  ready: Callable[[], None], meanwhile: Callable[[], None]) -> None:
+        path = self.config.sendmail_path
+        problem = files.program_problem(path or "")
+        if problem:
+            raise TemporaryFailure(f"cannot run mail.sendmail_path: {problem}", None, "local")
+        if "/" in envelope_from or envelope_from.startswith(_NOT_FIRST):
+            raise TemporaryFailure(f"envelope sender {envelope_from!r} may not contain / or start "
+                                   "with - or | (fix from_email or mail.bounce_address)", None, "local")
+        if recipient.startswith(_NOT_FIRST + ("/",)):
+            raise PermanentFailure(f"recipient {recipient!r} cannot be given to sendmail", None, "local")
         ready()
         meanwhile()
-        path = self.config.sendmail_path
         # A written letter goes as written (its DKIM signature covers these
         # bytes), only with Unix line ends, as a local sendmail wants them.
         payload = msg.data.replace(b"\r\n", b"\n") if isinstance(msg, Outgoing) \

@@ -32,7 +32,8 @@ from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol import subscribers as subs
 from vykhukhol.datadir import CHECKOUT, DataDir, check_name
-from vykhukhol.errors import BadInput, NotFound, VykhukholError
+from vykhukhol.errors import BadInput, Forbidden, NoSecret, NotFound, VykhukholError
+from vykhukhol.health import NO_SECRET
 from vykhukhol.i18n import SETTING_LABELS, tr
 from vykhukhol.states import LedgerState, SubscriberState
 from vykhukhol.timeutil import UTC, format_duration, now, parse_local_time
@@ -44,8 +45,10 @@ PAGE_SIZE = 50          # subscribers per page
 OUTBOX_SHOWN = 200      # newest outbox letters listed
 CHART_DAYS = 30
 SAMPLE = {"name": "Ivan", "email": "ivan@example.org"}
-SETTINGS_SHOWN = [k for k in settings_mod.KEYS if k not in ("mode", "security.secret",
-                                                             "security.admin_password")]
+SETTINGS_SHOWN = [k for k, spec in settings_mod.KEYS.items() if spec.web and k not in (
+    "mode", "security.secret", "security.admin_password")]
+# What names a program or a path on the host: shown, never changed from the web (SPEC 13).
+SETTINGS_HOST_ONLY = [k for k, spec in settings_mod.KEYS.items() if not spec.web]
 
 
 class Admin:
@@ -66,6 +69,16 @@ class Admin:
     def _(self, text_: str, **values: object) -> str:
         return tr(self.lang, text_, **values)
 
+    @property
+    def key(self) -> bytes:
+        """What signs this admin's CSRF tokens and messages: the secret; while
+        there is none (the status page says why), the stored password hash,
+        which only the owner's settings.ini holds, so the owner can still log
+        in and read why links, pages and runs refuse."""
+        if self.settings.secret_problem:
+            return ("admin|" + self.settings["security.admin_password"]).encode()
+        return self.settings.secret
+
     def url(self, path: str = "/", **query: object) -> str:
         return self.base + path + (("?" + urlencode(query)) if query else "")
 
@@ -76,7 +89,7 @@ class Admin:
     def page(self, template: str, status: int = 200, **context: object) -> Response:
         response = render_page(
             f"admin/{template}", self.lang, status, _=self._, url=self.url,
-            csrf=session.csrf_token(self.settings.secret, self.sid or ""),
+            csrf=session.csrf_token(self.key, self.sid or ""),
             flash=self.flash + self._flash_from_query(), nav=NAV, path=self.request.path or "/",
             **context)
         return response
@@ -87,7 +100,7 @@ class Admin:
         return redirect(self.url(path, msg=message, sig=self._sign(message)))
 
     def _sign(self, message: str) -> str:
-        return session.csrf_token(self.settings.secret, f"flash|{self.sid}|{message}")[:32]
+        return session.csrf_token(self.key, f"flash|{self.sid}|{message}")[:32]
 
     def _flash_from_query(self) -> list[str]:
         message, sig = self.request.query.get("msg", ""), self.request.query.get("sig", "")
@@ -137,9 +150,12 @@ def app(data: DataDir, cgi_dir: Path | None = None) -> Callable:
             return redirect(admin.url("/login"))
         if method == "POST" and not public:
             token = request.form(20 * 1024 * 1024).get("csrf")
-            if not session.csrf_ok(admin.settings.secret, admin.sid, token):
+            if not session.csrf_ok(admin.key, admin.sid, token):
                 raise HttpError(403, admin._("The form has expired; open the page again."))
-        return handler(admin, match.groupdict())
+        try:
+            return handler(admin, match.groupdict())
+        except NoSecret:  # a page that makes links (a preview, a test letter) says why
+            raise HttpError(503, admin._(NO_SECRET)) from None
 
     def lang() -> str:
         try:
@@ -308,16 +324,26 @@ def change_mode(admin: Admin, args: dict) -> Response:
 
 # --- settings -------------------------------------------------------------------
 
+def _settings_values(admin: Admin) -> dict[str, str]:
+    return {k: admin.settings.raw.get(k, settings_mod.KEYS[k].default)
+            for k in SETTINGS_SHOWN + SETTINGS_HOST_ONLY}
+
+
 @route("GET", "/settings")
 def settings_page(admin: Admin, args: dict) -> Response:
-    values = {k: admin.settings.raw.get(k, settings_mod.KEYS[k].default) for k in SETTINGS_SHOWN}
     return admin.page("settings.html", keys=settings_mod.KEYS, shown=SETTINGS_SHOWN,
-                      values=values, errors={}, labels=SETTING_LABELS)
+                      host_only=SETTINGS_HOST_ONLY, values=_settings_values(admin), errors={},
+                      labels=SETTING_LABELS)
 
 
 @route("POST", "/settings")
 def settings_save(admin: Admin, args: dict) -> Response:
     form = admin.request.form()
+    # The form has no such field: a POST that has one was made by hand. Refuse it
+    # whole (nothing saved), rather than save the rest as if all were well.
+    for key in SETTINGS_HOST_ONLY:
+        if key in form:
+            raise Forbidden(admin._("{key} is changed only with the command line (`vykhukhol settings set`) or in settings.ini, never from the web; nothing was saved.", key=key))
     values, errors = {}, {}
     for key in SETTINGS_SHOWN:
         spec = settings_mod.KEYS[key]
@@ -335,10 +361,11 @@ def settings_save(admin: Admin, args: dict) -> Response:
         except BadInput as exc:  # values fine one by one; the DKIM key they name is not
             errors["mail.dkim_domain"] = exc.message
     if errors:
-        shown = {k: admin.settings.raw.get(k, settings_mod.KEYS[k].default) for k in SETTINGS_SHOWN}
+        shown = _settings_values(admin)
         shown.update(values)
         return admin.page("settings.html", 400, keys=settings_mod.KEYS, shown=SETTINGS_SHOWN,
-                          values=shown, errors=errors, labels=SETTING_LABELS)
+                          host_only=SETTINGS_HOST_ONLY, values=shown, errors=errors,
+                          labels=SETTING_LABELS)
     return admin.done("/settings", admin._("Settings saved."))
 
 
@@ -360,6 +387,8 @@ def send_now(admin: Admin, message, to: str) -> str:
             transport.send(message, to)
     except mail.DeliveryError as exc:
         return admin._("The letter could not be sent: {detail}", detail=exc.detail)
+    except BadInput as exc:  # the mail settings themselves (a sendmail_path that cannot run)
+        return admin._("The letter could not be sent: {detail}", detail=exc.message)
     return admin._("A test letter went to {to}.", to=to)
 
 
@@ -691,17 +720,13 @@ def subscribers_import(admin: Admin, args: dict) -> Response:
 
 @route("GET", "/services/(?P<name>[^/]+)/export.csv")
 def subscribers_export(admin: Admin, args: dict) -> Response:
-    import csv
     import io
+
+    from vykhukhol.export import write_csv
 
     service = _service(admin, args["name"])
     out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(subs.FIELDS)
-    for sub in subs.subscribers(service.subscribers_path):
-        row = sub.to_line().split("\t")[:len(subs.FIELDS)]
-        # Cells starting with = + - @ are formulas to spreadsheets: defuse them.
-        writer.writerow(["'" + c if c[:1] in ("=", "+", "-", "@") and c != "-" else c for c in row])
+    write_csv(service.subscribers_path, out)
     response = Response(out.getvalue(), content_type="text/csv; charset=utf-8")
     response.headers.append(("Content-Disposition", f'attachment; filename="{service.name}.csv"'))
     return response

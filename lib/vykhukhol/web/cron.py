@@ -12,6 +12,7 @@ from collections.abc import Callable
 from vykhukhol import sender
 from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import DataDir
+from vykhukhol.errors import NoSecret
 from vykhukhol.web.http import Request, Response, text, wsgi_app
 
 
@@ -34,7 +35,10 @@ def app(data: DataDir) -> Callable:
         settings = settings_mod.load(data.settings)
         if not allowed(request.remote, settings["cron_allow"]):
             return text("Only local allowed\n", 403)
-        report = sender.run(data, settings)
+        try:
+            report = sender.run(data, settings)
+        except NoSecret as exc:
+            return text(f"refused: {exc.message}\n", 503)
         return text(report.text())
 
     return wsgi_app(handle)

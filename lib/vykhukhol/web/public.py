@@ -29,8 +29,7 @@ class Site:
         self.data = data
         self._settings: settings_mod.Settings | None = None
 
-    @property
-    def settings(self) -> settings_mod.Settings:
+    def _loaded(self) -> settings_mod.Settings:
         if self._settings is None:
             if not self.data.settings.exists():
                 raise HttpError(503, "this installation is not initialised yet")
@@ -38,17 +37,31 @@ class Site:
         return self._settings
 
     @property
+    def settings(self) -> settings_mod.Settings:
+        """The settings; a 503 page while there is no secret to sign links with
+        (SPEC 13: every page refuses, rather than trust or make forgeable links)."""
+        settings = self._loaded()
+        if settings.secret_problem:
+            raise HttpError(503, t(self.lang, "error.no_secret"))
+        return settings
+
+    @property
     def lang(self) -> str:
         try:
-            return self.settings["language"]
+            return self._loaded()["language"]
         except HttpError:
             return "en"
 
     def service(self, name: str) -> svc.Service:
+        """The list a page is about. Every public page starts here, so here each
+        one refuses (503) while there is no secret, even a page that signs
+        nothing: a form whose confirmation letter could carry no link helps nobody."""
         try:
-            return svc.find_service(self.data, name or "")
+            service = svc.find_service(self.data, name or "")
         except BadInput:
             raise NotFound("no such list") from None
+        self.settings  # noqa: B018 - reading them is the check
+        return service
 
     def page(self, template: str, owner: svc.Service | None = None, status: int = 200,
              **context: object) -> Response:
