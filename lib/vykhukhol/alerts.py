@@ -71,7 +71,8 @@ def raise_alert(data: DataDir, settings, log: RunLog, subject: str, moment: date
     Returns True when a letter was sent.
     """
     body = BODIES[subject].format(**{"detail": "", "time_limit": "", "age": "", **details})
-    log.alert(f"{subject}: {body.splitlines()[0]}")
+    first_line = body.split("\n", 1)[0]
+    log.alert(f"{subject}: {first_line}")
     admin = settings["admin_email"]
     if not admin:
         return False

@@ -193,7 +193,11 @@ class AppendFile:
 
 
 def read_lines(path: Path) -> Iterator[str]:
-    """Stream a text file's lines without their line ends; a missing file is empty."""
+    """Stream a text file's lines without their line ends; a missing file is empty.
+
+    A line ends at \\n, \\r\\n or \\r (what editors on any system write), never at
+    U+2028, U+2029, U+0085, \\v, \\f or \\x1c-\\x1e, where ``str.splitlines`` would
+    break it: a value holding one of those comes back whole (issue 9, item 13)."""
     try:
         # surrogateescape: a line that is not UTF-8 (an FTP upload in cp1251)
         # survives a rewrite byte for byte instead of turning into U+FFFD.

@@ -72,7 +72,7 @@ def read_job(data: DataDir, name: str) -> Job:
     if text is None:
         raise NotFound(f"no newsletter {name!r}")
     values = {}
-    for line in text.splitlines():
+    for line in text.split("\n"):  # not splitlines(): a value may hold U+2028 and kin
         key, sep, value = line.partition("=")
         if sep and not line.startswith("#"):
             values[key.strip()] = value.strip()
@@ -119,7 +119,7 @@ def read_letter(data: DataDir, name: str) -> tuple[str, str, str | None]:
         raise NotFound(f"newsletter {name!r} has no letter file")
     head, _, body = text.partition("\n\n")
     subject = ""
-    for line in head.splitlines():
+    for line in head.split("\n"):  # not splitlines(): a subject may hold U+2028 and kin
         key, _, value = line.partition(":")
         if key.strip().lower() == "subject":
             subject = value.strip()
