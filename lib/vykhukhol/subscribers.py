@@ -215,22 +215,22 @@ def _lines_maybe_starting(path: Path, prefix: str) -> Iterator[str]:
     except FileNotFoundError:
         return
     with handle:
-        carry = b""  # the start of a line that the last block cut
+        carry = [b""]  # the start of a line that the last blocks cut
         while True:
             block = handle.read(_BLOCK)
             if not block:
-                yield from _lines_starting(carry, needle)  # a last line without a line end
+                yield from _lines_starting(b"".join(carry), needle)  # a last line without a line end
                 return
             first = _LINE_END.search(block)
-            if first is None:  # one long line goes on
-                carry += block
+            if first is None:  # one long line goes on (joined once at its end: a line
+                carry.append(block)  # of many blocks must not be copied once per block)
                 continue
             # Copying a block costs as much as searching it: only the line cut by
             # the last read is joined up; the whole lines after it are searched in place.
             last = max(block.rfind(b"\n"), block.rfind(b"\r")) + 1
-            yield from _lines_starting(carry + block[:first.end()], needle)
+            yield from _lines_starting(b"".join([*carry, block[:first.end()]]), needle)
             yield from _lines_starting(block, needle, first.end(), last)
-            carry = block[last:]
+            carry = [block[last:]]
 
 
 def _lines_starting(data: bytes, needle: bytes, start: int = 0, stop: int | None = None
