@@ -147,11 +147,7 @@ def parse_import(text: str) -> tuple[list[tuple[str, str]], list[tuple[int, str,
     import csv
     import io
 
-    # The line ends of any system, but not the characters str.splitlines() also
-    # breaks at (U+2028, U+0085, \v, \f …): a name may hold them.
-    lines = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if lines[-1] == "":
-        lines.pop()  # the end of the last line
+    lines = text.lstrip("\ufeff").splitlines()
     first = lines[0] if lines else ""
     delimiter = ";" if first.count(";") > first.count(",") else ","
     header = [h.strip().lower() for h in next(csv.reader([first], delimiter=delimiter))] if lines else []

@@ -6,7 +6,7 @@ value holding each of those characters (between others: a value is stripped
 at its ends when it is written) is written with the module that owns the
 format and read back whole: subscriber files, newsletter ledgers, ``.job``
 and ``.letter`` files, series letters, ``service.ini``, ``settings.ini``, the
-journal, state files, the block flag and the import reader. The run log folds
+journal, state files and the block flag. The run log folds
 every white space to one space by design: there, the message stays one entry.
 
 Real files in the ``site`` fixture's folder.
@@ -14,7 +14,7 @@ Real files in the ``site`` fixture's folder.
 
 from __future__ import annotations
 
-from vykhukhol import journal, membership, newsletters, runlog, state
+from vykhukhol import journal, newsletters, runlog, state
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol import subscribers as subs
@@ -118,15 +118,3 @@ def test_a_run_log_message_stays_one_entry(site):
     log.write("second")
     assert [e.message for e in runlog.recent(site.data)][-2:] == [f"first {' '.join(WORDS)}", "second"]
 
-
-def test_an_imported_name_keeps_its_row():
-    """Import cleans names (control characters and line separators become spaces),
-    but a separator inside a quoted name no longer cuts its row in two."""
-    csv = f'email,name\r\na@example.org,"{VALUE}"\nb@example.org,B\r'
-    valid, invalid = membership.parse_import(csv)
-    assert valid == [("a@example.org", " ".join(WORDS)), ("b@example.org", "B")]
-    assert invalid == []
-    valid, invalid = membership.parse_import(f"a@example.org\rb@example.org{VALUE}c@x.org\n")
-    assert valid == [("a@example.org", "")]
-    assert [(lineno, text) for lineno, text, _ in invalid] == [
-        (2, f"b@example.org{VALUE}c@x.org")]
