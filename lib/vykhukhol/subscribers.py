@@ -222,8 +222,8 @@ def _lines_maybe_starting(path: Path, prefix: str) -> Iterator[str]:
                 yield from _lines_starting(b"".join(carry), needle)  # a last line without a line end
                 return
             first = _LINE_END.search(block)
-            if first is None:  # one long line goes on (joined once at its end: a line
-                carry.append(block)  # of many blocks must not be copied once per block)
+            if first is None:  # one long line goes on; joined once when it ends,
+                carry.append(block)  # not copied again with every block
                 continue
             # Copying a block costs as much as searching it: only the line cut by
             # the last read is joined up; the whole lines after it are searched in place.
