@@ -73,7 +73,8 @@ def raise_alert(data: DataDir, settings, log: RunLog, subject: str, moment: date
     # A detail is one line of the body: nothing in it (a file name, an error) can end a line.
     details = {key: " ".join(str(value).split()) for key, value in details.items()}
     body = BODIES[subject].format(**{"detail": "", "time_limit": "", "age": "", **details})
-    log.alert(f"{subject}: {body.splitlines()[0]}")
+    first_line = body.split("\n", 1)[0]
+    log.alert(f"{subject}: {first_line}")
     admin = settings["admin_email"]
     if not admin:
         return False

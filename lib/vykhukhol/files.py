@@ -253,7 +253,11 @@ class AppendFile:
 
 
 def read_lines(path: Path) -> Iterator[str]:
-    """Stream a text file's lines without their line ends; a missing file is empty."""
+    """Stream a text file's lines without their line ends; a missing file is empty.
+
+    A line ends at \\n, \\r\\n or \\r (what editors on any system write), never at
+    U+2028, U+2029, U+0085, \\v, \\f or \\x1c-\\x1e, where ``str.splitlines`` would
+    break it: a value holding one of those comes back whole (issue 9, item 13)."""
     try:
         # surrogateescape: a line that is not UTF-8 (an FTP upload in cp1251)
         # survives a rewrite byte for byte instead of turning into U+FFFD.
@@ -312,6 +316,25 @@ def record_lock(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
                            "check the folder's permissions and free space") from None
 
 
+def drop_lock(path: Path) -> bool:
+    """Delete ``<path>.lock`` unless someone holds it; True if it went.
+
+    Only for a lock whose every critical section would now change nothing (the
+    file it guards is gone for good, or what it guards is settled): a process
+    that opened the lock file just before it went may still take it, on the
+    deleted file, while the next one takes a new file. Two holders at once are
+    harmless only then. A held lock is left for a later sweep."""
+    lock_path = Path(f"{path}.lock")
+    if not lock_path.exists():
+        return False
+    try:
+        with record_lock(path, timeout=0):
+            remove(lock_path)  # while we hold it: nobody is inside
+    except (LockBusy, StorageError):
+        return False
+    return True
+
+
 @dataclass
 class Holder:
     """Who holds a busy rename lock, as far as the lock file tells."""
@@ -338,6 +361,9 @@ class RenameLock:
             with record_lock(self.free):
                 if not self.free.exists() and not self.busy.exists():
                     atomic_write(self.free, "")
+            # The record lock guarded only this creation; one of the two files is
+            # there for good now, so its lock file need not stay (issue 9, item 13).
+            drop_lock(self.free)
 
     def holder(self) -> Holder | None:
         """The lease holding the lock, or None while it is free.

@@ -13,6 +13,7 @@ skipped / in doubt). Counts are always taken from the ledger itself.
 
 from __future__ import annotations
 
+import os
 import secrets
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
@@ -73,7 +74,7 @@ def read_job(data: DataDir, name: str) -> Job:
     if text is None:
         raise NotFound(f"no newsletter {name!r}")
     values = {}
-    for line in text.splitlines():
+    for line in text.split("\n"):  # not splitlines(): a value may hold U+2028 and kin
         key, sep, value = line.partition("=")
         if sep and not line.startswith("#"):
             values[key.strip()] = value.strip()
@@ -94,6 +95,8 @@ def write_job(data: DataDir, job: Job) -> None:
 
 
 def change_job(data: DataDir, name: str, change: Callable[[Job], None]) -> Job:
+    if not data.job(name, "job").exists():  # no lock file for a job that is not there
+        raise NotFound(f"no newsletter {name!r}")
     with files.record_lock(data.job(name, "job")):
         job = read_job(data, name)
         change(job)
@@ -120,7 +123,7 @@ def read_letter(data: DataDir, name: str) -> tuple[str, str, str | None]:
         raise NotFound(f"newsletter {name!r} has no letter file")
     head, _, body = text.partition("\n\n")
     subject = ""
-    for line in head.splitlines():
+    for line in head.split("\n"):  # not splitlines(): a subject may hold U+2028 and kin
         key, _, value = line.partition(":")
         if key.strip().lower() == "subject":
             subject = value.strip()
@@ -260,9 +263,54 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
 
 
 def delete(data: DataDir, name: str) -> None:
-    """Remove a job's three files, the .job first so no run picks it up meanwhile."""
+    """Remove a job's three files, the .job first so no run picks it up meanwhile,
+    then its lock files (one held at this moment is left to :func:`sweep_locks`)."""
     for path in paths(data, name):
         files.remove(path)
+    for path in _locked(data, name):
+        files.drop_lock(path)
+
+
+def _locked(data: DataDir, name: str) -> tuple[Path, Path]:
+    """The files of a job that are changed under a record lock (``<file>.lock``)."""
+    return data.job(name, "job"), data.job(name, "list")
+
+
+_LOCK_SUFFIXES = (".job.lock", ".list.lock")
+
+
+def sweep_locks(data: DataDir) -> int:
+    """Delete the lock files nobody holds that guard nothing any more; returns
+    how many went. Run by every sender run (README 1: a finished job's files
+    are deleted, and README 9).
+
+    * ``<job>.job.lock`` and ``<job>.list.lock`` once ``<job>.job`` is gone (a
+      finished or cancelled job whose lock was held when it was deleted, or a
+      start of a job that never was): every change under them reads the .job
+      or the ledger first and finds nothing to change. Job names are never
+      reused, so none can come back.
+    * ``news.free.lock`` once news.free or news.busy exists: it only guards
+      their creation (:meth:`files.RenameLock.ensure`), and one of the two is
+      always there after that.
+    """
+    try:
+        entries = [entry.name for entry in os.scandir(data.newsletters)]
+    except OSError:
+        return 0
+    present = set(entries)
+    gone = 0
+    for entry in entries:
+        suffix = next((s for s in _LOCK_SUFFIXES if entry.endswith(s)), None)
+        if suffix is None:
+            continue
+        job_path = data.newsletters / f"{entry[:-len(suffix)]}.job"  # any name: no check_name
+        if job_path.name not in present and not job_path.exists():
+            gone += files.drop_lock(data.newsletters / entry[:-len(".lock")])
+    rename_lock = lock(data)
+    if f"{rename_lock.free.name}.lock" in present and (
+            rename_lock.free.exists() or rename_lock.busy.exists()):
+        gone += files.drop_lock(rename_lock.free)
+    return gone
 
 
 def cancel(data: DataDir, name: str) -> None:

@@ -147,6 +147,7 @@ def send_newsletters(run: Run) -> bool | None:
     # live rewrite's file is younger than time_limit, so no lock is needed.
     if files.remove_stale_temps(data.newsletters, run.time_limit):
         run.log.write("removed the temporary files a killed rewrite left in newsletters")
+    newsletters.sweep_locks(data)  # and the lock files of jobs that are gone
     if not due and lock.holder() is None and not book.path.exists():
         return True
     taken = take_lock(run, lock, "the newsletters")

@@ -68,13 +68,13 @@ def mark_served(data: DataDir, services: list[str], moment: datetime) -> None:
 def block_reason(data: DataDir) -> str | None:
     """Why the sender blocked itself (the first line of the flag), or None."""
     text = files.read_text(data.state / "blocked")
-    return None if text is None else (text.splitlines() or ["blocked"])[0]
+    return None if text is None else (text.split("\n", 1)[0] or "blocked")
 
 
 def block_age(data: DataDir) -> str:
     """How long the dead run had been going, as the flag recorded it."""
-    lines = (files.read_text(data.state / "blocked") or "").splitlines()
-    return lines[1] if len(lines) > 1 else "?"
+    lines = (files.read_text(data.state / "blocked") or "").split("\n")
+    return lines[1] if len(lines) > 1 and lines[1] else "?"
 
 
 def set_block(data: DataDir, reason: str, age: str) -> None:

@@ -235,7 +235,9 @@ def recent_runs(entries: list[runlog.Entry]) -> list[dict]:
                                             "end": "", "letters": "", "why": "", "alerts": 0})
         if entry.message.startswith("run ended"):
             run["end"] = entry.time
-            found = re.search(r"after ([\d.]+)s: (.*?); letters (\d+)", entry.message)
+            # Anchored at both ends: a search would retry its lazy middle at every
+            # "after" in a long line, in time growing with the square of its length.
+            found = re.fullmatch(r"run ended after ([\d.]+)s: (.*); letters (\d+)", entry.message)
             if found:
                 run["duration"], run["why"], run["letters"] = found.groups()
         if entry.level == "alert":

@@ -114,7 +114,15 @@ def _link(request: Request, site: Site) -> tuple[svc.Service, str, str]:
 
 def _button_page(site: Site, purpose: str, service: svc.Service, email: str, token: str) -> Response:
     """The GET side of a signed link: one button that POSTs the same fields back.
-    Nothing changes on GET or HEAD, so mail scanners that open links are harmless."""
+    Nothing changes on GET or HEAD, so mail scanners that open links are harmless.
+
+    The address (and the service's title) are shown only when the token is
+    theirs; any other link gets the generic "not valid" page. Else a stranger
+    could make the site print any text under its name ("Confirm that
+    <your bank wants your password>"). The token says nothing of whether the
+    address is subscribed, so this tells nobody who is."""
+    if not membership.check_token(site.settings, service.name, email, purpose, token):
+        return site.message("link.invalid_title", "link.invalid_text", service, 400)
     return site.page("button.html", service, title=t(site.lang, f"{purpose}.title"),
                      text=t(site.lang, f"{purpose}.text", email=email, service=service.title),
                      button=t(site.lang, f"{purpose}.button"), action=f"{purpose}.py",
