@@ -32,6 +32,12 @@ import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+# The page when the site cannot even be built (a package missing, a file
+# unreadable): no template, no settings, so no language either — both.
+NOT_BUILT = ("<!doctype html><meta charset=\"utf-8\"><title>500</title>"
+             "<p>Сайт временно не работает: ошибка установки. Подробности — в журнале ошибок сервера.</p>"
+             "<p>The site is not working: an installation error. The server's error log says more.</p>")
+
 
 def make_application(cgi_dir: Path | None = None) -> Callable:
     """A WSGI app for the whole site, built at its first request; ``cgi_dir``
@@ -53,10 +59,10 @@ def make_application(cgi_dir: Path | None = None) -> Callable:
         try:
             app = site()
         except Exception:  # noqa: BLE001 - a page of its own, never a dead server
-            from vykhukhol.web.http import error_page, respond
+            from vykhukhol.web.http import Response, respond
 
             print(traceback.format_exc(), file=environ.get("wsgi.errors", sys.stderr))
-            return respond(error_page(500, "en"), start_response,
+            return respond(Response(NOT_BUILT, 500), start_response,
                            environ.get("REQUEST_METHOD") == "HEAD")
         return app(environ, start_response)
 
