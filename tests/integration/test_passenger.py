@@ -10,7 +10,8 @@ them (copied offline from this test run's distributions, as test_apache.py
 vendors them). Through it a subscriber subscribes, confirms, gets letter 1
 after the real wget fetched the secret cron URL, the admin login works
 below /lists, and the data directory, the library and the startup file are
-refused.
+refused. A second app at /other finds its data directory, outside both
+application roots, through `SetEnv VYKHUKHOL_DATA` in its folder's block.
 
 Passenger is Debian's libapache2-mod-passenger, with its update check and
 anonymous telemetry off (nothing leaves this machine). Run as root (as CI
@@ -77,6 +78,7 @@ LoadModule mpm_prefork_module {modules}/mod_mpm_prefork.so
 LoadModule authz_core_module {modules}/mod_authz_core.so
 LoadModule mime_module {modules}/mod_mime.so
 LoadModule dir_module {modules}/mod_dir.so
+LoadModule env_module {modules}/mod_env.so
 LoadModule passenger_module {modules}/mod_passenger.so
 StartServers 1
 MinSpareServers 1
@@ -122,20 +124,22 @@ APP_BLOCK = """\
     PassengerPython "{python}"
     PassengerAppType wsgi
     PassengerStartupFile passenger_wsgi.py
-</Directory>
+{env}</Directory>
 """
 
 
 @dataclass
 class PassengerSite(Site):
-    """An app root served at ``MOUNT``; ``cli`` runs with no --data, as over SSH in the app root."""
+    """An application root served at ``mount``; ``cli`` runs as over SSH in it."""
 
     docroot: Path = Path()
+    mount: str = MOUNT
     app_block: str = ""
+    other: PassengerSite | None = None  # a second app, its data named by SetEnv
 
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}{MOUNT}"
+        return f"http://127.0.0.1:{self.port}{self.mount}"
 
     def error_log(self) -> str:
         logs = (self.root / name for name in ("error.log", "passenger.log"))
@@ -160,14 +164,14 @@ def _virtualenv(python: str, target: Path) -> Path:
     return venv_python
 
 
-def _set_up(site: PassengerSite, app_root: Path) -> None:
-    upload(app_root)
-    shutil.copyfile(CHECKOUT / "passenger_wsgi.py", app_root / "passenger_wsgi.py")
-    set_modes(app_root)
-    python = _virtualenv(python_for_web_user(), site.root / "virtualenv" / "vykhukhol")
-    folder = site.docroot / MOUNT.strip("/")
+def _set_up(site: PassengerSite, python: Path, env: str = "") -> None:
+    upload(site.install)
+    shutil.copyfile(CHECKOUT / "passenger_wsgi.py", site.install / "passenger_wsgi.py")
+    set_modes(site.install)
+    folder = site.docroot / site.mount.strip("/")
     folder.mkdir(parents=True)
-    site.app_block = APP_BLOCK.format(folder=folder, app_root=app_root, mount=MOUNT, python=python)
+    site.app_block = APP_BLOCK.format(folder=folder, app_root=site.install, mount=site.mount,
+                                      python=python, env=env)
     init = site.cli("init", "--site-url", site.base, "--admin-email", "admin@example.org",
                     "--password", PASSWORD)
     found = re.search(r"^cron URL: (\S+)$", init, re.M)
@@ -176,7 +180,7 @@ def _set_up(site: PassengerSite, app_root: Path) -> None:
     site.cli_batch(
         ("mode", "working"),
         ("db", "add", "main"),
-        ("service", "add", "news", "--db", "main", "--title", "Passenger News",
+        ("service", "add", "news", "--db", "main", "--title", f"News at {site.mount}",
          "--from-email", "news@example.org"),
         ("letter", "add", "news", "--subject", "Lesson one", "--delay", "0s",
          "--body", "Hello {{ name }}, this is lesson one."),
@@ -191,18 +195,24 @@ def served() -> Iterator[PassengerSite]:
         port = sock.getsockname()[1]
     app_root = root / "vykhukhol"
     site = PassengerSite(root, app_root, app_root / "data", True, port, docroot=root / "public_html")
+    # The data outside both, named by VYKHUKHOL_DATA as a panel's "Environment variables" set it.
+    other = PassengerSite(root, root / "other-app", root / "private" / "data", False, port,
+                          docroot=site.docroot, mount="/other")
     try:
         with traversable(root):
-            for folder in ("run", "public_html"):
+            for folder in ("run", "public_html", "private"):
                 (root / folder).mkdir(mode=0o755)
                 (root / folder).chmod(0o755)
-            _set_up(site, app_root)
+            python = _virtualenv(python_for_web_user(), root / "virtualenv" / "vykhukhol")
+            _set_up(site, python)
+            _set_up(other, python, f'    SetEnv VYKHUKHOL_DATA "{other.data}"\n')
+            site.other = other
             user = f"User {WEB_USER}\nGroup {WEB_USER}" if os.geteuid() == 0 else ""
             web_user = WEB_USER if os.geteuid() == 0 else _own_user()
             conf = root / "httpd.conf"
             conf.write_text(HTTPD_CONF.format(
                 root=root, port=port, user=user, modules=MODULES, docroot=site.docroot,
-                passenger_root=_passenger_root(), web_user=web_user) + site.app_block,
+                passenger_root=_passenger_root(), web_user=web_user) + site.app_block + other.app_block,
                 encoding="utf-8")
             command = [str(APACHE), "-d", str(root), "-f", str(conf)]
             env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
@@ -301,6 +311,19 @@ def test_the_admin_logs_in_below_the_mount(passenger: PassengerSite) -> None:
     assert entered.status == 303, (entered, site.error_log())
     assert f"Path={MOUNT}/admin" in entered.headers.get("set-cookie", ""), entered.headers
     assert urlsplit(entered.headers["location"]).path.startswith(f"{MOUNT}/admin/"), entered
+
+
+def test_vykhukhol_data_set_in_the_apache_config_reaches_the_app(passenger: PassengerSite) -> None:
+    """SetEnv VYKHUKHOL_DATA for the app's folder names its data directory (SPEC 3), under Passenger too."""
+    other = passenger.other
+    assert other is not None and not (other.install / "data" / "settings.ini").exists()
+    form_page = fetch(f"{other.base}/cgi/subscribe.py?service=news")
+    assert form_page.status == 200, (form_page, other.error_log())
+    assert "News at /other" in form_page.body, form_page
+    answer = fetch(f"{other.base}/cgi/subscribe.py", {"service": "news", "email": "far@example.com"})
+    assert answer.status == 200, (answer, other.error_log())
+    assert other.subscriber_states("news") == {"far@example.com": "new"}
+    assert passenger.subscriber_states("news").get("far@example.com") is None
 
 
 def test_the_shipped_cron_name_is_gone_after_init(passenger: PassengerSite) -> None:
