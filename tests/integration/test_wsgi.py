@@ -29,7 +29,7 @@ import pytest
 from test_apache import fetch, only_form
 from webtools import free_port, link_in, parse_message, plain_text
 
-from servetools import subprocess_env
+from servetools import call, environ, subprocess_env
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 PASSWORD = "correct-horse-1"
@@ -138,6 +138,40 @@ def test_the_whole_site_works_under_waitress_serve_with_vykhukhol_data(tmp_path:
         server.terminate()
         server.wait(timeout=10)
     assert "Traceback" not in err.read_text(errors="replace")
+
+
+def test_mounted_below_a_prefix_every_redirect_form_and_cookie_stays_below_it(
+        site, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With SCRIPT_NAME /lists (Passenger's PassengerBaseURI), nothing points back to the host's root."""
+    from vykhukhol.web.wsgi import make_application
+
+    monkeypatch.setenv("VYKHUKHOL_DATA", str(site.root))  # read at the first request
+    site.service("news")
+    app = make_application(site.cgi_dir)
+
+    def get(path: str, query: str = "") -> tuple[int, dict[str, str], str, str]:
+        return call(app, environ("GET", path, query, b"", "", "missing", script="/lists"))
+
+    status, headers, _, _ = get("/")
+    assert (status, headers["Location"]) == (303, "/lists/admin/")
+    status, headers, _, _ = get("/admin/")
+    assert status == 303 and headers["Location"].startswith("/lists/admin/login"), headers
+    status, _, page, _ = get("/admin/login")
+    assert status == 200 and 'action="/lists/admin/login"' in page, page
+    body = f"password={PASSWORD}".encode()
+    status, headers, page, _ = call(app, environ(
+        "POST", "/admin/login", "", body, "application/x-www-form-urlencoded", str(len(body)),
+        script="/lists"))
+    assert status == 303 and headers["Location"].startswith("/lists/admin/"), (headers, page)
+    assert "Path=/lists/admin" in headers["Set-Cookie"], headers
+
+    status, _, page, _ = get("/cgi/subscribe.py", "service=news")
+    assert status == 200 and 'action="subscribe.py"' in page, page
+    cron = next(site.cgi_dir.glob("cron-*.py")).name
+    status, _, page, _ = get(f"/cgi/{cron}")
+    assert status == 200 and page.startswith("run "), page
+    for path in ("/cgi/cron.py", "/data/settings.ini", "/lib/vykhukhol/settings.py", "/lists/admin/"):
+        assert get(path)[0] == 404, path
 
 
 # What Passenger's wsgi-loader does with the startup file (it loads it as a
