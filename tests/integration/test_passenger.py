@@ -279,6 +279,11 @@ def test_a_subscriber_goes_the_whole_way_through_passenger_and_wget(passenger: P
     confirmed = fetch(f"{site.base}/cgi/{action}", fields)
     assert confirmed.status == 200, (confirmed, site.error_log())
     assert site.subscriber_states("news") == {address: "active"}
+    if os.geteuid() == 0:  # rewritten by the app: Passenger ran it as www-data, never as root
+        import pwd
+
+        written = next(site.data.glob("services/*/news/subscribers.txt"))
+        assert pwd.getpwuid(written.stat().st_uid).pw_name == WEB_USER
 
     assert site.cron_url.startswith(f"{site.base}/cgi/cron-"), site.cron_url
     run = subprocess.run([WGET, "-q", "-t", "1", "-O", "-", site.cron_url],
