@@ -31,17 +31,19 @@ def dispatcher(data: DataDir, cgi_dir: Path) -> Callable:
                                                      "cron", "admin")}
 
     def app(environ: dict, start_response: Callable) -> Iterable[bytes]:
+        # Mounted below a prefix (Passenger's SCRIPT_NAME "/lists"), links stay below it.
+        mount = (environ.get("SCRIPT_NAME", "") or "").rstrip("/")
         path = environ.get("PATH_INFO", "") or "/"
         if path == "/":
-            return respond(redirect("/admin/"), start_response)
+            return respond(redirect(f"{mount}/admin/"), start_response)
         if path == "/admin" or path.startswith("/admin/"):
-            environ["SCRIPT_NAME"] = "/admin"
+            environ["SCRIPT_NAME"] = f"{mount}/admin"
             environ["PATH_INFO"] = path[len("/admin"):] or "/"
             return apps["admin"](environ, start_response)
         if path.startswith("/cgi/"):
             name = path[len("/cgi/"):]
             if name in ("subscribe.py", "confirm.py", "unsubscribe.py"):
-                environ["SCRIPT_NAME"], environ["PATH_INFO"] = path, ""
+                environ["SCRIPT_NAME"], environ["PATH_INFO"] = mount + path, ""
                 return apps[name[:-3]](environ, start_response)
             if CRON_NAME.fullmatch(name) and (cgi_dir / name).is_file():
                 return apps["cron"](environ, start_response)
