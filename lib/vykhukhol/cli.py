@@ -127,8 +127,25 @@ def cmd_status(ctx: Context, args) -> None:
         print(f"newsletter {job.name}: start {format_time(job.start)}, "
               f"{count['sent']}/{count['total']} sent, {count['failed']} failed, "
               f"{count['skipped']} skipped, {count['in doubt']} in doubt")
+    from vykhukhol.bounces import record as bounce_record
+    if bounce_record.no_source(data, settings):
+        print(f"warning: {bounce_record.NO_SOURCE}")
     for entry in runlog.recent(data, 10):
         print(f"log {entry.time} {entry.lease} {entry.level}: {entry.message}")
+
+
+def cmd_bounce(ctx: Context, args) -> None:
+    """One returned message on standard input, for a mail server's "pipe to a
+    program": exit code 0 whatever it is (a failure is a line in bounces.log),
+    so the mail server never bounces the bounce."""
+    from vykhukhol.bounces import record, sources
+
+    try:
+        print(sources.read_stdin(ctx.data, ctx.settings(), sys.stdin.buffer))
+    except Exception as exc:  # noqa: BLE001 - exit 0 is the contract with the mail server
+        reason = exc.message if isinstance(exc, VykhukholError) else f"{type(exc).__name__}: {exc}"
+        record.problem(ctx.data, record.PIPE, f"not processed: {reason}")
+        print(f"not processed: {reason}")
 
 
 def cmd_mode(ctx: Context, args) -> None:
@@ -351,6 +368,8 @@ def build_parser() -> Parser:
 
     sub.add_parser("cron", help="one run of the sender").set_defaults(func=cmd_cron)
     sub.add_parser("status", help="mode, block, locks, services, jobs").set_defaults(func=cmd_status)
+    sub.add_parser("bounce", help="read one returned message on standard input").set_defaults(
+        func=cmd_bounce)
 
     p = sub.add_parser("mode", help="debug (off) or working")
     p.add_argument("mode", choices=["debug", "working"])

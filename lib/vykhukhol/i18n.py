@@ -308,6 +308,8 @@ RU: dict[str, str] = {
         "адрес возврата в конверте (пусто — from_email службы)",
     "mailbox the bounces are read from (imaps:// or pop3s://)":
         "ящик, из которого читаются возвраты (imaps:// или pop3s://)",
+    "CA certificates that the bounce mailbox's TLS certificate is checked against (empty: the system's)":
+        "сертификаты удостоверяющих центров для проверки TLS-сертификата ящика возвратов (пусто — системные)",
     "domain that signs the letters (DKIM; empty: unsigned)":
         "домен, которым подписываются письма (DKIM; пусто — без подписи)",
     "DKIM selector (the DNS name <selector>._domainkey.<domain>)":

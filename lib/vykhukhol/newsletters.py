@@ -8,7 +8,10 @@
 
 A job exists once its ``.job`` file does (it is written last and deleted
 first). Ledger states only move forward (``pending`` → sent / failed /
-skipped / in doubt). Counts are always taken from the ledger itself.
+skipped / in doubt; sent / in doubt → failed when a bounce comes back).
+Counts are always taken from the ledger itself. ``finished.txt`` remembers
+the last jobs deleted and their services, so a bounce that comes back after
+its job finished still finds its recipient (:mod:`vykhukhol.bounces`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from vykhukhol.timeutil import format_time, now, parse_time
 LOCK_STEM = "news"
 HTML_MARK = "=== html ==="
 LIST_HEADER = "#email\tname\tstate\ttime\tlease"
+FINISHED_KEEP = 500  # deleted jobs remembered for late bounces
 
 
 @dataclass
@@ -168,7 +172,7 @@ def rewrite_rows(path: Path, change: Callable[[Row], Row],
                 continue
             row = _parse_row(index, line)
             after = change(row)
-            if row.state.final and after.state != row.state:
+            if not row.state.may_become(after.state):
                 after = row
             yield after.to_line() + "\n"
 
@@ -251,9 +255,32 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
 
 
 def delete(data: DataDir, name: str) -> None:
-    """Remove a job's three files, the .job first so no run picks it up meanwhile."""
+    """Remove a job's three files, the .job first so no run picks it up meanwhile;
+    its name and services stay in finished.txt for bounces that come back later."""
+    try:
+        _remember(data, read_job(data, name))
+    except (BadInput, NotFound):
+        pass
     for path in paths(data, name):
         files.remove(path)
+
+
+def _remember(data: DataDir, job: Job) -> None:
+    path = data.newsletters / "finished.txt"
+    with files.record_lock(path):
+        lines = [line + "\n" for line in files.read_lines(path) if line][-(FINISHED_KEEP - 1):]
+        lines.append(f"{job.name}\t{','.join(job.services)}\t{format_time(now())}\n")
+        files.atomic_write(path, lines)
+
+
+def finished_jobs(data: DataDir) -> list[tuple[str, list[str]]]:
+    """(name, services) of the jobs deleted lately, oldest first."""
+    result = []
+    for line in files.read_lines(data.newsletters / "finished.txt"):
+        parts = line.split("\t")
+        if len(parts) >= 2 and parts[0]:
+            result.append((parts[0], [s for s in parts[1].split(",") if s]))
+    return result
 
 
 def cancel(data: DataDir, name: str) -> None:
