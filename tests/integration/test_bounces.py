@@ -312,3 +312,55 @@ def test_status_warns_while_letters_leave_and_nothing_reads_their_bounces(site, 
     site.set(mail__bounce_mailbox="")
     pipe(site, b"Subject: hello\n\nnot a bounce\n")
     assert "no bounce source" not in site.ok("status")
+
+
+# --- the admin --------------------------------------------------------------------
+
+def admin_get(site, path: str, language: str = "en") -> tuple[int, str]:
+    from servetools import call, environ, log_in
+    from vykhukhol.web.admin import app
+
+    site.set(language=language)
+    wsgi = app(site.data, site.cgi_dir)
+    cookie, _ = log_in(wsgi)
+    status, _, page, _ = call(wsgi, environ("GET", path, "", b"", "", "missing", script="/admin",
+                                            HTTP_COOKIE=cookie))
+    return status, page
+
+
+def test_the_bounces_page_lists_results_in_the_time_zone_and_shows_kept_messages_escaped(site):
+    pipe_site(site)
+    site.subscriber("course", DEAD)
+    site.set(timezone="Asia/Vladivostok")
+    sender = tagged_sender(site, None, "s", "course", DEAD)
+    pipe(site, bounce("flufl-postfix_01.txt", DEAD, sender))
+    pipe(site, f"To: {sender}\nSubject: <script>alert(1)</script>\n\n<b>hi</b>\n".encode())
+    logged = bounce_log(site)[0][0]  # UTC
+    status, page = admin_get(site, "/bounces")
+    assert status == 200
+    assert DEAD in page and "permanent failure" in page and "service course" in page
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+    local = datetime.strptime(logged, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=ZoneInfo("UTC")) \
+        .astimezone(ZoneInfo("Asia/Vladivostok")).strftime("%Y-%m-%d %H:%M")
+    assert local in page
+    kept = list((site.data.root / "bounces" / "kept").glob("*.eml"))[0].name
+    assert kept in page
+    status, message = admin_get(site, f"/bounces/kept/{kept}")
+    assert status == 200 and "<script>alert" not in message and "&lt;script&gt;" in message
+    status, page = admin_get(site, "/bounces", "ru")
+    assert "Возвраты" in page and "постоянный отказ" in page and "служба course" in page
+    status, _ = admin_get(site, "/bounces/kept/20260101-000000-0123456789abcdef.eml")
+    assert status == 404
+
+
+def test_the_status_page_warns_when_nothing_reads_the_bounces_and_never_shows_the_mailbox_password(
+        site, smtp_server):
+    site.use_smtp(smtp_server.port)
+    status, page = admin_get(site, "/")
+    assert "Nothing reads the bounces" in page
+    site.set(mail__bounce_mailbox="imaps://u:Very-Secret-9@127.0.0.1/INBOX")
+    status, page = admin_get(site, "/")
+    assert "Nothing reads the bounces" not in page
+    status, page = admin_get(site, "/settings")
+    assert status == 200 and "Very-Secret-9" not in page
