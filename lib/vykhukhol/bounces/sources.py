@@ -80,9 +80,10 @@ class Summary:
     repeated: int = 0
     left: bool = False       # messages were left for the next run (time or cap)
     problem: str = ""        # why reading stopped early, if it did
+    seconds: float = 0.0     # the reading took
 
     def text(self) -> str:
-        out = f"bounces: {self.read} read"
+        out = f"bounces: {self.read} read in {self.seconds:.1f}s"
         if self.repeated:
             out += f" ({self.repeated} read before, now removed)"
         if self.left:
@@ -120,6 +121,7 @@ def read_mailbox(data: DataDir, settings: Settings, seconds: float,
         summary.problem = f"{box.shown()}: {type(exc).__name__}: {str(exc)[:200]}"
     if summary.problem:
         record.problem(data, box.source, summary.problem)
+    summary.seconds = clock() - budget.end + seconds
     return summary
 
 
