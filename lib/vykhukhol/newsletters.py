@@ -160,8 +160,9 @@ def _parse_row(index: int, line: str) -> Row:
 
 
 def rewrite_rows(path: Path, change: Callable[[Row], Row],
-                 only: Collection[int] | None = None) -> None:
-    """Stream-rewrite a ledger under its record lock; states never move back.
+                 only: Collection[int] | None = None, bounced: bool = False) -> None:
+    """Stream-rewrite a ledger under its record lock; states never move back
+    (``bounced``: the bounce reader's one exception, sent or in doubt → failed).
     With ``only``, the rows of other indexes are copied through unparsed (a
     run that sent 50 letters of a million-row job changes 50 lines)."""
     def lines() -> Iterator[str]:
@@ -172,7 +173,7 @@ def rewrite_rows(path: Path, change: Callable[[Row], Row],
                 continue
             row = _parse_row(index, line)
             after = change(row)
-            if not row.state.may_become(after.state):
+            if not row.state.may_become(after.state, bounced):
                 after = row
             yield after.to_line() + "\n"
 

@@ -36,11 +36,12 @@ class LedgerState(_Labelled):
     def final(self) -> bool:
         return self is not LedgerState.PENDING
 
-    def may_become(self, other: LedgerState) -> bool:
-        """Forward only: pending to any state; sent or in doubt to failed (a
-        bounce read later is surer news than the server's acceptance)."""
+    def may_become(self, other: LedgerState, bounced: bool = False) -> bool:
+        """Forward only: pending to any state; and, for a bounce read later
+        (surer news than the server's acceptance), sent or in doubt to failed."""
         return self is other or self is LedgerState.PENDING or (
-            other is LedgerState.FAILED and self in (LedgerState.SENT, LedgerState.IN_DOUBT))
+            bounced and other is LedgerState.FAILED
+            and self in (LedgerState.SENT, LedgerState.IN_DOUBT))
 
 
 class Outcome(_Labelled):

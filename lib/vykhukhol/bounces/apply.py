@@ -282,12 +282,12 @@ def _fail_rows(data: DataDir, job: str, keys: set[str]) -> None:
     moment = format_time(now())
 
     def mark(row: newsletters.Row) -> newsletters.Row:
-        if email_key(row.email) in keys and row.state.may_become(LedgerState.FAILED):
+        if email_key(row.email) in keys and row.state.may_become(LedgerState.FAILED, bounced=True):
             return newsletters.Row(row.index, row.email, row.name, LedgerState.FAILED,
                                    moment, "bounce")
         return row
 
-    newsletters.rewrite_rows(list_path, mark)
+    newsletters.rewrite_rows(list_path, mark, bounced=True)
 
 
 def _count_failures(data: DataDir, settings: Settings, batch: str, service_name: str,
