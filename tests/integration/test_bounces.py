@@ -145,6 +145,31 @@ def test_a_newsletter_bounce_that_comes_after_its_job_finished_still_counts(site
     assert site.subscribers("news")[DEAD].failures == 1
 
 
+POSTFIX = {"postfix-unknown-local-user.eml": ("nosuchuser@vykhukhol.test",
+                                              "news+s1qfsreoaf34d675vzkoshne7k@vykhukhol.test"),
+           "postfix-remote-550.eml": ("gone@example.org",
+                                      "news+s1pvwmaju5vppwanhr32osocox@vykhukhol.test")}
+
+
+def postfix_bounce(name: str, failed: str, sender: str) -> bytes:
+    """A DSN Postfix made (tests/data/bounces/README.md), retargeted: its own
+    Delivered-To and X-Original-To now name our letter's tagged sender."""
+    old_failed, old_sender = POSTFIX[name]
+    return (DATA / name).read_bytes().replace(old_sender.encode(), sender.encode()) \
+        .replace(old_failed.encode(), failed.encode())
+
+
+def test_genuine_postfix_dsns_count_over_imaps(site, smtp_server, dovecot):
+    course_site(site, smtp_server, dovecot)
+    site.cli("cron")
+    sender = tagged_sender(site, letter_to(smtp_server, DEAD), "s", "course", DEAD)
+    for name in POSTFIX:
+        dovecot.deliver(postfix_bounce(name, DEAD, sender))
+    site.cli("cron")
+    assert site.subscribers("course")[DEAD].failures == 2
+    assert [line[6][-7:] for line in bounce_log(site)] == ["(5.1.1)", "(5.1.1)"]
+
+
 def test_temporary_failures_and_auto_replies_are_noted_and_change_nothing(site, smtp_server, dovecot):
     course_site(site, smtp_server, dovecot)
     site.cli("cron")
