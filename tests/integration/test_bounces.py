@@ -389,3 +389,11 @@ def test_the_status_page_warns_when_nothing_reads_the_bounces_and_never_shows_th
     assert "Nothing reads the bounces" not in page
     status, page = admin_get(site, "/settings")
     assert status == 200 and "Very-Secret-9" not in page
+
+
+def test_a_ca_file_that_is_not_there_is_refused_when_set(site, tmp_path):
+    code, _, err = site.call("settings", "set", "mail.bounce_cafile", str(tmp_path / "nope.pem"))
+    assert code == 1 and "absolute path of a file" in err
+    code, _, err = site.call("settings", "set", "mail.bounce_cafile", "relative.pem")
+    assert code == 1
+    assert site.settings()["mail.bounce_cafile"] == ""
