@@ -397,3 +397,29 @@ def test_a_ca_file_that_is_not_there_is_refused_when_set(site, tmp_path):
     code, _, err = site.call("settings", "set", "mail.bounce_cafile", "relative.pem")
     assert code == 1
     assert site.settings()["mail.bounce_cafile"] == ""
+
+
+def test_the_cron_url_and_the_serve_ticker_read_the_mailbox_too(site, smtp_server, dovecot):
+    from servetools import call, environ
+    from vykhukhol.web import cron
+    from vykhukhol.web.serve import Ticker
+
+    course_site(site, smtp_server, dovecot)
+    site.cli("cron")
+    sender = tagged_sender(site, letter_to(smtp_server, DEAD), "s", "course", DEAD)
+    dovecot.deliver(bounce("flufl-postfix_01.txt", DEAD, sender))
+    status, _, report, _ = call(cron.app(site.data), environ("GET", "/", "", b"", "", "missing"))
+    assert status == 200 and "bounces: 1 read" in report
+    assert site.subscribers("course")[DEAD].failures == 1
+
+    dovecot.deliver(bounce("flufl-dsn_01.txt", DEAD, sender))
+    ticker = Ticker(site.data, interval=0.2)  # what `vykhukhol serve` runs every minute
+    ticker.start()
+    try:
+        deadline = time.monotonic() + 20
+        while site.subscribers("course")[DEAD].failures < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        ticker.stopping.set()
+        ticker.join(30)
+    assert site.subscribers("course")[DEAD].failures == 2
