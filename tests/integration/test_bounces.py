@@ -123,12 +123,14 @@ def test_a_permanent_bounce_over_pop3s_fails_the_newsletter_row_and_counts_in_it
     site.cli("cron")  # one newsletter letter: the first row, DEAD
     sender = tagged_sender(site, letter_to(smtp_server, DEAD), "n", job, DEAD)
 
+    dovecot.deliver(f"Subject: hello\nTo: {sender}\n\n{'x' * 5000}\n".encode())  # a long line
     dovecot.deliver(bounce("flufl-exim_01.txt", DEAD, sender))
     site.cli("cron")
     rows = {row.email: row.state.value for row in newsletters.read_rows(site.data.job(job, "list"))}
     assert rows[DEAD] == "failed"
     assert site.subscribers("news")[DEAD].failures == 1
     assert dovecot.messages() == []  # deleted by POP3 after it was applied
+    assert [line[2] for line in bounce_log(site)] == ["kept", "permanent"]
     assert bounce_log(site)[-1][2:6] == ["permanent", f"newsletter {job}", DEAD, "pop3"]
 
 

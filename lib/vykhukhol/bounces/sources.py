@@ -254,6 +254,9 @@ def _read_pop3(data: DataDir, settings: Settings, box: Mailbox, budget: _Budget,
                summary: Summary) -> None:
     import poplib
 
+    # poplib refuses a line over 2,048 bytes (an HTML part often has one), which
+    # would leave that message first in the box, unread, for every run to come.
+    poplib._MAXLINE = max(poplib._MAXLINE, MAX_MESSAGE_BYTES)
     if box.tls:
         pop = poplib.POP3_SSL(box.host, box.port, context=_tls_context(settings),
                               timeout=budget.timeout())
