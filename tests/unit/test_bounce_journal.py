@@ -114,3 +114,21 @@ def test_a_changed_count_meanwhile_is_not_counted_again(course, monkeypatch):
     subs.update_one(path, DEAD, lambda s: s.replace(failures=s.failures + 1))  # 2 → 3
     apply.process(course.data, course.settings(), [raw], record.PIPE)
     assert course.subscribers("course")[DEAD].failures == 3  # not 4, and not deleted
+
+
+def test_one_message_that_trips_the_reader_does_not_block_the_others(course, monkeypatch):
+    odd, good = b"Delivered-To: odd\n\nodd\n", report(course, DEAD)
+    original = apply.Finder.who
+
+    def who(self, tag, hints):
+        if "odd" in hints:
+            raise RuntimeError("a bug")
+        return original(self, tag, hints)
+    monkeypatch.setattr(apply.Finder, "who", who)
+    monkeypatch.setattr(apply.kinds, "classify", lambda raw, sep, real=apply.kinds.classify: (
+        real(raw, sep) if raw != odd else apply.kinds.Verdict(
+            "kept", "x", tags=real(good, sep).tags, sender="odd")))
+    results = apply.process(course.data, course.settings(), [odd, good], record.PIPE)
+    assert [r.kind for r in results] == ["refused", "permanent"]
+    assert course.subscribers("course")[DEAD].failures == 2
+    assert apply.process(course.data, course.settings(), [odd], record.PIPE)[0].repeated

@@ -174,7 +174,16 @@ def process(data: DataDir, settings: Settings, raws: list[bytes], source: str) -
         plan = Plan(time=format_time(now()))
         results = []
         for raw in raws:
-            result = _judge(data, settings, finder, raw, source, plan, seen)
+            try:
+                result = _judge(data, settings, finder, raw, source, plan, seen)
+            except VykhukholError:
+                raise  # the disk: nothing of the batch may be removed
+            except Exception as exc:  # noqa: BLE001 - one odd message must not block the box
+                mid = message_id(raw)
+                result = _noted(plan, Result(mid, kinds.REFUSED, reason=(
+                    f"could not be handled ({type(exc).__name__}); nothing was done")), source)
+                if mid not in plan.ids:
+                    plan.ids.append(mid)
             results.append(result)
             if not result.repeated:
                 seen.add(result.id)
