@@ -55,9 +55,10 @@ def bounce(corpus: str, failed: str, sender: str) -> bytes:
     return f"Delivered-To: {sender}\n".encode() + raw
 
 
-def letter_to(server, address: str):
-    found = [r for r in server.handler.received if address in r.rcpt_tos]
-    assert found, f"no letter reached {address}"
+def letter_to(server, address: str, subject: str = "Lesson 1"):
+    found = [r for r in server.handler.received
+             if address in r.rcpt_tos and r.message["Subject"] == subject]
+    assert found, f"no letter {subject!r} reached {address}"
     return found[-1]
 
 
@@ -121,7 +122,7 @@ def test_a_permanent_bounce_over_pop3s_fails_the_newsletter_row_and_counts_in_it
     job = newsletters.create(site.data, ["news"], "Big news", "Hello.")
     site.set(serial_per_run=1)
     site.cli("cron")  # one newsletter letter: the first row, DEAD
-    sender = tagged_sender(site, letter_to(smtp_server, DEAD), "n", job, DEAD)
+    sender = tagged_sender(site, letter_to(smtp_server, DEAD, "Big news"), "n", job, DEAD)
 
     dovecot.deliver(f"Subject: hello\nTo: {sender}\n\n{'x' * 5000}\n".encode())  # a long line
     dovecot.deliver(bounce("flufl-exim_01.txt", DEAD, sender))
@@ -141,7 +142,7 @@ def test_a_newsletter_bounce_that_comes_after_its_job_finished_still_counts(site
     job = newsletters.create(site.data, ["news"], "Big news", "Hello.")
     site.cli("cron")
     assert not site.data.job(job, "job").exists()  # finished and deleted
-    sender = tagged_sender(site, letter_to(smtp_server, DEAD), "n", job, DEAD)
+    sender = tagged_sender(site, letter_to(smtp_server, DEAD, "Big news"), "n", job, DEAD)
     dovecot.deliver(bounce("flufl-yahoo_01.txt", DEAD, sender))
     site.cli("cron")
     assert site.subscribers("news")[DEAD].failures == 1
@@ -332,13 +333,13 @@ def test_two_readers_at_once_count_each_message_once(site):
 
 def test_status_warns_while_letters_leave_and_nothing_reads_their_bounces(site, smtp_server, dovecot):
     site.use_smtp(smtp_server.port)
-    assert "no bounce source" in site.ok("status")
+    assert "Nothing reads the bounces" in site.ok("status")
     site.set(mail__bounce_mailbox=dovecot.url("imaps"))
-    assert "no bounce source" not in site.ok("status")
+    assert "Nothing reads the bounces" not in site.ok("status")
     assert dovecot.url("imaps") not in site.ok("settings", "get", "mail.bounce_mailbox")
     site.set(mail__bounce_mailbox="")
     pipe(site, b"Subject: hello\n\nnot a bounce\n")
-    assert "no bounce source" not in site.ok("status")
+    assert "Nothing reads the bounces" not in site.ok("status")
 
 
 # --- the admin --------------------------------------------------------------------
