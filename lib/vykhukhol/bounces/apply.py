@@ -203,11 +203,10 @@ def _judge(data: DataDir, settings: Settings, finder: Finder, raw: bytes, source
     plan.ids.append(mid)
     if verdict.kind == kinds.REFUSED:
         return _noted(plan, result, source)
-    found = None
-    for _, tag in verdict.tags:
-        found = finder.who(tag, sorted(verdict.named) + [verdict.sender])
+    found, kind = None, ""
+    for _, tag in verdict.tags:  # best first: the envelope's, then the returned letter's
+        found, kind = finder.who(tag, sorted(verdict.named) + [verdict.sender]), tag.kind
         if found is not None:
-            kind = tag.kind
             break
     if found is None:
         if verdict.tags:
