@@ -235,6 +235,20 @@ def cmd_status(ctx: Context, args) -> None:
         print(f"log {entry.time} {entry.lease} {entry.level}: {entry.message}")
 
 
+def cmd_bounce(ctx: Context, args) -> None:
+    """One returned message on standard input, for a mail server's "pipe to a
+    program": exit code 0 whatever it is (a failure is a line in bounces.log),
+    so the mail server never bounces the bounce."""
+    from vykhukhol.bounces import record, sources
+
+    try:
+        print(sources.read_stdin(ctx.data, ctx.settings(), sys.stdin.buffer))
+    except Exception as exc:  # noqa: BLE001 - exit 0 is the contract with the mail server
+        reason = exc.message if isinstance(exc, VykhukholError) else f"{type(exc).__name__}: {exc}"
+        record.problem(ctx.data, record.PIPE, f"not processed: {reason}")
+        print(f"not processed: {reason}")
+
+
 def cmd_mode(ctx: Context, args) -> None:
     ctx.settings()
     cleared = runtime.set_mode(ctx.data, ctx.data.settings, args.mode)
@@ -496,6 +510,8 @@ def build_parser() -> Parser:
     p = sub.add_parser("status", help="mode, block, warnings, locks, services, jobs")
     p.add_argument("--cgi-dir", help="folder of the CGI scripts (default: cgi/ of the checkout)")
     p.set_defaults(func=cmd_status)
+    sub.add_parser("bounce", help="read one returned message on standard input").set_defaults(
+        func=cmd_bounce)
 
     p = sub.add_parser("mode", help="debug (off) or working")
     p.add_argument("mode", choices=["debug", "working"],

@@ -60,6 +60,10 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
                            service=name, domain=domain, signer=signer))
     if not settings["admin_email"]:
         found.append(_("admin_email is empty: alerts and reports are only logged."))
+    from vykhukhol.bounces import record as bounce_record
+
+    if bounce_record.no_source(data, settings):
+        found.append(_("Nothing reads the bounces: set mail.bounce_mailbox, or have the mail server pipe the bounce address to `vykhukhol bounce` (README, Deliverability). Until then dead addresses keep getting letters."))
     if settings.secret_problem:
         found.append(_(NO_SECRET))
     for problem in settings.problems:

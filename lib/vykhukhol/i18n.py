@@ -291,6 +291,34 @@ RU: dict[str, str] = {
         "{email} будет удалён из службы {service} вместе с прогрессом; его ожидающие письма рассылок будут пропущены. Отменить это нельзя.",
     "{day}: {joined} subscriptions, {sent} letters sent": "{day}: подписок — {joined}, писем отправлено — {sent}",
     "No such letter.": "Такого письма нет.",
+    "Bounces": "Возвраты",
+    "No such message.": "Такого сообщения нет.",
+    "permanent failure": "постоянный отказ",
+    "temporary failure": "временный отказ",
+    "spam complaint: unsubscribed": "жалоба на спам: подписка снята",
+    "unsubscribed by mail": "отписался письмом",
+    "automatic reply": "автоответ",
+    "kept for the admin": "сохранено для администратора",
+    "not read (too big or broken)": "не прочитано (слишком большое или испорченное)",
+    "a tag that matches nobody": "метка не подходит ни к кому",
+    "subscriber deleted": "подписчик удалён",
+    "mailbox problem": "сбой почтового ящика",
+    "service {name}": "служба {name}",
+    "newsletter {name}": "рассылка {name}",
+    "What came back to the bounce address, newest first: read from mail.bounce_mailbox at the start of each run, or piped into `vykhukhol bounce`.":
+        "Что пришло на адрес возвратов, сначала новые: читается из mail.bounce_mailbox в начале каждого запуска или передаётся в `vykhukhol bounce`.",
+    "No bounce mailbox is set.": "Ящик возвратов не задан.",
+    "When": "Когда",
+    "Service or newsletter": "Служба или рассылка",
+    "Kind": "Что это",
+    "Reason": "Причина",
+    "Nothing has come back yet.": "Пока ничего не вернулось.",
+    "Kept for the admin": "Сохранено для администратора",
+    "Messages to a bounce address that are no bounce report: nothing was done with them. Read them here; the newest 200 are kept.":
+        "Письма на адрес возвратов, которые не являются отчётом о недоставке: с ними ничего не делалось. Их можно прочитать здесь; хранятся 200 последних.",
+    "None.": "Нет.",
+    "Nothing reads the bounces: set mail.bounce_mailbox, or have the mail server pipe the bounce address to `vykhukhol bounce` (README, Deliverability). Until then dead addresses keep getting letters.":
+        "Возвраты никто не читает: задайте mail.bounce_mailbox или настройте почтовый сервер передавать письма на адрес возвратов программе `vykhukhol bounce` (README, раздел «Deliverability»). Пока этого нет, несуществующие адреса продолжают получать письма.",
     "working (letters may be sent) or debug (nothing is sent)":
         "working (письма отправляются) или debug (ничего не отправляется)",
     "where alerts and reports go (empty: log only)": "куда идут предупреждения и отчёты (пусто — только журнал)",
@@ -329,6 +357,8 @@ RU: dict[str, str] = {
         "адрес возврата в конверте (пусто — from_email службы)",
     "mailbox the bounces are read from (imaps:// or pop3s://)":
         "ящик, из которого читаются возвраты (imaps:// или pop3s://)",
+    "CA certificates that the bounce mailbox's TLS certificate is checked against (empty: the system's)":
+        "сертификаты удостоверяющих центров для проверки TLS-сертификата ящика возвратов (пусто — системные)",
     "domain that signs the letters (DKIM; empty: unsigned)":
         "домен, которым подписываются письма (DKIM; пусто — без подписи)",
     "DKIM selector (the DNS name <selector>._domainkey.<domain>)":
@@ -363,6 +393,7 @@ RU: dict[str, str] = {
     "DKIM selector": "Селектор DKIM",
     "DKIM key file": "Файл ключа DKIM",
     "Link-signing secret": "Секрет для подписи ссылок",
+    "Bounce mailbox CA file": "Сертификаты УЦ для ящика возвратов",
 }
 
 
@@ -405,6 +436,7 @@ SETTING_LABELS: dict[str, str] = {
     "mail.dkim_domain": "DKIM domain",
     "mail.dkim_selector": "DKIM selector",
     "mail.dkim_key_file": "DKIM key file",
+    "mail.bounce_cafile": "Bounce mailbox CA file",
     "security.secret": "Link-signing secret",
     "security.admin_password": "Admin password",
 }

@@ -8,7 +8,10 @@
 
 A job exists once its ``.job`` file does (it is written last and deleted
 first). Ledger states only move forward (``pending`` → sent / failed /
-skipped / in doubt). Counts are always taken from the ledger itself.
+skipped / in doubt; sent / in doubt → failed when a bounce comes back).
+Counts are always taken from the ledger itself. ``finished.txt`` remembers
+the last jobs deleted and their services, so a bounce that comes back after
+its job finished still finds its recipient (:mod:`vykhukhol.bounces`).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ LOCK_STEM = "news"
 PAST_GRACE = 60  # seconds: a start time this far back still means "now" (a form filled slowly)
 HTML_MARK = "=== html ==="
 LIST_HEADER = "#email\tname\tstate\ttime\tlease"
+FINISHED_KEEP = 500  # deleted jobs remembered for late bounces
 
 
 @dataclass
@@ -160,8 +164,9 @@ def _parse_row(index: int, line: str) -> Row:
 
 
 def rewrite_rows(path: Path, change: Callable[[Row], Row],
-                 only: Collection[int] | None = None) -> None:
-    """Stream-rewrite a ledger under its record lock; states never move back.
+                 only: Collection[int] | None = None, bounced: bool = False) -> None:
+    """Stream-rewrite a ledger under its record lock; states never move back
+    (``bounced``: the bounce reader's one exception, sent or in doubt → failed).
     With ``only``, the rows of other indexes are copied through unparsed (a
     run that sent 50 letters of a million-row job changes 50 lines)."""
     def lines() -> Iterator[str]:
@@ -172,7 +177,7 @@ def rewrite_rows(path: Path, change: Callable[[Row], Row],
                 continue
             row = _parse_row(index, line)
             after = change(row)
-            if row.state.final and after.state != row.state:
+            if not row.state.may_become(after.state, bounced):
                 after = row
             yield after.to_line() + "\n"
 
@@ -264,7 +269,12 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
 
 def delete(data: DataDir, name: str) -> None:
     """Remove a job's three files, the .job first so no run picks it up meanwhile,
-    then its lock files (one held at this moment is left to :func:`sweep_locks`)."""
+    then its lock files (one held at this moment is left to :func:`sweep_locks`);
+    its name and services stay in finished.txt for bounces that come back later."""
+    try:
+        _remember(data, read_job(data, name))
+    except (BadInput, NotFound):
+        pass
     for path in paths(data, name):
         files.remove(path)
     for path in _locked(data, name):
@@ -311,6 +321,24 @@ def sweep_locks(data: DataDir) -> int:
             rename_lock.free.exists() or rename_lock.busy.exists()):
         gone += files.drop_lock(rename_lock.free)
     return gone
+
+
+def _remember(data: DataDir, job: Job) -> None:
+    path = data.newsletters / "finished.txt"
+    with files.record_lock(path):
+        lines = [line + "\n" for line in files.read_lines(path) if line][-(FINISHED_KEEP - 1):]
+        lines.append(f"{job.name}\t{','.join(job.services)}\t{format_time(now())}\n")
+        files.atomic_write(path, lines)
+
+
+def finished_jobs(data: DataDir) -> list[tuple[str, list[str]]]:
+    """(name, services) of the jobs deleted lately, oldest first."""
+    result = []
+    for line in files.read_lines(data.newsletters / "finished.txt"):
+        parts = line.split("\t")
+        if len(parts) >= 2 and parts[0]:
+            result.append((parts[0], [s for s in parts[1].split(",") if s]))
+    return result
 
 
 def cancel(data: DataDir, name: str) -> None:

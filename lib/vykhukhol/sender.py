@@ -4,6 +4,7 @@ Hold this module beside seed 000 ("Порядок работы Почтовой 
 ``run()`` calls one function per numbered step, in the original's order —
 
 1. :func:`check_mode`       — debug mode or a self-block: nothing is sent;
+   :func:`read_bounces`     — the bounce mailbox (SPEC 12), in a slice of the time;
 2. :func:`send_newsletters` — "letters to all users", exactly ``news_per_run``;
 3. :func:`choose_service`   — the enabled service served longest ago;
 4. :func:`send_series`      — its due letters, then same-DB services while
@@ -76,7 +77,8 @@ def run(data: DataDir, settings: Settings, clock: Callable[[], float] = time.mon
     current.log.write(f"run started (time_limit {format_duration(current.time_limit)}, "
                       f"news_per_run {current.news_left}, serial_per_run {current.serial_left})")
     try:
-        if check_mode(current) and send_newsletters(current) is not LOST:  # steps 1, 2
+        if check_mode(current) and read_bounces(current) \
+                and send_newsletters(current) is not LOST:                  # steps 1, 2
             service = choose_service(current)                               # step 3
             if service is not None:
                 with hold_db(current, service) as held:                     # step 6 on exit
@@ -132,6 +134,21 @@ def check_mode(run: Run) -> bool:
                   age=state.block_age(run.data))
         run.stop(Outcome.BLOCKED)
         return False
+    return True
+
+
+# --- before step 2: what came back (SPEC 12) ----------------------------------------
+
+def read_bounces(run: Run) -> bool:
+    """The bounce mailbox, read and applied in the first quarter of time_limit.
+    Always True: a mailbox that is down costs a log line, never the sending."""
+    if not run.settings["mail.bounce_mailbox"]:
+        return True
+    from vykhukhol.bounces import sources  # imaplib or poplib, flufl.bounce: only here
+    budget = run.time_limit * sources.SHARE - run.elapsed()
+    summary = sources.read_mailbox(run.data, run.settings, budget, run.clock)
+    if summary.read or summary.repeated or summary.problem:
+        (run.log.error if summary.problem else run.log.write)(summary.text())
     return True
 
 

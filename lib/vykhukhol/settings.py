@@ -146,6 +146,17 @@ def _mailbox_url(value: str) -> str:
     return value
 
 
+def _cafile(value: str) -> str:
+    """Empty, or a file of PEM certificates that exists (checked when set, and when read)."""
+    if not value:
+        return ""
+    from pathlib import Path
+
+    if len(value) > 500 or not Path(value).is_absolute() or not Path(value).is_file():
+        raise BadInput("must be the absolute path of a file of CA certificates (PEM)")
+    return value
+
+
 def _domain(value: str) -> str:
     if not value:
         return ""
@@ -223,6 +234,7 @@ KEYS: dict[str, Key] = {
         Key("mail", "verp_separator", "+", _choice("+", "-", "=", ""), "separator of the tagged bounce address (empty: no tag)"),
         Key("mail", "bounce_address", "", _optional_mailbox, "envelope sender for bounces (empty: the service's from_email)"),
         Key("mail", "bounce_mailbox", "", _mailbox_url, "mailbox the bounces are read from (imaps:// or pop3s://)", secret=True),
+        Key("mail", "bounce_cafile", "", _cafile, "CA certificates that the bounce mailbox's TLS certificate is checked against (empty: the system's)", web=False),
         Key("mail", "dkim_domain", "", _domain, "domain that signs the letters (DKIM; empty: unsigned)"),
         Key("mail", "dkim_selector", "vykhukhol", _selector, "DKIM selector (the DNS name <selector>._domainkey.<domain>)"),
         Key("mail", "dkim_key_file", "", _text(500), "DKIM private key (empty: data/dkim/<domain>.<selector>.key)", web=False),

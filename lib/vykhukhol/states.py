@@ -1,7 +1,8 @@
 """States defined once, each with its label in both languages.
 
 Pages and reports call ``label(lang)``; nobody spells a state by hand.
-Ledger states only move forward: ``pending`` to one of the final ones.
+Ledger states only move forward: ``pending`` to one of the final ones, and
+``sent`` or ``in doubt`` to ``failed`` when a bounce comes back.
 """
 
 from __future__ import annotations
@@ -34,6 +35,13 @@ class LedgerState(_Labelled):
     @property
     def final(self) -> bool:
         return self is not LedgerState.PENDING
+
+    def may_become(self, other: LedgerState, bounced: bool = False) -> bool:
+        """Forward only: pending to any state; and, for a bounce read later
+        (surer news than the server's acceptance), sent or in doubt to failed."""
+        return self is other or self is LedgerState.PENDING or (
+            bounced and other is LedgerState.FAILED
+            and self in (LedgerState.SENT, LedgerState.IN_DOUBT))
 
 
 class Outcome(_Labelled):

@@ -1,0 +1,403 @@
+"""Acting on returned messages, once each, whatever kills the process (SPEC 12).
+
+:func:`process` takes a batch of raw messages (from a mailbox or the pipe),
+classifies each (:mod:`.classify`), finds whom its signed tag means
+(:class:`Finder`), and applies the result:
+
+- permanent failure: like an SMTP 5xx — a series subscriber's ``failures``
+  + 1 (three in a row delete it, by the sender's own clean-up rule); a
+  newsletter's ledger row ``failed``, and ``failures`` + 1 in the job's
+  services for that address (a dead address is dead for every list);
+- complaint, or ``unsubscribe`` by mail: unsubscribed at once from the
+  service (a newsletter's: from each of the job's services);
+- temporary failure, auto-reply: noted in bounces.log only;
+- anything else to a tagged address: kept for the admin, never acted on.
+
+Exactly once. ``data/bounces/processed.txt`` is the reader's journal, under
+its record lock for the whole batch:
+
+1. ``batch`` line (fsynced) — the batch's message ids, what it will do and
+   its log lines, *before* any file changes;
+2. the unsubscribes and ledger rows (doing them twice changes nothing);
+3. per service, a ``before`` line (fsynced, under the subscriber file's
+   record lock) with each address's ``failures`` as read, then the rewrite;
+4. the bounces.log lines, then a ``done`` line.
+
+A message whose id is in a batch line is never counted again; a batch with
+no ``done`` line (a kill) is finished by the next reader: step 2 again, and
+for step 3 an address whose ``failures`` still reads as its ``before`` value
+gets its count, one that reads otherwise already had it. The caller deletes
+or moves the messages only after :func:`process` returned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vykhukhol import files, newsletters, state
+from vykhukhol import services as svc
+from vykhukhol import subscribers as subs
+from vykhukhol.addresses import email_key
+from vykhukhol.bounces import classify as kinds
+from vykhukhol.bounces import record
+from vykhukhol.bounces import tag as tags
+from vykhukhol.datadir import DataDir
+from vykhukhol.errors import BadInput, NotFound, VykhukholError
+from vykhukhol.settings import Settings
+from vykhukhol.states import LedgerState
+from vykhukhol.timeutil import format_time, now, parse_time
+
+KEEP_DAYS = 30          # processed message ids remembered (a message left in a mailbox that long counts again)
+PRUNE_BYTES = 2_000_000  # processed.txt is pruned past this size
+BATCH, BEFORE, DONE = "batch", "before", "done"
+
+
+@dataclass
+class Result:
+    """One message's outcome, for the caller (which may now remove it)."""
+
+    id: str
+    kind: str
+    target: str = "-"
+    address: str = "-"
+    reason: str = ""
+    repeated: bool = False  # processed before (a kill after its result was on disk)
+
+
+@dataclass
+class Plan:
+    ids: list[str] = field(default_factory=list)
+    fail: list[tuple[str, str]] = field(default_factory=list)      # (service, email)
+    ledger: list[tuple[str, str]] = field(default_factory=list)    # (job, email)
+    unsub: list[tuple[str, str]] = field(default_factory=list)      # (service, email)
+    log: list[str] = field(default_factory=list)                   # bounces.log lines
+    time: str = ""
+
+    def to_json(self) -> str:
+        return json.dumps({"ids": self.ids, "fail": self.fail, "ledger": self.ledger,
+                           "unsub": self.unsub, "log": self.log, "time": self.time},
+                          ensure_ascii=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> Plan:
+        raw = json.loads(text)
+        return cls(list(raw["ids"]), [tuple(x) for x in raw["fail"]],
+                   [tuple(x) for x in raw["ledger"]], [tuple(x) for x in raw["unsub"]],
+                   list(raw["log"]), raw.get("time", ""))
+
+
+def message_id(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def journal_path(data: DataDir) -> Path:
+    return data.root / "bounces" / "processed.txt"
+
+
+# --- whom a tag means ----------------------------------------------------------
+
+class Finder:
+    """Recovers (service or job, address) from a tag. Each candidate's address
+    list is read once per batch: a service's subscriber file, a live job's
+    ledger, or a finished job's services' files."""
+
+    def __init__(self, data: DataDir, secret: bytes) -> None:
+        self.data = data
+        self.secret = secret
+        self.services = {s.name: s for s in svc.load_services(data)}
+        self.jobs = {job.name: job.services for job in newsletters.list_jobs(data)}
+        self.finished = {name: services for name, services in newsletters.finished_jobs(data)
+                         if name not in self.jobs}
+        self._tables: dict[tuple[str, str], dict[bytes, str]] = {}
+
+    def job_services(self, job: str) -> list[str]:
+        return [s for s in self.jobs.get(job) or self.finished.get(job) or [] if s in self.services]
+
+    def who(self, tag: tags.Tag, hints: Iterable[str]) -> tuple[str, str] | None:
+        """(service or job name, address) the tag was made for, or None (forged,
+        or for somebody no longer on any list)."""
+        if tag.kind == tags.SERVICE:
+            names = tag.names(sorted(self.services))
+        else:
+            names = tag.names(sorted(self.jobs) + sorted(self.finished))
+        hints = [h for h in hints if h]
+        for name in names:  # the address a report names: no file to read
+            for hint in hints:
+                if tag.is_for(self.secret, name, hint):
+                    return name, hint
+        for name in names:
+            address = self._table(tag.kind, name).get(tag.mac)
+            if address is not None and tag.is_for(self.secret, name, address):
+                return name, address
+        return None
+
+    def _table(self, kind: str, name: str) -> dict[bytes, str]:
+        key = (kind, name)
+        if key not in self._tables:
+            table: dict[bytes, str] = {}
+            for address in self._addresses(kind, name):
+                table[tags._mac(self.secret, kind, name, address)] = address
+            self._tables[key] = table
+        return self._tables[key]
+
+    def _addresses(self, kind: str, name: str) -> Iterable[str]:
+        if kind == tags.SERVICE:
+            paths = [self.services[name].subscribers_path]
+        elif name in self.jobs:
+            paths = [self.data.job(name, "list")]
+        else:
+            paths = [self.services[s].subscribers_path for s in self.job_services(name)]
+        for path in paths:
+            for line in files.read_lines(path):
+                if line and not line.startswith("#"):
+                    yield line.split("\t", 1)[0]
+
+
+# --- one batch -----------------------------------------------------------------
+
+def process(data: DataDir, settings: Settings, raws: list[bytes], source: str) -> list[Result]:
+    """Classify and apply a batch; returns one Result per message, in order.
+
+    Raises :class:`~vykhukhol.errors.StorageError` (or LockBusy) when the
+    results cannot be put on disk: then nothing may be removed from the mailbox."""
+    path = journal_path(data)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with files.record_lock(path):
+        seen = recover(data, settings)
+        finder = Finder(data, settings.secret)
+        plan = Plan(time=format_time(now()))
+        results = []
+        for raw in raws:
+            try:
+                result = _judge(data, settings, finder, raw, source, plan, seen)
+            except VykhukholError:
+                raise  # the disk: nothing of the batch may be removed
+            except Exception as exc:  # noqa: BLE001 - one odd message must not block the box
+                mid = message_id(raw)
+                result = _noted(plan, Result(mid, kinds.REFUSED, reason=(
+                    f"could not be handled ({type(exc).__name__}); nothing was done")), source)
+                if mid not in plan.ids:
+                    plan.ids.append(mid)
+            results.append(result)
+            if not result.repeated:
+                seen.add(result.id)
+        if plan.ids:
+            _run_plan(data, settings, secrets.token_hex(6), plan, fresh=True)
+    return results
+
+
+def _judge(data: DataDir, settings: Settings, finder: Finder, raw: bytes, source: str,
+           plan: Plan, seen: set[str]) -> Result:
+    """One message's verdict, recipient and effects, added to the plan."""
+    mid = message_id(raw)
+    if mid in seen:
+        return Result(mid, "repeated", reason="processed before", repeated=True)
+    verdict = kinds.classify(raw, settings["mail.verp_separator"])
+    result = Result(mid, verdict.kind, reason=verdict.reason)
+    plan.ids.append(mid)
+    if verdict.kind == kinds.REFUSED:
+        return _noted(plan, result, source)
+    found, kind = None, ""
+    for _, tag in verdict.tags:  # best first: the envelope's, then the returned letter's
+        found, kind = finder.who(tag, sorted(verdict.named) + [verdict.sender]), tag.kind
+        if found is not None:
+            break
+    if found is None:
+        if verdict.tags:
+            result.kind, result.reason = "unknown tag", (
+                f"a tag that matches nobody (forged, altered, or the address left the list); "
+                f"{verdict.kind}: {verdict.reason}")
+            return _noted(plan, result, source)
+        if verdict.kind in (kinds.AUTO_REPLY, kinds.TEMPORARY):
+            result.reason += "; no tag"
+            return _noted(plan, result, source)
+        result.kind, result.reason = kinds.KEPT, f"no tag of ours; {verdict.reason}"
+        record.keep(data, mid, raw)
+        return _noted(plan, result, source)
+    name, address = found
+    result.address = address
+    result.target = f"service {name}" if kind == tags.SERVICE else f"newsletter {name}"
+    services = [name] if kind == tags.SERVICE else finder.job_services(name)
+    if verdict.kind == kinds.PERMANENT:
+        if verdict.named and email_key(address) not in {email_key(a) for a in verdict.named}:
+            result.kind = kinds.KEPT
+            result.reason = (f"the report names {', '.join(sorted(verdict.named)[:3])}, not the "
+                             f"address the tag was made for: kept for the admin")
+            record.keep(data, mid, raw)
+            return _noted(plan, result, source)
+        plan.fail += [(s, address) for s in services]
+        if kind == tags.NEWSLETTER and name in finder.jobs:
+            plan.ledger.append((name, address))
+    elif verdict.kind in (kinds.COMPLAINT, kinds.UNSUBSCRIBE):
+        plan.unsub += [(s, address) for s in services]
+    elif verdict.kind == kinds.KEPT:
+        record.keep(data, mid, raw)
+    return _noted(plan, result, source)
+
+
+def _noted(plan: Plan, result: Result, source: str) -> Result:
+    plan.log.append(record.line(result.id, result.kind, result.target, result.address, source,
+                                result.reason).text())
+    return result
+
+
+def _run_plan(data: DataDir, settings: Settings, batch: str, plan: Plan, fresh: bool,
+              befores: dict[str, dict[str, int]] | None = None) -> None:
+    """Steps 1-4 of the module's docstring (step 1 only when ``fresh``)."""
+    path = journal_path(data)
+    if fresh:
+        files.append_line(path, "\t".join((BATCH, batch, plan.to_json())))
+    for service, address in plan.unsub:
+        _unsubscribe(data, service, address)
+    by_job: dict[str, set[str]] = defaultdict(set)
+    for job, address in plan.ledger:
+        by_job[job].add(email_key(address))
+    for job, keys in by_job.items():
+        _fail_rows(data, job, keys)
+    by_service: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for service, address in plan.fail:
+        by_service[service][email_key(address)] += 1
+    for service, counts in by_service.items():
+        _count_failures(data, settings, batch, service, dict(counts),
+                        (befores or {}).get(service))
+    lines = [record.Line(*text.split("\t")) for text in plan.log]
+    record.write(data, lines)
+    files.append_line(path, "\t".join((DONE, batch)))
+
+
+def _unsubscribe(data: DataDir, service: str, address: str) -> None:
+    from vykhukhol import membership
+
+    try:
+        membership.unsubscribe(data, service, address)
+    except NotFound:
+        pass  # the service went away meanwhile
+
+
+def _fail_rows(data: DataDir, job: str, keys: set[str]) -> None:
+    """A bounced newsletter letter's ledger row becomes ``failed`` (from pending,
+    sent or in doubt: the bounce is later, surer news than the server's 250)."""
+    try:
+        list_path = data.job(job, "list")
+    except BadInput:
+        return
+    moment = format_time(now())
+
+    def mark(row: newsletters.Row) -> newsletters.Row:
+        if email_key(row.email) in keys and row.state.may_become(LedgerState.FAILED, bounced=True):
+            return newsletters.Row(row.index, row.email, row.name, LedgerState.FAILED,
+                                   moment, "bounce")
+        return row
+
+    newsletters.rewrite_rows(list_path, mark, bounced=True)
+
+
+def _count_failures(data: DataDir, settings: Settings, batch: str, service_name: str,
+                    counts: dict[str, int], before: dict[str, int] | None) -> None:
+    """``failures`` + n for each address of one service, three in a row delete
+    (the sender's rule, :func:`~vykhukhol.series.clean_up`). With ``before``
+    (a killed batch's record), only addresses still at that value count."""
+    from vykhukhol.series import Rules, clean_up
+
+    try:
+        service = svc.find_service(data, service_name)
+        rules = Rules(tuple(svc.letter_delays(service)), settings["reminder_period"],
+                      settings["reminder_count"], service.delete_finished)
+    except (NotFound, BadInput):
+        return
+    path = service.subscribers_path
+    moment = now()
+    with files.record_lock(path):
+        current = {sub.key: sub.failures for sub in subs.among(path, counts.keys())}
+        if before is None:
+            if not current:
+                return
+            files.append_line(journal_path(data), "\t".join(
+                (BEFORE, batch, service_name, json.dumps(current, separators=(",", ":")))))
+            due = current
+        else:
+            due = {key: value for key, value in current.items() if before.get(key) == value}
+            if not due:
+                return
+
+        deleted: list[record.Line] = []
+
+        def change(sub: subs.Subscriber) -> subs.Subscriber | None:
+            if sub.key not in due:
+                return sub
+            kept, why = clean_up(sub.replace(failures=sub.failures + counts[sub.key]), rules, moment)
+            if kept is None:
+                deleted.append(record.line("-", "deleted", f"service {service_name}", sub.email,
+                                           "-", why))
+            return kept
+
+        subs.rewrite(path, change, parse=lambda _, line: email_key(line.split("\t", 1)[0]) in due)
+        state.lower_due(data, service_name, None, path)
+    if deleted:
+        record.write(data, deleted)
+
+
+# --- the journal -----------------------------------------------------------------
+
+def recover(data: DataDir, settings: Settings) -> set[str]:
+    """Finish a killed batch; returns the ids of every message processed (the
+    caller holds the journal's record lock)."""
+    path = journal_path(data)
+    plans: dict[str, Plan] = {}
+    befores: dict[str, dict[str, dict[str, int]]] = defaultdict(dict)
+    done: set[str] = set()
+    for line in files.read_lines(path):
+        parts = line.split("\t")
+        try:
+            if parts[0] == BATCH and len(parts) == 3:
+                plans[parts[1]] = Plan.from_json(parts[2])
+            elif parts[0] == BEFORE and len(parts) == 4:
+                befores[parts[1]][parts[2]] = {k: int(v) for k, v in json.loads(parts[3]).items()}
+            elif parts[0] == DONE and len(parts) == 2:
+                done.add(parts[1])
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue  # a line torn by a kill: its batch was never begun
+    for batch, plan in plans.items():
+        if batch not in done:
+            _run_plan(data, settings, batch, plan, fresh=False, befores=befores.get(batch, {}))
+            done.add(batch)
+    _prune(path, plans)
+    return {mid for plan in plans.values() for mid in plan.ids}
+
+
+def _prune(path: Path, plans: dict[str, Plan]) -> None:
+    """Forget batches older than KEEP_DAYS once the file is big (all are done here)."""
+    try:
+        if path.stat().st_size < PRUNE_BYTES:
+            return
+    except FileNotFoundError:
+        return
+    from datetime import timedelta
+
+    limit = now() - timedelta(days=KEEP_DAYS)
+    kept = []
+    for batch, plan in plans.items():
+        try:
+            moment = parse_time(plan.time)
+        except BadInput:
+            moment = None
+        if moment is not None and moment >= limit:
+            kept.append(f"{BATCH}\t{batch}\t{plan.to_json()}\n{DONE}\t{batch}\n")
+    files.atomic_write(path, kept, new_mode=0o600)
+
+
+def process_safely(data: DataDir, settings: Settings, raws: list[bytes],
+                   source: str) -> list[Result] | None:
+    """:func:`process`, with a refusal to write said in bounces.log: None then."""
+    try:
+        return process(data, settings, raws, source)
+    except VykhukholError as exc:
+        record.problem(data, source, f"the results could not be written: {exc.message}; "
+                       "the messages stay in the mailbox")
+        return None

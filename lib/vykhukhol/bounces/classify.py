@@ -1,0 +1,222 @@
+"""What a returning message means (SPEC 12, "What a message means").
+
+:func:`classify` takes the raw bytes of one message that came back to a
+bounce address and returns a :class:`Verdict`: its kind, the signed tags it
+carries, the addresses a bounce report names, and a short reason for the log.
+It is a pure function: it reads no data file and changes nothing; finding
+whom a tag means and acting on it is :mod:`.apply`'s work.
+
+The kinds, in the order they are tried:
+
+- ``complaint`` — an RFC 5965 feedback report (``multipart/report;
+  report-type=feedback-report``): the person marked a letter as spam;
+- ``unsubscribe`` — a person's mail with the subject ``unsubscribe`` (the
+  ``mailto:`` of ``List-Unsubscribe``);
+- ``permanent`` / ``temporary`` — a delivery report, as :mod:`flufl.bounce`
+  (GNU Mailman's detectors: RFC 3464 DSNs, Postfix, Exim, qmail, Yahoo,
+  Microsoft and a dozen more) reads it; permanent wins when it names both;
+- ``auto-reply`` — ``Auto-Submitted``, ``X-Autoreply``, ``Precedence:
+  auto_reply`` and the like: a vacation notice, never a bounce;
+- ``kept`` — anything else: kept for the admin, never acted on;
+- ``refused`` — too big to read: logged, nothing else.
+
+Deliberately not here: hand-written bounce patterns (the library holds the
+field's knowledge of them) and any decision about subscriber files.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from email.message import Message
+
+from vykhukhol.bounces import tag as tags
+
+MAX_MESSAGE_BYTES = 2_000_000   # a bounce with its original letter attached stays far below
+MAX_PARTS = 200                 # MIME parts walked before a message counts as hostile
+
+PERMANENT, TEMPORARY, COMPLAINT, UNSUBSCRIBE = "permanent", "temporary", "complaint", "unsubscribe"
+AUTO_REPLY, KEPT, REFUSED = "auto-reply", "kept", "refused"
+KINDS = (PERMANENT, TEMPORARY, COMPLAINT, UNSUBSCRIBE, AUTO_REPLY, KEPT, REFUSED)
+
+# Where the envelope recipient (the tagged bounce address) can be read, most
+# trustworthy first: the local delivery agent's own headers, then the visible
+# ones, then the headers of the original letter a report carries back.
+ENVELOPE_HEADERS = ("delivered-to", "x-original-to", "envelope-to", "x-envelope-to",
+                    "x-delivered-to", "to", "cc")
+ORIGINAL_HEADERS = ("return-path", "list-unsubscribe", "from", "to")
+_ADDRESS = re.compile(r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,128}@[A-Za-z0-9.-]{1,255}")
+
+
+@dataclass
+class Verdict:
+    """What one message is; ``tags`` are (tagged address, its parsed tag), best first."""
+
+    kind: str
+    reason: str
+    tags: list[tuple[str, tags.Tag]] = field(default_factory=list)
+    named: set[str] = field(default_factory=set)  # addresses a report says failed (lower case)
+    sender: str = ""                                 # the From address, for an unsubscribe
+    subject: str = ""
+
+
+def classify(raw: bytes, separator: str) -> Verdict:
+    """The verdict on one message (never raises)."""
+    if len(raw) > MAX_MESSAGE_BYTES:
+        return Verdict(REFUSED, f"too big ({len(raw)} bytes, at most {MAX_MESSAGE_BYTES} are read)")
+    import email
+    from email import policy
+
+    try:
+        message = email.message_from_bytes(raw, policy=policy.compat32)
+        parts = list(_walk(message))
+    except _TooManyParts:
+        return Verdict(REFUSED, f"more than {MAX_PARTS} MIME parts")
+    except Exception as exc:  # noqa: BLE001 - the e-mail parser on hostile input
+        return Verdict(REFUSED, f"cannot be parsed: {type(exc).__name__}")
+    subject = _header(message, "subject")
+    verdict = Verdict(KEPT, "not a bounce report", tags=find_tags(message, parts, separator),
+                      sender=_first_address(_header(message, "from")), subject=subject)
+    if _is_feedback_report(message):
+        verdict.kind, verdict.reason = COMPLAINT, "a spam complaint (feedback report)"
+        return verdict
+    if subject.strip().lower() == "unsubscribe" and not _auto_submitted(message):
+        verdict.kind, verdict.reason = UNSUBSCRIBE, "asked to unsubscribe by mail"
+        return verdict
+    try:
+        temporary, permanent = _library_failures(message)
+    except Exception as exc:  # noqa: BLE001 - a detector choking on a broken message
+        verdict.reason = f"the bounce detectors could not read it ({type(exc).__name__})"
+        return verdict
+    if permanent or temporary:
+        verdict.kind = PERMANENT if permanent else TEMPORARY
+        verdict.named = permanent or temporary
+        verdict.reason = (f"{'permanent' if permanent else 'temporary'} failure reported for "
+                          + ", ".join(sorted(verdict.named)[:3]))
+        status = _status_code(parts)
+        if status:
+            verdict.reason += f" ({status})"
+        return verdict
+    if _auto_submitted(message):
+        verdict.kind, verdict.reason = AUTO_REPLY, "an automatic reply (vacation or similar)"
+    return verdict
+
+
+class _TooManyParts(Exception):
+    pass
+
+
+def _walk(message: Message):
+    for count, part in enumerate(message.walk(), start=1):
+        if count > MAX_PARTS:
+            raise _TooManyParts
+        yield part
+
+
+def _header(message: Message, name: str) -> str:
+    """A header as text, whatever its encoding; "" when missing or unreadable."""
+    value = message.get(name)
+    if value is None:
+        return ""
+    try:
+        from email.header import decode_header, make_header
+        return str(make_header(decode_header(str(value))))[:500]
+    except Exception:  # noqa: BLE001 - a header in no charset Python knows
+        return str(value).encode("utf-8", "replace").decode("utf-8")[:500]
+
+
+def _first_address(text: str) -> str:
+    found = _ADDRESS.search(text)
+    return found.group(0).lower() if found else ""
+
+
+def find_tags(message: Message, parts: list[Message], separator: str) -> list[tuple[str, tags.Tag]]:
+    """Tagged bounce addresses in the message's envelope headers, then in the
+    headers of an original letter it carries (a DSN's or a feedback report's)."""
+    if not separator:
+        return []
+    values = [str(v) for name in ENVELOPE_HEADERS for v in (message.get_all(name) or [])]
+    for part in parts[1:]:
+        if part.get_content_type() in ("message/rfc822", "text/rfc822-headers"):
+            values += _embedded_headers(part)
+        elif part.get_content_type() == "message/feedback-report":  # Original-Mail-From
+            payload = part.get_payload()
+            values += [str(p) for p in payload] if isinstance(payload, list) else [str(payload)]
+    found: list[tuple[str, tags.Tag]] = []
+    seen: set[str] = set()
+    for value in values:
+        for address in _ADDRESS.findall(value[:2000]):
+            address = address.lower().rstrip(".")
+            split = tags.split_address(address, separator)
+            if split is not None and address not in seen:
+                seen.add(address)
+                found.append((address, split[1]))
+    return found
+
+
+def _embedded_headers(part: Message) -> list[str]:
+    payload = part.get_payload()
+    if isinstance(payload, list) and payload and isinstance(payload[0], Message):
+        inner = payload[0]
+    else:  # text/rfc822-headers: the headers as text
+        import email
+        from email import policy
+
+        text = part.get_payload(decode=True) or b""
+        inner = email.message_from_bytes(text[:64_000], policy=policy.compat32)
+    return [str(v) for name in ORIGINAL_HEADERS for v in (inner.get_all(name) or [])]
+
+
+def _is_feedback_report(message: Message) -> bool:
+    return message.get_content_type() == "multipart/report" \
+        and (message.get_param("report-type") or "").lower() == "feedback-report"
+
+
+def _auto_submitted(message: Message) -> bool:
+    auto = str(message.get("auto-submitted", "no")).strip().lower()
+    precedence = str(message.get("precedence", "")).strip().lower()
+    return auto != "no" or precedence == "auto_reply" or any(
+        message.get(name) is not None
+        for name in ("x-autoreply", "x-autorespond", "x-autoresponder", "x-autoreply-from"))
+
+
+def _library_failures(message: Message) -> tuple[set[str], set[str]]:
+    """flufl.bounce's (temporary, permanent) addresses, lower-case text."""
+    import logging
+
+    from flufl.bounce import all_failures  # imported by bounce reading only
+
+    # Its detectors log each step and a traceback when one chokes; we say what
+    # happened in bounces.log ourselves, so nothing reaches stderr.
+    library_log = logging.getLogger("flufl.bounce")
+    if not library_log.handlers:
+        library_log.addHandler(logging.NullHandler())
+        library_log.propagate = False
+    temporary, permanent = all_failures(message)
+    return _texts(temporary), _texts(permanent)
+
+
+def _texts(found) -> set[str]:
+    result = set()
+    for item in found:
+        text = item.decode("utf-8", "replace") if isinstance(item, bytes) else str(item)
+        text = text.strip().strip("<>").lower()
+        if "@" in text and len(text) <= 254:
+            result.add(text)
+    return result
+
+
+_STATUS = re.compile(r"^Status:\s*([245]\.\d{1,3}\.\d{1,3})", re.IGNORECASE | re.MULTILINE)
+
+
+def _status_code(parts: list[Message]) -> str:
+    """The RFC 3464 status code of a DSN, for the log."""
+    for part in parts:
+        if part.get_content_type() == "message/delivery-status":
+            payload = part.get_payload()
+            texts = [str(p) for p in payload] if isinstance(payload, list) else [str(payload)]
+            for text in texts:
+                found = _STATUS.search(text)
+                if found:
+                    return found.group(1)
+    return ""

@@ -1,0 +1,168 @@
+"""What the bounce reader leaves for people: ``data/log/bounces.log`` and the
+messages kept for the admin (``data/bounces/kept/``).
+
+bounces.log is tab-separated, one line per message (or per problem reading a
+mailbox): time (UTC), message id (the first 12 hex digits of the SHA-256 of
+its bytes, or ``-``), kind, what it concerns (``service NAME``, ``newsletter
+JOB`` or ``-``), the address, the source (``imap``, ``pop3``, ``pipe``) and
+the reason. Rotated like run.log (1 MB, 3 kept). The admin's Bounces page and
+``status`` read it back.
+
+A kept message is stored as it came, cut to :data:`KEPT_BYTES`, named by its
+time and id; only the newest :data:`KEPT_COUNT` are kept.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from vykhukhol import files
+from vykhukhol.datadir import DataDir
+from vykhukhol.errors import StorageError
+from vykhukhol.runlog import KEEP, MAX_BYTES
+from vykhukhol.timeutil import format_time, now, parse_time
+
+KEPT_BYTES = 256_000  # of a kept message, stored for the admin
+KEPT_COUNT = 200      # kept messages stored at most (the oldest go first)
+PIPE, IMAP, POP3 = "pipe", "imap", "pop3"
+
+
+@dataclass
+class Line:
+    time: str
+    message: str
+    kind: str
+    target: str
+    address: str
+    source: str
+    reason: str
+
+    def text(self) -> str:
+        return "\t".join(" ".join(str(v).split()) or "-" for v in (
+            self.time, self.message, self.kind, self.target, self.address, self.source,
+            self.reason[:300]))
+
+
+def log_path(data: DataDir) -> Path:
+    return data.log / "bounces.log"
+
+
+def kept_folder(data: DataDir) -> Path:
+    return data.root / "bounces" / "kept"
+
+
+def line(message: str, kind: str, target: str, address: str, source: str, reason: str,
+         moment: datetime | None = None) -> Line:
+    return Line(format_time(moment or now()), message, kind, target, address, source, reason)
+
+
+def write(data: DataDir, lines: list[Line]) -> None:
+    """Append lines to bounces.log (one write each; rotated when full)."""
+    path = log_path(data)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    files.rotate(path, MAX_BYTES, KEEP)
+    file = files.AppendFile(path)
+    try:
+        for item in lines:
+            file.append(item.text(), sync=False)
+    finally:
+        file.close(sync=True)
+
+
+def problem(data: DataDir, source: str, reason: str) -> None:
+    """A line about the mailbox itself (unreachable, refused the login…); never raises."""
+    try:
+        write(data, [line("-", "problem", "-", "-", source, reason)])
+    except (StorageError, OSError):
+        pass
+
+
+def recent(data: DataDir, count: int = 200) -> list[Line]:
+    """The last ``count`` results, newest first, each message once (a kill
+    between writing a batch's lines and marking it done can repeat them)."""
+    tail: deque[str] = deque(maxlen=count * 2)
+    for text in files.read_lines(log_path(data)):
+        tail.append(text)
+    seen: set[tuple[str, str, str]] = set()
+    result: list[Line] = []
+    for text in reversed(tail):
+        parts = text.split("\t")
+        if len(parts) != 7:
+            continue
+        item = Line(*parts)
+        key = (item.message, item.kind, item.target)
+        if item.message != "-" and key in seen:
+            continue
+        seen.add(key)
+        result.append(item)
+        if len(result) >= count:
+            break
+    return result
+
+
+def piped_since(data: DataDir, moment: datetime) -> bool:
+    """Did a message come through ``vykhukhol bounce`` after ``moment``?"""
+    for path in (log_path(data), Path(f"{log_path(data)}.1")):
+        for text in files.read_lines(path):
+            parts = text.split("\t")
+            if len(parts) == 7 and parts[5] == PIPE:
+                try:
+                    stamp = parse_time(parts[0])
+                except Exception:  # noqa: BLE001 - a torn line
+                    continue
+                if stamp is not None and stamp >= moment:
+                    return True
+    return False
+
+
+def keep(data: DataDir, message_id: str, raw: bytes) -> str:
+    """Store a message for the admin; returns its file name. Idempotent per message."""
+    folder = kept_folder(data)
+    existing = sorted(folder.glob(f"*-{message_id}.eml")) if folder.is_dir() else []
+    if existing:
+        return existing[0].name
+    name = f"{now():%Y%m%d-%H%M%S}-{message_id}.eml"
+    text = raw[:KEPT_BYTES].decode("utf-8", "surrogateescape")
+    files.atomic_write(folder / name, text, new_mode=0o600)
+    stored = sorted(folder.glob("*.eml"))
+    for old in stored[:-KEPT_COUNT]:
+        files.remove(old)
+    return name
+
+
+def kept_messages(data: DataDir) -> list[str]:
+    """Names of the kept messages, newest first."""
+    folder = kept_folder(data)
+    return sorted((p.name for p in folder.glob("*.eml")), reverse=True) if folder.is_dir() else []
+
+
+def read_kept(data: DataDir, name: str) -> str | None:
+    """A kept message's text (bytes that are not UTF-8 shown as U+FFFD), or None."""
+    import re
+
+    if not re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{16}\.eml", name or ""):
+        return None
+    return files.read_text(kept_folder(data) / name)
+
+
+PIPE_RECENT_DAYS = 30  # a piped message this recent counts as a configured bounce source
+
+
+def no_source(data: DataDir, settings) -> bool:
+    """True when letters leave (smtp or sendmail) but nothing reads their bounces:
+    no ``mail.bounce_mailbox``, and no message piped into ``vykhukhol bounce``
+    in the last :data:`PIPE_RECENT_DAYS` days."""
+    from datetime import timedelta
+
+    if settings["mail.transport"] not in ("smtp", "sendmail") or settings["mail.bounce_mailbox"]:
+        return False
+    return not piped_since(data, now() - timedelta(days=PIPE_RECENT_DAYS))
+
+
+# The same sentence as the admin's Status page (web/admin.py, translated there).
+NO_SOURCE = ("Nothing reads the bounces: set mail.bounce_mailbox, or have the mail server pipe "
+             "the bounce address to `vykhukhol bounce` (README, Deliverability). Until then dead "
+             "addresses keep getting letters.")
