@@ -77,12 +77,12 @@ def test_the_sandbox_refuses_changing_the_context() -> None:
 
 
 def test_the_sandbox_refuses_to_build_a_huge_string() -> None:
-    with pytest.raises(BadInput, match=r"^text: line 1: .*would build more than"):
+    with pytest.raises(BadInput, match=r"^text: line 1: a value would be longer than 1000000 char"):
         render("{{ 'x' * 1000000000 }}", CONTEXT, "text")
 
 
 def test_the_sandbox_refuses_a_huge_range() -> None:
-    with pytest.raises(BadInput, match="Range too big"):
+    with pytest.raises(BadInput, match=r"range\(\) of more than 100000 numbers"):
         render("{% for i in range(10**9) %}{% endfor %}", CONTEXT, "text")
 
 
