@@ -191,7 +191,7 @@ SLOW = {
                              "{{ loop.index if false }}{% endfor %}{% endfor %}",
     "recursive macros": "{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}"
                         "{% endmacro %}{{ f(21) }}",
-    "a recursive loop": "{% for x in range(2000) recursive %}{% if loop.depth < 3 %}"
+    "a recursive loop": "{% for x in range(2000) recursive %}{% if loop.depth < 2 %}"
                         "{{ loop(range(2000)) }}{% endif %}{% endfor %}",
     "a quadratic sum": "{{ ([[1]] * 30000)|sum(start=[])|length }}",
 }
