@@ -287,3 +287,22 @@ def test_a_hostile_newsletter_written_by_ftp_is_kept_and_the_series_still_go_out
     assert (site.data.newsletters / "news.free").exists()
     seconds, report = cron(site)
     assert seconds < TIME_LIMIT and ": blocked" not in report
+
+
+def test_a_hostile_confirmation_template_written_by_ftp_skips_the_reminders_only(site, mailbox):
+    ini = site.data.services / "main" / "heavy" / "service.ini"
+    ini.write_text(ini.read_text().replace("confirm_body = ", "confirm_body = "
+                                           + HOSTILE["nested loops"]), encoding="utf-8")
+    site.subscriber("heavy", "unsure@example.org", state="new", ago=4 * 86400)  # a reminder is due
+
+    seconds, report = cron(site)
+    assert seconds < TIME_LIMIT, report
+    assert subjects(mailbox, ADMIN) == [ALERT]
+    assert "heavy: letter reminder cannot be made" in site.log()
+    assert subjects(mailbox, "unsure@example.org") == []
+    assert site.subscribers("heavy")["unsure@example.org"].reminders == 0
+    assert subjects(mailbox, "reader@example.org") == ["Lesson 1"]  # the series letter still goes
+    assert subjects(mailbox, "other@example.org") == ["Welcome"]
+    seconds, report = cron(site)
+    assert seconds < TIME_LIMIT and ": blocked" not in report
+    assert site.subscribers("heavy")["unsure@example.org"].reminders == 0
