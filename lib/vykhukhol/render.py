@@ -247,16 +247,20 @@ def _product_size(left: Any, right: Any) -> int:
 
 def _range(*args: int) -> range:
     numbers = range(*args)
-    if len(numbers) > MAX_RANGE:
+    try:
+        too_many = len(numbers) > MAX_RANGE
+    except OverflowError:  # longer than a C integer can count
+        too_many = True
+    if too_many:
         raise _TooCostly("range() of more than {limit} numbers", limit=MAX_RANGE)
     return numbers
 
 
-builtin_max = max
+_builtin_max = max
 
 
 def _lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:  # noqa: A002
-    if _whole(n) * _whole(builtin_max(min, max)) > MAX_LIPSUM_WORDS:
+    if _whole(n) * _whole(_builtin_max(min, max)) > MAX_LIPSUM_WORDS:
         raise _TooCostly("lipsum() of more than {limit} words", limit=MAX_LIPSUM_WORDS)
     return generate_lorem_ipsum(n, html, min, max)
 
@@ -283,7 +287,7 @@ def _text(value: Any) -> str:
 #: Each takes the call's arguments by name (defaults applied) and may change
 #: them (``join`` reads its iterable once, here).
 _FILTER_SIZES: dict[str, Callable[[dict], int]] = {
-    "center": lambda a: builtin_max(len(_text(a["value"])), _whole(a["width"])),
+    "center": lambda a: _builtin_max(len(_text(a["value"])), _whole(a["width"])),
     "indent": lambda a: len(_text(a["s"])) + (_text(a["s"]).count("\n") + 1) * (
         _whole(a["width"]) if isinstance(a["width"], int) else len(_text(a["width"]))),
     "wordwrap": lambda a: len(_text(a["s"])) * (1 + len(_text(a["wrapstring"] or "\n"))),
