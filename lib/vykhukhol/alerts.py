@@ -1,4 +1,5 @@
-"""Alerts to the admin (SPEC 6): five literal subjects, Russian bodies.
+"""Alerts to the admin (SPEC 6): the original's five literal subjects and one
+of ours for a letter template over its bounds (SPEC 13), Russian bodies.
 
 Every alert is written to the run log and shown on the admin status page; it
 is mailed to ``admin_email`` at most once an hour per subject (the time of the
@@ -26,6 +27,7 @@ ALL_OFF = "all dispatchs is off"
 DOWN_BY_HOSTER = "script is down by hoster"
 CANNOT_LAUNCH = "not can launch the sender"
 CANNOT_TERMINATE = "not can terminate sender"
+CANNOT_RENDER = "not can render the letter"  # ours, in the original's style (SPEC 13)
 
 BODIES = {
     SCRIPT_OFF: (
@@ -60,6 +62,16 @@ BODIES = {
         "Не получается корректно завершить работу рассыльщика: "
         "не удалось вернуть файл блокировки в свободное состояние ({detail}).\n"
         "Рассыльщик остановлен. Проверьте права доступа к папке данных и список заданий крона."
+    ),
+    CANNOT_RENDER: (
+        "Письмо не собрано: его шаблон выходит за пределы ({detail}).\n"
+        "На одно письмо шаблону отведено не больше 0,5 секунды и не больше миллиона символов "
+        "в каждой части (README, раздел 4). Такой шаблон админка сохранить не даёт; "
+        "скорее всего, его изменили по FTP.\n"
+        "Письмо пропущено, остальные письма уходят как обычно. Подписчики не потеряны и не "
+        "сдвинуты по серии: каждый следующий запуск пробует это письмо снова и снова пропускает, "
+        "а это предупреждение приходит не чаще раза в час.\n"
+        "Исправьте шаблон в админке (или в файле письма) — письмо уйдёт со следующим запуском."
     ),
 }
 

@@ -82,11 +82,12 @@ def _message(service: Service, settings: Settings, email: str, name: str, subjec
              list_letter: bool = True, presses: Presses | None = None) -> mail.Outgoing:
     """The letter written by the e-mail package, or by the run's press when
     ``presses`` is given (the same bytes, made faster), leaving from ``bounce``."""
+    budget = render.Budget()  # the letter's parts share one time budget (SPEC 13)
     fields = {
         "to_email": email, "to_name": name,
-        "subject": render.render(subject, ctx, "subject"),
-        "text": render.render(text, ctx, "text"),
-        "html": render.render_html(html, ctx, "HTML") if html else None,
+        "subject": render.render(subject, ctx, "subject", budget),
+        "text": render.render(text, ctx, "text", budget),
+        "html": render.render_html(html, ctx, "HTML", budget) if html else None,
         "unsubscribe_url": ctx["unsubscribe_url"] if list_letter else None,
         "unsubscribe_mailto": bounce if list_letter else None,
     }

@@ -17,6 +17,10 @@ class VykhukholError(Exception):
         super().__init__(message)
         self.message = message
 
+    def text(self, lang: str) -> str:
+        """``message`` for a reader of ``lang`` (most errors have only English)."""
+        return self.message
+
 
 class BadInput(VykhukholError):
     """A value given by the user (form, CLI, settings, file line) is not valid."""
@@ -56,3 +60,21 @@ class NoSecret(VykhukholError):
     """security.secret is missing or too short: nothing may be signed (SPEC 13)."""
 
     status = 503
+
+
+class OverBudget(BadInput):
+    """A letter template went over the bounds of one render (SPEC 13, README
+    section 4): too slow, or too much text. ``reason`` is an English sentence
+    with ``{placeholders}`` and a Russian translation in :mod:`vykhukhol.i18n`."""
+
+    def __init__(self, what: str, line: int | None, reason: str, **values: object) -> None:
+        self.what, self.line, self.reason, self.values = what, line, reason, values
+        super().__init__(self.text("en"))
+
+    def text(self, lang: str) -> str:
+        from vykhukhol.i18n import tr
+
+        where = "" if self.line is None else tr(lang, "line {line}: ", line=self.line)
+        return tr(lang, "{what}: {where}{reason} (letter templates are bounded: README, section 4)",
+                  what=tr(lang, self.what), where=where,
+                  reason=tr(lang, self.reason, **self.values))

@@ -394,6 +394,23 @@ RU: dict[str, str] = {
     "DKIM key file": "Файл ключа DKIM",
     "Link-signing secret": "Секрет для подписи ссылок",
     "Bounce mailbox CA file": "Сертификаты УЦ для ящика возвратов",
+    # the bounds of a letter template (errors.OverBudget, render.py)
+    "{what}: {where}{reason} (letter templates are bounded: README, section 4)":
+        "{what}: {where}{reason} (у шаблонов писем есть пределы: README, раздел 4)",
+    "line {line}: ": "строка {line}: ",
+    "subject": "тема",
+    "text": "текст",
+    "body": "текст",
+    "the template took longer than {seconds} s to render":
+        "шаблон обрабатывается дольше {seconds} с",
+    "the template would write more than {limit} characters":
+        "шаблон вывел бы больше {limit} символов",
+    "a value would be longer than {limit} characters":
+        "значение получилось бы длиннее {limit} символов",
+    "a number would have more than {limit} digits": "в числе было бы больше {limit} цифр",
+    "exponents above {limit} are not allowed": "показатель степени больше {limit} не допускается",
+    "range() of more than {limit} numbers": "range() больше чем на {limit} чисел",
+    "lipsum() of more than {limit} words": "lipsum() больше чем на {limit} слов",
 }
 
 

@@ -227,10 +227,11 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
     subject = (subject or "").strip()
     if not subject or any(c in subject for c in "\r\n"):
         raise BadInput("subject: must be one non-empty line")
-    render.check_template(subject, "subject")
-    render.check_template(text or "", "text")
+    budget = render.Budget()  # as when it is sent: the parts share one budget
+    render.check_template(subject, "subject", budget=budget)
+    render.check_template(text or "", "text", budget=budget)
     if html:
-        render.check_template(html, "HTML")
+        render.check_template(html, "HTML", html=True, budget=budget)
     if not (text or "").strip():
         raise BadInput("text: must not be empty")
     moment = now()

@@ -25,7 +25,7 @@ from vykhukhol import alerts, files, journal, newsletters, state
 from vykhukhol import services as svc
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
-from vykhukhol.errors import BadInput, LockBusy, StorageError, VykhukholError
+from vykhukhol.errors import BadInput, LockBusy, OverBudget, StorageError, VykhukholError
 from vykhukhol.runlog import RunLog
 from vykhukhol.settings import Settings
 from vykhukhol.states import Outcome
@@ -41,7 +41,7 @@ REWRITE_RATE = 4e6     # bytes a second a parse-and-rewrite manages (measured 3-
 COPY_RATE = 50e6       # bytes a second a rewrite that copies most lines unparsed manages (measured 135)
 TEMPFAIL_GIVE_UP = 3 * 86400  # a letter failing temporarily this long becomes failed
 LOST = None            # marker: a lock step failed in a way that ends the run
-BROKEN = "broken"      # marker: a letter that cannot be made (a template broken by FTP)
+BROKEN = "broken"      # marker: a letter that cannot be made (a template broken by FTP, or too heavy)
 
 
 @dataclass
@@ -170,7 +170,9 @@ class Run:
             message = build()
         except BadInput as exc:
             self.log.error(f"{target}: letter {item} cannot be made: {exc.message}; "
-                           f"{target} is passed over until it is fixed")
+                           "it is skipped until it is fixed (nobody loses or skips it)")
+            if isinstance(exc, OverBudget):  # a template too heavy: the owner must know
+                self.alert(alerts.CANNOT_RENDER, detail=f"{target}, {item}: {exc.message}")
             return BROKEN
         if not self.allowance.take():
             self.stop(Outcome.LIMIT)

@@ -196,7 +196,7 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
     try:
         subject, text, html = newsletters.read_letter(data, job.name)
         for source, what in ((subject, "subject"), (text, "text"), (html or "", "HTML")):
-            render.check_template(source, what)
+            render.check_syntax(source, what)  # its cost is met letter by letter
         if not list_path.is_file():
             raise NotFound("its recipient list is missing")
         services = {}
@@ -562,17 +562,26 @@ def send_letters(run: Run, work: Work, book: journal.Journal) -> None:
     except BadInput as exc:
         run.log.error(f"service {service.name}: its letters cannot be read: {exc.message}")
         return
-    copies: list[Copy | None] = [Copy(partial(
-        compose.series_letter, service, letters[number - 1], run.settings, email, name, run.lease,
-        run.now(), run.presses)) for _, email, name, number in work.letters]
+    broken: set[int] = set()  # letters that cannot be made: skipped for the rest of the run
+
+    def make(number: int, email: str, name: str) -> object:
+        if number in broken:  # not made again (a heavy template costs its whole budget)
+            raise BadInput(f"letter {number} cannot be made")
+        return compose.series_letter(service, letters[number - 1], run.settings, email, name,
+                                     run.lease, run.now(), run.presses)
+
+    copies: list[Copy | None] = [Copy(partial(make, number, email, name))
+                                 for _, email, name, number in work.letters]
     for (_, email, _, number), (copy, meanwhile) in zip(work.letters, one_ahead(copies),
                                                         strict=True):
         if not run.may_send("serial_left"):
             return
+        if number in broken:
+            continue  # its subscribers wait, untouched, for a run after the fix
         outcome = run.deliver(book, service.name, email, str(number), copy, meanwhile)
         if outcome == BROKEN:
-            return
-        if outcome != journal.TEMPFAIL:
+            broken.add(number)
+        elif outcome != journal.TEMPFAIL:
             run.serial_left -= 1
 
 

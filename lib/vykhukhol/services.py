@@ -282,10 +282,11 @@ def check_letter(subject: str, delay: str, body: str, html: str | None) -> tuple
     if any(c in subject for c in "\r\n"):
         raise BadInput("subject: must be one line")
     seconds = parse_duration(delay)
-    render.check_template(subject, "subject")
-    render.check_template(body or "", "text")
+    budget = render.Budget()  # as when it is sent: the parts share one budget
+    render.check_template(subject, "subject", budget=budget)
+    render.check_template(body or "", "text", budget=budget)
     if html:
-        render.check_template(html, "HTML")
+        render.check_template(html, "HTML", html=True, budget=budget)
     return subject, seconds
 
 

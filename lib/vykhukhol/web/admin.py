@@ -483,7 +483,7 @@ def service_edit(admin: Admin, args: dict) -> Response:
     try:
         svc.edit_service(admin.data, service.name, fields)
     except BadInput as exc:
-        return service_page(admin, args, exc.message, 400, form)
+        return service_page(admin, args, exc.text(admin.lang), 400, form)
     return admin.done(f"/services/{service.name}", admin._("Saved."))
 
 
@@ -526,14 +526,15 @@ def preview_letter(admin: Admin, service: svc.Service, fields: dict[str, str]) -
     """Render a letter for a sample subscriber; template errors come back as text."""
     ctx = compose.context(service, admin.settings, SAMPLE["email"], SAMPLE["name"], now())
     out = {}
+    budget = render.Budget()  # one letter's budget, as when it is sent: a preview is as short
     for key, renderer in (("subject", render.render), ("body", render.render),
                           ("html", render.render_html)):
         if key == "html" and not fields.get("html"):
             continue
         try:
-            out[key] = renderer(fields.get(key, ""), ctx, key)
+            out[key] = renderer(fields.get(key, ""), ctx, key, budget)
         except BadInput as exc:
-            out[f"{key}_error"] = exc.message
+            out[f"{key}_error"] = exc.text(admin.lang)
     return out
 
 
@@ -554,7 +555,7 @@ def letter_add(admin: Admin, args: dict) -> Response:
                                 fields["html"] or None, position)
     except BadInput as exc:
         return admin.page("letter.html", 400, service=service, number=None, fields=fields,
-                          preview={}, error=exc.message)
+                          preview={}, error=exc.text(admin.lang))
     state.forget_due(admin.data, service.name)
     return admin.done(f"/services/{service.name}", admin._("Letter {number} added.", number=number))
 
@@ -600,7 +601,7 @@ def letter_save(admin: Admin, args: dict) -> Response:
                         fields["body"], fields["html"] or None)
     except BadInput as exc:
         return admin.page("letter.html", 400, service=service, number=number, fields=fields,
-                          preview={}, error=exc.message)
+                          preview={}, error=exc.text(admin.lang))
     state.forget_due(admin.data, service.name)
     return admin.done(f"/services/{service.name}", admin._("Letter {number} saved.", number=number))
 
@@ -617,7 +618,7 @@ def letter_test(admin: Admin, service: svc.Service, number: int, fields: dict) -
                                         "admin-test", now())
     except BadInput as exc:
         return admin.page("letter.html", 400, service=service, number=number, fields=fields,
-                          preview={}, error=exc.message)
+                          preview={}, error=exc.text(admin.lang))
     return admin.done(f"/services/{service.name}/letters/{number}", send_now(admin, message, to))
 
 
@@ -786,7 +787,7 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
                                          fields["html"] or None, admin.settings, to, SAMPLE["name"],
                                          "admin-test", now())
         except BadInput as exc:
-            return newsletter_form(admin, args, fields, exc.message, status=400)
+            return newsletter_form(admin, args, fields, exc.text(admin.lang), status=400)
         return newsletter_form(admin, args, fields, send_now(admin, message, to))
     try:
         start = newsletters.check_start(parse_local_time(fields["at"], admin.settings["timezone"])) \
@@ -794,7 +795,7 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
         name = newsletters.create(admin.data, chosen, fields["subject"], fields["text"],
                                   fields["html"] or None, start)
     except BadInput as exc:
-        return newsletter_form(admin, args, fields, exc.message, status=400)
+        return newsletter_form(admin, args, fields, exc.text(admin.lang), status=400)
     return admin.done("/newsletters", admin._("Newsletter {name} created.", name=name))
 
 
