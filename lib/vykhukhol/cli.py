@@ -150,7 +150,10 @@ def cmd_password(ctx: Context, args) -> None:
             if getpass.getpass("again: ") != password:
                 raise BadInput("the passwords differ; nothing changed")
     settings_mod.update(ctx.data.settings, {"security.admin_password": auth.hash_password(password)})
-    print("admin password set")
+    from vykhukhol.web import session  # a new password ends every admin session
+
+    session.end_all(ctx.data)
+    print("admin password set; every admin session has ended")
 
 
 def cmd_settings(ctx: Context, args) -> None:

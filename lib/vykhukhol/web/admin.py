@@ -98,7 +98,7 @@ class Admin:
 
 NAV = [("/", "Status"), ("/settings", "Settings"), ("/services", "Services"),
        ("/newsletters/new", "Letter to all users"), ("/newsletters", "Newsletters"),
-       ("/outbox", "Outbox")]
+       ("/outbox", "Outbox"), ("/password", "Password")]
 
 Route = Callable[[Admin, dict], Response]
 ROUTES: list[tuple[str, str, re.Pattern, Route]] = []
@@ -154,26 +154,51 @@ def app(data: DataDir, cgi_dir: Path | None = None) -> Callable:
 
 @route("GET", "/login")
 def login_form(admin: Admin, args: dict) -> Response:
-    return admin.page("login.html")
+    return login_page(admin)
+
+
+def login_page(admin: Admin, status: int = 200, error: str = "") -> Response:
+    """The form with its token; the browser keeps (or gets) the nonce cookie."""
+    nonce = session.login_nonce(admin.request.cookies.get(session.LOGIN_COOKIE))
+    response = admin.page("login.html", status, error=error,
+                          login_token=session.login_token(admin.settings.secret, nonce))
+    response.set_cookie(session.LOGIN_COOKIE, nonce, secure=admin.request.https,
+                        path=admin.base or "/")
+    return response
 
 
 @route("POST", "/login")
 def login(admin: Admin, args: dict) -> Response:
-    remote = admin.request.remote
-    if session.locked_out(admin.data, remote):
-        return admin.page("login.html", 429, error=admin._(
+    request, secret = admin.request, admin.settings.secret
+    form = request.form()
+    if not session.login_token_ok(secret, request.cookies.get(session.LOGIN_COOKIE),
+                                  form.get("login_token")):
+        # Another site's form, or a page from before a restart of the browser:
+        # refused before the password is looked at, and not counted.
+        return login_page(admin, 403, admin._("The form has expired; enter the password again."))
+    stored = admin.settings["security.admin_password"]
+    client = request.client(admin.settings["trusted_proxies"])
+    browser = session.known_browser(secret, stored, request.cookies.get(session.BROWSER_COOKIE))
+    wait = session.begin_attempt(admin.data, client, browser)
+    if wait:
+        return login_page(admin, 429, admin._(
             "Too many wrong passwords. Try again in {minutes} minutes.",
             minutes=session.LOCKOUT // 60))
-    password = admin.request.form().get("password", "")
-    stored = admin.settings["security.admin_password"]
-    if not stored or not auth.verify_password(password, stored):
-        session.note_failure(admin.data, remote)
-        return admin.page("login.html", 403, error=admin._(
+    if not stored or not auth.verify_password(form.get("password", ""), stored):
+        return login_page(admin, 403, admin._(
             "Wrong password." if stored else "No admin password is set: run `vykhukhol password`."))
-    session.note_success(admin.data, remote)
-    response = redirect(admin.url("/"))
-    response.set_cookie(session.COOKIE, session.create(admin.data), secure=admin.request.https,
-                        path=admin.base or "/")
+    session.attempt_succeeded(admin.data, client, browser)
+    return logged_in(admin, redirect(admin.url("/")), session.create(admin.data), stored)
+
+
+def logged_in(admin: Admin, response: Response, sid: str, stored: str) -> Response:
+    """``response`` with the session cookie and a fresh known-browser cookie."""
+    cookie_path, secure = admin.base or "/", admin.request.https
+    response.set_cookie(session.BROWSER_COOKIE,
+                        session.known_browser_cookie(admin.settings.secret, stored),
+                        secure=secure, path=cookie_path, max_age=session.BROWSER_SECONDS)
+    # The session's cookie last: simple clients that keep one Set-Cookie keep it.
+    response.set_cookie(session.COOKIE, sid, secure=secure, path=cookie_path)
     return response
 
 
@@ -184,6 +209,42 @@ def logout(admin: Admin, args: dict) -> Response:
     response.set_cookie(session.COOKIE, "", max_age=0, secure=admin.request.https,
                         path=admin.base or "/")
     return response
+
+
+# --- the admin password -------------------------------------------------------------
+
+@route("GET", "/password")
+def password_form(admin: Admin, args: dict) -> Response:
+    return admin.page("password.html")
+
+
+@route("POST", "/password")
+def password_change(admin: Admin, args: dict) -> Response:
+    """Asks the current password (counted like a login, per session); the new
+    one ends every other session and every other known browser."""
+    form = admin.request.form()
+    current, new, again = (form.get(k, "") for k in ("current", "new", "again"))
+    stored = admin.settings["security.admin_password"]
+
+    def refuse(status: int, message: str) -> Response:
+        return admin.page("password.html", status, error=message)
+
+    if session.check_current_password(admin.data, admin.sid or ""):
+        return refuse(429, admin._("Too many wrong passwords. Try again in {minutes} minutes.",
+                                   minutes=session.LOCKOUT // 60))
+    if not stored or not auth.verify_password(current, stored):
+        return refuse(403, admin._("The current password is wrong; nothing changed."))
+    if new != again:
+        return refuse(400, admin._("The new passwords differ; nothing changed."))
+    try:
+        hashed = auth.hash_password(new)
+    except BadInput:
+        return refuse(400, admin._("The new password must be one line of at least {count} characters; nothing changed.",
+                                   count=auth.MIN_PASSWORD))
+    settings_mod.update(admin.data.settings, {"security.admin_password": hashed})
+    session.end_all(admin.data, keep=admin.sid)
+    response = admin.done("/password", admin._("Password changed. Every other session has ended."))
+    return logged_in(admin, response, admin.sid or "", hashed)
 
 
 # --- status -------------------------------------------------------------------

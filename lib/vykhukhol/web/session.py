@@ -3,10 +3,22 @@
 Sessions are random ids kept server-side in ``data/state/sessions`` (id →
 expiry), so logging out really ends one; the cookie is HttpOnly,
 SameSite=Strict and Secure under https. The CSRF token of a session is an HMAC
-of its id with the installation's secret. Wrong passwords are counted per
-client address in ``data/state/logins`` (so the count survives restarts and
-every CGI process sees it): after ``MAX_FAILURES`` the address is locked out
-for ``LOCKOUT`` seconds, right password or not.
+of its id with the installation's secret.
+
+The login form is protected the same way before there is a session: the page
+sets a random nonce in a SameSite=Strict cookie and puts its HMAC in the form;
+a POST without both (a form on another site cannot send the cookie) is
+refused before any password is looked at, and counts nothing.
+
+Password checks are counted in ``data/state/logins`` (so the count survives
+restarts and every CGI process sees it), each counted *before* the check in
+one locked step: at most ``MAX_FAILURES`` checks per client address per
+``LOCKOUT`` seconds, however many arrive at once. A successful login sets a
+long-lived "known browser" cookie, signed and bound to the password hash; a
+browser that shows one is counted by itself (``BROWSER_FAILURES``), not by
+address, so a stranger's failures from the owner's address (or a shared
+proxy) do not lock the owner out. A stranger cannot make one without the
+secret, and a password change invalidates them all.
 """
 
 from __future__ import annotations
@@ -20,8 +32,12 @@ from vykhukhol import state
 from vykhukhol.datadir import DataDir
 
 COOKIE = "vykhukhol_session"
+LOGIN_COOKIE = "vykhukhol_login"      # the login form's nonce
+BROWSER_COOKIE = "vykhukhol_browser"  # "this browser logged in before"
 SESSION_SECONDS = 12 * 3600
-MAX_FAILURES = 5
+BROWSER_SECONDS = 180 * 86400  # how long a browser stays known
+MAX_FAILURES = 5      # password checks per client address per LOCKOUT
+BROWSER_FAILURES = 3  # password checks per known browser per LOCKOUT
 LOCKOUT = 15 * 60  # seconds
 
 
@@ -55,8 +71,12 @@ def end(data: DataDir, sid: str | None) -> None:
         state.change_kv(_path(data, "sessions"), lambda values: values.pop(sid, None))
 
 
-def end_all(data: DataDir) -> None:
-    state.write_kv(_path(data, "sessions"), {})
+def end_all(data: DataDir, keep: str | None = None) -> None:
+    """End every session (but ``keep``, the one changing the password)."""
+    def change(values: dict[str, str]) -> None:
+        for key in [k for k in values if k != keep]:
+            del values[key]
+    state.change_kv(_path(data, "sessions"), change)
 
 
 def csrf_token(secret: bytes, sid: str) -> str:
@@ -69,33 +89,71 @@ def csrf_ok(secret: bytes, sid: str | None, token: str | None) -> bool:
     return hmac.compare_digest(csrf_token(secret, sid), token)
 
 
-def _client_key(remote: str) -> str:
-    return "ip " + (remote or "unknown").replace("\t", " ")[:64]
+# --- the login form and its counters ---------------------------------------------
+
+def login_nonce(cookie: str | None) -> str:
+    """The browser's login-form nonce: the one it has, or a new one."""
+    if cookie and 16 <= len(cookie) <= 64 and cookie.isascii() and cookie.replace("-", "").replace("_", "").isalnum():
+        return cookie
+    return secrets.token_urlsafe(18)
 
 
-def locked_out(data: DataDir, remote: str) -> bool:
-    values = state.read_kv(_path(data, "logins"))
-    count, _, since = values.get(_client_key(remote), "0 0").partition(" ")
-    if not count.isdigit() or int(count) < MAX_FAILURES:
+def login_token(secret: bytes, nonce: str) -> str:
+    return hmac.new(secret, f"login|{nonce}".encode(), hashlib.sha256).hexdigest()
+
+
+def login_token_ok(secret: bytes, nonce: str | None, token: str | None) -> bool:
+    """Whether the form's token belongs to the nonce in the browser's cookie. A
+    form posted from another site has no cookie (SameSite=Strict) and so fails."""
+    if not nonce or not token or not token.isascii():
         return False
-    return time.time() - float(since or 0) < LOCKOUT
+    return hmac.compare_digest(login_token(secret, nonce), token)
 
 
-def note_failure(data: DataDir, remote: str) -> None:
-    key = _client_key(remote)
-
-    def change(values: dict[str, str]) -> None:
-        count, _, since = values.get(key, "0 0").partition(" ")
-        count = int(count) if count.isdigit() else 0
-        if count >= MAX_FAILURES and time.time() - float(since or 0) >= LOCKOUT:
-            count = 0  # an old lock-out has run out: start counting again
-        values[key] = f"{count + 1} {time.time():.0f}"
-
-    state.change_kv(_path(data, "logins"), change)
+def _browser_sig(secret: bytes, stored_hash: str, browser: str) -> str:
+    return hmac.new(secret, f"browser|{browser}|{stored_hash}".encode(), hashlib.sha256).hexdigest()[:32]
 
 
-def note_success(data: DataDir, remote: str) -> None:
-    key = _client_key(remote)
-    path = _path(data, "logins")
-    if key in state.read_kv(path):
-        state.change_kv(path, lambda values: values.pop(key, None))
+def known_browser_cookie(secret: bytes, stored_hash: str) -> str:
+    """A new "this browser logged in before" cookie value, bound to the password."""
+    browser = secrets.token_urlsafe(12)
+    return f"{browser}.{_browser_sig(secret, stored_hash, browser)}"
+
+
+def known_browser(secret: bytes, stored_hash: str, cookie: str | None) -> str | None:
+    """The browser id of a valid known-browser cookie, else None."""
+    browser, _, sig = (cookie or "").partition(".")
+    if not browser or len(cookie or "") > 100 or not sig.isascii() or not stored_hash:
+        return None
+    return browser if hmac.compare_digest(_browser_sig(secret, stored_hash, browser), sig) else None
+
+
+def _logins(data: DataDir):
+    from vykhukhol.web.clients import Counter
+
+    return Counter(_path(data, "logins"), LOCKOUT)
+
+
+def begin_attempt(data: DataDir, client: str, browser: str | None) -> float:
+    """Count a password check before it is made, as one locked step with the
+    look at the count: 0 if the check may go ahead, else the seconds to wait.
+    A known browser is counted by itself (``BROWSER_FAILURES``), anyone else
+    by address (``MAX_FAILURES``)."""
+    from vykhukhol.web.clients import client_key
+
+    if browser:
+        return _logins(data).take(f"browser {browser}", BROWSER_FAILURES)
+    return _logins(data).take(f"ip {client_key(client)}", MAX_FAILURES)
+
+
+def attempt_succeeded(data: DataDir, client: str, browser: str | None) -> None:
+    """The right password: the try counted by begin_attempt is forgiven."""
+    from vykhukhol.web.clients import client_key
+
+    _logins(data).forget(f"browser {browser}" if browser else f"ip {client_key(client)}")
+
+
+def check_current_password(data: DataDir, sid: str) -> float:
+    """Counted like a login, per session: a stolen session cannot guess the password."""
+    key = hashlib.sha256(sid.encode()).hexdigest()[:24]
+    return _logins(data).take(f"session {key}", MAX_FAILURES)
