@@ -100,16 +100,15 @@ class Counter:
 
         def change(values: dict[str, str]) -> None:
             nonlocal wait
-            self._prune(values, now)
             tries, start = _entry(values.get(key))
             if tries and now - start >= self.window:
                 tries = 0
             if tries >= limit:
                 wait = max(1.0, start + self.window - now)
-                return
-            if count:
+            elif count:
                 values.pop(key, None)  # re-inserted last: the newest survive a cap
                 values[key] = f"{tries + 1} {start if tries else now:.0f}"
+            self._prune(values, now)
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
         state.change_kv(self.path, change)

@@ -135,7 +135,10 @@ def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool
         server = waitress.create_server(
             dispatcher(data, cgi_dir, afterwards.submit), host=host, port=port, threads=THREADS,
             ident="vykhukhol", max_request_body_size=MAX_UPLOAD_BYTES,
-            channel_timeout=CHANNEL_TIMEOUT)
+            channel_timeout=CHANNEL_TIMEOUT,
+            # X-Forwarded-For reaches the app, which believes it only from
+            # trusted_proxies (web/clients.py); waitress would drop it.
+            clear_untrusted_proxy_headers=False)
     except OSError as exc:
         raise VykhukholError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     tick = Ticker(data) if ticker else None
