@@ -71,7 +71,8 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
     parallel posts of one address send one letter per ``RESEND_AFTER``.
     ``may_mail(sends)`` is asked once, inside that step, whether this request
     may go on: ``sends`` says whether it would mail a confirmation; False stores
-    and sends nothing ("over the limit"). ``later`` runs the sending (default: now).
+    and sends nothing ("over the limit"). ``later`` runs what may wait for the
+    answer (default: now): the sync of a new line, the due summary, the letter.
     """
     service = svc.find_service(data, service_name)
     email = check_email(email)
@@ -93,8 +94,14 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
                 email=email, name=name,
                 state=SubscriberState.ACTIVE if confirmed else SubscriberState.NEW,
                 subscribed=moment, confirmed=moment if confirmed else None, ip=ip or "-")
-            subs.add(path, new)
-            _note_due(data, service, settings, new)
+            # Under a page's `later`, the line is synced and the next-due summary
+            # told after the answer, so a new address costs the answer no more
+            # disk waits than a known one; both happen before its letter goes out.
+            subs.add(path, new, sync=later is None, absent=True)
+            if later is None:
+                _note_due(data, service, settings, new)
+            else:
+                later(lambda: _settle(data, settings, service, new))
             outcome, letter = "added", (email, name)
         elif current.state.confirmed:
             outcome = "known"
@@ -115,6 +122,21 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
 
         (later or _at_once)(mail_it)
     return outcome
+
+
+def _settle(data: DataDir, settings: Settings, service: svc.Service, new: subs.Subscriber) -> None:
+    """What ``subscribe`` leaves for after the answer: the new line on disk for
+    good, and the next-due summary told (under the file's lock, as a writer)."""
+    import os
+
+    path = service.subscribers_path
+    with files.record_lock(path):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        _note_due(data, service, settings, new)
 
 
 def _at_once(action: Callable[[], None]) -> None:

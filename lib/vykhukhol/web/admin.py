@@ -229,7 +229,7 @@ def password_change(admin: Admin, args: dict) -> Response:
     def refuse(status: int, message: str) -> Response:
         return admin.page("password.html", status, error=message)
 
-    if session.check_current_password(admin.data, admin.sid or ""):
+    if session.begin_password_check(admin.data, admin.sid or ""):
         return refuse(429, admin._("Too many wrong passwords. Try again in {minutes} minutes.",
                                    minutes=session.LOCKOUT // 60))
     if not stored or not auth.verify_password(current, stored):

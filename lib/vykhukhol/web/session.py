@@ -30,6 +30,7 @@ import time
 
 from vykhukhol import state
 from vykhukhol.datadir import DataDir
+from vykhukhol.web.clients import Counter, client_key
 
 COOKIE = "vykhukhol_session"
 LOGIN_COOKIE = "vykhukhol_login"      # the login form's nonce
@@ -93,7 +94,8 @@ def csrf_ok(secret: bytes, sid: str | None, token: str | None) -> bool:
 
 def login_nonce(cookie: str | None) -> str:
     """The browser's login-form nonce: the one it has, or a new one."""
-    if cookie and 16 <= len(cookie) <= 64 and cookie.isascii() and cookie.replace("-", "").replace("_", "").isalnum():
+    if cookie and 16 <= len(cookie) <= 64 and cookie.isascii() \
+            and cookie.replace("-", "").replace("_", "").isalnum():
         return cookie
     return secrets.token_urlsafe(18)
 
@@ -128,9 +130,7 @@ def known_browser(secret: bytes, stored_hash: str, cookie: str | None) -> str | 
     return browser if hmac.compare_digest(_browser_sig(secret, stored_hash, browser), sig) else None
 
 
-def _logins(data: DataDir):
-    from vykhukhol.web.clients import Counter
-
+def _logins(data: DataDir) -> Counter:
     return Counter(_path(data, "logins"), LOCKOUT)
 
 
@@ -139,8 +139,6 @@ def begin_attempt(data: DataDir, client: str, browser: str | None) -> float:
     look at the count: 0 if the check may go ahead, else the seconds to wait.
     A known browser is counted by itself (``BROWSER_FAILURES``), anyone else
     by address (``MAX_FAILURES``)."""
-    from vykhukhol.web.clients import client_key
-
     if browser:
         return _logins(data).take(f"browser {browser}", BROWSER_FAILURES)
     return _logins(data).take(f"ip {client_key(client)}", MAX_FAILURES)
@@ -148,12 +146,12 @@ def begin_attempt(data: DataDir, client: str, browser: str | None) -> float:
 
 def attempt_succeeded(data: DataDir, client: str, browser: str | None) -> None:
     """The right password: the try counted by begin_attempt is forgiven."""
-    from vykhukhol.web.clients import client_key
-
     _logins(data).forget(f"browser {browser}" if browser else f"ip {client_key(client)}")
 
 
-def check_current_password(data: DataDir, sid: str) -> float:
-    """Counted like a login, per session: a stolen session cannot guess the password."""
+def begin_password_check(data: DataDir, sid: str) -> float:
+    """The "change password" page's check of the current one, counted like a
+    login but per session (a stolen session cannot guess the password): 0 if
+    it may go ahead, else the seconds to wait."""
     key = hashlib.sha256(sid.encode()).hexdigest()[:24]
     return _logins(data).take(f"session {key}", MAX_FAILURES)
