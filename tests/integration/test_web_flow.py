@@ -629,5 +629,7 @@ def test_fifty_parallel_subscriptions_while_the_sender_rewrites_lose_nobody(
     assert {sub.email for sub in finished} <= set(found)
     assert all(found[email].state.value == "new" for email in fresh)
     assert subs.malformed(path) == []
+    # serve sends the confirmations after the answers (issue 9 item 8)
+    wait_for(lambda: all(mails_to(smtp_server, email) for email in fresh), timeout=30)
     for email in fresh:
         assert len(mails_to(smtp_server, email)) == 1, email
