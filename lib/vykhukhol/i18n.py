@@ -221,7 +221,7 @@ RU: dict[str, str] = {
     "Too many wrong passwords. Try again in {minutes} minutes.":
         "Слишком много неверных паролей. Попробуйте через {minutes} минут.",
     "Wrong password.": "Неверный пароль.",
-    "The form has expired; enter the password again.": "Форма устарела; введите пароль ещё раз.",
+    "Log in from this site's own login page.": "Войдите со страницы входа этого сайта.",
     "Password": "Пароль",
     "Change password": "Сменить пароль",
     "Current password": "Текущий пароль",

@@ -28,31 +28,45 @@ def wrong(browser: Browser, n: int = 1, **kw) -> list[int]:
 
 
 def test_cross_site_login_posts_are_refused_uncounted_and_the_owner_still_logs_in(site, served):
-    """A page on another site posts wrong passwords from the owner's browser (no
-    SameSite=Strict cookie, so no token): each is refused before any password
-    check and counts nothing; the owner then logs in at once."""
-    evil = Browser(served.port, {"Origin": "https://evil.example",
-                                 "Sec-Fetch-Site": "cross-site"})
-    answers = [evil.post("/admin/login", {"password": f"guess-{n}"}) for n in range(12)]
+    """A page on another site makes the owner's browser post wrong passwords
+    (the browser says so: Sec-Fetch-Site, or Origin in an older one): each is
+    refused before any password check and counts nothing; the owner then logs
+    in at once from the same address."""
+    ways = [{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"},
+            {"Origin": "https://evil.example"},                      # no Sec-Fetch-Site
+            {"Origin": "https://blog.example.org", "Sec-Fetch-Site": "same-site"},
+            {"Origin": "null", "Sec-Fetch-Site": "cross-site"}]      # a sandboxed frame
+    answers = [Browser(served.port, way).post("/admin/login", {"password": f"guess-{n}"})
+               for n in range(3) for way in ways]
     owner = Browser(served.port)
     assert owner.log_in().status == 303
     assert {a.status for a in answers} == {403}, [a.status for a in answers]
-    assert all("The form has expired" in a.body for a in answers)
+    assert all("Log in from this site&#39;s own login page." in a.body
+               or "Log in from this site's own login page." in a.body for a in answers), answers[0]
     assert not any(k.startswith("ip ") for k in state.read_kv(site.data.state / "logins"))
 
 
+def test_a_browser_on_the_site_itself_may_log_in_with_or_without_those_headers(site, served):
+    """Same-origin posts, and clients that send no such headers at all, are
+    counted and checked as ever (a script can only lock out its own address)."""
+    same = Browser(served.port, {"Origin": f"http://127.0.0.1:{served.port}"})  # no Sec-Fetch-Site
+    assert same.post("/admin/login", {"password": "wrong-one"}).status == 403
+    bare = Browser(served.port)
+    assert bare.post("/admin/login", {"password": "wrong-two"}).status == 403
+    assert state.read_kv(site.data.state / "logins")["ip 127.0.0.1"].startswith("2 ")
+    assert bare.post("/admin/login", {"password": PASSWORD}).status == 303
+
+
 def test_forty_parallel_wrong_passwords_get_at_most_the_limit_of_checks(site, served):
-    """40 simultaneous guesses from one address with a valid form token: at most
-    five are checked (403), the rest are refused unchecked (429)."""
+    """40 simultaneous guesses from one address: at most five are checked
+    (403), the rest are refused unchecked (429)."""
     attacker = Browser(served.port)
-    token = attacker.get("/admin/login").field("login_token", "")
     statuses: list[int] = []
     start = threading.Barrier(40)
 
     def guess(n: int) -> None:
         start.wait()
-        statuses.append(attacker.post("/admin/login", {"password": f"guess-{n}",
-                                                       "login_token": token}).status)
+        statuses.append(attacker.post("/admin/login", {"password": f"guess-{n}"}).status)
 
     threads = [threading.Thread(target=guess, args=(n,)) for n in range(40)]
     for thread in threads:
@@ -144,11 +158,8 @@ def test_the_admin_cgi_script_counts_the_client_behind_a_trusted_proxy(site):
     site.set(language="en", trusted_proxies="10.0.0.1")
 
     def attempt(password: str, remote: str, forwarded: str) -> int:
-        form = run_cgi(site, "admin/index.py", path_info="/login", remote=remote)
-        cookie = form.cookies[0].split(";")[0] if form.cookies else ""
-        body = f"password={password}&login_token={form.field('login_token', '')}".encode()
-        return run_cgi(site, "admin/index.py", "POST", body=body, path_info="/login",
-                       remote=remote, HTTP_COOKIE=cookie, HTTP_X_FORWARDED_FOR=forwarded).status
+        return run_cgi(site, "admin/index.py", "POST", body=f"password={password}".encode(),
+                       path_info="/login", remote=remote, HTTP_X_FORWARDED_FOR=forwarded).status
 
     assert [attempt(f"wrong-{n}", "10.0.0.1", "203.0.113.9") for n in range(LIMIT + 1)] \
         == [403] * LIMIT + [429]

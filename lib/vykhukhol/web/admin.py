@@ -158,24 +158,17 @@ def login_form(admin: Admin, args: dict) -> Response:
 
 
 def login_page(admin: Admin, status: int = 200, error: str = "") -> Response:
-    """The form with its token; the browser keeps (or gets) the nonce cookie."""
-    nonce = session.login_nonce(admin.request.cookies.get(session.LOGIN_COOKIE))
-    response = admin.page("login.html", status, error=error,
-                          login_token=session.login_token(admin.settings.secret, nonce))
-    response.set_cookie(session.LOGIN_COOKIE, nonce, secure=admin.request.https,
-                        path=admin.base or "/")
-    return response
+    return admin.page("login.html", status, error=error)
 
 
 @route("POST", "/login")
 def login(admin: Admin, args: dict) -> Response:
     request, secret = admin.request, admin.settings.secret
+    if session.cross_site(request.environ):
+        # Another site's page made the browser post this: refused before the
+        # password is looked at, and not counted (issue 9 item 5).
+        return login_page(admin, 403, admin._("Log in from this site's own login page."))
     form = request.form()
-    if not session.login_token_ok(secret, request.cookies.get(session.LOGIN_COOKIE),
-                                  form.get("login_token")):
-        # Another site's form, or a page from before a restart of the browser:
-        # refused before the password is looked at, and not counted.
-        return login_page(admin, 403, admin._("The form has expired; enter the password again."))
     stored = admin.settings["security.admin_password"]
     client = request.client(admin.settings["trusted_proxies"])
     browser = session.known_browser(secret, stored, request.cookies.get(session.BROWSER_COOKIE))

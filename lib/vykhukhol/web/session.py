@@ -5,10 +5,10 @@ expiry), so logging out really ends one; the cookie is HttpOnly,
 SameSite=Strict and Secure under https. The CSRF token of a session is an HMAC
 of its id with the installation's secret.
 
-The login form is protected the same way before there is a session: the page
-sets a random nonce in a SameSite=Strict cookie and puts its HMAC in the form;
-a POST without both (a form on another site cannot send the cookie) is
-refused before any password is looked at, and counts nothing.
+A login POST that the browser says another site's page sent (Sec-Fetch-Site,
+else Origin against Host) is refused before any password is looked at, and
+counts nothing: another site cannot make the owner's browser lock the owner
+out.
 
 Password checks are counted in ``data/state/logins`` (so the count survives
 restarts and every CGI process sees it), each counted *before* the check in
@@ -33,7 +33,6 @@ from vykhukhol.datadir import DataDir
 from vykhukhol.web.clients import Counter, client_key
 
 COOKIE = "vykhukhol_session"
-LOGIN_COOKIE = "vykhukhol_login"      # the login form's nonce
 BROWSER_COOKIE = "vykhukhol_browser"  # "this browser logged in before"
 SESSION_SECONDS = 12 * 3600
 BROWSER_SECONDS = 180 * 86400  # how long a browser stays known
@@ -92,24 +91,24 @@ def csrf_ok(secret: bytes, sid: str | None, token: str | None) -> bool:
 
 # --- the login form and its counters ---------------------------------------------
 
-def login_nonce(cookie: str | None) -> str:
-    """The browser's login-form nonce: the one it has, or a new one."""
-    if cookie and 16 <= len(cookie) <= 64 and cookie.isascii() \
-            and cookie.replace("-", "").replace("_", "").isalnum():
-        return cookie
-    return secrets.token_urlsafe(18)
+def cross_site(environ: dict) -> bool:
+    """Whether the browser says this request was sent by another site's page.
 
-
-def login_token(secret: bytes, nonce: str) -> str:
-    return hmac.new(secret, f"login|{nonce}".encode(), hashlib.sha256).hexdigest()
-
-
-def login_token_ok(secret: bytes, nonce: str | None, token: str | None) -> bool:
-    """Whether the form's token belongs to the nonce in the browser's cookie. A
-    form posted from another site has no cookie (SameSite=Strict) and so fails."""
-    if not nonce or not token or not token.isascii():
+    ``Sec-Fetch-Site`` decides when it is there (every current browser sends
+    it): anything but ``same-origin`` or ``none`` (typed, bookmarked) is
+    another site. Without it, an ``Origin`` that names another host than the
+    request's ``Host`` is. A request with neither is no browser's cross-site
+    form: a script can send it, but only from its own address, where it is
+    counted like any other."""
+    fetch = environ.get("HTTP_SEC_FETCH_SITE", "").strip().lower()
+    if fetch:
+        return fetch not in ("same-origin", "none")
+    origin = environ.get("HTTP_ORIGIN", "").strip().lower()
+    if not origin:
         return False
-    return hmac.compare_digest(login_token(secret, nonce), token)
+    from urllib.parse import urlsplit
+
+    return urlsplit(origin).netloc != environ.get("HTTP_HOST", "").strip().lower()
 
 
 def _browser_sig(secret: bytes, stored_hash: str, browser: str) -> str:
