@@ -93,12 +93,16 @@ class Browser:
         return self.request("POST", path, urlencode(fields).encode(), **kw)
 
     def log_in(self, password: str = PASSWORD, **kw: Any) -> Answer:
-        """The login form, then its POST, as a browser on this site sends it."""
+        """The login form, its POST as a browser on this site sends it, and
+        (when it succeeds) the page it leads to; the POST's answer."""
         form = self.get("/admin/login", **kw)
         assert form.status == 200, form
         headers = {"Origin": f"http://127.0.0.1:{self.port}", "Sec-Fetch-Site": "same-origin",
                    **kw.pop("headers", {})}
-        return self.post("/admin/login", {"password": password}, headers=headers, **kw)
+        answer = self.post("/admin/login", {"password": password}, headers=headers, **kw)
+        if answer.status == 303:
+            self.get(answer.headers["location"], **kw)
+        return answer
 
     def csrf(self, path: str = "/admin/settings") -> str:
         page = self.get(path)

@@ -163,7 +163,7 @@ def login_page(admin: Admin, status: int = 200, error: str = "") -> Response:
 
 @route("POST", "/login")
 def login(admin: Admin, args: dict) -> Response:
-    request, secret = admin.request, admin.settings.secret
+    request = admin.request
     if session.cross_site(request.environ):
         # Another site's page made the browser post this: refused before the
         # password is looked at, and not counted (issue 9 item 5).
@@ -171,7 +171,7 @@ def login(admin: Admin, args: dict) -> Response:
     form = request.form()
     stored = admin.settings["security.admin_password"]
     client = request.client(admin.settings["trusted_proxies"])
-    browser = session.known_browser(secret, stored, request.cookies.get(session.BROWSER_COOKIE))
+    browser = session.known_browser(stored, request.cookies.get(session.BROWSER_COOKIE))
     wait = session.begin_attempt(admin.data, client, browser)
     if wait:
         return login_page(admin, 429, admin._(
@@ -181,17 +181,21 @@ def login(admin: Admin, args: dict) -> Response:
         return login_page(admin, 403, admin._(
             "Wrong password." if stored else "No admin password is set: run `vykhukhol password`."))
     session.attempt_succeeded(admin.data, client, browser)
-    return logged_in(admin, redirect(admin.url("/")), session.create(admin.data), stored)
+    response = redirect(admin.url("/"))
+    response.set_cookie(session.COOKIE, session.create(admin.data), secure=request.https,
+                        path=admin.base or "/")
+    return response
 
 
-def logged_in(admin: Admin, response: Response, sid: str, stored: str) -> Response:
-    """``response`` with the session cookie and a fresh known-browser cookie."""
-    cookie_path, secure = admin.base or "/", admin.request.https
-    response.set_cookie(session.BROWSER_COOKIE,
-                        session.known_browser_cookie(admin.settings.secret, stored),
-                        secure=secure, path=cookie_path, max_age=session.BROWSER_SECONDS)
-    # The session's cookie last: simple clients that keep one Set-Cookie keep it.
-    response.set_cookie(session.COOKIE, sid, secure=secure, path=cookie_path)
+def remember_browser(admin: Admin, response: Response) -> Response:
+    """A logged-in browser without a valid known-browser cookie gets one. Done
+    on the status page the login leads to, not on the login's own answer, so
+    that answer sets one cookie only (simple clients keep one)."""
+    stored = admin.settings["security.admin_password"]
+    if stored and not session.known_browser(stored, admin.request.cookies.get(session.BROWSER_COOKIE)):
+        response.set_cookie(session.BROWSER_COOKIE, session.known_browser_cookie(stored),
+                            secure=admin.request.https, path=admin.base or "/",
+                            max_age=session.BROWSER_SECONDS)
     return response
 
 
@@ -236,8 +240,8 @@ def password_change(admin: Admin, args: dict) -> Response:
                                    count=auth.MIN_PASSWORD))
     settings_mod.update(admin.data.settings, {"security.admin_password": hashed})
     session.end_all(admin.data, keep=admin.sid)
-    response = admin.done("/password", admin._("Password changed. Every other session has ended."))
-    return logged_in(admin, response, admin.sid or "", hashed)
+    # This browser's known-browser cookie is renewed on its next status page.
+    return admin.done("/password", admin._("Password changed. Every other session has ended."))
 
 
 # --- status -------------------------------------------------------------------
@@ -253,11 +257,11 @@ def status(admin: Admin, args: dict) -> Response:
             locks.append((str(lock.busy.relative_to(data.root)), holder.lease, format_duration(max(age, 0))))
     entries = runlog.recent(data, 2000)
     cron = cron_url(settings, admin.cgi_dir)
-    return admin.page(
+    return remember_browser(admin, admin.page(
         "status.html", mode=settings["mode"], block=state.block_reason(data), locks=locks,
         runs=recent_runs(entries)[:15], alerts=[e for e in entries if e.level == "alert"][-15:][::-1],
         cron_url=cron, crontab=f"*/5 * * * * wget -q -t 1 -O /dev/null {cron}" if cron else "",
-        warnings=warnings(admin), chart=chart(admin), local=lambda t: local_time(settings, t))
+        warnings=warnings(admin), chart=chart(admin), local=lambda t: local_time(settings, t)))
 
 
 def cron_url(settings: settings_mod.Settings, cgi_dir: Path) -> str:

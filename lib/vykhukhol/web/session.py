@@ -13,12 +13,12 @@ out.
 Password checks are counted in ``data/state/logins`` (so the count survives
 restarts and every CGI process sees it), each counted *before* the check in
 one locked step: at most ``MAX_FAILURES`` checks per client address per
-``LOCKOUT`` seconds, however many arrive at once. A successful login sets a
-long-lived "known browser" cookie, signed and bound to the password hash; a
-browser that shows one is counted by itself (``BROWSER_FAILURES``), not by
+``LOCKOUT`` seconds, however many arrive at once. A logged-in browser gets a
+long-lived "known browser" cookie (on the status page the login leads to),
+signed with the password hash; a browser that shows one is counted by itself (``BROWSER_FAILURES``), not by
 address, so a stranger's failures from the owner's address (or a shared
 proxy) do not lock the owner out. A stranger cannot make one without the
-secret, and a password change invalidates them all.
+stored hash, and a password change invalidates them all.
 """
 
 from __future__ import annotations
@@ -111,22 +111,25 @@ def cross_site(environ: dict) -> bool:
     return urlsplit(origin).netloc != environ.get("HTTP_HOST", "").strip().lower()
 
 
-def _browser_sig(secret: bytes, stored_hash: str, browser: str) -> str:
-    return hmac.new(secret, f"browser|{browser}|{stored_hash}".encode(), hashlib.sha256).hexdigest()[:32]
+def _browser_sig(stored_hash: str, browser: str) -> str:
+    # Keyed by the stored password hash: only settings.ini holds it, and a new
+    # password makes every earlier cookie worthless. (Not by security.secret,
+    # so the owner's browser stays known while the secret is being repaired.)
+    return hmac.new(stored_hash.encode(), f"browser|{browser}".encode(), hashlib.sha256).hexdigest()[:32]
 
 
-def known_browser_cookie(secret: bytes, stored_hash: str) -> str:
+def known_browser_cookie(stored_hash: str) -> str:
     """A new "this browser logged in before" cookie value, bound to the password."""
     browser = secrets.token_urlsafe(12)
-    return f"{browser}.{_browser_sig(secret, stored_hash, browser)}"
+    return f"{browser}.{_browser_sig(stored_hash, browser)}"
 
 
-def known_browser(secret: bytes, stored_hash: str, cookie: str | None) -> str | None:
+def known_browser(stored_hash: str, cookie: str | None) -> str | None:
     """The browser id of a valid known-browser cookie, else None."""
     browser, _, sig = (cookie or "").partition(".")
     if not browser or len(cookie or "") > 100 or not sig.isascii() or not stored_hash:
         return None
-    return browser if hmac.compare_digest(_browser_sig(secret, stored_hash, browser), sig) else None
+    return browser if hmac.compare_digest(_browser_sig(stored_hash, browser), sig) else None
 
 
 def _logins(data: DataDir) -> Counter:
