@@ -1,7 +1,8 @@
 """The cron URL: one sender run, its report as text/plain (SPEC 5, 11).
 
 With ``cron_allow`` set, only those addresses may start a run; others get 403
-"Only local allowed", as in the original.
+"Only local allowed", as in the original. The caller's address is the one
+``clients.client_address`` trusts (X-Forwarded-For only from trusted_proxies).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def app(data: DataDir) -> Callable:
         if not data.settings.exists():
             return text("not initialised: run `vykhukhol init`\n", 503)
         settings = settings_mod.load(data.settings)
-        if not allowed(request.remote, settings["cron_allow"]):
+        if not allowed(request.client(settings["trusted_proxies"]), settings["cron_allow"]):
             return text("Only local allowed\n", 403)
         try:
             report = sender.run(data, settings)
