@@ -137,6 +137,9 @@ class Run:
     def transport(self) -> mail.Transport:
         from vykhukhol import mail
 
+        lanes = self.lanes()
+        if lanes is not None:  # the run's own letters take a lane too: never one connection more
+            return _OverLanes(self, lanes)  # type: ignore[return-value]
         if self._transport is None:
             config = self.settings.mail_config(self.data.outbox)
             config.timeout = min(SMTP_TIMEOUT_MAX, self.time_limit * HARD_SHARE)
@@ -318,6 +321,34 @@ class Run:
             transport = None
         alerts.raise_alert(self.data, self.settings, self.log, subject, self.now(),
                            transport, **details)
+
+
+class _OverLanes:
+    """What :meth:`Run.transport` gives while the run has lanes: the admin's
+    letters and alerts wait for a free lane and for their own answer."""
+
+    def __init__(self, run: Run, lanes: Lanes) -> None:
+        self.run, self.lanes = run, lanes
+
+    def send(self, msg: object, recipient: str) -> None:
+        run, lanes = self.run, self.lanes
+        run._settle(lanes.wait_free())
+        mine = object()
+        lanes.hand(msg, recipient, run.hard_deadline(), mine)
+        while True:
+            ends = lanes.finished(block=True)
+            run._settle([end for end in ends if end.tag is not mine])
+            for end in ends:
+                if end.tag is mine:
+                    if end.error is not None:
+                        raise end.error
+                    return
+
+    def set_deadline(self, deadline: float | None) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
 
 
 class Allowance:
