@@ -14,8 +14,10 @@ connection) over the same proxy.
 
     python tests/bench/bench_relay.py [--letters 400] [--delay 0.010]
 
-Goals: 8 connections + pipelining ≥ 5 × bare; 1 connection + pipelining
-≥ 1.5 × bare.
+Goals (whole process against the whole loop): 8 connections + pipelining
+≥ 5 × bare; 1 connection + pipelining ≥ 1.5 × bare. The sending phase (first
+to last letter at the server) is printed beside, start-up and the final
+rewrite left out.
 """
 
 from __future__ import annotations
@@ -176,7 +178,8 @@ def run_ours(data, relay: Relay, letters: int, connections: int, pipelining: boo
     stats = relay.stats()
     if done.returncode != 0 or stats["count"] < letters:
         raise RuntimeError(f"the run sent {stats['count']} of {letters}:\n{done.stdout}{done.stderr}")
-    return {"wall": wall, "rate": letters / wall, "load": kit.load()}
+    return {"wall": wall, "rate": letters / wall, "span": stats["last"] - stats["first"],
+            "load": kit.load()}
 
 
 def run_bare(relay: Relay, letters: int) -> dict:
@@ -190,7 +193,9 @@ def run_bare(relay: Relay, letters: int) -> dict:
         conn.sendmail("list@example.org", [f"user{i}@example.org"], payload)
     conn.quit()
     wall = time.perf_counter() - began
-    return {"wall": wall, "rate": letters / wall, "load": kit.load()}
+    stats = relay.stats()
+    return {"wall": wall, "rate": letters / wall, "span": stats["last"] - stats["first"],
+            "load": kit.load()}
 
 
 def main() -> None:
@@ -218,13 +223,16 @@ def main() -> None:
                 got = run_ours(data, relay, args.letters, connections, pipelining)
             rates[name] = got["rate"]
             rows.append((name, f"{got['wall']:.2f}", f"{got['rate']:.0f}",
-                         f"{got['rate'] / rates['bare smtplib, serial']:.2f}", got["load"]))
+                         f"{got['rate'] / rates['bare smtplib, serial']:.2f}",
+                         f"{got['span']:.2f}", f"{(args.letters - 1) / got['span']:.0f}",
+                         got["load"]))
             print(f"# {name}: {got['wall']:.2f} s", flush=True)
     finally:
         relay.stop()
         shutil.rmtree(base, ignore_errors=True)
     print()
-    print(kit.table(["sender", "wall s", "letters/s", "× bare", "load 1/5/15"], rows))
+    print(kit.table(["sender", "wall s", "letters/s", "× bare (whole)", "send span s",
+                     "letters/s (span)", "load 1/5/15"], rows))
     bare = rates["bare smtplib, serial"]
     one = rates["ours, 1 connection + pipelining"] / bare
     eight = rates["ours, 8 connections + pipelining"] / bare
