@@ -3,7 +3,9 @@ sending limits shared across runs, and the rename locks at its door.
 
 :mod:`vykhukhol.sender` holds the steps of SPEC 5 and uses what is here:
 :class:`Run` (step 7's clock is :meth:`Run.may_send`; every letter goes
-through :meth:`Run.deliver`, which journals it before and after),
+through :meth:`Run.deliver`, which journals it before and after — with
+several SMTP connections the "after" comes as each connection answers, and
+:meth:`Run.drain` waits for the last ones before a journal is folded),
 :func:`take_lock` (steps 7 and 8: a dead holder blocks the sender, a live one
 is refused) and :func:`release` (step 6). :func:`set_mode` is the admin's
 switch that clears a self-block.
