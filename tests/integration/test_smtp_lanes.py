@@ -184,3 +184,24 @@ def test_several_connections_start_no_letter_after_time_limit(site, smtp_server)
     site.run_at()
     got = received(smtp_server)
     assert sorted(got) == readers and len(got) == len(set(got))
+
+
+def test_letters_over_several_connections_are_signed_and_redirected_as_over_one(site, smtp_server):
+    """DKIM and dev_redirect happen in Transport.send, which every lane calls: each
+    letter over 4 connections verifies, and goes to the redirect address only."""
+    import dkim
+
+    out = site.ok("dkim", "keygen", "--domain", "example.org", "--selector", "vykhukhol")
+    [line] = [x for x in out.splitlines() if "._domainkey." in x]
+    name, rest = line.split(" IN TXT ")
+    records = {name.encode(): "".join(re.findall(r'"([^"]*)"', rest)).encode()}
+    job, readers = news(site, smtp_server, 12, news_per_run=100,
+                        mail__dev_redirect="tester@example.net")
+    site.run_at()
+    assert smtp_server.handler.connections > 2
+    got = smtp_server.handler.received  # the admin's report is redirected too
+    assert {r for g in got for r in g.rcpt_tos} == {"tester@example.net"}
+    assert sorted(g.message["X-Vykhukhol-Original-To"] for g in got
+                  if g.message["X-Vykhukhol-Original-To"] != ADMIN) == readers
+    for letter_got in got:
+        assert dkim.verify(letter_got.data, dnsfunc=lambda n, timeout=5: records.get(n))
