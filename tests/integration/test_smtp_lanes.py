@@ -205,3 +205,22 @@ def test_letters_over_several_connections_are_signed_and_redirected_as_over_one(
                   if g.message["X-Vykhukhol-Original-To"] != ADMIN) == readers
     for letter_got in got:
         assert dkim.verify(letter_got.data, dnsfunc=lambda n, timeout=5: records.get(n))
+
+
+def test_a_pipelined_refusal_followed_by_a_hang_up_keeps_the_refusals_code(smtp_server):
+    """421 to RCPT and the line closed before DATA's answer: the letter is a
+    temporary failure with the server's 421, not a lost connection."""
+    handler = smtp_server.handler
+    handler.pipelining = True
+
+    async def refuse_and_hang_up(server, session, envelope, address, rcpt_options):
+        await server.push("421 4.3.2 shutting down")
+        server.transport.close()
+        return "421 4.3.2 shutting down"  # never reaches the client
+
+    handler.handle_RCPT = refuse_and_hang_up
+    with SmtpTransport(smtp_server.config()) as transport:
+        with pytest.raises(mail.TemporaryFailure) as failed:
+            transport.send(letter("x@example.org"), "x@example.org")
+    assert (failed.value.code, failed.value.stage) == (421, "rcpt")
+    assert received(smtp_server) == []

@@ -111,7 +111,16 @@ class SmtpTransport(Transport):
         self._arm()
         conn.send(f"MAIL FROM:<{envelope_from}>\r\nRCPT TO:<{recipient}>\r\nDATA\r\n"
                   .encode("ascii"))
-        return [conn.getreply() for _ in range(3)]
+        replies: list[tuple[int, bytes]] = []
+        try:
+            while len(replies) < 3:
+                replies.append(conn.getreply())
+        except OSError:
+            # A server that refuses and hangs up (421 to RCPT, then closed):
+            # the refusal read says more than the lost line.
+            if not _refused(replies):
+                raise
+        return replies
 
     def close(self) -> None:
         self._hang_up(polite=True)
@@ -208,6 +217,12 @@ def _check_envelope(replies: list[tuple[int, bytes]], envelope_from: str,
             hang_up(not _data_open(replies))
             default = "recipient refused" if stage == "rcpt" else ""
             raise _by_code(code, _reply_text(resp) or default, stage)
+
+
+def _refused(replies: list[tuple[int, bytes]]) -> bool:
+    """Whether MAIL or RCPT, among the replies read so far, was refused."""
+    return bool(replies) and (replies[0][0] != 250
+                              or (len(replies) > 1 and replies[1][0] not in (250, 251)))
 
 
 def _data_open(replies: list[tuple[int, bytes]]) -> bool:
