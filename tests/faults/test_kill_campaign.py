@@ -201,7 +201,7 @@ def test_kill_9_at_random_moments_loses_nothing_and_sends_nothing_twice(site, ba
     twice = {key: n for key, n in got.items() if n > 1 and key[1] not in ALERT_SUBJECTS}
     received = {(rcpt.lower(), subject) for rcpt, subject in got if rcpt != ADMIN}
     missing = expected - received - doubt
-    summary = (f"kill campaign ({'long' if LONG else 'short'}, {connections} connections): "
+    summary = (f"kill campaign ({'long' if LONG else 'short'}, smtp_connections {connections}): "
                f"{len(expected)} letters, "
                f"{kills} kills ({mid_rewrite} mid-rewrite, {found_dead} holding a lock), "
                f"{len(doubt)} in doubt, "
