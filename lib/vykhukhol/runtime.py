@@ -3,7 +3,9 @@ sending limits shared across runs, and the rename locks at its door.
 
 :mod:`vykhukhol.sender` holds the steps of SPEC 5 and uses what is here:
 :class:`Run` (step 7's clock is :meth:`Run.may_send`; every letter goes
-through :meth:`Run.deliver`, which journals it before and after),
+through :meth:`Run.deliver`, which journals it before and after — with
+several SMTP connections the "after" comes as each connection answers, and
+:meth:`Run.drain` waits for the last ones before a journal is folded),
 :func:`take_lock` (steps 7 and 8: a dead holder blocks the sender, a live one
 is refused) and :func:`release` (step 6). :func:`set_mode` is the admin's
 switch that clears a self-block.
@@ -33,6 +35,7 @@ from vykhukhol.timeutil import format_duration, format_time, seconds_between
 
 if TYPE_CHECKING:  # the e-mail package is imported only by runs that send
     from vykhukhol import mail
+    from vykhukhol.mail.lanes import Lanes
 
 SEND_SHARE = 0.5       # share of time_limit in which new letters may start
 HARD_SHARE = 0.8       # no SMTP command may wait past this share of time_limit
@@ -42,6 +45,7 @@ COPY_RATE = 50e6       # bytes a second a rewrite that copies most lines unparse
 TEMPFAIL_GIVE_UP = 3 * 86400  # a letter failing temporarily this long becomes failed
 LOST = None            # marker: a lock step failed in a way that ends the run
 BROKEN = "broken"      # marker: a letter that cannot be made (a template broken by FTP, or too heavy)
+HANDED = "handed"      # marker: a letter on its way over one of several connections
 
 
 @dataclass
@@ -88,6 +92,7 @@ class Run:
         self.slowest_letter = 0.0   # seconds the slowest letter of this run took
         self.stopped: Outcome | None = None
         self._transport: mail.Transport | None = None
+        self._lanes: Lanes | None = None  # several connections, when allowed
         self.allowance = Allowance(self)
         self.presses: dict = {}     # compose.Presses: each letter's shared parts, made once
         self._tempfails: dict[str, set[str]] = {}  # target -> its keys in state/tempfail
@@ -134,6 +139,9 @@ class Run:
     def transport(self) -> mail.Transport:
         from vykhukhol import mail
 
+        lanes = self.lanes()
+        if lanes is not None:  # the run's own letters take a lane too: never one connection more
+            return _OverLanes(self, lanes)  # type: ignore[return-value]
         if self._transport is None:
             config = self.settings.mail_config(self.data.outbox)
             config.timeout = min(SMTP_TIMEOUT_MAX, self.time_limit * HARD_SHARE)
@@ -146,6 +154,9 @@ class Run:
         return self.t0 + self.time_limit * HARD_SHARE - self.reserve
 
     def close(self) -> None:
+        if self._lanes is not None:
+            lanes, self._lanes = self._lanes, None
+            self._settle(lanes.close())
         if self._transport is not None:
             self._transport.close()
             self._transport = None
@@ -156,7 +167,12 @@ class Run:
         in doubt, or BROKEN when the letter itself cannot be made (the caller
         stops serving ``target``: every letter of it would fail the same way).
         ``meanwhile`` (the next letter's :meth:`Copy.make`) runs while the
-        server works on this letter."""
+        server works on this letter.
+
+        With several SMTP connections (``mail.smtp_connections``) the letter
+        is handed to a free one once its intent is on disk, and HANDED comes
+        back at once: it counts against the quota like a sent letter, and its
+        outcome is journalled when it comes (at the latest by :meth:`drain`)."""
         from vykhukhol import mail
 
         moment = format_time(self.now())
@@ -174,29 +190,85 @@ class Run:
             if isinstance(exc, OverBudget):  # a template too heavy: the owner must know
                 self.alert(alerts.CANNOT_RENDER, detail=f"{target}, {item}: {exc.message}")
             return BROKEN
+        lanes = self.lanes()
+        if lanes is not None:
+            # A lane frees only once its letter's outcome is journalled: no
+            # more than smtp_connections letters are ever in doubt.
+            self._settle(lanes.wait_free())
+            if not self.stopped and self.time_left() <= 0:
+                self.stop(Outcome.TIME)
+            if self.stopped:
+                return journal.TEMPFAIL  # not begun: not counted
         if not self.allowance.take():
             self.stop(Outcome.LIMIT)
             return journal.TEMPFAIL
         on_disk = book.intend(moment, target, email, item)
+        if lanes is not None:
+            on_disk()
+            lanes.hand(message, email, self.hard_deadline(), (book, target, email, item, moment))
+            return HANDED
         began = self.clock()
         try:
             self.transport().send(message, email, ready=on_disk, meanwhile=meanwhile)
         except mail.DeliveryError as exc:
-            if exc.stage == "data-unanswered":
-                # The server may have the letter: leave the intent alone, so it
-                # is folded "in doubt" and never sent twice.
-                self.log.write(f"{target}: the answer for {email} was lost ({exc.detail}); "
-                               "the letter is in doubt and will not be sent again")
-                self.stop(Outcome.TEMPFAIL)
-                return journal.IN_DOUBT
+            return self._journal_end(book, target, email, item, moment, exc, self.clock() - began)
+        return self._journal_end(book, target, email, item, moment, None, self.clock() - began)
+
+    def _journal_end(self, book: journal.Journal, target: str, email: str, item: str,
+                     moment: str, exc: mail.DeliveryError | None, seconds: float) -> str:
+        """Note how a letter ended (in doubt: its intent stays alone)."""
+        if exc is not None and exc.stage == "data-unanswered":
+            # The server may have the letter: leave the intent alone, so it
+            # is folded "in doubt" and never sent twice.
+            self.log.write(f"{target}: the answer for {email} was lost ({exc.detail}); "
+                           "the letter is in doubt and will not be sent again")
+            self.stop(Outcome.TEMPFAIL)
+            return journal.IN_DOUBT
+        if exc is not None:
             outcome = self._failed(exc, target, email, item)
         else:
             outcome = journal.SENT
             self.forget_tempfail(target, email, item)
             self.report.sent[target] += 1
-        self.slowest_letter = max(self.slowest_letter, self.clock() - began)
+        self.slowest_letter = max(self.slowest_letter, seconds)
         book.note(outcome, moment, target, email, item)
         return outcome
+
+    # -- several connections (mail.smtp_connections) ------------------------
+    def lanes(self) -> Lanes | None:
+        """The run's SMTP lanes, when it may use more than one connection."""
+        if self._lanes is None and self.settings["mail.smtp_connections"] > 1 \
+                and self.settings["mail.transport"] == "smtp":
+            from vykhukhol import mail
+            from vykhukhol.mail.lanes import Lanes
+
+            config = self.settings.mail_config(self.data.outbox)
+            config.timeout = min(SMTP_TIMEOUT_MAX, self.time_limit * HARD_SHARE)
+            mail.open_transport(config)  # its settings checked here, in this thread
+            self._lanes = Lanes(config, config.smtp_connections, mail.open_transport)
+        return self._lanes
+
+    def drain(self) -> None:
+        """Wait for the letters still on their way and journal how each ended:
+        called before a journal is folded."""
+        if self._lanes is not None:
+            while self._lanes.in_flight:
+                self._settle(self._lanes.finished(block=True))
+
+    def _settle(self, ends: list) -> None:
+        from vykhukhol import mail
+
+        for end in ends:
+            book, target, email, item, moment = end.tag
+            exc = end.error
+            if isinstance(exc, VykhukholError):  # a settings error, as in Transport.send
+                self.log.error(f"{target}: {email} was not sent: {exc.message}")
+                self.stop(Outcome.ERROR)
+                book.note(journal.TEMPFAIL, moment, target, email, item)
+            elif exc is not None and not isinstance(exc, mail.DeliveryError):
+                raise exc  # a defect: the letter's intent stays, in doubt
+            else:
+                self._journal_end(book, target, email, item, moment, exc, end.seconds)
 
     def _failed(self, exc: mail.DeliveryError, target: str, email: str, item: str) -> str:
         if exc.stage == "dkim":  # our settings, not the letter: no letter leaves unsigned
@@ -253,6 +325,34 @@ class Run:
             transport = None
         alerts.raise_alert(self.data, self.settings, self.log, subject, self.now(),
                            transport, **details)
+
+
+class _OverLanes:
+    """What :meth:`Run.transport` gives while the run has lanes: the admin's
+    letters and alerts wait for a free lane and for their own answer."""
+
+    def __init__(self, run: Run, lanes: Lanes) -> None:
+        self.run, self.lanes = run, lanes
+
+    def send(self, msg: object, recipient: str) -> None:
+        run, lanes = self.run, self.lanes
+        run._settle(lanes.wait_free())
+        mine = object()
+        lanes.hand(msg, recipient, run.hard_deadline(), mine)
+        while True:
+            ends = lanes.finished(block=True)
+            run._settle([end for end in ends if end.tag is not mine])
+            for end in ends:
+                if end.tag is mine:
+                    if end.error is not None:
+                        raise end.error
+                    return
+
+    def set_deadline(self, deadline: float | None) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
 
 
 class Allowance:

@@ -180,6 +180,7 @@ def send_newsletters(run: Run) -> bool | None:
             touched.add(job.name)
     finally:
         try:
+            run.drain()  # the letters still on their way (several connections) journalled
             touched |= fold_newsletters(run, book)
             for name in sorted(touched):
                 finish_if_exhausted(run, name)
@@ -461,6 +462,7 @@ def hold_db(run: Run, first: svc.Service) -> Iterator[Held | None]:
         yield held
     finally:
         try:
+            run.drain()
             fold_series(run, held.book, held.worked)
         finally:  # a full disk while folding still frees the lock; the journal waits
             held.book.close()

@@ -347,6 +347,7 @@ class Settings:
             smtp_password=self["mail.smtp_password"], sendmail_path=self["mail.sendmail_path"],
             dev_redirect=self["mail.dev_redirect"], outbox_dir=outbox_dir,
             dkim_domain=domain, dkim_selector=self["mail.dkim_selector"], dkim_key=key,
+            smtp_connections=self["mail.smtp_connections"],
         )
 
 

@@ -111,6 +111,7 @@ class FaultHandler:
       :data:`KEEP_AND_DROP`;
     * ``delays`` — seconds to wait before answering ``EHLO``, ``MAIL``, ``RCPT``
       or ``DATA``.
+    * ``pipelining`` — offer PIPELINING (RFC 2920) after EHLO.
     """
 
     letters: list[Letter] = field(default_factory=list)
@@ -122,6 +123,7 @@ class FaultHandler:
     delays: dict[str, float] = field(default_factory=dict)
     connections: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    pipelining: bool = False
 
     async def _wait(self, command: str) -> None:
         seconds = self.delays.get(command, 0.0)
@@ -131,6 +133,8 @@ class FaultHandler:
     async def handle_EHLO(self, server, session, envelope, hostname, responses):
         await self._wait("EHLO")
         session.host_name = hostname
+        if self.pipelining:
+            return [*responses[:-1], "250-PIPELINING", responses[-1]]
         return responses
 
     async def handle_HELO(self, server, session, envelope, hostname):

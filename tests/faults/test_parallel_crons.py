@@ -27,6 +27,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from faultkit import ADMIN, LEASE, cron, env, scale
 
 from vykhukhol import newsletters, state
@@ -41,6 +42,7 @@ NEW_PER_ROUND = 12      # subscribers due for letter 1, per series service and r
 READERS = 24            # subscribers of the news service (each newsletter's recipients)
 PER_RUN = 6             # news_per_run and serial_per_run: several runs' worth each round
 DATA_DELAY = 0.03
+CAP = 10_000            # hourly and daily limit: never reached, but counted by the racing runs
 SERIES = {"pa": ("a", "A letter"), "pb": ("b", "B letter")}
 
 # Imports everything a run needs, waits for the start signal, then runs.
@@ -112,10 +114,24 @@ def overlaps(letters: list[Any]) -> list[str]:
     return found
 
 
-def test_eight_runs_started_together_never_send_on_one_lock_at_once(site, bad_smtp, rng, tmp_path):
-    """8 crons at once, round after round: per DB and newsletters, runs' letters never interleave; none twice."""
+def per_run_counts(letters: list[Any]) -> dict[tuple[str, str], int]:
+    """Letters per (run, kind): ``news`` or ``series``."""
+    counts: dict[tuple[str, str], int] = defaultdict(int)
+    for got in letters:
+        if got.rcpt != ADMIN:
+            counts[got.run, "news" if domain_of(got.subject) == "newsletters" else "series"] += 1
+    return counts
+
+
+@pytest.mark.parametrize("connections", [1, 4])
+def test_eight_runs_started_together_never_send_on_one_lock_at_once(site, bad_smtp, rng, tmp_path,
+                                                                   connections):
+    """8 crons at once, round after round: per DB and newsletters, runs' letters never interleave;
+    none twice; no run above its quotas; the caps' counters exact (also with 4 connections each)."""
     site.use_smtp(bad_smtp.port)
-    site.set(news_per_run=PER_RUN, serial_per_run=PER_RUN, time_limit="30s")
+    site.set(news_per_run=PER_RUN, serial_per_run=PER_RUN, time_limit="30s",
+             hourly_limit=CAP, daily_limit=CAP, mail__smtp_connections=connections)
+    bad_smtp.handler.pipelining = connections > 1
     for name, (db, subject) in SERIES.items():
         site.service(name, db=db, letters=[(subject, "0s", "Hello.\n")])
     site.service("readers", db="n", enabled=False)  # a plain news list
@@ -162,3 +178,8 @@ def test_eight_runs_started_together_never_send_on_one_lock_at_once(site, bad_sm
                                  f"unexpected: {sorted(set(got) - expected)[:10]}"
     assert not overlaps(bad_smtp.handler.kept())
     assert sum(senders_per_round) > ROUNDS, "the rounds never had more than one run sending"
+    over = {key: n for key, n in per_run_counts(bad_smtp.handler.kept()).items() if n > PER_RUN}
+    assert not over, f"runs sent more than news_per_run/serial_per_run ({PER_RUN}): {over}"
+    # the caps' counters, reserved and given back by racing runs, count each letter once
+    counted = state.read_kv(site.data.state / "counters")
+    assert int(counted["day_count"]) == sum(got.values()), counted

@@ -49,6 +49,9 @@ class ProgrammableHandler:
       :data:`DROP` to hang up instead of replying.
     * ``data_delay`` — seconds to wait before answering DATA.
     * ``sessions`` — one entry per connection that said EHLO/HELO.
+    * ``pipelining`` — offer PIPELINING (RFC 2920) after EHLO; aiosmtpd reads
+      commands line by line from its buffer, so pipelined ones are answered
+      in order.
     """
 
     received: list[Received] = field(default_factory=list)
@@ -58,6 +61,7 @@ class ProgrammableHandler:
     data_delay: float = 0.0
     sessions: list[Any] = field(default_factory=list)
     servers: list[Any] = field(default_factory=list)
+    pipelining: bool = False
 
     def _greeted(self, server: Any, session: Any, hostname: str) -> None:
         session.host_name = hostname
@@ -67,7 +71,7 @@ class ProgrammableHandler:
 
     async def handle_EHLO(self, server, session, envelope, hostname, responses):
         self._greeted(server, session, hostname)
-        return responses
+        return offering_pipelining(responses) if self.pipelining else responses
 
     async def handle_HELO(self, server, session, envelope, hostname):
         self._greeted(server, session, hostname)
@@ -106,6 +110,11 @@ class ProgrammableHandler:
     @property
     def connections(self) -> int:
         return len(self.sessions)
+
+
+def offering_pipelining(responses: list[str]) -> list[str]:
+    """aiosmtpd's EHLO reply with PIPELINING added before its last line."""
+    return [*responses[:-1], "250-PIPELINING", responses[-1]]
 
 
 @dataclass

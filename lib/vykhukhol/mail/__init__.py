@@ -9,7 +9,10 @@ one envelope recipient through a :class:`Transport` from
 :func:`open_transport`:
 
 * ``smtp`` — one connection, opened on the first letter and reused for the
-  whole run; plain, STARTTLS or SSL; login when a user is set; timeouts.
+  whole run; plain, STARTTLS or SSL; login when a user is set; timeouts; the
+  envelope pipelined (RFC 2920) when the server offers it. A run allowed
+  several connections (``mail.smtp_connections``) drives them through
+  :class:`.lanes.Lanes`, one thread and one transport each.
 * ``sendmail`` — ``sendmail -i -f ENVELOPE -- RCPT`` with the letter on stdin.
 * ``outbox`` — one ``.eml`` file per letter in a folder, for tests, previews
   and hosts without mail.
@@ -37,7 +40,9 @@ What is where:
 - :mod:`.message` — :func:`build_message` and :class:`Press`;
 - :mod:`.transport` — settings, failures, the common hand-over, :func:`open_transport`;
 - :mod:`.smtp`, :mod:`.sendmail`, :mod:`.outbox` — one transport each
-  (:func:`show_outbox`: any outbox file as text for the admin's pages).
+  (:func:`show_outbox`: any outbox file as text for the admin's pages);
+- :mod:`.lanes` — several SMTP connections at once, for a relay (imported
+  only by runs that use them).
 - :mod:`.dkim` — the DKIM key, its DNS record and the signer (imported only
   when signing is on).
 """

@@ -43,6 +43,7 @@ class MailConfig:
     dev_redirect: str = ""  # when set, every letter goes to this one address
     outbox_dir: Path | None = None
     timeout: float = 20.0  # seconds for connect and each SMTP command, or for sendmail
+    smtp_connections: int = 1  # SMTP connections a run may open at once (see .lanes)
     dkim_domain: str = ""  # when set, every letter is signed (SPEC 12)
     dkim_selector: str = ""
     dkim_key: Path | None = None  # the PEM private key
