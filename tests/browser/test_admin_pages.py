@@ -201,6 +201,16 @@ def test_the_settings_page_labels_each_field_shows_host_only_keys_read_only_and_
             key = label.get_attribute("for")
             assert label.text.replace(key, "").strip(), f"{key} has no human label"
 
+        # Fields side by side line up, whether their labels take one line or two.
+        tops = b.driver.execute_script(
+            "return [...document.querySelectorAll('form .grid > div')].map(cell => ["
+            " Math.round(cell.getBoundingClientRect().top),"
+            " Math.round(cell.querySelector('input, select').getBoundingClientRect().top)]);")
+        rows: dict[int, set[int]] = {}
+        for cell, field in tops:
+            rows.setdefault(cell, set()).add(field)
+        assert len(rows) > 1 and all(len(fields) == 1 for fields in rows.values()), rows
+
         assert texts["host"] in b.text("main")
         form = b.find("form[action$='/settings']")
         for key, label in (("mail.sendmail_path", texts["sendmail"]),
