@@ -166,6 +166,15 @@ def test_deleting_a_letter_or_a_subscriber_asks_on_a_page_of_its_own(site, serve
     assert set(site.subscribers("news")) == {ALIVE}
     assert DEAD not in b.text("#subscribers") and ALIVE in b.text("#subscribers")
 
+    site.set(language="ru")
+    b.reload()
+    b.press(delete_button(ALIVE))
+    assert b.text("h1") == f"Удалить {ALIVE}?"
+    assert "Отменить это нельзя." in b.text(".warn")
+    b.screenshot("confirm-delete-subscriber-ru")
+    b.press(b.link("Отменить"))
+    assert set(site.subscribers("news")) == {ALIVE}
+
 
 # --- the settings page ---------------------------------------------------------------
 
