@@ -70,6 +70,9 @@ from markupsafe import Markup
 
 from vykhukhol.errors import BadInput, OverBudget
 
+#: The parts of a letter a template error names (``what``), translated on a page.
+PARTS = ("subject", "text", "body", "HTML")
+
 __all__ = ["Budget", "check_syntax", "check_template", "one_line_values", "render", "render_html"]
 
 TIME_BUDGET = 0.5        # seconds (wall clock) one letter's parts may take to render, together

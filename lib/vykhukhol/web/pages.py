@@ -56,6 +56,6 @@ def _error_keys() -> set[str]:
 
 
 def _raw(key: str, lang: str) -> str:
-    from vykhukhol.i18n import MESSAGES
+    from vykhukhol.i18n import MESSAGES, tr
 
-    return MESSAGES[key][0 if lang == "ru" else 1]
+    return tr(lang, MESSAGES[key])
