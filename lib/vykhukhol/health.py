@@ -27,10 +27,15 @@ def _english(text: str, **values: object) -> str:
     return text.format(**values) if values else text
 
 
+def _english_plural(singular: str, plural: str, n: int, **values: object) -> str:
+    return (singular if n == 1 else plural).format(n=n, **values)
+
+
 def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
-             translate: Translate = _english) -> list[str]:
-    """Every warning that applies now, most important first."""
-    _ = translate
+             translate: Translate = _english, plural: Translate = _english_plural) -> list[str]:
+    """Every warning that applies now, most important first; ``plural`` says
+    a count with its noun (``ngettext``)."""
+    _, _n = translate, plural
     found = []
     if (cgi_dir / "cron.py").exists():
         found.append(_("The cron script still has its shipped name cgi/cron.py: run `vykhukhol init` or rename it to something hard to guess."))
@@ -72,6 +77,7 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
     for service in svc.load_services(data):
         bad = subs.malformed(service.subscribers_path)
         if bad:
-            found.append(_("{service}: {count} malformed subscriber lines (first: line {line}); they are kept and skipped.",
-                           service=service.name, count=len(bad), line=bad[0].lineno))
+            found.append(_n("{service}: {n} malformed subscriber line (line {line}); it is kept and skipped.",
+                            "{service}: {n} malformed subscriber lines (first: line {line}); they are kept and skipped.",
+                            len(bad), service=service.name, line=bad[0].lineno))
     return found

@@ -143,7 +143,7 @@ def test_cli_status_shows_the_warnings_the_admin_status_shows(site):
     assert "warning: Mail is not configured" in out
     assert "warning: site_url is not https" in out
     assert "warning: The cron script still has its shipped name" not in out  # init renamed it
-    assert "malformed subscriber lines" in out
+    assert "1 malformed subscriber line (line " in out
 
 
 @pytest.mark.parametrize("body", ["Hello\n", "Hello\r\nBye\r\n\r\n", "No newline", "\nAfter a blank line\n"])

@@ -34,7 +34,7 @@ from vykhukhol import subscribers as subs
 from vykhukhol.datadir import CHECKOUT, DataDir, check_name
 from vykhukhol.errors import BadInput, Forbidden, NoSecret, NotFound, VykhukholError
 from vykhukhol.health import NO_SECRET
-from vykhukhol.i18n import SETTING_LABELS, tr
+from vykhukhol.i18n import SETTING_LABELS, ntr, tr
 from vykhukhol.states import LedgerState, SubscriberState
 from vykhukhol.timeutil import UTC, format_duration, now, parse_local_time
 from vykhukhol.web import session
@@ -70,6 +70,10 @@ class Admin:
     def _(self, text_: str, **values: object) -> str:
         return tr(self.lang, text_, **values)
 
+    def _n(self, singular: str, plural: str, n: int, **values: object) -> str:
+        """A count with its noun (``{n}``), in the language's plural form."""
+        return ntr(self.lang, singular, plural, n, **values)
+
     @property
     def key(self) -> bytes:
         """What signs this admin's CSRF tokens and messages: the secret; while
@@ -89,7 +93,7 @@ class Admin:
 
     def page(self, template: str, status: int = 200, **context: object) -> Response:
         response = render_page(
-            f"admin/{template}", self.lang, status, _=self._, url=self.url,
+            f"admin/{template}", self.lang, status, _=self._, _n=self._n, url=self.url,
             csrf=session.csrf_token(self.key, self.sid or ""),
             flash=self.flash + self._flash_from_query(), nav=NAV, path=self.request.path or "/",
             **context)
@@ -249,7 +253,7 @@ def recent_runs(entries: list[runlog.Entry]) -> list[dict]:
 def warnings(admin: Admin) -> list[str]:
     from vykhukhol import health
 
-    return health.warnings(admin.data, admin.settings, admin.cgi_dir, admin._)
+    return health.warnings(admin.data, admin.settings, admin.cgi_dir, admin._, admin._n)
 
 
 def _local_date(settings: settings_mod.Settings, header: str) -> str:
@@ -304,8 +308,9 @@ def chart(admin: Admin) -> dict:
         # One invisible column a day carries both values, so hovering anywhere
         # over a day shows them.
         columns.append({"x": round(x, 1), "w": round(step, 1), "title": admin._(
-            "{day}: {joined} subscriptions, {sent} letters sent",
-            day=day.isoformat(), joined=joined[day], sent=sent[day])})
+            "{day}: {joined}, {sent}", day=day.isoformat(),
+            joined=admin._n("{n} subscription", "{n} subscriptions", joined[day]),
+            sent=admin._n("{n} letter sent", "{n} letters sent", sent[day]))})
         if (CHART_DAYS - 1 - index) % 7 == 0:  # a label a week, today's included
             labels.append({"x": round(x + step / 2, 1), "text": f"{day:%d.%m}"})
     return {"bars": bars, "columns": columns, "labels": labels, "width": width,
