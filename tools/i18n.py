@@ -33,17 +33,18 @@ MO = PO.with_suffix(".mo")
 PLURAL_FORMS = ("nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<=4 && "
                 "(n%100<10 || n%100>=20) ? 1 : 2);")
 
-_STRING = r'"((?:[^"\\]|\\.)*)"'
-# A translated call: _("…"), tr(lang, "…"), and the errors whose text a page shows.
+# One string literal, or several side by side (Python joins them); not an f-string.
+_STRING = r'((?:"(?:[^"\\\n]|\\.)*"\s*)+)'
+# A translated call: _("…"), tr(lang, "…"), Term("…"), and the errors whose text a page shows.
 _SINGLE = re.compile(r'(?:\b_\(|\btr\(\s*[\w.]+,|\b(?:BadInput|NotFound|Conflict|Forbidden|'
-                     r'VykhukholError|_TooCostly)\(|\bHttpError\(\s*\d+,)\s*' + _STRING
-                     + r'(?!\s*\+|\s*f?")')
-_PLURAL = re.compile(r'(?:\b_n\(|\bntr\(\s*[\w.]+,)\s*' + _STRING + r'\s*,\s*' + _STRING)
+                     r'VykhukholError|Term|_TooCostly)\(|\bHttpError\(\s*\d+,)\s*' + _STRING
+                     + r'(?!\s*(?:[+%"]|f"))')
+_PLURAL = re.compile(r'(?:\b_n\(|\bntr\(\s*[\w.]+,)\s*' + _STRING + r',\s*' + _STRING)
 _MENU = re.compile(r'\(\s*"/[a-z/]*",\s*"([^"]+)"\)')
 
 
-def _unescape(text: str) -> str:
-    return ast.literal_eval('"' + text + '"')
+def _unescape(literals: str) -> str:
+    return ast.literal_eval("(" + literals + ")")
 
 
 def used_messages() -> tuple[set[str], set[tuple[str, str]]]:
@@ -99,6 +100,16 @@ def new_catalog():
     return read_po(io.BytesIO(header.encode()), locale="ru", domain="vykhukhol")
 
 
+def put(catalog, msgid, string, context: str | None = None) -> None:
+    """Set a translation, new or changed (Babel's ``add`` keeps an existing one's text)."""
+    existing = catalog.get(msgid, context=context)
+    if existing is None:
+        catalog.add(msgid, string, context=context)
+    else:
+        existing.string = string
+        existing.flags.discard("fuzzy")
+
+
 def compiled(catalog) -> bytes:
     from babel.messages.mofile import write_mo
 
@@ -141,6 +152,11 @@ def problems() -> list[str]:
         entry = catalog.get(singular)
         if entry is None or not isinstance(entry.id, tuple):
             found.append(f"missing plural: {singular!r}")
+    from vykhukhol import states
+
+    for english in states._LABELS.values():
+        if catalog.get(english, context=states.CONTEXT) is None:
+            found.append(f"missing (context {states.CONTEXT}): {english!r}")
     for message in catalog:
         if not message.id:
             continue
@@ -175,14 +191,14 @@ def absorb() -> int:
         if name == "RU" and node.value.keys:
             for key, value in zip(node.value.keys, node.value.values, strict=True):
                 english, russian = ast.literal_eval(key), ast.literal_eval(value)
-                catalog.add(english, russian)
+                put(catalog, english, russian)
                 moved += 1
             edits.append((*span(node.value), b"{}"))
         elif name == "MESSAGES":
             for value in node.value.values:
                 if isinstance(value, ast.Tuple):
                     russian, english = ast.literal_eval(value)
-                    catalog.add(english, russian)
+                    put(catalog, english, russian)
                     edits.append((*span(value), _literal(english).encode()))
                     moved += 1
     for start, end, text in sorted(edits, reverse=True):

@@ -84,9 +84,13 @@ def t(lang: str, key: str, **values: object) -> str:
 RU: dict[str, str] = {}
 
 
-def tr(lang: str, text: str, **values: object) -> str:
-    """An English ``text`` in ``lang``, its ``{placeholders}`` filled from ``values``."""
-    out = catalog(lang).gettext(text) if lang != "en" else text
+def tr(lang: str, text: str, context: str = "", **values: object) -> str:
+    """An English ``text`` in ``lang``, its ``{placeholders}`` filled from ``values``;
+    ``context`` tells apart two uses of the same English (msgctxt)."""
+    if lang == "en":
+        out = text
+    else:
+        out = catalog(lang).pgettext(context, text) if context else catalog(lang).gettext(text)
     return out.format(**values) if values else out
 
 

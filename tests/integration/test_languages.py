@@ -15,7 +15,9 @@ from urllib.parse import urlencode
 import pytest
 
 from servetools import call, environ, log_in
+from vykhukhol import settings as settings_mod
 from vykhukhol.web import admin as admin_mod
+from vykhukhol.web import public
 
 
 class Admin:
@@ -89,3 +91,100 @@ def test_the_status_page_counts_malformed_lines_in_the_pages_language(site, lang
         handle.write("this line is not a subscriber\n")
     status, page = _admin(site, lang).get("/")
     assert warning in page
+
+
+# --- errors: the page says them in its language --------------------------------
+
+def _settings_form(site: Any, **changed: str) -> dict[str, str]:
+    raw = site.settings().raw
+    form = {key: str(raw.get(key, settings_mod.KEYS[key].default)) for key in admin_mod.SETTINGS_SHOWN
+            if not settings_mod.KEYS[key].secret}
+    return {**form, **changed}
+
+
+@pytest.mark.parametrize(("lang", "shown", "english"), [
+    ("ru", "mail.smtp_port: нужно число от 1 до 65535", None),
+    ("en", "mail.smtp_port: must be from 1 to 65535", None),
+])
+def test_a_bad_settings_value_is_refused_in_the_pages_language(site, lang, shown, english):
+    admin = _admin(site, lang)
+    status, page = admin.post("/settings", _settings_form(site, **{"mail.smtp_port": "70000"}))
+    assert status == 400, page
+    assert shown in page
+
+
+@pytest.mark.parametrize(("lang", "shown"), [
+    ("ru", "час: 25 вне диапазона 0-23"),
+    ("en", "hour: 25 is out of range 0-23"),
+])
+def test_a_bad_send_window_is_refused_in_the_pages_language(site, lang, shown):
+    site.service("news")
+    admin = _admin(site, lang)
+    status, page = admin.post("/services/news", {"title": "News", "send_window": "0 25 * * *"})
+    assert status == 400, page
+    assert shown in page
+
+
+@pytest.mark.parametrize(("lang", "shown"), [("ru", "тема: строка 1: "), ("en", "subject: line 1: ")])
+def test_a_template_syntax_error_is_refused_in_the_pages_language(site, lang, shown):
+    site.service("news")
+    admin = _admin(site, lang)
+    status, page = admin.post("/services/news/letters",
+                              {"subject": "Hello {{ name", "delay": "1d", "body": "Hi"})
+    assert status == 400, page
+    error = re.search(r'role="alert"[^>]*>([^<]*)<', page).group(1)
+    assert error.startswith(shown), error
+
+
+@pytest.mark.parametrize(("lang", "shown"), [
+    ("ru", "this is no address — этот адрес e-mail неверен"),
+    ("en", "this is no address — this e-mail address is not valid"),
+])
+def test_a_bad_import_line_is_explained_in_the_pages_language(site, lang, shown):
+    site.service("news")
+    admin = _admin(site, lang)
+    status, page = admin.post("/services/news/import", {"text": "this is no address"})
+    assert shown in " ".join(re.sub(r"<[^>]+>", "", page).split())
+
+
+@pytest.mark.parametrize(("lang", "shown"), [
+    ("ru", "Такой страницы или рассылки нет."), ("en", "There is no such page or list."),
+])
+def test_the_public_404_speaks_the_sites_language(site, lang, shown):
+    site.set(language=lang)
+    status, _, page, _ = call(public.subscribe(site.data), environ(
+        "GET", "", "service=nosuch", b"", "", "missing", script="/cgi/subscribe.py"))
+    page = html.unescape(page)
+    assert status == 404
+    assert shown in page
+    detail = "службы 'nosuch' нет" if lang == "ru" else "no service 'nosuch'"
+    assert detail in page, re.findall(r"<p>.*?</p>", page)
+
+
+@pytest.mark.parametrize(("lang", "why"), [("ru", "база занята другим запуском"),
+                                           ("en", "another run holds the lock")])
+def test_the_runs_table_gives_the_stop_reason_in_the_pages_language(site, lang, why):
+    from vykhukhol import runlog
+
+    log = runlog.RunLog(site.data, "run-1")
+    log.write("run started")
+    log.write("run ended after 0.1s: another run holds the lock; letters 0")
+    status, page = _admin(site, lang).get("/")
+    assert re.search(rf"<td>{why}</td>", page), re.findall(r'<table id="runs">.*?</table>', page, re.S)
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+def test_no_page_of_a_russian_site_shows_an_english_sentence_of_ours(site, lang):
+    """The pages above in one language hold none of the other's words."""
+    site.service("news")
+    site.subscriber("news", "a@example.org")
+    admin = _admin(site, lang)
+    pages = [admin.get(path)[1] for path in ("/", "/settings", "/services", "/services/news",
+                                             "/services/news/subscribers", "/newsletters")]
+    text = " ".join(re.sub(r"<[^>]+>", " ", re.sub(r"<(script|style)[^>]*>.*?</\1>", "", p, flags=re.S))
+                    for p in pages)
+    if lang == "ru":
+        for english in ("Delete", "Status", "Settings", "Subscribers", "Import", "No run yet"):
+            assert f" {english} " not in f" {text} ", english
+    else:
+        assert not re.search(r"[а-яА-ЯёЁ]", text), re.findall(r"\S*[а-яА-ЯёЁ]+\S*", text)[:10]

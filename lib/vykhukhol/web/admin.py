@@ -35,7 +35,7 @@ from vykhukhol.datadir import CHECKOUT, DataDir, check_name
 from vykhukhol.errors import BadInput, Forbidden, NoSecret, NotFound, VykhukholError
 from vykhukhol.health import NO_SECRET
 from vykhukhol.i18n import SETTING_LABELS, ntr, tr
-from vykhukhol.states import LedgerState, SubscriberState
+from vykhukhol.states import LedgerState, Outcome, SubscriberState
 from vykhukhol.timeutil import UTC, format_duration, now, parse_local_time
 from vykhukhol.web import session
 from vykhukhol.web.http import HttpError, Request, Response, redirect, wsgi_app
@@ -222,7 +222,7 @@ def status(admin: Admin, args: dict) -> Response:
     cron = cron_url(settings, admin.cgi_dir)
     return admin.page(
         "status.html", mode=settings["mode"], block=state.block_reason(data), locks=locks,
-        runs=recent_runs(entries)[:15], alerts=[e for e in entries if e.level == "alert"][-15:][::-1],
+        runs=recent_runs(entries, admin.lang)[:15], alerts=[e for e in entries if e.level == "alert"][-15:][::-1],
         cron_url=cron, crontab=f"*/5 * * * * wget -q -t 1 -O /dev/null {cron}" if cron else "",
         warnings=warnings(admin), chart=chart(admin), local=lambda t: local_time(settings, t))
 
@@ -232,8 +232,10 @@ def cron_url(settings: settings_mod.Settings, cgi_dir: Path) -> str:
     return f"{settings['site_url']}/cgi/{scripts[0].name}" if scripts else ""
 
 
-def recent_runs(entries: list[runlog.Entry]) -> list[dict]:
-    """Runs from the log, newest first: lease, start, duration, letters, why it stopped."""
+def recent_runs(entries: list[runlog.Entry], lang: str = "en") -> list[dict]:
+    """Runs from the log, newest first: lease, start, duration, letters, why it
+    stopped (the log has the outcome's English label; the page shows ``lang``'s)."""
+    outcomes = {outcome.label("en"): outcome for outcome in Outcome}
     runs: dict[str, dict] = {}
     for entry in entries:
         run = runs.setdefault(entry.lease, {"lease": entry.lease, "start": entry.time,
@@ -245,6 +247,8 @@ def recent_runs(entries: list[runlog.Entry]) -> list[dict]:
             found = re.fullmatch(r"run ended after ([\d.]+)s: (.*); letters (\d+)", entry.message)
             if found:
                 run["duration"], run["why"], run["letters"] = found.groups()
+                if run["why"] in outcomes:
+                    run["why"] = outcomes[run["why"]].label(lang)
         if entry.level == "alert":
             run["alerts"] += 1
     return [r for r in runs.values() if not r["lease"].startswith("web-")][::-1]
@@ -362,12 +366,12 @@ def settings_save(admin: Admin, args: dict) -> Response:
         try:
             settings_mod.check(key, value)
         except BadInput as exc:
-            errors[key] = exc.message
+            errors[key] = exc.text(admin.lang)
     if not errors:
         try:
             admin.lang = settings_mod.update(admin.data.settings, values)["language"]
         except BadInput as exc:  # values fine one by one; the DKIM key they name is not
-            errors["mail.dkim_domain"] = exc.message
+            errors["mail.dkim_domain"] = exc.text(admin.lang)
     if errors:
         shown = _settings_values(admin)
         shown.update(values)
@@ -396,7 +400,7 @@ def send_now(admin: Admin, message, to: str) -> str:
     except mail.DeliveryError as exc:
         return admin._("The letter could not be sent: {detail}", detail=exc.detail)
     except BadInput as exc:  # the mail settings themselves (a sendmail_path that cannot run)
-        return admin._("The letter could not be sent: {detail}", detail=exc.message)
+        return admin._("The letter could not be sent: {detail}", detail=exc.text(admin.lang))
     return admin._("A test letter went to {to}.", to=to)
 
 
@@ -430,7 +434,7 @@ def service_add(admin: Admin, args: dict) -> Response:
         rows = [{"service": s, "counts": subs.counts(s.subscribers_path),
                  "letters": svc.letter_count(s)} for s in svc.load_services(admin.data)]
         return admin.page("services.html", 400, rows=rows, dbs=svc.list_dbs(admin.data),
-                          form=form, error=exc.message)
+                          form=form, error=exc.text(admin.lang))
     return admin.done(f"/services/{name}", admin._("Service {name} created; it is disabled until you enable it.", name=name))
 
 
@@ -461,7 +465,7 @@ def service_page(admin: Admin, args: dict, error: str = "", status: int = 200,
         letters = svc.load_letters(service)
         letters_error = ""
     except BadInput as exc:
-        letters, letters_error = [], exc.message
+        letters, letters_error = [], exc.text(admin.lang)
     snippet = form_snippet(admin.settings, service)
     return admin.page("service.html", status, service=service, letters=letters,
                       letters_error=letters_error, counts=subs.counts(service.subscribers_path),
@@ -687,7 +691,7 @@ def subscriber_add(admin: Admin, args: dict) -> Response:
                                        form.get("email", ""), form.get("name", ""), ip="admin",
                                        confirmed=confirmed)
     except BadInput as exc:
-        return subscribers_page(admin, args, error=exc.message, status=400)
+        return subscribers_page(admin, args, error=exc.text(admin.lang), status=400)
     messages = {"added": admin._("Added."), "known": admin._("Already subscribed; nothing changed."),
                 "confirmed": admin._("Confirmed."), "too soon": admin._("Asked to confirm less than 10 minutes ago."),
                 "asked again": admin._("Asked to confirm again.")}
