@@ -34,11 +34,10 @@ PLURAL_FORMS = ("nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<
                 "(n%100<10 || n%100>=20) ? 1 : 2);")
 
 # One string literal, or several side by side (Python joins them); not an f-string.
-_STRING = r'((?:"(?:[^"\\\n]|\\.)*"\s*)+)'
-# A translated call: _("…"), tr(lang, "…"), Term("…"), and the errors whose text a page shows.
+_STRING = r"""((?:"(?:[^"\\\n]|\\.)*"\s*|'(?:[^'\\\n]|\\.)*'\s*)+)"""
 _SINGLE = re.compile(r'(?:\b_\(|\btr\(\s*[\w.]+,|\b(?:BadInput|NotFound|Conflict|Forbidden|'
                      r'VykhukholError|Term|_TooCostly)\(|\bHttpError\(\s*\d+,)\s*' + _STRING
-                     + r'(?!\s*(?:[+%"]|f"))')
+                     + r'''(?!\s*(?:[+%"']|f["']))''')
 _PLURAL = re.compile(r'(?:\b_n\(|\bntr\(\s*[\w.]+,)\s*' + _STRING + r',\s*' + _STRING)
 _MENU = re.compile(r'\(\s*"/[a-z/]*",\s*"([^"]+)"\)')
 
@@ -55,7 +54,7 @@ def used_messages() -> tuple[set[str], set[tuple[str, str]]]:
     bounds of a letter template). The CLI keeps English, so cli.py is skipped.
     """
     sys.path.insert(0, str(ROOT / "lib"))
-    from vykhukhol import i18n, render
+    from vykhukhol import health, i18n, render
     from vykhukhol.settings import KEYS
 
     texts: set[str] = set()
@@ -71,6 +70,7 @@ def used_messages() -> tuple[set[str], set[tuple[str, str]]]:
     texts |= set(i18n.SETTING_LABELS.values())
     texts |= {en if isinstance(en, str) else en[1] for en in i18n.MESSAGES.values()}
     texts |= set(render.PARTS)
+    texts.add(health.NO_SECRET)  # shown through a name: _(NO_SECRET)
     return {t for t in texts if t.strip()}, plurals
 
 
@@ -137,6 +137,11 @@ def extract() -> int:
             added += 1
     write_catalog(catalog)
     print(f"{added} new untranslated entries in {PO.relative_to(ROOT)}; translate them, then compile")
+    used = texts | {singular for singular, _ in plurals}
+    for message in catalog:
+        msgid = message.id[0] if isinstance(message.id, tuple) else message.id
+        if msgid and not message.context and msgid not in used:
+            print(f"not found in the code (delete it from the .po if it is really unused): {msgid!r}")
     return 0
 
 
