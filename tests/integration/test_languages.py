@@ -188,3 +188,18 @@ def test_no_page_of_a_russian_site_shows_an_english_sentence_of_ours(site, lang)
             assert f" {english} " not in f" {text} ", english
     else:
         assert not re.search(r"[а-яА-ЯёЁ]", text), re.findall(r"\S*[а-яА-ЯёЁ]+\S*", text)[:10]
+
+
+@pytest.mark.parametrize(("lang", "progress"), [
+    ("ru", "отправлено 0 / 1; 0 отказов, 0 писем пропущено, 0 под сомнением"),
+    ("en", "sent 0 / 1; 0 refused, 0 letters skipped, 0 in doubt"),
+])
+def test_newsletter_progress_counts_in_the_pages_language(site, lang, progress):
+    from vykhukhol import newsletters
+
+    site.service("news")
+    site.subscriber("news", "a@example.org")
+    newsletters.create(site.data, ["news"], "Big news", "Hello!")
+    status, page = _admin(site, lang).get("/newsletters")
+    cell = re.search(r'<td class="progress">([^<]*)<', page).group(1)
+    assert " ".join(cell.split()) == progress
