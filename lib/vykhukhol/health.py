@@ -23,11 +23,11 @@ NO_SECRET = ("security.secret is missing or shorter than 32 characters: the subs
              "`vykhukhol settings set security.secret --generate` or in settings.ini.")
 
 
-def _english(text: str, **values: object) -> str:
+def _english(text: str, /, **values: object) -> str:
     return text.format(**values) if values else text
 
 
-def _english_plural(singular: str, plural: str, n: int, **values: object) -> str:
+def _english_plural(singular: str, plural: str, n: int, /, **values: object) -> str:
     return (singular if n == 1 else plural).format(n=n, **values)
 
 

@@ -73,7 +73,7 @@ def catalog(lang: str):  # -> gettext.NullTranslations
     return gettext.translation(DOMAIN, str(LOCALE), languages=[lang], fallback=True)
 
 
-def t(lang: str, key: str, **values: object) -> str:
+def t(lang: str, key: str, /, **values: object) -> str:
     """A public page's text by its key."""
     return tr(lang, MESSAGES[key], **values)
 
@@ -84,17 +84,20 @@ def t(lang: str, key: str, **values: object) -> str:
 RU: dict[str, str] = {}
 
 
-def tr(lang: str, text: str, context: str = "", **values: object) -> str:
-    """An English ``text`` in ``lang``, its ``{placeholders}`` filled from ``values``;
-    ``context`` tells apart two uses of the same English (msgctxt)."""
-    if lang == "en":
-        out = text
-    else:
-        out = catalog(lang).pgettext(context, text) if context else catalog(lang).gettext(text)
+# The parameters are positional-only: a value may be called ``text`` or ``lang``.
+def tr(lang: str, text: str, /, **values: object) -> str:
+    """An English ``text`` in ``lang``, its ``{placeholders}`` filled from ``values``."""
+    out = catalog(lang).gettext(text) if lang != "en" else text
     return out.format(**values) if values else out
 
 
-def ntr(lang: str, singular: str, plural: str, n: int, **values: object) -> str:
+def ptr(lang: str, context: str, text: str, /, **values: object) -> str:
+    """:func:`tr` of a text whose English means two things (msgctxt ``context``)."""
+    out = catalog(lang).pgettext(context, text) if lang != "en" else text
+    return out.format(**values) if values else out
+
+
+def ntr(lang: str, singular: str, plural: str, n: int, /, **values: object) -> str:
     """A count with its noun in ``lang``: ``ntr("ru", "{n} subscriber", "{n} subscribers", 21)``
     is «21 подписчик»; Russian has three forms (1, 2–4, 5–20 and so on)."""
     out = catalog(lang).ngettext(singular, plural, n)

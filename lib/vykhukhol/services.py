@@ -261,13 +261,14 @@ def parse_letter(text: str, number: int = 0) -> Letter:
             continue
         key, colon, value = line.partition(":")
         if not colon:
-            raise BadInput(f"letter {number}: header line {line[:40]!r} has no ':'")
+            raise BadInput("letter {number}: header line {line} has no ':'", number=number,
+                           line=repr(line[:40]))
         headers[key.strip().lower()] = value.strip()
     subject = headers.get("subject", "")
     try:
         delay = parse_duration(headers.get("delay", "0s"))
     except BadInput as exc:
-        raise BadInput(f"letter {number:03d}.txt: Delay: {exc.message}") from None
+        raise BadInput("letter {file}: Delay: {reason}", file=f"{number:03d}.txt", reason=exc) from None
     return Letter(number=number, subject=subject, delay=delay, body=body, headers=headers)
 
 

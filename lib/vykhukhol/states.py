@@ -15,9 +15,9 @@ class _Labelled(str, Enum):
     def label(self, lang: str = "en") -> str:
         if lang == "en":
             return _LABELS[self]
-        from vykhukhol.i18n import tr
+        from vykhukhol.i18n import ptr
 
-        return tr(lang, _LABELS[self], context=CONTEXT)
+        return ptr(lang, CONTEXT, _LABELS[self])
 
 
 class SubscriberState(_Labelled):

@@ -283,7 +283,7 @@ def add(path: Path, subscriber: Subscriber) -> None:
     """Append a new subscriber; Conflict if the address is in the file already."""
     with files.record_lock(path):
         if _contains(path, subscriber.email):
-            raise Conflict(f"{subscriber.email} is subscribed already")
+            raise Conflict("{email} is subscribed already", email=subscriber.email)
         if not path.exists() or path.stat().st_size == 0:
             files.atomic_write(path, [HEADER + "\n", subscriber.to_line() + "\n"])
         else:

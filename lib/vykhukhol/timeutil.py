@@ -101,4 +101,4 @@ def parse_local_time(text: str, zone: str) -> datetime:
         local = datetime.strptime(text.strip(), "%Y-%m-%d %H:%M")
         return local.replace(tzinfo=ZoneInfo(zone)).astimezone(UTC)
     except (ValueError, OverflowError):
-        raise BadInput(f"{text!r} is not a time like \"2026-12-01 09:00\"") from None
+        raise BadInput('{text} is not a time like "2026-12-01 09:00"', text=repr(text)) from None

@@ -103,3 +103,20 @@ def test_pages_read_the_catalog_at_run_time():
 def test_a_count_takes_the_plural_form_of_its_language(n, ru, en):
     assert i18n.ntr("ru", "{n} subscriber", "{n} subscribers", n) == ru
     assert i18n.ntr("en", "{n} subscriber", "{n} subscribers", n) == en
+
+
+def test_an_error_is_composed_once_and_read_in_either_language():
+    """.message is the English the CLI prints; .text(lang) the same sentence
+    through the catalog, a wrapped reason and a Term translated inside it."""
+    from vykhukhol.errors import BadInput, Term
+
+    inner = BadInput("must be from {low} to {high}", low=1, high=65535)
+    outer = BadInput("{name}: {reason}", name="mail.smtp_port", reason=inner)
+    assert outer.message == str(outer) == "mail.smtp_port: must be from 1 to 65535"
+    assert outer.text("en") == outer.message
+    assert outer.text("ru") == "mail.smtp_port: нужно число от 1 до 65535"
+    field = BadInput("{field}: {value} is out of range {lo}-{hi}", field=Term("hour"), value="25", lo=0, hi=23)
+    assert (field.message, field.text("ru")) == ("hour: 25 is out of range 0-23", "час: 25 вне диапазона 0-23")
+    # a value may be called text or lang: the translation functions take those positionally
+    named = BadInput("{what} {text} has an invalid domain", what="From", text="'a@b'")
+    assert named.text("ru") == "From 'a@b': неверный домен"

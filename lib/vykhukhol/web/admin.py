@@ -67,10 +67,10 @@ class Admin:
         self.base = request.script.rstrip("/")
         self.flash: list[str] = []
 
-    def _(self, text_: str, **values: object) -> str:
+    def _(self, text_: str, /, **values: object) -> str:
         return tr(self.lang, text_, **values)
 
-    def _n(self, singular: str, plural: str, n: int, **values: object) -> str:
+    def _n(self, singular: str, plural: str, n: int, /, **values: object) -> str:
         """A count with its noun (``{n}``), in the language's plural form."""
         return ntr(self.lang, singular, plural, n, **values)
 
@@ -590,7 +590,7 @@ def letter_page(admin: Admin, args: dict) -> Response:
 def _letter(service: svc.Service, number: int) -> svc.Letter:
     letters = svc.load_letters(service)
     if not 1 <= number <= len(letters):
-        raise NotFound(f"no letter {number}")
+        raise NotFound("no letter {number}", number=number)
     return letters[number - 1]
 
 

@@ -33,7 +33,7 @@ def render(template_name: str, lang: str, status: int = 200, override: Path | No
            **context: object) -> Response:
     env = _environment(str(override) if override and override.is_dir() else None)
     template = env.get_template(template_name)
-    body = template.render(lang=lang, t=lambda key, **kw: t(lang, key, **kw), **context)
+    body = template.render(lang=lang, t=lambda key, /, **kw: t(lang, key, **kw), **context)
     return Response(body, status)
 
 
