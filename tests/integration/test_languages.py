@@ -113,14 +113,16 @@ def test_a_bad_settings_value_is_refused_in_the_pages_language(site, lang, shown
     assert shown in page
 
 
-@pytest.mark.parametrize(("lang", "shown"), [
-    ("ru", "час: 25 вне диапазона 0-23"),
-    ("en", "hour: 25 is out of range 0-23"),
+@pytest.mark.parametrize(("lang", "window", "shown"), [
+    ("ru", "0 25 * * *", "час: 25 вне диапазона 0-23"),
+    ("en", "0 25 * * *", "hour: 25 is out of range 0-23"),
+    ("ru", "x 9 * * *", "минута: 'x' — не число"),
+    ("ru", "0 9 * * 1 2", "в расписании пять полей (минута, час, день месяца, месяц, день недели), а указано 6"),
 ])
-def test_a_bad_send_window_is_refused_in_the_pages_language(site, lang, shown):
+def test_a_bad_send_window_is_refused_in_the_pages_language(site, lang, window, shown):
     site.service("news")
     admin = _admin(site, lang)
-    status, page = admin.post("/services/news", {"title": "News", "send_window": "0 25 * * *"})
+    status, page = admin.post("/services/news", {"title": "News", "send_window": window})
     assert status == 400, page
     assert shown in page
 
