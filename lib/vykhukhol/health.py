@@ -14,6 +14,7 @@ from pathlib import Path
 from vykhukhol import services as svc
 from vykhukhol import subscribers as subs
 from vykhukhol.datadir import CHECKOUT, DataDir
+from vykhukhol.errors import VykhukholError
 from vykhukhol.settings import Settings
 
 Translate = Callable[..., str]
@@ -32,9 +33,10 @@ def _english_plural(singular: str, plural: str, n: int, /, **values: object) -> 
 
 
 def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
-             translate: Translate = _english, plural: Translate = _english_plural) -> list[str]:
+             translate: Translate = _english, plural: Translate = _english_plural,
+             explain: Callable[[VykhukholError], str] = str) -> list[str]:
     """Every warning that applies now, most important first; ``plural`` says
-    a count with its noun (``ngettext``)."""
+    a count with its noun (``ngettext``), ``explain`` an error (its ``text(lang)``)."""
     _, _n = translate, plural
     found = []
     if (cgi_dir / "cron.py").exists():
@@ -73,7 +75,7 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
         found.append(_(NO_SECRET))
     for problem in settings.problems:
         if problem != settings.secret_problem:
-            found.append(problem)
+            found.append(problem if isinstance(problem, str) else explain(problem))
     for service in svc.load_services(data):
         bad = subs.malformed(service.subscribers_path)
         if bad:

@@ -284,11 +284,11 @@ class Settings:
     ``admin_email`` imports email-validator, which an idle cron run never needs.
     """
 
-    def __init__(self, raw: dict[str, str], problems: list[str] | None = None) -> None:
+    def __init__(self, raw: dict[str, str], problems: list[BadInput] | None = None) -> None:
         self.raw = raw
         self._read_problems = problems or []
         self._typed: dict[str, Any] = {}
-        self._bad: dict[str, str] = {}
+        self._bad: dict[str, BadInput] = {}
 
     def _value(self, name: str) -> Any:
         if name not in self._typed:
@@ -296,21 +296,24 @@ class Settings:
             try:
                 self._typed[name] = spec.check(self.raw.get(name, spec.default).strip())
             except BadInput as exc:
-                self._bad[name] = f"{name}: {exc.message}; the default {spec.default!r} is used"
+                self._bad[name] = BadInput("{name}: {reason}; the default {default} is used",
+                                           name=name, reason=exc, default=repr(spec.default))
                 self._typed[name] = spec.check(spec.default)
         return self._typed[name]
 
     @property
-    def problems(self) -> list[str]:
+    def problems(self) -> list[BadInput | str]:
         """What cannot be read (the file, then bad values in key order), each once;
-        a missing or short secret is said by :data:`NO_SECRET`, without its value."""
+        a missing or short secret is said by :data:`NO_SECRET`, without its value.
+        Each is an error (``str()``: English; ``.text(lang)`` for a page) but that one."""
         for name in KEYS:
             self._value(name)
         found = [self._bad[name] for name in KEYS if name in self._bad and name != "security.secret"]
         if self["mail.transport"] == "sendmail":
             problem = files.program_problem(self["mail.sendmail_path"])
             if problem:
-                found.append(f"mail.sendmail_path: {problem}; no letter can be sent")
+                found.append(BadInput("{name}: {reason}; no letter can be sent",
+                                      name="mail.sendmail_path", reason=problem))
         return self._read_problems + found + ([NO_SECRET] if self.secret_problem else [])
 
     def __getitem__(self, name: str) -> Any:
@@ -353,12 +356,13 @@ class Settings:
 
 def load(path: Path) -> Settings:
     parser = configparser.ConfigParser(interpolation=None)
-    problems: list[str] = []
+    problems: list[BadInput] = []
     text = files.read_text(path, "") or ""
     try:
         parser.read_string(text)
     except configparser.Error as exc:
-        problems.append(f"settings.ini cannot be read ({exc.message.splitlines()[0]}); defaults are used")
+        problems.append(BadInput("settings.ini cannot be read ({reason}); defaults are used",
+                                 reason=exc.message.splitlines()[0]))
         parser = configparser.ConfigParser(interpolation=None)
     raw = {}
     for name, spec in KEYS.items():

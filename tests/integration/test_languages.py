@@ -205,3 +205,18 @@ def test_newsletter_progress_counts_in_the_pages_language(site, lang, progress):
     status, page = _admin(site, lang).get("/newsletters")
     cell = re.search(r'<td class="progress">([^<]*)<', page).group(1)
     assert " ".join(cell.split()) == progress
+
+
+@pytest.mark.parametrize(("lang", "shown"), [
+    ("ru", "timezone: неизвестный часовой пояс IANA (например, Europe/Moscow или UTC); "
+           "используется значение по умолчанию 'UTC'"),
+    ("en", "timezone: not a known IANA time zone (for example Europe/Moscow or UTC); "
+           "the default 'UTC' is used"),
+])
+def test_a_bad_value_written_into_settings_ini_is_reported_in_the_pages_language(site, lang, shown):
+    admin = _admin(site, lang)
+    ini = site.data.settings
+    ini.write_text(ini.read_text().replace("timezone = ", "timezone = Mars/Olympus\n#", 1))
+    assert "Mars/Olympus" in ini.read_text()
+    status, page = admin.get("/")
+    assert shown in page

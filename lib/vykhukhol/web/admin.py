@@ -257,7 +257,8 @@ def recent_runs(entries: list[runlog.Entry], lang: str = "en") -> list[dict]:
 def warnings(admin: Admin) -> list[str]:
     from vykhukhol import health
 
-    return health.warnings(admin.data, admin.settings, admin.cgi_dir, admin._, admin._n)
+    return health.warnings(admin.data, admin.settings, admin.cgi_dir, admin._, admin._n,
+                           lambda exc: exc.text(admin.lang))
 
 
 def _local_date(settings: settings_mod.Settings, header: str) -> str:
