@@ -9,6 +9,7 @@ it is needed here and in the tests, never at run time.
     python3 tools/i18n.py extract   # add every text the code uses and the .po lacks (untranslated)
     python3 tools/i18n.py compile   # .po -> .mo (run after editing the .po)
     python3 tools/i18n.py absorb    # move leftover RU / (ru, en) entries of i18n.py into the .po, compile
+    python3 tools/i18n.py absorb --from HEAD   # the same from another revision's i18n.py (a merge)
     python3 tools/i18n.py check     # list missing, untranslated and fuzzy entries; exit 1 if any
 
 ``absorb`` is for a branch that still added translations the old way (an
@@ -157,11 +158,13 @@ def problems() -> list[str]:
         entry = catalog.get(singular)
         if entry is None or not isinstance(entry.id, tuple):
             found.append(f"missing plural: {singular!r}")
-    from vykhukhol import states
+    from vykhukhol import i18n, states
 
-    for english in states._LABELS.values():
-        if catalog.get(english, context=states.CONTEXT) is None:
-            found.append(f"missing (context {states.CONTEXT}): {english!r}")
+    in_context = [(states.CONTEXT, english) for english in states._LABELS.values()]
+    in_context += [(context, i18n.MESSAGES[key]) for key, context in i18n.CONTEXTS.items()]
+    for context, english in in_context:
+        if catalog.get(english, context=context) is None:
+            found.append(f"missing (context {context}): {english!r}")
     for message in catalog:
         if not message.id:
             continue
@@ -173,13 +176,59 @@ def problems() -> list[str]:
     return found
 
 
-def absorb() -> int:
-    """Move the ``RU`` dict's entries and ``MESSAGES``' (ru, en) pairs of i18n.py into the .po."""
-    source = I18N.read_bytes()  # ast's column offsets count bytes of UTF-8
-    tree = ast.parse(source)
+def absorb(source_rev: str | None = None) -> int:
+    """Move translations written the old way into the .po: the ``RU`` dict's
+    entries and ``MESSAGES``' (ru, en) pairs of i18n.py — of the working file,
+    emptied and rewritten, or (``--from REV``) of that revision's i18n.py, read
+    only (a merge: the key of a ``MESSAGES`` pair new to this file is added).
+
+    The catalog is the source of truth: an msgid it has keeps its Russian (a
+    differing one is listed), and an entry the code no longer uses is left out."""
+    import subprocess
+
+    texts, plurals = used_messages()
+    used = texts | {singular for singular, _ in plurals}
     catalog = read_catalog() if PO.exists() else new_catalog()
-    edits: list[tuple[int, int, bytes]] = []  # (start offset, end offset, new text)
-    starts = [0]
+    if source_rev:
+        old = subprocess.run(["git", "show", f"{source_rev}:{I18N.relative_to(ROOT).as_posix()}"],
+                             cwd=ROOT, check=True, capture_output=True).stdout
+    else:
+        old = I18N.read_bytes()
+    current = I18N.read_bytes()
+    known_keys = _messages_keys(current)
+    pairs, new_keys, edits = _old_style(old)
+    moved = 0
+    for english, russian in pairs:
+        existing = catalog.get(english)
+        if existing is not None:
+            if existing.string != russian:
+                print(f"kept the catalog's {existing.string!r}, not {russian!r}, for {english!r}")
+            continue
+        if english not in used and english not in new_keys.values():
+            print(f"left out (the code does not use it): {english!r}")
+            continue
+        put(catalog, english, russian)
+        moved += 1
+    if source_rev:
+        added = {k: v for k, v in new_keys.items() if k not in known_keys}
+        if added:
+            current = _add_messages(current, added)
+    else:
+        for start, end, text in sorted(edits, reverse=True):
+            current = current[:start] + text + current[end:]
+    I18N.write_bytes(current)
+    write_catalog(catalog)
+    compile_mo()
+    print(f"moved {moved} translations into {PO.relative_to(ROOT)}; now run `python3 tools/i18n.py check`")
+    return 0
+
+
+def _old_style(source: bytes) -> tuple[list[tuple[str, str]], dict[str, str], list]:
+    """(english, russian) pairs of an i18n.py's RU dict and MESSAGES tuples; the
+    MESSAGES keys with their English; the edits that empty RU and make each
+    tuple its English."""
+    tree = ast.parse(source)
+    starts = [0]  # ast's column offsets count bytes of UTF-8
     for line in source.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
 
@@ -187,33 +236,42 @@ def absorb() -> int:
         return (starts[node.lineno - 1] + node.col_offset,
                 starts[node.end_lineno - 1] + node.end_col_offset)
 
-    moved = 0
+    pairs, keys, edits = [], {}, []
     for node in tree.body:
         if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
                 and isinstance(node.value, ast.Dict)):
             continue
-        name = node.target.id
-        if name == "RU" and node.value.keys:
+        if node.target.id == "RU" and node.value.keys:
             for key, value in zip(node.value.keys, node.value.values, strict=True):
-                english, russian = ast.literal_eval(key), ast.literal_eval(value)
-                put(catalog, english, russian)
-                moved += 1
+                pairs.append((ast.literal_eval(key), ast.literal_eval(value)))
             edits.append((*span(node.value), b"{}"))
-        elif name == "MESSAGES":
-            for value in node.value.values:
+        elif node.target.id == "MESSAGES":
+            for key, value in zip(node.value.keys, node.value.values, strict=True):
                 if isinstance(value, ast.Tuple):
                     russian, english = ast.literal_eval(value)
-                    put(catalog, english, russian)
+                    pairs.append((english, russian))
                     edits.append((*span(value), _literal(english).encode()))
-                    moved += 1
-    for start, end, text in sorted(edits, reverse=True):
-        source = source[:start] + text + source[end:]
-    I18N.write_bytes(source)
-    catalog.header_comment = "# Russian texts of Vykhukhol (msgid: the English text). See README, Languages."
-    write_catalog(catalog)
-    compile_mo()
-    print(f"moved {moved} translations from {I18N.relative_to(ROOT)} into {PO.relative_to(ROOT)}")
-    return 0
+                    keys[ast.literal_eval(key)] = english
+    return pairs, keys, edits
+
+
+def _messages_keys(source: bytes) -> set[str]:
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "MESSAGES":
+            return {ast.literal_eval(k) for k in node.value.keys}
+    return set()
+
+
+def _add_messages(source: bytes, added: dict[str, str]) -> bytes:
+    """``source`` with ``added`` keys appended to its MESSAGES dict."""
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "MESSAGES":
+            lines = source.splitlines(keepends=True)
+            closing = node.end_lineno - 1  # the line of the dict's closing brace
+            text = "".join(f"    {_quote(k)}: {_literal(v)},\n" for k, v in added.items())
+            lines.insert(closing, text.encode())
+            return b"".join(lines)
+    raise SystemExit("i18n.py has no MESSAGES dict")
 
 
 def _literal(text: str) -> str:
@@ -238,14 +296,17 @@ def _quote(text: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=["extract", "compile", "absorb", "check"])
-    command = parser.parse_args().command
+    parser.add_argument("--from", dest="source_rev", metavar="REV",
+                        help="absorb: read the old-style i18n.py of this git revision (a merge)")
+    args = parser.parse_args()
+    command = args.command
     if command == "extract":
         return extract()
     if command == "compile":
         compile_mo()
         return 0
     if command == "absorb":
-        return absorb()
+        return absorb(args.source_rev)
     found = problems()
     print("\n".join(found) or "the catalog is complete")
     return 1 if found else 0

@@ -73,8 +73,14 @@ def catalog(lang: str):  # -> gettext.NullTranslations
     return gettext.translation(DOMAIN, str(LOCALE), languages=[lang], fallback=True)
 
 
+#: Keys whose English is another key's too, but not their Russian: each has a msgctxt.
+CONTEXTS: dict[str, str] = {"unsubscribe.button": "button"}  # «Отписаться», not «Отписка…»
+
+
 def t(lang: str, key: str, /, **values: object) -> str:
     """A public page's text by its key."""
+    if key in CONTEXTS:
+        return ptr(lang, CONTEXTS[key], MESSAGES[key], **values)
     return tr(lang, MESSAGES[key], **values)
 
 

@@ -120,3 +120,16 @@ def test_an_error_is_composed_once_and_read_in_either_language():
     # a value may be called text or lang: the translation functions take those positionally
     named = BadInput("{what} {text} has an invalid domain", what="From", text="'a@b'")
     assert named.text("ru") == "From 'a@b': неверный домен"
+
+
+def test_two_texts_with_the_same_english_keep_their_own_russian():
+    """"Unsubscribe" is a page's title («Отписка от рассылки») and its button
+    («Отписаться»): one msgid could hold only one, so the button has a msgctxt."""
+    assert i18n.t("ru", "unsubscribe.title") == "Отписка от рассылки"
+    assert i18n.t("ru", "unsubscribe.button") == "Отписаться"
+    assert i18n.t("en", "unsubscribe.button") == "Unsubscribe"
+    by_english: dict[str, list[str]] = {}
+    for key, english in i18n.MESSAGES.items():
+        if key not in i18n.CONTEXTS:
+            by_english.setdefault(english, []).append(key)
+    assert all(len(keys) == 1 for keys in by_english.values()), by_english
