@@ -74,7 +74,8 @@ def validated_address(address: str) -> str:
     try:
         result = validate_email(address, check_deliverability=False, allow_smtputf8=False)
     except EmailNotValidError as exc:
-        raise BadInput(f"this e-mail address is not valid: {exc}") from None
+        # email-validator's own sentence stays as it wrote it (English).
+        raise BadInput("this e-mail address is not valid: {reason}", reason=str(exc)) from None
     local, _, domain = address.rpartition("@")
     # Keep the local part as given (SPEC 3) but the domain in the validator's lower-case form.
     return f"{local}@{(result.ascii_domain or result.domain).lower()}"

@@ -3,9 +3,20 @@
 Every error a user can cause or meet carries the sentence they should read and
 an HTTP-like status; the CLI prints ``message`` on one line, the web apps turn
 ``status`` into a page. Nothing else decides how an error looks.
+
+The sentence is an English template and its values, composed once here:
+``BadInput("must be from {low} to {high}", low=1, high=65535)``. ``message``
+is the English (the CLI's), ``text(lang)`` the same sentence through the
+translation catalog (the pages'). A value that is itself an error (the reason
+of a wrapped one) or a :class:`Term` (a word such as a field's name) is
+translated too; any other value is shown as it is.
 """
 
 from __future__ import annotations
+
+
+class Term(str):
+    """A word inside an error's sentence that is translated with it ("minute")."""
 
 
 class VykhukholError(Exception):
@@ -13,13 +24,30 @@ class VykhukholError(Exception):
 
     status = 500
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+    def __init__(self, message: str, **values: object) -> None:
+        self.template, self.values = message, values
+        self.message = message.format(**values) if values else message
+        super().__init__(self.message)
 
     def text(self, lang: str) -> str:
-        """``message`` for a reader of ``lang`` (most errors have only English)."""
-        return self.message
+        """The sentence for a reader of ``lang`` (the catalog's translation of
+        the template, the values filled in, translated where they can be)."""
+        if lang == "en":
+            return self.message
+        from vykhukhol.i18n import tr
+
+        return tr(lang, self.template, **{name: shown(value, lang) for name, value in self.values.items()})
+
+
+def shown(value: object, lang: str) -> object:
+    """A value of an error's sentence as a reader of ``lang`` sees it."""
+    if isinstance(value, VykhukholError):
+        return value.text(lang)
+    if isinstance(value, Term) and lang != "en":
+        from vykhukhol.i18n import tr
+
+        return tr(lang, value)
+    return value
 
 
 class BadInput(VykhukholError):
@@ -68,7 +96,7 @@ class OverBudget(BadInput):
     with ``{placeholders}`` and a Russian translation in :mod:`vykhukhol.i18n`."""
 
     def __init__(self, what: str, line: int | None, reason: str, **values: object) -> None:
-        self.what, self.line, self.reason, self.values = what, line, reason, values
+        self.what, self.line, self.reason, self.reason_values = what, line, reason, values
         super().__init__(self.text("en"))
 
     def text(self, lang: str) -> str:
@@ -77,4 +105,4 @@ class OverBudget(BadInput):
         where = "" if self.line is None else tr(lang, "line {line}: ", line=self.line)
         return tr(lang, "{what}: {where}{reason} (letter templates are bounded: README, section 4)",
                   what=tr(lang, self.what), where=where,
-                  reason=tr(lang, self.reason, **self.values))
+                  reason=tr(lang, self.reason, **self.reason_values))

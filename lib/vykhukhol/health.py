@@ -14,6 +14,7 @@ from pathlib import Path
 from vykhukhol import services as svc
 from vykhukhol import subscribers as subs
 from vykhukhol.datadir import CHECKOUT, DataDir
+from vykhukhol.errors import VykhukholError
 from vykhukhol.settings import Settings
 
 Translate = Callable[..., str]
@@ -23,14 +24,20 @@ NO_SECRET = ("security.secret is missing or shorter than 32 characters: the subs
              "`vykhukhol settings set security.secret --generate` or in settings.ini.")
 
 
-def _english(text: str, **values: object) -> str:
+def _english(text: str, /, **values: object) -> str:
     return text.format(**values) if values else text
 
 
+def _english_plural(singular: str, plural: str, n: int, /, **values: object) -> str:
+    return (singular if n == 1 else plural).format(n=n, **values)
+
+
 def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
-             translate: Translate = _english) -> list[str]:
-    """Every warning that applies now, most important first."""
-    _ = translate
+             translate: Translate = _english, plural: Translate = _english_plural,
+             explain: Callable[[VykhukholError], str] = str) -> list[str]:
+    """Every warning that applies now, most important first; ``plural`` says
+    a count with its noun (``ngettext``), ``explain`` an error (its ``text(lang)``)."""
+    _, _n = translate, plural
     found = []
     if (cgi_dir / "cron.py").exists():
         found.append(_("The cron script still has its shipped name cgi/cron.py: run `vykhukhol init` or rename it to something hard to guess."))
@@ -68,10 +75,11 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
         found.append(_(NO_SECRET))
     for problem in settings.problems:
         if problem != settings.secret_problem:
-            found.append(problem)
+            found.append(problem if isinstance(problem, str) else explain(problem))
     for service in svc.load_services(data):
         bad = subs.malformed(service.subscribers_path)
         if bad:
-            found.append(_("{service}: {count} malformed subscriber lines (first: line {line}); they are kept and skipped.",
-                           service=service.name, count=len(bad), line=bad[0].lineno))
+            found.append(_n("{service}: {n} malformed subscriber line (line {line}); it is kept and skipped.",
+                            "{service}: {n} malformed subscriber lines (first: line {line}); they are kept and skipped.",
+                            len(bad), service=service.name, line=bad[0].lineno))
     return found

@@ -188,11 +188,11 @@ def remove(data: DataDir, service_name: str, email: str) -> None:
     when the address is not there."""
     service = svc.find_service(data, service_name)
     if subs.find(service.subscribers_path, email) is None:
-        raise NotFound(f"{email} is not a subscriber of {service_name}")
+        raise NotFound("{email} is not a subscriber of {service}", email=email, service=service_name)
     unsubscribe(data, service_name, email)
 
 
-def parse_import(text: str) -> tuple[list[tuple[str, str]], list[tuple[int, str, str]]]:
+def parse_import(text: str) -> tuple[list[tuple[str, str]], list[tuple[int, str, BadInput]]]:
     """CSV with an ``email`` column (and ``name``), header-less ``email,name``
     lines, or one address a line. Returns (valid (email, name) pairs, invalid
     (line number, text, reason)); every line that is neither blank nor a
@@ -205,7 +205,7 @@ def parse_import(text: str) -> tuple[list[tuple[str, str]], list[tuple[int, str,
     delimiter = ";" if first.count(";") > first.count(",") else ","
     header = [h.strip().lower() for h in next(csv.reader([first], delimiter=delimiter))] if first else []
     valid: list[tuple[str, str]] = []
-    invalid: list[tuple[int, str, str]] = []
+    invalid: list[tuple[int, str, BadInput]] = []  # the reason: str() in English, .text(lang)
     if "email" in header:
         body, start = lines[1:], 2
         at, name_at = header.index("email"), header.index("name") if "name" in header else None
@@ -218,12 +218,12 @@ def parse_import(text: str) -> tuple[list[tuple[str, str]], list[tuple[int, str,
         address = row[at] if len(row) > at else ""
         person = row[name_at] if name_at is not None and len(row) > name_at else ""
         if not address.strip():
-            invalid.append((lineno, line[:200], "no e-mail address on this line"))
+            invalid.append((lineno, line[:200], BadInput("no e-mail address on this line")))
             continue
         try:
             valid.append((check_email(address), clean_name(person)))
         except BadInput as exc:
-            invalid.append((lineno, line[:200], exc.message))
+            invalid.append((lineno, line[:200], exc))
     return valid, invalid
 
 

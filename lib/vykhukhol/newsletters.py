@@ -210,7 +210,8 @@ def check_start(start: datetime) -> datetime:
     """A start time a person asked for: a time in the past is refused (a typo
     in the year would otherwise send at once); leaving it out means "now"."""
     if start < now() - timedelta(seconds=PAST_GRACE):
-        raise BadInput(f"the start time {format_time(start)} is in the past; leave it out to start now")
+        raise BadInput("the start time {time} is in the past; leave it out to start now",
+                       time=format_time(start))
     return start
 
 

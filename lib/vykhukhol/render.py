@@ -68,7 +68,10 @@ from jinja2.sandbox import (
 from jinja2.utils import Namespace, generate_lorem_ipsum, pass_environment
 from markupsafe import Markup
 
-from vykhukhol.errors import BadInput, OverBudget
+from vykhukhol.errors import BadInput, OverBudget, Term
+
+#: The parts of a letter a template error names (``what``), translated on a page.
+PARTS = ("subject", "text", "body", "HTML", "template")
 
 __all__ = ["Budget", "check_syntax", "check_template", "one_line_values", "render", "render_html"]
 
@@ -566,7 +569,9 @@ def _compile(source: str, html: bool) -> jinja2.Template:
 
 
 def _bad_syntax(exc: jinja2.TemplateSyntaxError, what: str) -> BadInput:
-    return BadInput(f"{what}: line {exc.lineno}: {exc.message or 'syntax error'}")
+    # Jinja's own sentence stays as Jinja wrote it (English); ours around it is translated.
+    return BadInput("{what}: line {line}: {reason}", what=Term(what), line=exc.lineno,
+                    reason=exc.message or Term("syntax error"))
 
 
 def _template_line(exc: BaseException) -> int | None:
@@ -631,8 +636,10 @@ def _render(source: str, context: dict[str, Any], what: str, html: bool,
         reason = str(exc) or type(exc).__name__
         if not isinstance(exc, jinja2.TemplateError):
             reason = f"{type(exc).__name__}: {reason}"
-        where = f"line {line}: " if line is not None else ""
-        raise BadInput(f"{what}: {where}{reason}") from exc
+        if line is None:
+            raise BadInput("{what}: {reason}", what=Term(what), reason=reason) from exc
+        raise BadInput("{what}: line {line}: {reason}", what=Term(what), line=line,
+                       reason=reason) from exc
     finally:
         pieces.close()
         _active.budget = outer

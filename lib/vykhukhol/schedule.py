@@ -46,17 +46,17 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from zoneinfo import ZoneInfo
 
-from vykhukhol.errors import BadInput
+from vykhukhol.errors import BadInput, Term
 
 __all__ = ["Schedule", "validate", "matches_expr", "FIELD_NAMES"]
 
 # (name, smallest value, largest value) of the five fields, in order
 _FIELDS: tuple[tuple[str, int, int], ...] = (
-    ("minute", 0, 59),
-    ("hour", 0, 23),
-    ("day of month", 1, 31),
-    ("month", 1, 12),
-    ("day of week", 0, 7),
+    (Term("minute"), 0, 59),
+    (Term("hour"), 0, 23),
+    (Term("day of month"), 1, 31),
+    (Term("month"), 1, 12),
+    (Term("day of week"), 0, 7),
 )
 FIELD_NAMES: tuple[str, ...] = tuple(name for name, _, _ in _FIELDS)
 
@@ -78,48 +78,55 @@ def _number(text: str, name: str, lo: int, hi: int) -> int:
     """A value of a field, checked against the field's range."""
     if not _NUMBER.fullmatch(text):
         if _NAME.fullmatch(text):
-            raise BadInput(f"{name}: names like {_show(text)} are not accepted, write numbers")
-        raise BadInput(f"{name}: {_show(text)} is not a number")
+            raise BadInput("{field}: names like {text} are not accepted, write numbers",
+                           field=Term(name), text=_show(text))
+        raise BadInput("{field}: {text} is not a number", field=Term(name), text=_show(text))
     digits = text.lstrip("0") or "0"
     if len(digits) > _MAX_DIGITS or not lo <= int(digits) <= hi:
-        raise BadInput(f"{name}: {digits} is out of range {lo}-{hi}")
+        raise BadInput("{field}: {value} is out of range {lo}-{hi}", field=Term(name), value=digits,
+                       lo=lo, hi=hi)
     return int(digits)
 
 
 def _step(text: str, name: str, lo: int, hi: int, item: str) -> int:
     if text == "":
-        raise BadInput(f"{name}: {_show(item)} has no step after '/'")
+        raise BadInput("{field}: {item} has no step after '/'", field=Term(name), item=_show(item))
     if not _NUMBER.fullmatch(text):
-        raise BadInput(f"{name}: step {_show(text)} is not a number")
+        raise BadInput("{field}: step {text} is not a number", field=Term(name), text=_show(text))
     digits = text.lstrip("0") or "0"
     if digits == "0":
-        raise BadInput(f"{name}: a step of 0 never matches")
+        raise BadInput("{field}: a step of 0 never matches", field=Term(name))
     span = hi - lo + 1
     if len(digits) > _MAX_DIGITS or int(digits) > span:
-        raise BadInput(f"{name}: step {digits} is larger than the range {lo}-{hi}")
+        raise BadInput("{field}: step {step} is larger than the range {lo}-{hi}", field=Term(name),
+                       step=digits, lo=lo, hi=hi)
     return int(digits)
 
 
 def _item_values(item: str, name: str, lo: int, hi: int) -> list[int]:
     """The values one list item stands for, in the order its step counts them."""
     if item == "":
-        raise BadInput(f"{name}: an empty item in the list (two commas, or a comma at an end)")
+        raise BadInput("{field}: an empty item in the list (two commas, or a comma at an end)",
+                       field=Term(name))
     base, slash, step_text = item.partition("/")
     step = _step(step_text, name, lo, hi, item) if slash else 1
     if base == "":
-        raise BadInput(f"{name}: {_show(item)} has nothing before '/' (write */{step_text})")
+        raise BadInput("{field}: {item} has nothing before '/' (write */{step})", field=Term(name),
+                       item=_show(item), step=step_text)
     if base == "*":
         sequence = list(range(lo, hi + 1))
     elif "-" in base:
         start_text, _, end_text = base.partition("-")
         if start_text == "":
             if _NUMBER.fullmatch(end_text):  # "-5": a negative number
-                raise BadInput(f"{name}: -{end_text} is out of range {lo}-{hi}")
-            raise BadInput(f"{name}: range {_show(base)} has no start")
+                raise BadInput("{field}: {value} is out of range {lo}-{hi}", field=Term(name),
+                               value=f"-{end_text}", lo=lo, hi=hi)
+            raise BadInput("{field}: range {range} has no start", field=Term(name), range=_show(base))
         if end_text == "":
-            raise BadInput(f"{name}: range {_show(base)} has no end")
+            raise BadInput("{field}: range {range} has no end", field=Term(name), range=_show(base))
         if "-" in end_text:
-            raise BadInput(f"{name}: {_show(base)} is not a range (one '-' between two numbers)")
+            raise BadInput("{field}: {range} is not a range (one '-' between two numbers)",
+                           field=Term(name), range=_show(base))
         start = _number(start_text, name, lo, hi)
         end = _number(end_text, name, lo, hi)
         if start <= end:
@@ -145,10 +152,8 @@ def _split(expr: str) -> list[str]:
     stripped = expr.strip(_OUTER_SPACE)
     fields = _FIELD_SEPARATOR.split(stripped) if stripped else []
     if len(fields) != 5:
-        raise BadInput(
-            "a schedule has five fields (minute hour day-of-month month day-of-week), "
-            f"got {len(fields)}"
-        )
+        raise BadInput("a schedule has five fields (minute hour day-of-month month day-of-week), "
+                       "got {count}", count=len(fields))
     return fields
 
 

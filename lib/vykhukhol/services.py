@@ -33,7 +33,7 @@ def _yes_no(value: str, what: str) -> bool:
         return True
     if value in ("no", "false", "0", "off", ""):
         return False
-    raise BadInput(f"{what}: must be yes or no")
+    raise BadInput("{what}: must be yes or no", what=what)
 
 
 @dataclass
@@ -95,7 +95,7 @@ def _valid(name: str) -> bool:
 def add_db(data: DataDir, db: str) -> None:
     folder = data.db(db)
     if folder.exists():
-        raise Conflict(f"DB {db!r} exists already")
+        raise Conflict("DB {db} exists already", db=repr(db))
     try:
         files.make_folder(folder)
     except OSError as exc:
@@ -106,9 +106,9 @@ def add_db(data: DataDir, db: str) -> None:
 def remove_db(data: DataDir, db: str) -> None:
     folder = data.db(db)
     if not folder.is_dir():
-        raise NotFound(f"no DB {db!r}")
+        raise NotFound("no DB {db}", db=repr(db))
     if any(load_services(data, db)):
-        raise Conflict(f"DB {db!r} still has services; remove them first")
+        raise Conflict("DB {db} still has services; remove them first", db=repr(db))
     shutil.rmtree(folder)
 
 
@@ -131,7 +131,7 @@ def find_service(data: DataDir, name: str) -> Service:
         folder = data.db(db_name) / name
         if (folder / "service.ini").is_file():
             return _load(folder, db_name)
-    raise NotFound(f"no service {name!r}")
+    raise NotFound("no service {name}", name=repr(name))
 
 
 def _load(folder: Path, db: str) -> Service:
@@ -206,20 +206,22 @@ def _write_ini(service: Service, values: dict[str, str]) -> None:
 def add_service(data: DataDir, name: str, db: str, values: dict[str, str]) -> Service:
     check_name(name, "service name")
     if not data.db(db).is_dir():
-        raise NotFound(f"no DB {db!r}")
+        raise NotFound("no DB {db}", db=repr(db))
     values = check_fields({"title": name, **values})
     try:
         find_service(data, name)
     except NotFound:
         pass
     else:
-        raise Conflict(f"a service named {name!r} exists already (names are unique across DBs)")
+        raise Conflict("a service named {name} exists already (names are unique across DBs)",
+                       name=repr(name))
     folder = data.db(db) / name
     try:
         folder.mkdir(mode=files.FOLDER_MODE)
         (folder / "letters").mkdir(mode=files.FOLDER_MODE)
     except FileExistsError:
-        raise Conflict(f"a folder named {name!r} exists already in DB {db!r}") from None
+        raise Conflict("a folder named {name} exists already in DB {db}", name=repr(name),
+                       db=repr(db)) from None
     except OSError as exc:
         raise StorageError(f"cannot create service {name!r}: {exc.strerror}") from exc
     service = Service(name=name, db=db, folder=folder)
@@ -259,13 +261,14 @@ def parse_letter(text: str, number: int = 0) -> Letter:
             continue
         key, colon, value = line.partition(":")
         if not colon:
-            raise BadInput(f"letter {number}: header line {line[:40]!r} has no ':'")
+            raise BadInput("letter {number}: header line {line} has no ':'", number=number,
+                           line=repr(line[:40]))
         headers[key.strip().lower()] = value.strip()
     subject = headers.get("subject", "")
     try:
         delay = parse_duration(headers.get("delay", "0s"))
     except BadInput as exc:
-        raise BadInput(f"letter {number:03d}.txt: Delay: {exc.message}") from None
+        raise BadInput("letter {file}: Delay: {reason}", file=f"{number:03d}.txt", reason=exc) from None
     return Letter(number=number, subject=subject, delay=delay, body=body, headers=headers)
 
 
@@ -347,7 +350,7 @@ def add_letter(service: Service, subject: str, delay: str, body: str,
     with files.record_lock(service.letters_dir / "series"):
         letters = load_letters(service)
         if len(letters) >= MAX_LETTERS:
-            raise BadInput(f"a series has at most {MAX_LETTERS} letters")
+            raise BadInput("a series has at most {count} letters", count=MAX_LETTERS)
         new = Letter(0, subject, seconds, body or "", html or None)
         at = len(letters) + 1 if position is None else max(1, min(position, len(letters) + 1))
         letters.insert(at - 1, new)

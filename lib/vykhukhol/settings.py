@@ -26,7 +26,7 @@ from vykhukhol.timeutil import parse_duration
 def _choice(*options: str) -> Callable[[str], str]:
     def check(value: str) -> str:
         if value not in options:
-            raise BadInput(f"must be one of: {', '.join(options)}")
+            raise BadInput("must be one of: {options}", options=", ".join(options))
         return value
     check.options = options  # type: ignore[attr-defined]  # forms offer them as a list
     return check
@@ -39,7 +39,7 @@ def _count(low: int, high: int) -> Callable[[str], int]:
         except ValueError:
             raise BadInput("must be a whole number") from None
         if not low <= number <= high:
-            raise BadInput(f"must be from {low} to {high}")
+            raise BadInput("must be from {low} to {high}", low=low, high=high)
         return number
     return check
 
@@ -48,7 +48,7 @@ def _duration(low: int, high: int) -> Callable[[str], int]:
     def check(value: str) -> int:
         seconds = parse_duration(value)
         if not low <= seconds <= high:
-            raise BadInput(f"must be from {low}s to {high}s")
+            raise BadInput("must be from {low}s to {high}s", low=low, high=high)
         return seconds
     return check
 
@@ -89,7 +89,7 @@ NO_SECRET = (f"security.secret is missing or shorter than {MIN_SECRET} character
 def _secret(value: str) -> str:
     """Empty (not set: everything that signs refuses), or long enough to sign links."""
     if value and (len(value) < MIN_SECRET or any(c.isspace() for c in value)):
-        raise BadInput(f"must be at least {MIN_SECRET} characters without spaces")
+        raise BadInput("must be at least {count} characters without spaces", count=MIN_SECRET)
     return value
 
 
@@ -114,7 +114,7 @@ def _networks(value: str) -> str:
         try:
             ipaddress.ip_network(item, strict=False)
         except ValueError:
-            raise BadInput(f"{item!r} is not an IP address or network") from None
+            raise BadInput("{item} is not an IP address or network", item=repr(item)) from None
     return " ".join(items)
 
 
@@ -123,7 +123,7 @@ def _text(limit: int) -> Callable[[str], str]:
         if any(ch in value for ch in "\r\n\0"):
             raise BadInput("must be one line")
         if len(value) > limit:
-            raise BadInput(f"must be at most {limit} characters")
+            raise BadInput("must be at most {limit} characters", limit=limit)
         return value
     return check
 
@@ -248,20 +248,21 @@ def key(name: str) -> Key:
     try:
         return KEYS[name]
     except KeyError:
-        raise BadInput(f"unknown setting {name!r}; known: {', '.join(KEYS)}") from None
+        raise BadInput("unknown setting {name}; known: {known}", name=repr(name),
+                       known=", ".join(KEYS)) from None
 
 
 def check(name: str, value: str) -> Any:
     """The typed value of ``name`` = ``value``, or BadInput naming the key."""
     spec = key(name)
     if any(ch in value for ch in "\r\n\0\x0b\x0c\x85\u2028\u2029"):
-        raise BadInput(f"{name}: must be one line")
+        raise BadInput("{name}: {reason}", name=name, reason=BadInput("must be one line"))
     if spec.full == "security.secret":  # "" is the unset default, never a value to set
         return check_secret(value)
     try:
         return spec.check(value.strip())
     except BadInput as exc:
-        raise BadInput(f"{name}: {exc.message}") from None
+        raise BadInput("{name}: {reason}", name=name, reason=exc) from None
 
 
 def check_on_host(name: str, value: str) -> None:
@@ -272,7 +273,7 @@ def check_on_host(name: str, value: str) -> None:
     if spec.check is _program:
         problem = files.program_problem(value.strip())
         if problem:
-            raise BadInput(f"{spec.full}: {problem}")
+            raise BadInput("{name}: {reason}", name=spec.full, reason=problem)
 
 
 class Settings:
@@ -283,11 +284,11 @@ class Settings:
     ``admin_email`` imports email-validator, which an idle cron run never needs.
     """
 
-    def __init__(self, raw: dict[str, str], problems: list[str] | None = None) -> None:
+    def __init__(self, raw: dict[str, str], problems: list[BadInput] | None = None) -> None:
         self.raw = raw
         self._read_problems = problems or []
         self._typed: dict[str, Any] = {}
-        self._bad: dict[str, str] = {}
+        self._bad: dict[str, BadInput] = {}
 
     def _value(self, name: str) -> Any:
         if name not in self._typed:
@@ -295,21 +296,24 @@ class Settings:
             try:
                 self._typed[name] = spec.check(self.raw.get(name, spec.default).strip())
             except BadInput as exc:
-                self._bad[name] = f"{name}: {exc.message}; the default {spec.default!r} is used"
+                self._bad[name] = BadInput("{name}: {reason}; the default {default} is used",
+                                           name=name, reason=exc, default=repr(spec.default))
                 self._typed[name] = spec.check(spec.default)
         return self._typed[name]
 
     @property
-    def problems(self) -> list[str]:
+    def problems(self) -> list[BadInput | str]:
         """What cannot be read (the file, then bad values in key order), each once;
-        a missing or short secret is said by :data:`NO_SECRET`, without its value."""
+        a missing or short secret is said by :data:`NO_SECRET`, without its value.
+        Each is an error (``str()``: English; ``.text(lang)`` for a page) but that one."""
         for name in KEYS:
             self._value(name)
         found = [self._bad[name] for name in KEYS if name in self._bad and name != "security.secret"]
         if self["mail.transport"] == "sendmail":
             problem = files.program_problem(self["mail.sendmail_path"])
             if problem:
-                found.append(f"mail.sendmail_path: {problem}; no letter can be sent")
+                found.append(BadInput("{name}: {reason}; no letter can be sent",
+                                      name="mail.sendmail_path", reason=problem))
         return self._read_problems + found + ([NO_SECRET] if self.secret_problem else [])
 
     def __getitem__(self, name: str) -> Any:
@@ -353,12 +357,13 @@ class Settings:
 
 def load(path: Path) -> Settings:
     parser = configparser.ConfigParser(interpolation=None)
-    problems: list[str] = []
+    problems: list[BadInput] = []
     text = files.read_text(path, "") or ""
     try:
         parser.read_string(text)
     except configparser.Error as exc:
-        problems.append(f"settings.ini cannot be read ({exc.message.splitlines()[0]}); defaults are used")
+        problems.append(BadInput("settings.ini cannot be read ({reason}); defaults are used",
+                                 reason=exc.message.splitlines()[0]))
         parser = configparser.ConfigParser(interpolation=None)
     raw = {}
     for name, spec in KEYS.items():
@@ -420,11 +425,12 @@ def check_secret(value: str) -> str:
     """A secret set by hand must be there and long enough to sign links (the
     stored one may be empty only by a hand edit, and then everything refuses)."""
     if not value.strip():
-        raise BadInput(f"security.secret: must be at least {MIN_SECRET} characters without spaces")
+        raise BadInput("{name}: {reason}", name="security.secret", reason=BadInput(
+            "must be at least {count} characters without spaces", count=MIN_SECRET))
     try:
         return _secret(value.strip())
     except BadInput as exc:
-        raise BadInput(f"security.secret: {exc.message}") from None
+        raise BadInput("{name}: {reason}", name="security.secret", reason=exc) from None
 
 
 def write_initial(path: Path, raw: dict[str, str]) -> None:

@@ -1,4 +1,5 @@
-"""States defined once, each with its label in both languages.
+"""States defined once, each with its label in both languages (the English
+here, its Russian in the translation catalog).
 
 Pages and reports call ``label(lang)``; nobody spells a state by hand.
 Ledger states only move forward: ``pending`` to one of the final ones, and
@@ -12,7 +13,11 @@ from enum import Enum
 
 class _Labelled(str, Enum):
     def label(self, lang: str = "en") -> str:
-        return _LABELS[self][0 if lang == "ru" else 1]
+        if lang == "en":
+            return _LABELS[self]
+        from vykhukhol.i18n import ptr
+
+        return ptr(lang, CONTEXT, _LABELS[self])
 
 
 class SubscriberState(_Labelled):
@@ -58,22 +63,25 @@ class Outcome(_Labelled):
     ERROR = "storage error"
 
 
-_LABELS = {
-    SubscriberState.NEW: ("не подтверждён", "not confirmed"),
-    SubscriberState.ACTIVE: ("подтверждён", "confirmed"),
-    SubscriberState.DONE: ("получил всю серию", "received the whole series"),
-    LedgerState.PENDING: ("ждёт", "pending"),
-    LedgerState.SENT: ("отправлено", "sent"),
-    LedgerState.FAILED: ("отказ", "failed"),
-    LedgerState.SKIPPED: ("пропущено", "skipped"),
-    LedgerState.IN_DOUBT: ("под сомнением", "in doubt"),
-    Outcome.DONE: ("всё сделано", "all done"),
-    Outcome.QUOTA: ("квота исчерпана", "quota reached"),
-    Outcome.TIME: ("время вышло", "time budget reached"),
-    Outcome.LIMIT: ("достигнут часовой или суточный лимит", "hourly or daily limit reached"),
-    Outcome.TEMPFAIL: ("временная ошибка доставки", "temporary delivery failure"),
-    Outcome.OFF: ("скрипт в режиме отладки", "script is in debug mode"),
-    Outcome.BLOCKED: ("скрипт заблокирован", "sender is blocked"),
-    Outcome.BUSY: ("база занята другим запуском", "another run holds the lock"),
-    Outcome.ERROR: ("диск отказал в записи", "the disk refused a write"),
+# Each label's English; the Russian is in the catalog (i18n) under the context
+# "state" (a state's "confirmed" is «подтверждён», a column's «подтверждены»).
+CONTEXT = "state"
+_LABELS: dict[Enum, str] = {
+    SubscriberState.NEW: "not confirmed",
+    SubscriberState.ACTIVE: "confirmed",
+    SubscriberState.DONE: "received the whole series",
+    LedgerState.PENDING: "pending",
+    LedgerState.SENT: "sent",
+    LedgerState.FAILED: "failed",
+    LedgerState.SKIPPED: "skipped",
+    LedgerState.IN_DOUBT: "in doubt",
+    Outcome.DONE: "all done",
+    Outcome.QUOTA: "quota reached",
+    Outcome.TIME: "time budget reached",
+    Outcome.LIMIT: "hourly or daily limit reached",
+    Outcome.TEMPFAIL: "temporary delivery failure",
+    Outcome.OFF: "script is in debug mode",
+    Outcome.BLOCKED: "sender is blocked",
+    Outcome.BUSY: "another run holds the lock",
+    Outcome.ERROR: "the disk refused a write",
 }

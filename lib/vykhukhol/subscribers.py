@@ -286,7 +286,7 @@ def add(path: Path, subscriber: Subscriber, sync: bool = True, absent: bool = Fa
     has just looked the address up, so it is not looked up twice."""
     with files.record_lock(path):
         if not absent and _contains(path, subscriber.email):
-            raise Conflict(f"{subscriber.email} is subscribed already")
+            raise Conflict("{email} is subscribed already", email=subscriber.email)
         if not path.exists() or path.stat().st_size == 0:
             files.atomic_write(path, [HEADER + "\n", subscriber.to_line() + "\n"])
         else:

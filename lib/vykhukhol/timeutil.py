@@ -23,12 +23,11 @@ def parse_duration(text: str) -> int:
     """Seconds in a duration like ``2d``; BadInput names the accepted form."""
     match = _DURATION.match(text or "")
     if not match:
-        raise BadInput(
-            f"not a duration: {text!r} (expected a whole number and a unit: 45s, 10m, 2h, 3d)"
-        )
+        raise BadInput("not a duration: {text} (expected a whole number and a unit: 45s, 10m, 2h, 3d)",
+                       text=repr(text))
     seconds = int(match.group(1)) * _UNIT_SECONDS[match.group(2)]
     if seconds > MAX_DURATION:
-        raise BadInput(f"duration {text.strip()!r} is too long (at most 3650d)")
+        raise BadInput("duration {text} is too long (at most 3650d)", text=repr(text.strip()))
     return seconds
 
 
@@ -102,4 +101,4 @@ def parse_local_time(text: str, zone: str) -> datetime:
         local = datetime.strptime(text.strip(), "%Y-%m-%d %H:%M")
         return local.replace(tzinfo=ZoneInfo(zone)).astimezone(UTC)
     except (ValueError, OverflowError):
-        raise BadInput(f"{text!r} is not a time like \"2026-12-01 09:00\"") from None
+        raise BadInput('{text} is not a time like "2026-12-01 09:00"', text=repr(text)) from None

@@ -81,25 +81,25 @@ def check_address(address: str, what: str = "address") -> str:
     """
     text = address if isinstance(address, str) else ""
     if not text:
-        raise BadInput(f"{what} is empty")
+        raise BadInput("{what} is empty", what=what)
     if not text.isprintable() or _WHITE_SPACE.search(text):  # (a letter's hot path)
-        raise BadInput(f"{what} {text!r} contains a space or a line break")
+        raise BadInput("{what} {text} contains a space or a line break", what=what, text=repr(text))
     if "=?" in text:  # the e-mail package would decode it as an encoded word
-        raise BadInput(f"{what} {text!r} contains '=?'")
+        raise BadInput("{what} {text} contains '=?'", what=what, text=repr(text))
     local, at, domain = text.rpartition("@")
     if not at or not local or not domain or "@" in local:
-        raise BadInput(f"{what} {text!r} is not of the form name@domain")
+        raise BadInput("{what} {text} is not of the form name@domain", what=what, text=repr(text))
     if not domain.isascii():
         try:
             domain = domain.encode("idna").decode("ascii")
         except UnicodeError:
-            raise BadInput(f"{what} {text!r} has a domain that cannot be written in IDNA") from None
+            raise BadInput("{what} {text} has a domain that cannot be written in IDNA", what=what,
+                           text=repr(text)) from None
     if not _LOCAL_PART.fullmatch(local):
-        raise BadInput(
-            f"{what} {text!r}: only Latin letters, digits and .!#$%&'*+/=?^_`{{|}}~- may precede @"
-        )
+        raise BadInput("{what} {text}: only Latin letters, digits and .!#$%&'*+/=?^_`{{|}}~- may "
+                       "precede @", what=what, text=repr(text))
     if not _DOMAIN.fullmatch(domain):
-        raise BadInput(f"{what} {text!r} has an invalid domain")
+        raise BadInput("{what} {text} has an invalid domain", what=what, text=repr(text))
     return f"{local}@{domain}"
 
 

@@ -34,8 +34,8 @@ from vykhukhol import subscribers as subs
 from vykhukhol.datadir import CHECKOUT, DataDir, check_name
 from vykhukhol.errors import BadInput, Forbidden, NoSecret, NotFound, VykhukholError
 from vykhukhol.health import NO_SECRET
-from vykhukhol.i18n import SETTING_LABELS, tr
-from vykhukhol.states import LedgerState, SubscriberState
+from vykhukhol.i18n import SETTING_LABELS, ntr, tr
+from vykhukhol.states import LedgerState, Outcome, SubscriberState
 from vykhukhol.timeutil import UTC, format_duration, now, parse_local_time
 from vykhukhol.web import session
 from vykhukhol.web.http import HttpError, Request, Response, redirect, wsgi_app
@@ -67,8 +67,12 @@ class Admin:
         self.base = request.script.rstrip("/")
         self.flash: list[str] = []
 
-    def _(self, text_: str, **values: object) -> str:
+    def _(self, text_: str, /, **values: object) -> str:
         return tr(self.lang, text_, **values)
+
+    def _n(self, singular: str, plural: str, n: int, /, **values: object) -> str:
+        """A count with its noun (``{n}``), in the language's plural form."""
+        return ntr(self.lang, singular, plural, n, **values)
 
     @property
     def key(self) -> bytes:
@@ -89,7 +93,7 @@ class Admin:
 
     def page(self, template: str, status: int = 200, **context: object) -> Response:
         response = render_page(
-            f"admin/{template}", self.lang, status, _=self._, url=self.url,
+            f"admin/{template}", self.lang, status, _=self._, _n=self._n, url=self.url,
             csrf=session.csrf_token(self.key, self.sid or ""),
             flash=self.flash + self._flash_from_query(), nav=NAV, path=self.request.path or "/",
             **context)
@@ -276,7 +280,7 @@ def status(admin: Admin, args: dict) -> Response:
     cron = cron_url(settings, admin.cgi_dir)
     return remember_browser(admin, admin.page(
         "status.html", mode=settings["mode"], block=state.block_reason(data), locks=locks,
-        runs=recent_runs(entries)[:15], alerts=[e for e in entries if e.level == "alert"][-15:][::-1],
+        runs=recent_runs(entries, admin.lang)[:15], alerts=[e for e in entries if e.level == "alert"][-15:][::-1],
         cron_url=cron, crontab=f"*/5 * * * * wget -q -t 1 -O /dev/null {cron}" if cron else "",
         warnings=warnings(admin), chart=chart(admin), local=lambda t: local_time(settings, t)))
 
@@ -286,8 +290,10 @@ def cron_url(settings: settings_mod.Settings, cgi_dir: Path) -> str:
     return f"{settings['site_url']}/cgi/{scripts[0].name}" if scripts else ""
 
 
-def recent_runs(entries: list[runlog.Entry]) -> list[dict]:
-    """Runs from the log, newest first: lease, start, duration, letters, why it stopped."""
+def recent_runs(entries: list[runlog.Entry], lang: str = "en") -> list[dict]:
+    """Runs from the log, newest first: lease, start, duration, letters, why it
+    stopped (the log has the outcome's English label; the page shows ``lang``'s)."""
+    outcomes = {outcome.label("en"): outcome for outcome in Outcome}
     runs: dict[str, dict] = {}
     for entry in entries:
         run = runs.setdefault(entry.lease, {"lease": entry.lease, "start": entry.time,
@@ -299,6 +305,8 @@ def recent_runs(entries: list[runlog.Entry]) -> list[dict]:
             found = re.fullmatch(r"run ended after ([\d.]+)s: (.*); letters (\d+)", entry.message)
             if found:
                 run["duration"], run["why"], run["letters"] = found.groups()
+                if run["why"] in outcomes:
+                    run["why"] = outcomes[run["why"]].label(lang)
         if entry.level == "alert":
             run["alerts"] += 1
     return [r for r in runs.values() if not r["lease"].startswith("web-")][::-1]
@@ -307,7 +315,8 @@ def recent_runs(entries: list[runlog.Entry]) -> list[dict]:
 def warnings(admin: Admin) -> list[str]:
     from vykhukhol import health
 
-    return health.warnings(admin.data, admin.settings, admin.cgi_dir, admin._)
+    return health.warnings(admin.data, admin.settings, admin.cgi_dir, admin._, admin._n,
+                           lambda exc: exc.text(admin.lang))
 
 
 def _local_date(settings: settings_mod.Settings, header: str) -> str:
@@ -362,8 +371,9 @@ def chart(admin: Admin) -> dict:
         # One invisible column a day carries both values, so hovering anywhere
         # over a day shows them.
         columns.append({"x": round(x, 1), "w": round(step, 1), "title": admin._(
-            "{day}: {joined} subscriptions, {sent} letters sent",
-            day=day.isoformat(), joined=joined[day], sent=sent[day])})
+            "{day}: {joined}, {sent}", day=day.isoformat(),
+            joined=admin._n("{n} subscription", "{n} subscriptions", joined[day]),
+            sent=admin._n("{n} letter sent", "{n} letters sent", sent[day]))})
         if (CHART_DAYS - 1 - index) % 7 == 0:  # a label a week, today's included
             labels.append({"x": round(x + step / 2, 1), "text": f"{day:%d.%m}"})
     return {"bars": bars, "columns": columns, "labels": labels, "width": width,
@@ -415,12 +425,12 @@ def settings_save(admin: Admin, args: dict) -> Response:
         try:
             settings_mod.check(key, value)
         except BadInput as exc:
-            errors[key] = exc.message
+            errors[key] = exc.text(admin.lang)
     if not errors:
         try:
             admin.lang = settings_mod.update(admin.data.settings, values)["language"]
         except BadInput as exc:  # values fine one by one; the DKIM key they name is not
-            errors["mail.dkim_domain"] = exc.message
+            errors["mail.dkim_domain"] = exc.text(admin.lang)
     if errors:
         shown = _settings_values(admin)
         shown.update(values)
@@ -449,7 +459,7 @@ def send_now(admin: Admin, message, to: str) -> str:
     except mail.DeliveryError as exc:
         return admin._("The letter could not be sent: {detail}", detail=exc.detail)
     except BadInput as exc:  # the mail settings themselves (a sendmail_path that cannot run)
-        return admin._("The letter could not be sent: {detail}", detail=exc.message)
+        return admin._("The letter could not be sent: {detail}", detail=exc.text(admin.lang))
     return admin._("A test letter went to {to}.", to=to)
 
 
@@ -483,7 +493,7 @@ def service_add(admin: Admin, args: dict) -> Response:
         rows = [{"service": s, "counts": subs.counts(s.subscribers_path),
                  "letters": svc.letter_count(s)} for s in svc.load_services(admin.data)]
         return admin.page("services.html", 400, rows=rows, dbs=svc.list_dbs(admin.data),
-                          form=form, error=exc.message)
+                          form=form, error=exc.text(admin.lang))
     return admin.done(f"/services/{name}", admin._("Service {name} created; it is disabled until you enable it.", name=name))
 
 
@@ -514,7 +524,7 @@ def service_page(admin: Admin, args: dict, error: str = "", status: int = 200,
         letters = svc.load_letters(service)
         letters_error = ""
     except BadInput as exc:
-        letters, letters_error = [], exc.message
+        letters, letters_error = [], exc.text(admin.lang)
     snippet = form_snippet(admin.settings, service)
     return admin.page("service.html", status, service=service, letters=letters,
                       letters_error=letters_error, counts=subs.counts(service.subscribers_path),
@@ -639,7 +649,7 @@ def letter_page(admin: Admin, args: dict) -> Response:
 def _letter(service: svc.Service, number: int) -> svc.Letter:
     letters = svc.load_letters(service)
     if not 1 <= number <= len(letters):
-        raise NotFound(f"no letter {number}")
+        raise NotFound("no letter {number}", number=number)
     return letters[number - 1]
 
 
@@ -740,7 +750,7 @@ def subscriber_add(admin: Admin, args: dict) -> Response:
                                        form.get("email", ""), form.get("name", ""), ip="admin",
                                        confirmed=confirmed)
     except BadInput as exc:
-        return subscribers_page(admin, args, error=exc.message, status=400)
+        return subscribers_page(admin, args, error=exc.text(admin.lang), status=400)
     messages = {"added": admin._("Added."), "known": admin._("Already subscribed; nothing changed."),
                 "confirmed": admin._("Confirmed."), "too soon": admin._("Asked to confirm less than 10 minutes ago."),
                 "asked again": admin._("Asked to confirm again.")}

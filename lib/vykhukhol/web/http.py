@@ -57,6 +57,7 @@ class HttpError(VykhukholError):
     def __init__(self, status: int, message: str = "", allow: tuple[str, ...] = ()) -> None:
         super().__init__(message or STATUS_TEXT.get(status, ""))
         self.status = status
+        self.particular = bool(message)  # not just the status line: worth showing on the page
         self.allow = allow
 
 
@@ -234,11 +235,13 @@ def wsgi_app(handler: App, lang: Callable[[], str] = lambda: "en") -> Callable:
             request = Request(environ)
             response = handler(request)
         except HttpError as exc:
-            response = error_page(exc.status, _lang(lang), exc.message)
+            language = _lang(lang)
+            response = error_page(exc.status, language, exc.text(language) if exc.particular else "")
             if exc.allow:
                 response.headers.append(("Allow", ", ".join(exc.allow)))
         except VykhukholError as exc:
-            response = error_page(exc.status, _lang(lang), exc.message if exc.status < 500 else "")
+            language = _lang(lang)
+            response = error_page(exc.status, language, exc.text(language) if exc.status < 500 else "")
             if exc.status >= 500:
                 print(f"vykhukhol: {exc.message}", file=environ.get("wsgi.errors", sys.stderr))
         except Exception:  # noqa: BLE001 - no traceback ever reaches a page

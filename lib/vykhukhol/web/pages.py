@@ -33,7 +33,7 @@ def render(template_name: str, lang: str, status: int = 200, override: Path | No
            **context: object) -> Response:
     env = _environment(str(override) if override and override.is_dir() else None)
     template = env.get_template(template_name)
-    body = template.render(lang=lang, t=lambda key, **kw: t(lang, key, **kw), **context)
+    body = template.render(lang=lang, t=lambda key, /, **kw: t(lang, key, **kw), **context)
     return Response(body, status)
 
 
@@ -56,6 +56,6 @@ def _error_keys() -> set[str]:
 
 
 def _raw(key: str, lang: str) -> str:
-    from vykhukhol.i18n import MESSAGES
+    from vykhukhol.i18n import MESSAGES, tr
 
-    return MESSAGES[key][0 if lang == "ru" else 1]
+    return tr(lang, MESSAGES[key])

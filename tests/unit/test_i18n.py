@@ -1,0 +1,135 @@
+"""The Russian catalog says everything the pages say, and what runs is what the .po says.
+
+The catalog is lib/vykhukhol/locale/ru/LC_MESSAGES/vykhukhol.po (msgid: the
+English text); tools/i18n.py finds the texts the code uses. Babel compiles
+the .po here, in memory, to hold the shipped .mo to it.
+"""
+
+from __future__ import annotations
+
+import configparser
+import fnmatch
+import gettext
+import importlib.util
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+from vykhukhol import i18n
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("i18n_tool", ROOT / "tools" / "i18n.py")
+tool = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(tool)
+
+
+def _placeholders(text: str) -> set[str]:
+    return set(re.findall(r"{(\w*)[^{}]*}", text))
+
+
+def test_every_text_the_pages_show_has_its_russian_in_the_catalog():
+    """_("…"), tr(lang, "…"), _n(…), errors' texts, settings' help and labels, MESSAGES."""
+    texts, plurals = tool.used_messages()
+    catalog = tool.read_catalog()
+    missing = sorted(t for t in texts if t not in catalog)
+    missing += sorted(s for s, _ in plurals if s not in catalog or not isinstance(catalog[s].id, tuple))
+    assert not missing, f"not in {tool.PO.relative_to(ROOT)} (run tools/i18n.py extract): {missing}"
+
+
+def test_the_extraction_finds_the_texts_of_each_kind_of_call():
+    texts, _ = tool.used_messages()
+    assert {"Delete", "Log out", "Status", "Subscribe: {service}", "SMTP port",
+            "the template took longer than {seconds} s to render", "subject"} <= texts
+
+
+def test_no_catalog_entry_is_untranslated_or_fuzzy():
+    found = [p for p in tool.problems() if not p.startswith("missing")]
+    assert not found, found
+
+
+def test_translations_keep_their_placeholders():
+    """A Russian text has exactly the {placeholders} of its English msgid."""
+    for message in tool.read_catalog():
+        if not message.id:
+            continue
+        ids = message.id if isinstance(message.id, tuple) else (message.id,)
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        wanted = _placeholders(ids[-1])
+        for string in strings:
+            assert _placeholders(string) <= wanted | {"n"}, (message.id, string)
+            assert _placeholders(string) >= wanted - {"n"}, (message.id, string)
+
+
+def test_the_shipped_mo_says_what_the_po_says():
+    """The .mo was compiled from the .po as it is now (compared by content, not bytes)."""
+    fresh = gettext.GNUTranslations(io.BytesIO(tool.compiled(tool.read_catalog())))
+    with tool.MO.open("rb") as f:
+        shipped = gettext.GNUTranslations(f)
+    assert shipped._catalog == fresh._catalog, "the .mo is stale: run `python3 tools/i18n.py compile`"
+    assert shipped.plural(21) == fresh.plural(21) == 0
+
+
+def test_no_translation_is_left_outside_the_catalog():
+    """A merged branch that added to the old RU dict or a (ru, en) pair: run tools/i18n.py absorb."""
+    assert not i18n.RU, "run `python3 tools/i18n.py absorb`"
+    assert all(isinstance(text, str) for text in i18n.MESSAGES.values())
+
+
+def test_the_package_ships_the_compiled_catalog():
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    patterns = [p.strip() for p in config["options.package_data"]["vykhukhol"].split(",")]
+    shipped = tool.MO.relative_to(ROOT / "lib" / "vykhukhol").as_posix()
+    assert any(fnmatch.fnmatch(shipped, p) for p in patterns), patterns
+
+
+def test_pages_read_the_catalog_at_run_time():
+    assert i18n.tr("ru", "Delete") == "Удалить"
+    assert i18n.tr("en", "Delete") == "Delete"
+    assert i18n.t("ru", "subscribe.title", service="Новости") == "Подписка: Новости"
+    assert i18n.t("en", "subscribe.title", service="News") == "Subscribe: News"
+
+
+@pytest.mark.parametrize(("n", "ru", "en"), [
+    (0, "0 подписчиков", "0 subscribers"), (1, "1 подписчик", "1 subscriber"),
+    (2, "2 подписчика", "2 subscribers"), (5, "5 подписчиков", "5 subscribers"),
+    (11, "11 подписчиков", "11 subscribers"), (12, "12 подписчиков", "12 subscribers"),
+    (21, "21 подписчик", "21 subscribers"), (22, "22 подписчика", "22 subscribers"),
+    (25, "25 подписчиков", "25 subscribers"), (101, "101 подписчик", "101 subscribers"),
+    (111, "111 подписчиков", "111 subscribers"),
+])
+def test_a_count_takes_the_plural_form_of_its_language(n, ru, en):
+    assert i18n.ntr("ru", "{n} subscriber", "{n} subscribers", n) == ru
+    assert i18n.ntr("en", "{n} subscriber", "{n} subscribers", n) == en
+
+
+def test_an_error_is_composed_once_and_read_in_either_language():
+    """.message is the English the CLI prints; .text(lang) the same sentence
+    through the catalog, a wrapped reason and a Term translated inside it."""
+    from vykhukhol.errors import BadInput, Term
+
+    inner = BadInput("must be from {low} to {high}", low=1, high=65535)
+    outer = BadInput("{name}: {reason}", name="mail.smtp_port", reason=inner)
+    assert outer.message == str(outer) == "mail.smtp_port: must be from 1 to 65535"
+    assert outer.text("en") == outer.message
+    assert outer.text("ru") == "mail.smtp_port: нужно число от 1 до 65535"
+    field = BadInput("{field}: {value} is out of range {lo}-{hi}", field=Term("hour"), value="25", lo=0, hi=23)
+    assert (field.message, field.text("ru")) == ("hour: 25 is out of range 0-23", "час: 25 вне диапазона 0-23")
+    # a value may be called text or lang: the translation functions take those positionally
+    named = BadInput("{what} {text} has an invalid domain", what="From", text="'a@b'")
+    assert named.text("ru") == "From 'a@b': неверный домен"
+
+
+def test_two_texts_with_the_same_english_keep_their_own_russian():
+    """"Unsubscribe" is a page's title («Отписка от рассылки») and its button
+    («Отписаться»): one msgid could hold only one, so the button has a msgctxt."""
+    assert i18n.t("ru", "unsubscribe.title") == "Отписка от рассылки"
+    assert i18n.t("ru", "unsubscribe.button") == "Отписаться"
+    assert i18n.t("en", "unsubscribe.button") == "Unsubscribe"
+    by_english: dict[str, list[str]] = {}
+    for key, english in i18n.MESSAGES.items():
+        if key not in i18n.CONTEXTS:
+            by_english.setdefault(english, []).append(key)
+    assert all(len(keys) == 1 for keys in by_english.values()), by_english
