@@ -328,7 +328,7 @@ def test_a_post_without_a_valid_csrf_token_changes_nothing(site, server, browser
 
 
 def test_a_refused_admin_form_tells_the_owner_what_to_do(site, server, browser):
-    """A form sent with a stale CSRF token answers "The form has expired; open the page again.", and one sent after the session ended answers "Your session has ended; log in again." (admin.py's own messages), not a bare "Access denied."."""
+    """A form sent with a stale CSRF token answers "The form has expired; open the page again.", and one sent after the session ended answers "Your session has ended; log in again." (the admin's own messages), not a bare "Access denied."."""
     b = browser
     b.log_in()
     b.open("/admin/")

@@ -162,7 +162,7 @@ def no_source(data: DataDir, settings) -> bool:
     return not piped_since(data, now() - timedelta(days=PIPE_RECENT_DAYS))
 
 
-# The same sentence as the admin's Status page (web/admin.py, translated there).
+# The same sentence as the admin's Status page (web/admin/, translated there).
 NO_SOURCE = ("Nothing reads the bounces: set mail.bounce_mailbox, or have the mail server pipe "
              "the bounce address to `vykhukhol bounce` (README, Deliverability). Until then dead "
              "addresses keep getting letters.")

@@ -1,5 +1,6 @@
 """A small request/response layer over WSGI, and the one place that turns an
-error into a page.
+error into a page. (:class:`Response` lives in ``web/response.py``, where the
+page templates reach it without importing this module.)
 
 Forms are parsed with ``multipart`` in strict mode with size limits; an app
 is a function ``(request) -> Response`` wrapped by :func:`wsgi_app`, which
@@ -21,11 +22,11 @@ import re
 import sys
 import traceback
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qsl
 
 from vykhukhol.errors import BadInput, VykhukholError
+from vykhukhol.web.response import Response
 
 # http.cookies (the admin's) and html (the page of last resort) are imported
 # where they are used: a CGI process of the public pages or the cron URL never
@@ -59,30 +60,6 @@ class HttpError(VykhukholError):
         self.status = status
         self.particular = bool(message)  # not just the status line: worth showing on the page
         self.allow = allow
-
-
-@dataclass
-class Response:
-    body: str | bytes = ""
-    status: int = 200
-    content_type: str = "text/html; charset=utf-8"
-    headers: list[tuple[str, str]] = field(default_factory=list)
-
-    def set_cookie(self, name: str, value: str, *, max_age: int | None = None,
-                   secure: bool = False, path: str = "/") -> None:
-        from http.cookies import SimpleCookie
-
-        cookie = SimpleCookie()
-        cookie[name] = value
-        morsel = cookie[name]
-        morsel["path"] = path
-        morsel["httponly"] = True
-        morsel["samesite"] = "Strict"
-        if secure:
-            morsel["secure"] = True
-        if max_age is not None:
-            morsel["max-age"] = max_age
-        self.headers.append(("Set-Cookie", morsel.OutputString()))
 
 
 def redirect(location: str) -> Response:

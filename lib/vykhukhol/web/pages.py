@@ -13,7 +13,7 @@ from pathlib import Path
 import jinja2
 
 from vykhukhol.i18n import t
-from vykhukhol.web.http import Response
+from vykhukhol.web.response import Response
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 

@@ -1,0 +1,161 @@
+"""What every admin page shares: the request's view of the installation
+(:class:`Admin`), the router the page modules register on, and the WSGI app
+that checks the session and the CSRF token before any page runs.
+
+It knows no page: the pages import it, never the other way round.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import urlencode
+from zoneinfo import ZoneInfo
+
+from vykhukhol import settings as settings_mod
+from vykhukhol.datadir import CHECKOUT, DataDir
+from vykhukhol.errors import NoSecret, NotFound, VykhukholError
+from vykhukhol.health import NO_SECRET
+from vykhukhol.i18n import ntr, tr
+from vykhukhol.timeutil import UTC
+from vykhukhol.web import session
+from vykhukhol.web.http import HttpError, Request, Response, redirect, wsgi_app
+from vykhukhol.web.pages import render as render_page
+
+
+class Admin:
+    """One request's view of the installation: data, settings, session."""
+
+    def __init__(self, data: DataDir, request: Request, cgi_dir: Path) -> None:
+        self.data = data
+        self.cgi_dir = cgi_dir
+        self.request = request
+        if not data.settings.exists():
+            raise NotFound("this installation is not initialised: run `vykhukhol init`")
+        self.settings = settings_mod.load(data.settings)
+        self.lang = self.settings["language"]
+        self.sid = request.cookies.get(session.COOKIE)
+        self.base = request.script.rstrip("/")
+        self.flash: list[str] = []
+
+    def _(self, text_: str, /, **values: object) -> str:
+        return tr(self.lang, text_, **values)
+
+    def _n(self, singular: str, plural: str, n: int, /, **values: object) -> str:
+        """A count with its noun (``{n}``), in the language's plural form."""
+        return ntr(self.lang, singular, plural, n, **values)
+
+    @property
+    def key(self) -> bytes:
+        """What signs this admin's CSRF tokens and messages: the secret; while
+        there is none (the status page says why), the stored password hash,
+        which only the owner's settings.ini holds, so the owner can still log
+        in and read why links, pages and runs refuse."""
+        if self.settings.secret_problem:
+            return ("admin|" + self.settings["security.admin_password"]).encode()
+        return self.settings.secret
+
+    def url(self, path: str = "/", **query: object) -> str:
+        return self.base + path + (("?" + urlencode(query)) if query else "")
+
+    @property
+    def logged_in(self) -> bool:
+        return session.valid(self.data, self.sid)
+
+    def page(self, template: str, status: int = 200, **context: object) -> Response:
+        response = render_page(
+            f"admin/{template}", self.lang, status, _=self._, _n=self._n, url=self.url,
+            csrf=session.csrf_token(self.key, self.sid or ""),
+            flash=self.flash + self._flash_from_query(), nav=NAV, path=self.request.path or "/",
+            **context)
+        return response
+
+    def done(self, path: str, message: str) -> Response:
+        """After a POST: back to a page, with a message to show there. The message
+        is signed, so nobody can craft a link that shows the admin a text of theirs."""
+        return redirect(self.url(path, msg=message, sig=self._sign(message)))
+
+    def _sign(self, message: str) -> str:
+        return session.csrf_token(self.key, f"flash|{self.sid}|{message}")[:32]
+
+    def _flash_from_query(self) -> list[str]:
+        message, sig = self.request.query.get("msg", ""), self.request.query.get("sig", "")
+        if message and sig.isascii() and hmac.compare_digest(self._sign(message), sig):
+            return [message]
+        return []
+
+
+NAV = [("/", "Status"), ("/settings", "Settings"), ("/services", "Services"),
+       ("/newsletters/new", "Letter to all users"), ("/newsletters", "Newsletters"),
+       ("/outbox", "Outbox"), ("/bounces", "Bounces"), ("/password", "Password")]
+
+
+Route = Callable[[Admin, dict], Response]
+
+
+ROUTES: list[tuple[str, str, re.Pattern, Route]] = []
+
+
+PUBLIC: set[Route] = set()  # pages open without a session: the login's
+
+
+def route(method: str, pattern: str, public: bool = False) -> Callable[[Route], Route]:
+    def register(handler: Route) -> Route:
+        ROUTES.append((method, pattern, re.compile(pattern + r"\Z"), handler))
+        if public:
+            PUBLIC.add(handler)
+        return handler
+    return register
+
+
+def find_route(method: str, path: str) -> tuple[Route, re.Match]:
+    for verb, _, pattern, handler in ROUTES:
+        match = pattern.match(path)
+        if match and verb == method:
+            return handler, match
+    allowed = tuple(sorted({verb for verb, _, pattern, _ in ROUTES if pattern.match(path)}))
+    if allowed:
+        raise HttpError(405, allow=allowed + (("HEAD",) if "GET" in allowed else ()))
+    raise HttpError(404)
+
+
+def app(data: DataDir, cgi_dir: Path | None = None) -> Callable:
+    """The admin app; ``cgi_dir`` is where the cron script lives (for its URL)."""
+    cgi_dir = cgi_dir or CHECKOUT / "cgi"
+
+    def handle(request: Request) -> Response:
+        admin = Admin(data, request, cgi_dir)
+        method = "GET" if request.method == "HEAD" else request.method
+        handler, match = find_route(method, request.path or "/")
+        public = handler in PUBLIC
+        if not public and not admin.logged_in:
+            if method == "POST":
+                raise HttpError(403, admin._("Your session has ended; log in again."))
+            return redirect(admin.url("/login"))
+        if method == "POST" and not public:
+            token = request.form(20 * 1024 * 1024).get("csrf")
+            if not session.csrf_ok(admin.key, admin.sid, token):
+                raise HttpError(403, admin._("The form has expired; open the page again."))
+        try:
+            return handler(admin, match.groupdict())
+        except NoSecret:  # a page that makes links (a preview, a test letter) says why
+            raise HttpError(503, admin._(NO_SECRET)) from None
+
+    def lang() -> str:
+        try:
+            return settings_mod.load(data.settings)["language"]
+        except VykhukholError:
+            return "en"
+
+    return wsgi_app(handle, lang)
+
+
+def local_time(settings: settings_mod.Settings, stamp: str) -> str:
+    try:
+        moment = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        return moment.astimezone(ZoneInfo(settings["timezone"])).strftime("%Y-%m-%d %H:%M")
+    except (OverflowError, ValueError):  # not a time, or one at the calendar's ends
+        return stamp

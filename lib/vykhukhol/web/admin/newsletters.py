@@ -1,0 +1,120 @@
+"""Letters to all users: the form (with preview and test letter), creating one,
+the list, cancelling and changing its start."""
+
+from __future__ import annotations
+
+from zoneinfo import ZoneInfo
+
+from vykhukhol import compose, newsletters
+from vykhukhol import services as svc
+from vykhukhol import subscribers as subs
+from vykhukhol.datadir import check_name
+from vykhukhol.errors import BadInput, NotFound, VykhukholError
+from vykhukhol.states import LedgerState
+from vykhukhol.timeutil import now, parse_local_time
+from vykhukhol.web.admin.core import Admin, route
+from vykhukhol.web.admin.series import SAMPLE, preview_letter
+from vykhukhol.web.admin.settings import send_now
+from vykhukhol.web.http import Response
+
+
+def _audience(admin: Admin) -> tuple[list[dict], int]:
+    rows, seen = [], set()
+    for service in svc.load_services(admin.data):
+        count = 0
+        for sub in subs.subscribers(service.subscribers_path):
+            if sub.state.confirmed:
+                count += 1
+                seen.add(sub.key)
+        rows.append({"service": service, "confirmed": count})
+    return rows, len(seen)
+
+
+@route("GET", "/newsletters/new")
+def newsletter_form(admin: Admin, args: dict, fields: dict | None = None, error: str = "",
+                    preview: dict | None = None, status: int = 200) -> Response:
+    audience, unique = _audience(admin)
+    fields = fields or {"services": [], "subject": "", "text": "", "html": "", "at": ""}
+    return admin.page("newsletter_new.html", status, audience=audience, unique=unique,
+                      fields=fields, error=error, preview=preview or {})
+
+
+@route("POST", "/newsletters/new")
+def newsletter_create(admin: Admin, args: dict) -> Response:
+    form = admin.request.form()
+    chosen = [k[len("svc_"):] for k in form if k.startswith("svc_")]
+    fields = {"services": chosen, "subject": form.get("subject", ""), "text": form.get("text", ""),
+              "html": form.get("html", ""), "at": form.get("at", "").replace("T", " ")}
+    action = form.get("action", "create")
+    if action in ("preview", "test"):
+        service = None
+        for name in chosen:
+            try:
+                service = svc.find_service(admin.data, name)
+                break
+            except VykhukholError:
+                continue
+        if service is None:
+            return newsletter_form(admin, args, fields, admin._("Choose at least one service."), status=400)
+        letter = {"subject": fields["subject"], "body": fields["text"], "html": fields["html"]}
+        if action == "preview":
+            return newsletter_form(admin, args, fields, preview=preview_letter(admin, service, letter))
+        to = admin.settings["admin_email"]
+        if not to:
+            return newsletter_form(admin, args, fields, admin._("Set admin_email first."), status=400)
+        try:
+            message = compose.newsletter(service, fields["subject"], fields["text"],
+                                         fields["html"] or None, admin.settings, to, SAMPLE["name"],
+                                         "admin-test", now())
+        except BadInput as exc:
+            return newsletter_form(admin, args, fields, exc.text(admin.lang), status=400)
+        return newsletter_form(admin, args, fields, send_now(admin, message, to))
+    try:
+        start = newsletters.check_start(parse_local_time(fields["at"], admin.settings["timezone"])) \
+            if fields["at"].strip() else None
+        name = newsletters.create(admin.data, chosen, fields["subject"], fields["text"],
+                                  fields["html"] or None, start)
+    except BadInput as exc:
+        return newsletter_form(admin, args, fields, exc.text(admin.lang), status=400)
+    return admin.done("/newsletters", admin._("Newsletter {name} created.", name=name))
+
+
+@route("GET", "/newsletters")
+def newsletters_page(admin: Admin, args: dict) -> Response:
+    jobs = []
+    for job in newsletters.list_jobs(admin.data):
+        count = newsletters.counts(admin.data.job(job.name, "list"))
+        try:
+            subject = newsletters.read_letter(admin.data, job.name)[0]
+        except NotFound:
+            subject = "?"
+        failed = [r.email for r in newsletters.read_rows(admin.data.job(job.name, "list"))
+                  if r.state is LedgerState.FAILED][:20]
+        start_local = job.start.astimezone(ZoneInfo(admin.settings["timezone"]))
+        jobs.append({"job": job, "count": count, "subject": subject, "failed": failed,
+                     "start": start_local.strftime("%Y-%m-%d %H:%M"),
+                     "start_input": start_local.strftime("%Y-%m-%dT%H:%M"),
+                     "due": job.start <= now()})
+    return admin.page("newsletters.html", jobs=jobs, states=LedgerState)
+
+
+def _job(admin: Admin, name: str) -> str:
+    try:
+        return check_name(name, "newsletter name")
+    except BadInput:
+        raise NotFound(admin._("No such newsletter.")) from None
+
+
+@route("POST", "/newsletters/(?P<job>[^/]+)/cancel")
+def newsletter_cancel(admin: Admin, args: dict) -> Response:
+    name = _job(admin, args["job"])
+    newsletters.cancel(admin.data, name)
+    return admin.done("/newsletters", admin._("Newsletter {name} cancelled.", name=name))
+
+
+@route("POST", "/newsletters/(?P<job>[^/]+)/start")
+def newsletter_start(admin: Admin, args: dict) -> Response:
+    name = _job(admin, args["job"])
+    at = admin.request.form().get("at", "").replace("T", " ")
+    newsletters.reschedule(admin.data, name, parse_local_time(at, admin.settings["timezone"]))
+    return admin.done("/newsletters", admin._("Start time changed."))

@@ -1,0 +1,51 @@
+"""The outbox (mail.transport = file): the newest letters and one letter shown."""
+
+from __future__ import annotations
+
+from zoneinfo import ZoneInfo
+
+from vykhukhol import mail
+from vykhukhol import settings as settings_mod
+from vykhukhol.errors import NotFound, VykhukholError
+from vykhukhol.web.admin.core import Admin, route
+from vykhukhol.web.http import Response
+
+OUTBOX_SHOWN = 200      # newest outbox letters listed
+
+
+def _local_date(settings: settings_mod.Settings, header: str) -> str:
+    """A Date header shown in the settings' time zone, like every other time here."""
+    from email.utils import parsedate_to_datetime
+
+    try:
+        moment = parsedate_to_datetime(header)
+    except (TypeError, ValueError, IndexError):  # not a date: shown as written
+        return header
+    try:
+        return moment.astimezone(ZoneInfo(settings["timezone"])).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, ValueError):  # a date at the calendar's ends: shown as written
+        return header
+
+
+@route("GET", "/outbox")
+def outbox_page(admin: Admin, args: dict) -> Response:
+    letters = []
+    for path in mail.list_outbox(admin.data.outbox)[:OUTBOX_SHOWN]:
+        try:
+            shown = mail.show_outbox(path)
+        except VykhukholError:
+            continue
+        letters.append({"file": path.name, "to": shown.header("To"),
+                        "subject": shown.header("Subject"),
+                        "date": _local_date(admin.settings, shown.header("Date"))})
+    return admin.page("outbox.html", letters=letters, total=len(mail.list_outbox(admin.data.outbox)))
+
+
+@route("GET", "/outbox/(?P<file>[A-Za-z0-9@._+-]{1,300}\\.eml)")
+def outbox_letter(admin: Admin, args: dict) -> Response:
+    path = admin.data.outbox / args["file"]
+    if path.parent != admin.data.outbox or not path.is_file():
+        raise NotFound(admin._("No such letter."))
+    shown = mail.show_outbox(path)  # whatever the file holds: never a 500
+    return admin.page("outbox_letter.html", file=args["file"], headers=shown.headers,
+                      plain=shown.plain, html=shown.html)

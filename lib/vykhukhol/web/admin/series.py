@@ -1,0 +1,143 @@
+"""A service's series of letters: the letter editor, its preview for a sample
+subscriber, a test letter, moving and deleting letters."""
+
+from __future__ import annotations
+
+from vykhukhol import compose, render, state
+from vykhukhol import services as svc
+from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.timeutil import format_duration, now
+from vykhukhol.web.admin.core import Admin, route
+from vykhukhol.web.admin.services import _service
+from vykhukhol.web.admin.settings import send_now
+from vykhukhol.web.http import Response
+
+SAMPLE = {"name": "Ivan", "email": "ivan@example.org"}
+
+
+def _letter_form(admin: Admin) -> dict[str, str]:
+    form = admin.request.form()
+    return {k: form.get(k, "") for k in ("subject", "delay", "body", "html", "position")}
+
+
+def preview_letter(admin: Admin, service: svc.Service, fields: dict[str, str]) -> dict:
+    """Render a letter for a sample subscriber; template errors come back as text."""
+    ctx = compose.context(service, admin.settings, SAMPLE["email"], SAMPLE["name"], now())
+    out = {}
+    budget = render.Budget()  # one letter's budget, as when it is sent: a preview is as short
+    for key, renderer in (("subject", render.render), ("body", render.render),
+                          ("html", render.render_html)):
+        if key == "html" and not fields.get("html"):
+            continue
+        try:
+            out[key] = renderer(fields.get(key, ""), ctx, key, budget)
+        except BadInput as exc:
+            out[f"{key}_error"] = exc.text(admin.lang)
+    return out
+
+
+@route("POST", "/services/(?P<name>[^/]+)/letters")
+def letter_add(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    fields = _letter_form(admin)
+    action = admin.request.form().get("action", "save")
+    if action == "preview":
+        return admin.page("letter.html", service=service, number=None, fields=fields,
+                          preview=preview_letter(admin, service, fields), error="")
+    try:
+        position = int(fields["position"]) if fields["position"].strip() else None
+    except ValueError:
+        position = None
+    try:
+        number = svc.add_letter(service, fields["subject"], fields["delay"] or "0s", fields["body"],
+                                fields["html"] or None, position)
+    except BadInput as exc:
+        return admin.page("letter.html", 400, service=service, number=None, fields=fields,
+                          preview={}, error=exc.text(admin.lang))
+    state.forget_due(admin.data, service.name)
+    return admin.done(f"/services/{service.name}", admin._("Letter {number} added.", number=number))
+
+
+@route("GET", "/services/(?P<name>[^/]+)/letters/new")
+def letter_new(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    fields = {"subject": "", "delay": "1d", "body": "", "html": "",
+              "position": admin.request.query.get("position", "")}
+    return admin.page("letter.html", service=service, number=None, fields=fields, preview={}, error="")
+
+
+@route("GET", "/services/(?P<name>[^/]+)/letters/(?P<number>\\d{1,3})")
+def letter_page(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    letter = _letter(service, int(args["number"]))
+    fields = {"subject": letter.subject, "delay": format_duration(letter.delay),
+              "body": letter.body, "html": letter.html or "", "position": ""}
+    return admin.page("letter.html", service=service, number=letter.number, fields=fields,
+                      preview={}, error="")
+
+
+def _letter(service: svc.Service, number: int) -> svc.Letter:
+    letters = svc.load_letters(service)
+    if not 1 <= number <= len(letters):
+        raise NotFound("no letter {number}", number=number)
+    return letters[number - 1]
+
+
+@route("POST", "/services/(?P<name>[^/]+)/letters/(?P<number>\\d{1,3})")
+def letter_save(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    number = int(args["number"])
+    fields = _letter_form(admin)
+    action = admin.request.form().get("action", "save")
+    if action == "preview":
+        return admin.page("letter.html", service=service, number=number, fields=fields,
+                          preview=preview_letter(admin, service, fields), error="")
+    if action == "test":
+        return letter_test(admin, service, number, fields)
+    try:
+        svc.edit_letter(service, number, fields["subject"], fields["delay"] or "0s",
+                        fields["body"], fields["html"] or None)
+    except BadInput as exc:
+        return admin.page("letter.html", 400, service=service, number=number, fields=fields,
+                          preview={}, error=exc.text(admin.lang))
+    state.forget_due(admin.data, service.name)
+    return admin.done(f"/services/{service.name}", admin._("Letter {number} saved.", number=number))
+
+
+def letter_test(admin: Admin, service: svc.Service, number: int, fields: dict) -> Response:
+    to = admin.settings["admin_email"]
+    if not to:
+        return admin.done(f"/services/{service.name}/letters/{number}", admin._("Set admin_email first."))
+    try:
+        subject, delay = svc.check_letter(fields["subject"], fields["delay"] or "0s",
+                                          fields["body"], fields["html"] or None)
+        letter = svc.Letter(number, subject, delay, fields["body"], fields["html"] or None)
+        message = compose.series_letter(service, letter, admin.settings, to, SAMPLE["name"],
+                                        "admin-test", now())
+    except BadInput as exc:
+        return admin.page("letter.html", 400, service=service, number=number, fields=fields,
+                          preview={}, error=exc.text(admin.lang))
+    return admin.done(f"/services/{service.name}/letters/{number}", send_now(admin, message, to))
+
+
+@route("POST", "/services/(?P<name>[^/]+)/letters/(?P<number>\\d{1,3})/(?P<action>up|down|delete)")
+def letter_move(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    number = int(args["number"])
+    if args["action"] == "delete":
+        if admin.request.form().get("confirm") != "yes":  # the list's button: ask first
+            letter = _letter(service, number)
+            return admin.page(
+                "confirm.html", title=admin._("Delete letter {number}?", number=number),
+                warning=admin._("Letter {number} «{subject}» of {service} is deleted and the later letters move up. Subscribers who have not received it yet never will; nothing is sent again.",
+                                number=number, subject=letter.subject, service=service.name),
+                action=admin.url(f"/services/{service.name}/letters/{number}/delete"), hidden={},
+                cancel=admin.url(f"/services/{service.name}"))
+        svc.remove_letter(service, number)
+        message = admin._("Letter {number} deleted; later letters moved up.", number=number)
+    else:
+        to = number - 1 if args["action"] == "up" else number + 1
+        svc.move_letter(service, number, to)
+        message = admin._("Letter {number} moved to position {to}.", number=number, to=to)
+    state.forget_due(admin.data, service.name)
+    return admin.done(f"/services/{service.name}", message)

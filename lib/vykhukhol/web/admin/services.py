@@ -1,0 +1,131 @@
+"""Services and DBs: the list, adding, editing, enabling, deleting, and the
+subscribe form's HTML to paste into a site."""
+
+from __future__ import annotations
+
+from vykhukhol import services as svc
+from vykhukhol import settings as settings_mod
+from vykhukhol import state
+from vykhukhol import subscribers as subs
+from vykhukhol.errors import BadInput, NotFound, VykhukholError
+from vykhukhol.timeutil import format_duration
+from vykhukhol.web.admin.core import Admin, route
+from vykhukhol.web.http import Response
+
+
+@route("GET", "/services")
+def services_page(admin: Admin, args: dict) -> Response:
+    rows = []
+    for service in svc.load_services(admin.data):
+        rows.append({"service": service, "counts": subs.counts(service.subscribers_path),
+                     "letters": svc.letter_count(service)})
+    return admin.page("services.html", rows=rows, dbs=svc.list_dbs(admin.data), form={}, error="")
+
+
+@route("POST", "/dbs")
+def db_add(admin: Admin, args: dict) -> Response:
+    name = admin.request.form().get("db", "").strip()
+    svc.add_db(admin.data, name)
+    return admin.done("/services", admin._("DB {name} created.", name=name))
+
+
+@route("POST", "/services")
+def service_add(admin: Admin, args: dict) -> Response:
+    form = admin.request.form()
+    name = form.get("name", "").strip()
+    try:
+        svc.add_service(admin.data, name, form.get("db", ""), {
+            k: form.get(k, "") for k in ("title", "from_name", "from_email", "delete_finished",
+                                         "send_window")})
+    except VykhukholError as exc:
+        rows = [{"service": s, "counts": subs.counts(s.subscribers_path),
+                 "letters": svc.letter_count(s)} for s in svc.load_services(admin.data)]
+        return admin.page("services.html", 400, rows=rows, dbs=svc.list_dbs(admin.data),
+                          form=form, error=exc.text(admin.lang))
+    return admin.done(f"/services/{name}", admin._("Service {name} created; it is disabled until you enable it.", name=name))
+
+
+def _service(admin: Admin, name: str) -> svc.Service:
+    try:
+        return svc.find_service(admin.data, name)
+    except BadInput:
+        raise NotFound(admin._("No such service.")) from None
+
+
+def _series_notes(service: svc.Service, letters: list[svc.Letter]) -> dict[int, int]:
+    """For each position, how many subscribers are already past it (they skip
+    a letter inserted there)."""
+    counts: dict[int, int] = {}
+    for sub in subs.subscribers(service.subscribers_path):
+        counts[sub.sent] = counts.get(sub.sent, 0) + 1
+    past = {}
+    for position in range(1, len(letters) + 2):
+        past[position] = sum(c for sent, c in counts.items() if sent >= position)
+    return past
+
+
+@route("GET", "/services/(?P<name>[^/]+)")
+def service_page(admin: Admin, args: dict, error: str = "", status: int = 200,
+                 form: dict | None = None) -> Response:
+    service = _service(admin, args["name"])
+    try:
+        letters = svc.load_letters(service)
+        letters_error = ""
+    except BadInput as exc:
+        letters, letters_error = [], exc.text(admin.lang)
+    snippet = form_snippet(admin.settings, service)
+    return admin.page("service.html", status, service=service, letters=letters,
+                      letters_error=letters_error, counts=subs.counts(service.subscribers_path),
+                      past=_series_notes(service, letters), snippet=snippet, error=error,
+                      form=form or {}, format_duration=format_duration)
+
+
+def form_snippet(settings: settings_mod.Settings, service: svc.Service) -> str:
+    action = f"{settings['site_url']}/cgi/subscribe.py"
+    return (f'<form method="post" action="{action}">\n'
+            f'  <input type="hidden" name="service" value="{service.name}">\n'
+            '  <input type="email" name="email" required placeholder="e-mail">\n'
+            '  <input type="text" name="name" placeholder="name">\n'
+            '  <input type="text" name="website" value="" tabindex="-1" autocomplete="off" '
+            'style="position:absolute;left:-10000px" aria-hidden="true">\n'
+            '  <button type="submit">Subscribe</button>\n</form>')
+
+
+@route("POST", "/services/(?P<name>[^/]+)")
+def service_edit(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    form = admin.request.form()
+    fields = {k: form.get(k, "") for k in svc.SERVICE_FIELDS if k != "enabled"}
+    try:
+        svc.edit_service(admin.data, service.name, fields)
+    except BadInput as exc:
+        return service_page(admin, args, exc.text(admin.lang), 400, form)
+    return admin.done(f"/services/{service.name}", admin._("Saved."))
+
+
+@route("POST", "/services/(?P<name>[^/]+)/(?P<action>enable|disable)")
+def service_toggle(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    enable = args["action"] == "enable"
+    svc.edit_service(admin.data, service.name, {"enabled": "yes" if enable else "no"})
+    return admin.done(f"/services/{service.name}",
+                      admin._("Enabled.") if enable else admin._("Disabled."))
+
+
+@route("GET", "/services/(?P<name>[^/]+)/delete")
+def service_delete_form(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    return admin.page("confirm_delete.html", service=service,
+                      counts=subs.counts(service.subscribers_path))
+
+
+@route("POST", "/services/(?P<name>[^/]+)/delete")
+def service_delete(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    if admin.request.form().get("confirm_name") != service.name:
+        return admin.page("confirm_delete.html", 400, service=service,
+                          counts=subs.counts(service.subscribers_path),
+                          error=admin._("Type the service's name to confirm."))
+    svc.remove_service(admin.data, service.name)
+    state.forget_due(admin.data, service.name)
+    return admin.done("/services", admin._("Service {name} deleted.", name=service.name))

@@ -1,0 +1,84 @@
+"""The settings page, its save, and the test letter (``send_now`` also sends
+the series' and newsletters' test letters)."""
+
+from __future__ import annotations
+
+from vykhukhol import mail
+from vykhukhol import settings as settings_mod
+from vykhukhol.errors import BadInput, Forbidden
+from vykhukhol.i18n import SETTING_LABELS
+from vykhukhol.web.admin.core import Admin, route
+from vykhukhol.web.http import Response
+
+SETTINGS_SHOWN = [k for k, spec in settings_mod.KEYS.items() if spec.web and k not in (
+    "mode", "security.secret", "security.admin_password")]
+# What names a program or a path on the host: shown, never changed from the web (SPEC 13).
+SETTINGS_HOST_ONLY = [k for k, spec in settings_mod.KEYS.items() if not spec.web]
+
+
+def _settings_values(admin: Admin) -> dict[str, str]:
+    return {k: admin.settings.raw.get(k, settings_mod.KEYS[k].default)
+            for k in SETTINGS_SHOWN + SETTINGS_HOST_ONLY}
+
+
+@route("GET", "/settings")
+def settings_page(admin: Admin, args: dict) -> Response:
+    return admin.page("settings.html", keys=settings_mod.KEYS, shown=SETTINGS_SHOWN,
+                      host_only=SETTINGS_HOST_ONLY, values=_settings_values(admin), errors={},
+                      labels=SETTING_LABELS)
+
+
+@route("POST", "/settings")
+def settings_save(admin: Admin, args: dict) -> Response:
+    form = admin.request.form()
+    # The form has no such field: a POST that has one was made by hand. Refuse it
+    # whole (nothing saved), rather than save the rest as if all were well.
+    for key in SETTINGS_HOST_ONLY:
+        if key in form:
+            raise Forbidden(admin._("{key} is changed only with the command line (`vykhukhol settings set`) or in settings.ini, never from the web; nothing was saved.", key=key))
+    values, errors = {}, {}
+    for key in SETTINGS_SHOWN:
+        spec = settings_mod.KEYS[key]
+        value = form.get(key, "")
+        if spec.secret and value == "":
+            continue  # an empty password field keeps the stored password
+        values[key] = value
+        try:
+            settings_mod.check(key, value)
+        except BadInput as exc:
+            errors[key] = exc.text(admin.lang)
+    if not errors:
+        try:
+            admin.lang = settings_mod.update(admin.data.settings, values)["language"]
+        except BadInput as exc:  # values fine one by one; the DKIM key they name is not
+            errors["mail.dkim_domain"] = exc.text(admin.lang)
+    if errors:
+        shown = _settings_values(admin)
+        shown.update(values)
+        return admin.page("settings.html", 400, keys=settings_mod.KEYS, shown=SETTINGS_SHOWN,
+                          host_only=SETTINGS_HOST_ONLY, values=shown, errors=errors,
+                          labels=SETTING_LABELS)
+    return admin.done("/settings", admin._("Settings saved."))
+
+
+@route("POST", "/settings/test")
+def settings_test(admin: Admin, args: dict) -> Response:
+    to = admin.settings["admin_email"]
+    if not to:
+        return admin.done("/settings", admin._("Set admin_email first."))
+    message = mail.build_message(
+        from_name="Vykhukhol", from_email=admin.settings["mail.from_email"] or to, to_email=to,
+        subject=admin._("Vykhukhol test letter"),
+        text=admin._("If you read this, the mail settings work."), run_id="admin-test")
+    return admin.done("/settings", send_now(admin, message, to))
+
+
+def send_now(admin: Admin, message, to: str) -> str:
+    try:
+        with mail.open_transport(admin.settings.mail_config(admin.data.outbox)) as transport:
+            transport.send(message, to)
+    except mail.DeliveryError as exc:
+        return admin._("The letter could not be sent: {detail}", detail=exc.detail)
+    except BadInput as exc:  # the mail settings themselves (a sendmail_path that cannot run)
+        return admin._("The letter could not be sent: {detail}", detail=exc.text(admin.lang))
+    return admin._("A test letter went to {to}.", to=to)

@@ -1,0 +1,126 @@
+"""The status page: mode and its switch, what blocks a run, locks, warnings,
+the 30-day chart, recent runs and alerts, and the cron line to paste."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from vykhukhol import newsletters, runlog, runtime, state
+from vykhukhol import services as svc
+from vykhukhol import settings as settings_mod
+from vykhukhol import subscribers as subs
+from vykhukhol.errors import BadInput
+from vykhukhol.states import Outcome
+from vykhukhol.timeutil import UTC, format_duration, now
+from vykhukhol.web.admin.core import Admin, local_time, route
+from vykhukhol.web.admin.login import remember_browser
+from vykhukhol.web.http import Response
+
+CHART_DAYS = 30
+
+
+@route("GET", "/")
+def status(admin: Admin, args: dict) -> Response:
+    data, settings = admin.data, admin.settings
+    locks = []
+    for lock in [newsletters.lock(data)] + [svc.db_lock(data, db) for db in svc.list_dbs(data)]:
+        holder = lock.holder()
+        if holder:
+            age = int(datetime.now(UTC).timestamp() - holder.since)
+            locks.append((str(lock.busy.relative_to(data.root)), holder.lease, format_duration(max(age, 0))))
+    entries = runlog.recent(data, 2000)
+    cron = cron_url(settings, admin.cgi_dir)
+    return remember_browser(admin, admin.page(
+        "status.html", mode=settings["mode"], block=state.block_reason(data), locks=locks,
+        runs=recent_runs(entries, admin.lang)[:15], alerts=[e for e in entries if e.level == "alert"][-15:][::-1],
+        cron_url=cron, crontab=f"*/5 * * * * wget -q -t 1 -O /dev/null {cron}" if cron else "",
+        warnings=warnings(admin), chart=chart(admin), local=lambda t: local_time(settings, t)))
+
+
+def cron_url(settings: settings_mod.Settings, cgi_dir: Path) -> str:
+    scripts = sorted(cgi_dir.glob("cron-*.py"))
+    return f"{settings['site_url']}/cgi/{scripts[0].name}" if scripts else ""
+
+
+def recent_runs(entries: list[runlog.Entry], lang: str = "en") -> list[dict]:
+    """Runs from the log, newest first: lease, start, duration, letters, why it
+    stopped (the log has the outcome's English label; the page shows ``lang``'s)."""
+    outcomes = {outcome.label("en"): outcome for outcome in Outcome}
+    runs: dict[str, dict] = {}
+    for entry in entries:
+        run = runs.setdefault(entry.lease, {"lease": entry.lease, "start": entry.time,
+                                            "end": "", "letters": "", "why": "", "alerts": 0})
+        if entry.message.startswith("run ended"):
+            run["end"] = entry.time
+            # Anchored at both ends: a search would retry its lazy middle at every
+            # "after" in a long line, in time growing with the square of its length.
+            found = re.fullmatch(r"run ended after ([\d.]+)s: (.*); letters (\d+)", entry.message)
+            if found:
+                run["duration"], run["why"], run["letters"] = found.groups()
+                if run["why"] in outcomes:
+                    run["why"] = outcomes[run["why"]].label(lang)
+        if entry.level == "alert":
+            run["alerts"] += 1
+    return [r for r in runs.values() if not r["lease"].startswith("web-")][::-1]
+
+
+def warnings(admin: Admin) -> list[str]:
+    from vykhukhol import health
+
+    return health.warnings(admin.data, admin.settings, admin.cgi_dir, admin._, admin._n,
+                           lambda exc: exc.text(admin.lang))
+
+
+def chart(admin: Admin) -> dict:
+    """Subscriptions and letters per day over the last 30 days, as SVG bars."""
+    zone = ZoneInfo(admin.settings["timezone"])
+    today = now().astimezone(zone).date()
+    days = [today - timedelta(days=i) for i in range(CHART_DAYS - 1, -1, -1)]
+    joined = dict.fromkeys(days, 0)
+    # Only times near the chart are moved to the zone: one at the calendar's
+    # ends (0001-01-01 typed into a file) would overflow there.
+    since, until = now() - timedelta(days=CHART_DAYS + 1), now() + timedelta(days=1)
+    for service in svc.load_services(admin.data):
+        for sub in subs.subscribers(service.subscribers_path):
+            if sub.subscribed and since <= sub.subscribed <= until:
+                day = sub.subscribed.astimezone(zone).date()
+                if day in joined:
+                    joined[day] += 1
+    sent_by_day = state.read_kv(admin.data.state / "daily")
+    sent = {day: int(sent_by_day.get(day.isoformat(), "0") or 0) for day in days}
+    top = max([1, *joined.values(), *sent.values()])
+    width, height = 600, 120
+    step = width / CHART_DAYS
+    bars, columns, labels = [], [], []
+    for index, day in enumerate(days):
+        x = index * step
+        for offset, value, kind in ((0.1, joined[day], "joined"), (0.5, sent[day], "sent")):
+            h = round(value / top * (height - 10), 1)
+            bars.append({"x": round(x + offset * step, 1), "y": round(height - h, 1),
+                         "w": round(step * 0.38, 1), "h": h, "kind": kind})
+        # One invisible column a day carries both values, so hovering anywhere
+        # over a day shows them.
+        columns.append({"x": round(x, 1), "w": round(step, 1), "title": admin._(
+            "{day}: {joined}, {sent}", day=day.isoformat(),
+            joined=admin._n("{n} subscription", "{n} subscriptions", joined[day]),
+            sent=admin._n("{n} letter sent", "{n} letters sent", sent[day]))})
+        if (CHART_DAYS - 1 - index) % 7 == 0:  # a label a week, today's included
+            labels.append({"x": round(x + step / 2, 1), "text": f"{day:%d.%m}"})
+    return {"bars": bars, "columns": columns, "labels": labels, "width": width,
+            "height": height, "top": top, "joined": sum(joined.values()),
+            "sent": sum(sent.values()), "first": days[0].isoformat(), "last": days[-1].isoformat()}
+
+
+@route("POST", "/mode")
+def change_mode(admin: Admin, args: dict) -> Response:
+    mode = admin.request.form().get("mode", "")
+    if mode not in ("debug", "working"):
+        raise BadInput(admin._("Unknown mode."))
+    cleared = runtime.set_mode(admin.data, admin.data.settings, mode)
+    message = admin._("Mode: {mode}.", mode=mode)
+    if cleared:
+        message += " " + admin._("Cleared: {what}.", what=", ".join(cleared))
+    return admin.done("/", message)

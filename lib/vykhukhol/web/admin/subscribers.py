@@ -1,0 +1,102 @@
+"""A service's subscribers: the list with search, adding, deleting, import and CSV export."""
+
+from __future__ import annotations
+
+from vykhukhol import membership
+from vykhukhol import subscribers as subs
+from vykhukhol.errors import BadInput
+from vykhukhol.states import SubscriberState
+from vykhukhol.web.admin.core import Admin, local_time, route
+from vykhukhol.web.admin.services import _service
+from vykhukhol.web.http import Response
+
+PAGE_SIZE = 50          # subscribers per page
+
+
+@route("GET", "/services/(?P<name>[^/]+)/subscribers")
+def subscribers_page(admin: Admin, args: dict, result: dict | None = None,
+                     error: str = "", status: int = 200) -> Response:
+    service = _service(admin, args["name"])
+    query = admin.request.query.get("q", "").strip().lower()[:100]
+    try:
+        page = max(1, int(admin.request.query.get("page", "1")))
+    except ValueError:
+        page = 1
+    found, total = [], 0
+    start = (page - 1) * PAGE_SIZE
+    for item in subs.read(service.subscribers_path):
+        if isinstance(item, subs.Malformed):
+            continue
+        if query and query not in item.email.lower() and query not in item.name.lower():
+            continue
+        if start <= total < start + PAGE_SIZE:
+            found.append(item)
+        total += 1
+    pages = max(1, (total + PAGE_SIZE - 1) // PAGE_SIZE)
+    return admin.page("subscribers.html", status, service=service, found=found, total=total,
+                      page=page, pages=pages, q=query, result=result, error=error,
+                      states=SubscriberState, local=lambda t: local_time(admin.settings, t))
+
+
+@route("POST", "/services/(?P<name>[^/]+)/subscribers")
+def subscriber_add(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    form = admin.request.form()
+    confirmed = form.get("confirmed") == "yes"
+    try:
+        outcome = membership.subscribe(admin.data, admin.settings, service.name,
+                                       form.get("email", ""), form.get("name", ""), ip="admin",
+                                       confirmed=confirmed)
+    except BadInput as exc:
+        return subscribers_page(admin, args, error=exc.text(admin.lang), status=400)
+    messages = {"added": admin._("Added."), "known": admin._("Already subscribed; nothing changed."),
+                "confirmed": admin._("Confirmed."), "too soon": admin._("Asked to confirm less than 10 minutes ago."),
+                "asked again": admin._("Asked to confirm again.")}
+    return admin.done(f"/services/{service.name}/subscribers", messages[outcome])
+
+
+@route("POST", "/services/(?P<name>[^/]+)/subscribers/delete")
+def subscriber_delete(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    email = admin.request.form().get("email", "")
+    if admin.request.form().get("confirm") != "yes":  # the list's button: ask first
+        return admin.page(
+            "confirm.html", title=admin._("Delete {email}?", email=email),
+            warning=admin._("{email} is deleted from {service} with its progress; its pending letters to all users are skipped. It cannot be undone.",
+                            email=email, service=service.name),
+            action=admin.url(f"/services/{service.name}/subscribers/delete"),
+            hidden={"email": email}, cancel=admin.url(f"/services/{service.name}/subscribers"))
+    membership.remove(admin.data, service.name, email)
+    return admin.done(f"/services/{service.name}/subscribers", admin._("{email} deleted.", email=email))
+
+
+@route("POST", "/services/(?P<name>[^/]+)/import")
+def subscribers_import(admin: Admin, args: dict) -> Response:
+    service = _service(admin, args["name"])
+    form = admin.request.form(20 * 1024 * 1024)
+    raw = admin.request.upload("file")
+    content = form.get("text", "")
+    if raw:
+        try:
+            content = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            return subscribers_page(admin, args, error=admin._("The file is not UTF-8 text."), status=400)
+    if not content.strip():
+        return subscribers_page(admin, args, error=admin._("Nothing to import."), status=400)
+    result = membership.import_addresses(admin.data, admin.settings, service.name, content,
+                                         form.get("confirmed") == "yes")
+    return subscribers_page(admin, args, result=result)
+
+
+@route("GET", "/services/(?P<name>[^/]+)/export.csv")
+def subscribers_export(admin: Admin, args: dict) -> Response:
+    import io
+
+    from vykhukhol.export import write_csv
+
+    service = _service(admin, args["name"])
+    out = io.StringIO()
+    write_csv(service.subscribers_path, out)
+    response = Response(out.getvalue(), content_type="text/csv; charset=utf-8")
+    response.headers.append(("Content-Disposition", f'attachment; filename="{service.name}.csv"'))
+    return response
