@@ -1,0 +1,292 @@
+"""An index of due times kept beside a subscriber file, so a run reads only
+the lines it will send to or clean up (issue 12).
+
+``data/state/index/<service>.due`` lists, for every line of ``subscribers.txt``
+that will ever be due, where the line starts (a byte offset), when it is due
+and what is due (a letter, a reminder, or clean-up). A run picks its lines
+from the index, reads just those (a seek each), and the fold writes the new
+file as a splice (:func:`files.splice`: the changed lines replaced, every
+other byte copied through) and the index moved along with it.
+
+The subscriber file stays the one source of truth. The index covers the
+file's first ``covered`` bytes and says so with their CRC-32, and with the
+file's stamp (size, mtime, inode) when it covers all of it:
+
+* same stamp: trusted without reading the file;
+* another stamp, but the first ``covered`` bytes are the same (lines were
+  appended: a subscribe, an FTP upload adding lines): trusted for those, and
+  the new lines are read and added;
+* anything else (an FTP edit, a rewrite by anyone, a corrupt, truncated or
+  missing index, other letter delays): built again from the file — within
+  the run's time, and across several runs if it must, since a partial index
+  is just one that covers less of the file.
+
+Every line a run picks is parsed again and must say what the index said;
+if it does not, the index is thrown away and built again. So a wrong index
+can make a run slower, never make it send a wrong letter.
+
+It deliberately knows nothing of sending: :func:`classify` asks
+:func:`series.next_action` what is due, as the sender does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import zlib
+from array import array
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import compress
+from pathlib import Path
+
+from vykhukhol import files
+from vykhukhol import subscribers as subs
+from vykhukhol.errors import BadInput
+from vykhukhol.series import LETTER, NOTHING, REMIND, Rules, next_action
+
+MAGIC = b"vykhukhol due index 1\n"
+SEND, ASK, TIDY = 1, 2, 3  # what is due on a line: a series letter, a reminder, clean-up
+CHECK_EVERY = 4096          # lines read between two looks at the clock while building
+TIDY_PER_RUN = 20_000       # clean-up lines one run takes at most (the rest: the next run)
+
+
+@dataclass
+class Index:
+    """The due lines of the file's first ``covered`` bytes, in file order."""
+
+    fingerprint: str             # Rules.fingerprint() the due times were computed under
+    covered: int = 0             # bytes of the file described (whole lines)
+    crc: int = 0                 # zlib.crc32 of those bytes
+    stamp: str = "-"             # the file's stamp when covered is all of it
+    offsets: array = field(default_factory=lambda: array("q"))  # where each due line starts
+    dues: array = field(default_factory=lambda: array("d"))     # its due time, epoch seconds
+    kinds: array = field(default_factory=lambda: array("b"))    # SEND, ASK or TIDY
+
+    def earliest(self) -> float | None:
+        return min(self.dues) if self.dues else None
+
+
+def stamp_of(path: Path) -> str:
+    """Size, mtime and inode of the file ("-" if it is missing)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return "-"
+    return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
+
+
+def classify(sub: subs.Subscriber, rules: Rules) -> tuple[int, float] | None:
+    """(what, when) is next due on a subscriber's line; None if nothing ever is."""
+    action = next_action(sub, rules)
+    if action.due is None or action.kind == NOTHING:
+        return None
+    kind = SEND if action.kind == LETTER else ASK if action.kind == REMIND else TIDY
+    return kind, action.due.timestamp()
+
+
+# --- the index file ------------------------------------------------------------
+
+def load(path: Path, fingerprint: str) -> Index | None:
+    """The index saved at ``path`` if it is whole and made under these rules."""
+    try:
+        with open(path, "rb") as handle:
+            if handle.readline() != MAGIC:
+                return None
+            head = json.loads(handle.readline())
+            body = handle.read()
+        check = head.pop("check")
+        if _check(head, body) != check or head["fingerprint"] != fingerprint \
+                or head["byteorder"] != sys.byteorder:
+            return None
+        count = int(head["count"])
+        index = Index(fingerprint, int(head["covered"]), int(head["crc"]), str(head["stamp"]))
+        index.offsets.frombytes(body[:8 * count])
+        index.dues.frombytes(body[8 * count:16 * count])
+        index.kinds.frombytes(body[16 * count:17 * count])
+    except (OSError, KeyError, TypeError, ValueError, AttributeError):
+        return None
+    if len(index.kinds) != count or len(body) != 17 * count:
+        return None
+    return index
+
+
+def save(path: Path, index: Index) -> None:
+    """Write the index atomically (a kill leaves the old one or the new one)."""
+    body = [index.offsets.tobytes(), index.dues.tobytes(), index.kinds.tobytes()]
+    head = {"fingerprint": index.fingerprint, "covered": index.covered, "crc": index.crc,
+            "stamp": index.stamp, "count": len(index.kinds), "byteorder": sys.byteorder}
+    head["check"] = _check(head, *body)
+    files.atomic_write_bytes(path, [MAGIC, json.dumps(head).encode() + b"\n", *body])
+
+
+def _check(head: dict, *body: bytes) -> int:
+    """CRC-32 of the header's values and the arrays: a changed byte anywhere shows."""
+    crc = zlib.crc32(json.dumps(head, sort_keys=True).encode())
+    for part in body:
+        crc = zlib.crc32(part, crc)
+    return crc
+
+
+def remove(path: Path) -> None:
+    files.remove(path)
+
+
+# --- trusting and building --------------------------------------------------------
+
+def still_true(index: Index, file: Path) -> bool:
+    """Whether the index describes the file's first ``covered`` bytes as they are."""
+    stamp = stamp_of(file)
+    if stamp != "-" and stamp == index.stamp:
+        return True
+    size = int(stamp.split(":")[0]) if stamp != "-" else -1
+    if size < index.covered:
+        return False
+    crc, last = 0, b"\n"
+    try:
+        with open(file, "rb") as handle:
+            left = index.covered
+            while left > 0:
+                block = handle.read(min(left, 1 << 20))
+                if not block:
+                    return False
+                crc = zlib.crc32(block, crc)
+                left -= len(block)
+                last = block[-1:]
+    except OSError:
+        return False
+    # Lines added after a last line that had no line end may have lengthened it.
+    return crc == index.crc and (last in (b"\n", b"\r") or size == index.covered)
+
+
+def extend(index: Index, file: Path, rules: Rules, enough: Callable[[], bool]) -> bool:
+    """Read the file's lines after ``covered`` into the index until its end
+    (True) or until ``enough()`` says the run has no more time for it (False)."""
+    try:
+        handle = open(file, "rb")
+    except FileNotFoundError:
+        index.stamp = "-"
+        return index.covered == 0
+    with handle:
+        info = os.fstat(handle.fileno())  # the file read, whoever replaces it meanwhile
+        stamp = f"{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
+        handle.seek(index.covered)
+        at, crc, count = index.covered, index.crc, 0
+        offsets, dues, kinds = index.offsets, index.dues, index.kinds
+        for raw in handle:
+            for offset, text, _ in _pieces(raw, at):
+                if not text.strip() or text.startswith("#"):
+                    continue
+                try:
+                    due = classify(subs.parse_line(text), rules)
+                except BadInput:
+                    continue  # malformed: kept by every rewrite, never due
+                if due is not None:
+                    offsets.append(offset)
+                    kinds.append(due[0])
+                    dues.append(due[1])
+            crc = zlib.crc32(raw, crc)
+            at += len(raw)
+            count += 1
+            if count % CHECK_EVERY == 0 and enough():
+                index.covered, index.crc = at, crc
+                return False
+        index.covered, index.crc = at, crc
+    # The stamp read before the lines: a writer meanwhile leaves it unequal.
+    index.stamp = stamp if int(stamp.split(":")[0]) == at else "-"
+    return True
+
+
+def _pieces(raw: bytes, at: int) -> Iterator[tuple[int, str, int]]:
+    """The lines of one ``\\n``-ended chunk as :func:`files.read_lines` has them
+    (a lone ``\\r`` ends a line too): (offset, text, length with its line end)."""
+    if b"\r" not in raw:
+        yield at, raw.rstrip(b"\n").decode("utf-8", "surrogateescape"), len(raw)
+        return
+    start = 0
+    while start < len(raw):
+        cut = min((i for i in (raw.find(b"\r", start), raw.find(b"\n", start)) if i >= 0),
+                  default=len(raw))
+        end = cut + (2 if raw[cut:cut + 2] == b"\r\n" else 1)
+        end = min(end, len(raw))
+        yield at + start, raw[start:cut].decode("utf-8", "surrogateescape"), end - start
+        start = end
+
+
+def line_at(handle, offset: int) -> tuple[str, bytes]:
+    """The line starting at ``offset`` of an open (binary) file: its text and
+    its bytes with their line end."""
+    handle.seek(offset)
+    raw = handle.readline()
+    for _, text, length in _pieces(raw, offset):
+        return text, raw[:length]
+    return "", b""
+
+
+# --- choosing a run's lines -------------------------------------------------------
+
+@dataclass
+class Choice:
+    """The lines a run takes (positions in the index), earliest due first,
+    ties in file order."""
+
+    letters: list[int]
+    reminders: list[int]
+    tidy: list[int]
+
+
+def choose(index: Index, moment: float, limit: int) -> Choice:
+    """At most ``limit`` letters and ``limit`` reminders, longest waiting
+    first, and the clean-up due (at most TIDY_PER_RUN), from the index alone."""
+    dues, kinds = index.dues, index.kinds
+    picked: dict[int, list[int]] = {SEND: [], ASK: [], TIDY: []}
+    bound = {SEND: limit, ASK: limit, TIDY: TIDY_PER_RUN}
+
+    def order(i: int) -> tuple[float, int]:
+        return dues[i], i
+
+    # compress and map run in C: only the lines due now reach Python.
+    for i in compress(range(len(dues)), map(moment.__ge__, dues)):
+        kind = kinds[i]
+        rows = picked.get(kind)
+        if rows is None:
+            continue
+        rows.append(i)
+        if len(rows) > 4 * bound[kind] + 64:  # keep memory bounded when most are due
+            rows[:] = sorted(rows, key=order)[:bound[kind]]
+    return Choice(*(sorted(picked[kind], key=order)[:bound[kind]] for kind in (SEND, ASK, TIDY)))
+
+
+# --- after the fold ------------------------------------------------------------
+
+def moved(index: Index, changes: dict[int, tuple[int, tuple[int, float] | None]],
+          spliced: files.Spliced) -> Index:
+    """The index of the file :func:`files.splice` wrote: each changed line
+    (``offset → (length change, its new (kind, due) or None)``) takes its new
+    due time, and every line after a change moves by the bytes it gained."""
+    new = Index(index.fingerprint, spliced.new_upto, spliced.new_crc)
+    offsets, dues, kinds = index.offsets, index.dues, index.kinds
+    from bisect import bisect_left
+
+    shift, start = 0, 0
+    for offset in sorted(changes):
+        at = bisect_left(offsets, offset)
+        _copy_moved(new, index, start, at, shift)
+        grown, due = changes[offset]
+        if due is not None:
+            new.offsets.append(offset + shift)
+            new.kinds.append(due[0])
+            new.dues.append(due[1])
+        shift += grown
+        start = at + 1 if at < len(offsets) and offsets[at] == offset else at
+    _copy_moved(new, index, start, len(offsets), shift)
+    del dues, kinds
+    return new
+
+
+def _copy_moved(new: Index, old: Index, start: int, stop: int, shift: int) -> None:
+    part = old.offsets[start:stop]
+    new.offsets.extend(part if not shift else array("q", map(shift.__add__, part)))
+    new.dues.extend(old.dues[start:stop])
+    new.kinds.extend(old.kinds[start:stop])
