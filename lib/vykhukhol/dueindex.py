@@ -31,20 +31,26 @@ It deliberately knows nothing of sending: :func:`classify` asks
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import re
 import sys
 import zlib
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import date
+from heapq import nsmallest
 from itertools import compress
+from itertools import count as count_up
+from operator import mul
 from pathlib import Path
 
 from vykhukhol import files
 from vykhukhol import subscribers as subs
 from vykhukhol.errors import BadInput
-from vykhukhol.series import LETTER, NOTHING, REMIND, Rules, next_action
+from vykhukhol.series import LETTER, MAX_FAILURES, NOTHING, REMIND, Rules, next_action
 
 MAGIC = b"vykhukhol due index 1\n"
 SEND, ASK, TIDY = 1, 2, 3  # what is due on a line: a series letter, a reminder, clean-up
@@ -84,6 +90,61 @@ def classify(sub: subs.Subscriber, rules: Rules) -> tuple[int, float] | None:
         return None
     kind = SEND if action.kind == LETTER else ASK if action.kind == REMIND else TIDY
     return kind, action.due.timestamp()
+
+
+# The line form every writer produces, read without a Subscriber or a datetime
+# (building an index reads every line of a file: millions). It is a strict
+# subset of what parse_line accepts — UTF-8 text, an address with an @, whole
+# counts, times "-" or a canonical date from 1970 on (February 29 and every
+# other line go to parse_line); tests/unit/test_dueindex.py holds
+# quick_due to classify(parse_line(...)) on any line.
+_TEXT = "[^\t\udc80-\udcff]*"
+_STAMP = ("(-|(?:19[7-9][0-9]|[2-9][0-9]{3})-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
+          "|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)"
+          "T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)")
+_COUNT = "([0-9]{1,9})"
+_QUICK = re.compile(f"{_TEXT}@{_TEXT}\t{_TEXT}\t(new|active|done)\t{_STAMP}\t{_STAMP}\t{_COUNT}"
+                    f"\t{_STAMP}\t{_COUNT}\t{_STAMP}\t{_COUNT}\t{_TEXT}(?:\t[^\udc80-\udcff]*)?")
+_LAST_SECOND = 253402300799  # 9999-12-31T23:59:59Z: timeutil.after holds later times there
+_EPOCH_DAY = date(1970, 1, 1).toordinal()
+
+
+@functools.lru_cache(maxsize=4096)
+def _day(text: str) -> int:
+    return (date(int(text[0:4]), int(text[5:7]), int(text[8:10])).toordinal() - _EPOCH_DAY) * 86400
+
+
+def quick_due(line: str, rules: Rules) -> tuple[int, float] | None | bool:
+    """:func:`classify` of the line as parse_line reads it, for a line of the
+    usual form; False for any other line (ask parse_line)."""
+    match = _QUICK.fullmatch(line)
+    if match is None:
+        return False
+    state, subscribed, confirmed, sent, last_sent, reminders, last_reminder, failures = \
+        match.groups()
+    if int(failures) >= MAX_FAILURES:
+        return TIDY, 0.0
+    if state == "new":
+        base = _first(last_reminder, subscribed)
+        kind = ASK if int(reminders) < rules.reminder_count else TIDY
+        return kind, float(min(base + rules.reminder_period, _LAST_SECOND))
+    number = int(sent) + 1
+    if number <= len(rules.delays):
+        order = (last_sent, confirmed) if number > 1 else (confirmed, last_sent)
+        base = _first(*order, subscribed)
+        return SEND, float(min(base + rules.delays[number - 1], _LAST_SECOND))
+    if state == "active" and rules.delays:
+        return TIDY, 0.0
+    return None
+
+
+def _first(*times: str) -> int:
+    """The first time given, in seconds (as ``a or b or EPOCH`` reads datetimes)."""
+    for text in times:
+        if text != "-":
+            return _day(text[:10]) + int(text[11:13]) * 3600 + int(text[14:16]) * 60 \
+                + int(text[17:19])
+    return 0
 
 
 # --- the index file ------------------------------------------------------------
@@ -175,13 +236,17 @@ def extend(index: Index, file: Path, rules: Rules, enough: Callable[[], bool]) -
         at, crc, count = index.covered, index.crc, 0
         offsets, dues, kinds = index.offsets, index.dues, index.kinds
         for raw in handle:
-            for offset, text, _ in _pieces(raw, at):
+            pieces = ((at, raw.rstrip(b"\n").decode("utf-8", "surrogateescape"), 0),) \
+                if b"\r" not in raw else _pieces(raw, at)
+            for offset, text, _ in pieces:
                 if not text.strip() or text.startswith("#"):
                     continue
-                try:
-                    due = classify(subs.parse_line(text), rules)
-                except BadInput:
-                    continue  # malformed: kept by every rewrite, never due
+                due = quick_due(text, rules)
+                if due is False:
+                    try:
+                        due = classify(subs.parse_line(text), rules)
+                    except BadInput:
+                        continue  # malformed: kept by every rewrite, never due
                 if due is not None:
                     offsets.append(offset)
                     kinds.append(due[0])
@@ -240,22 +305,23 @@ def choose(index: Index, moment: float, limit: int) -> Choice:
     """At most ``limit`` letters and ``limit`` reminders, longest waiting
     first, and the clean-up due (at most TIDY_PER_RUN), from the index alone."""
     dues, kinds = index.dues, index.kinds
-    picked: dict[int, list[int]] = {SEND: [], ASK: [], TIDY: []}
-    bound = {SEND: limit, ASK: limit, TIDY: TIDY_PER_RUN}
-
-    def order(i: int) -> tuple[float, int]:
-        return dues[i], i
-
-    # compress and map run in C: only the lines due now reach Python.
-    for i in compress(range(len(dues)), map(moment.__ge__, dues)):
-        kind = kinds[i]
-        rows = picked.get(kind)
-        if rows is None:
-            continue
-        rows.append(i)
-        if len(rows) > 4 * bound[kind] + 64:  # keep memory bounded when most are due
-            rows[:] = sorted(rows, key=order)[:bound[kind]]
-    return Choice(*(sorted(picked[kind], key=order)[:bound[kind]] for kind in (SEND, ASK, TIDY)))
+    # What is due now, line by line (0: nothing), made in C: a million lines
+    # cost a few passes of map, not a Python loop.
+    due_now = bytes(map(moment.__ge__, dues))
+    codes = bytes(map(mul, due_now, kinds))
+    chosen = []
+    for kind, bound in ((SEND, limit), (ASK, limit), (TIDY, TIDY_PER_RUN)):
+        count = codes.count(kind)
+        if count <= 4 * bound:  # few: find them one by one
+            rows, at = [], codes.find(kind)
+            while at >= 0:
+                rows.append((dues[at], at))
+                at = codes.find(kind, at + 1)
+            rows = sorted(rows)[:bound]
+        else:
+            rows = nsmallest(bound, compress(zip(dues, count_up()), map(kind.__eq__, codes)))
+        chosen.append([i for _, i in rows])
+    return Choice(*chosen)
 
 
 # --- after the fold ------------------------------------------------------------

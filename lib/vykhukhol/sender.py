@@ -653,7 +653,8 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
     its next-due summary. After a scan, the lines the run took are spliced
     into the file (every other byte copied through) and the due index moved
     along; otherwise (a killed run's journal, or a file that changed under
-    the taken lines) the file is rewritten line by line."""
+    the taken lines) only the journalled addresses' lines are parsed, the
+    rest copied through, and the index is dropped."""
     service, rules, scan = work.service, work.rules, work.scan
     moment = run.now()
     earliest: list[datetime | None] = [None]
@@ -686,11 +687,11 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
     with files.record_lock(path):
         if scan is not None and splice_taken(run, work, items_of, change):
             return
-        subs.rewrite(path, change, track, parse=touched if scan is not None else None)
-        if scan is not None:
-            # Changed under the taken lines (a rewrite by another writer): the
-            # copied lines' due times are unknown, so the next run reads them.
-            earliest[0] = moment
+        # A killed run's journal, or a file changed under the taken lines (a
+        # rewrite by another writer): the journalled addresses' lines are parsed,
+        # the rest copied; their due times are unknown, so the next run reads them.
+        subs.rewrite(path, change, track, parse=touched)
+        earliest[0] = moment
         dueindex.remove(index_path(run, service))
         state.write_due(run.data, service.name, earliest[0], rules.fingerprint(),
                         state.file_stamp(path))
