@@ -185,8 +185,10 @@ def test_lines_appended_are_read_without_reading_the_rest(site, monkeypatch):
     site.run_at(now() + timedelta(minutes=1))
     site.subscriber("course", "added@example.org", ago=60)
     parsed = []
-    real = subs.parse_line
+    real, quick = subs.parse_line, dueindex.quick_due
     monkeypatch.setattr(subs, "parse_line", lambda line: parsed.append(line) or real(line))
+    monkeypatch.setattr(dueindex, "quick_due",
+                        lambda line, rules: parsed.append(line) or quick(line, rules))
     site.run_at(now() + timedelta(minutes=2))
     monkeypatch.undo()
     assert any(line.startswith("added@") for line in parsed)
