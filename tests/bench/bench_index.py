@@ -100,10 +100,10 @@ def main() -> None:
     for count, (took, rss) in steady.items():
         print(f"{kit.human(count)}: steady run {took:.2f} s (median of {args.runs}), "
               f"{took - start_up:.2f} s above python3 -c pass, peak RSS {rss:.0f} MB")
-    if len(steady) > 1:
-        small, big = min(steady), max(steady)
-        print(f"ratio {kit.human(big)} / {kit.human(small)}: "
-              f"{steady[big][0] / steady[small][0]:.2f} (goal for 1M / 10k: <= 10)")
+    small = min(steady, default=None)
+    for count in sorted(steady)[1:]:
+        print(f"ratio {kit.human(count)} / {kit.human(small)}: "
+              f"{steady[count][0] / steady[small][0]:.2f} (goal for 1M / 10k: <= 10)")
     print(f"load at the end: {kit.load()}")
 
 
