@@ -16,10 +16,14 @@ file's stamp (size, mtime, inode) when it covers all of it:
 * another stamp, but the first ``covered`` bytes are the same (lines were
   appended: a subscribe, an FTP upload adding lines): trusted for those, and
   the new lines are read and added;
-* anything else (an FTP edit, a rewrite by anyone, a corrupt, truncated or
-  missing index, other letter delays): built again from the file — within
-  the run's time, and across several runs if it must, since a partial index
-  is just one that covers less of the file.
+* other bytes (an FTP edit, a rewrite by anyone): every MARK_EVERY bytes the
+  index keeps the CRC of the file so far, so the part before the first
+  changed mark still counts and only the rest is read again;
+* a corrupt, truncated or missing index, or other letter delays: built again
+  from the file.
+
+Reading is done within the run's time, and across several runs if it must,
+since a partial index is just one that covers less of the file.
 
 Every line a run picks is parsed again and must say what the index said;
 if it does not, the index is thrown away and built again. So a wrong index
@@ -38,6 +42,7 @@ import re
 import sys
 import zlib
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
@@ -56,6 +61,7 @@ MAGIC = b"vykhukhol due index 1\n"
 SEND, ASK, TIDY = 1, 2, 3  # what is due on a line: a series letter, a reminder, clean-up
 CHECK_EVERY = 4096          # lines read between two looks at the clock while building
 TIDY_PER_RUN = 20_000       # clean-up lines one run takes at most (the rest: the next run)
+MARK_EVERY = 4 << 20        # bytes between two marks (where the CRC so far is kept)
 
 
 @dataclass
@@ -69,6 +75,9 @@ class Index:
     offsets: array = field(default_factory=lambda: array("q"))  # where each due line starts
     dues: array = field(default_factory=lambda: array("d"))     # its due time, epoch seconds
     kinds: array = field(default_factory=lambda: array("b"))    # SEND, ASK or TIDY
+    # (offset, CRC-32 of the file before it) every MARK_EVERY bytes, at line
+    # starts: after an edit, the part before the first changed mark still counts.
+    marks: list[tuple[int, int]] = field(default_factory=list)
 
     def earliest(self) -> float | None:
         return min(self.dues) if self.dues else None
@@ -163,6 +172,7 @@ def load(path: Path, fingerprint: str) -> Index | None:
             return None
         count = int(head["count"])
         index = Index(fingerprint, int(head["covered"]), int(head["crc"]), str(head["stamp"]))
+        index.marks = [(int(offset), int(crc)) for offset, crc in head["marks"]]
         index.offsets.frombytes(body[:8 * count])
         index.dues.frombytes(body[8 * count:16 * count])
         index.kinds.frombytes(body[16 * count:17 * count])
@@ -177,7 +187,8 @@ def save(path: Path, index: Index) -> None:
     """Write the index atomically (a kill leaves the old one or the new one)."""
     body = [index.offsets.tobytes(), index.dues.tobytes(), index.kinds.tobytes()]
     head = {"fingerprint": index.fingerprint, "covered": index.covered, "crc": index.crc,
-            "stamp": index.stamp, "count": len(index.kinds), "byteorder": sys.byteorder}
+            "stamp": index.stamp, "count": len(index.kinds), "byteorder": sys.byteorder,
+            "marks": index.marks}
     head["check"] = _check(head, *body)
     files.atomic_write_bytes(path, [MAGIC, json.dumps(head).encode() + b"\n", *body])
 
@@ -196,29 +207,41 @@ def remove(path: Path) -> None:
 
 # --- trusting and building --------------------------------------------------------
 
-def still_true(index: Index, file: Path) -> bool:
-    """Whether the index describes the file's first ``covered`` bytes as they are."""
+def trim_to_file(index: Index, file: Path) -> None:
+    """Keep of the index what still describes the file as it is: all of it
+    (the same stamp, or the same bytes: lines were only appended), else the
+    part before the first mark whose bytes changed (perhaps nothing). The
+    rest is read again by :func:`extend`."""
     stamp = stamp_of(file)
     if stamp != "-" and stamp == index.stamp:
-        return True
+        return
     size = int(stamp.split(":")[0]) if stamp != "-" else -1
-    if size < index.covered:
-        return False
-    crc, last = 0, b"\n"
+    checks = [mark for mark in index.marks if mark[0] <= size]
+    if index.covered <= size:
+        checks.append((index.covered, index.crc))
+    good, crc, at, last = (0, 0), 0, 0, b"\n"
     try:
         with open(file, "rb") as handle:
-            left = index.covered
-            while left > 0:
-                block = handle.read(min(left, 1 << 20))
-                if not block:
-                    return False
-                crc = zlib.crc32(block, crc)
-                left -= len(block)
-                last = block[-1:]
+            for offset, wanted in checks:
+                while at < offset:
+                    block = handle.read(min(offset - at, 1 << 20))
+                    if not block:
+                        break
+                    crc = zlib.crc32(block, crc)
+                    at += len(block)
+                    last = block[-1:]
+                # Lines added after a last line without a line end may have lengthened it.
+                if at != offset or crc != wanted or (last not in (b"\n", b"\r") and offset < size):
+                    break
+                good = (offset, wanted)
     except OSError:
-        return False
-    # Lines added after a last line that had no line end may have lengthened it.
-    return crc == index.crc and (last in (b"\n", b"\r") or size == index.covered)
+        good = (0, 0)
+    if good != (index.covered, index.crc):
+        keep = bisect_left(index.offsets, good[0])
+        del index.offsets[keep:], index.dues[keep:], index.kinds[keep:]
+        index.marks = [mark for mark in index.marks if mark[0] <= good[0]]
+        index.covered, index.crc = good
+        index.stamp = "-"
 
 
 def extend(index: Index, file: Path, rules: Rules, enough: Callable[[], bool]) -> bool:
@@ -254,6 +277,9 @@ def extend(index: Index, file: Path, rules: Rules, enough: Callable[[], bool]) -
             crc = zlib.crc32(raw, crc)
             at += len(raw)
             count += 1
+            if at - (index.marks[-1][0] if index.marks else 0) >= MARK_EVERY \
+                    and raw.endswith(b"\n"):
+                index.marks.append((at, crc))
             if count % CHECK_EVERY == 0 and enough():
                 index.covered, index.crc = at, crc
                 return False
@@ -332,8 +358,8 @@ def moved(index: Index, changes: dict[int, tuple[int, tuple[int, float] | None]]
     (``offset → (length change, its new (kind, due) or None)``) takes its new
     due time, and every line after a change moves by the bytes it gained."""
     new = Index(index.fingerprint, spliced.new_upto, spliced.new_crc)
-    offsets, dues, kinds = index.offsets, index.dues, index.kinds
-    from bisect import bisect_left
+    new.marks = list(zip(shifted_marks(index, changes), spliced.mark_crcs, strict=True))
+    offsets = index.offsets
 
     shift, start = 0, 0
     for offset in sorted(changes):
@@ -347,8 +373,21 @@ def moved(index: Index, changes: dict[int, tuple[int, tuple[int, float] | None]]
         shift += grown
         start = at + 1 if at < len(offsets) and offsets[at] == offset else at
     _copy_moved(new, index, start, len(offsets), shift)
-    del dues, kinds
     return new
+
+
+def shifted_marks(index: Index, changes: dict[int, tuple[int, tuple[int, float] | None]]
+                  ) -> list[int]:
+    """Where the index's marks fall in the file once the changes are spliced
+    in (each still the start of a line)."""
+    grown = sorted(changes.items())
+    result, shift, k = [], 0, 0
+    for offset, _ in index.marks:
+        while k < len(grown) and grown[k][0] < offset:
+            shift += grown[k][1][0]
+            k += 1
+        result.append(offset + shift)
+    return result
 
 
 def _copy_moved(new: Index, old: Index, start: int, stop: int, shift: int) -> None:

@@ -96,24 +96,47 @@ _COPY_BLOCK = 1 << 20  # bytes copied at a time by splice
 @dataclass
 class Spliced:
     """What :func:`splice` wrote: the CRC-32 of the old file's first ``upto``
-    bytes as it found them, and of the new file's bytes that took their place
-    (its first ``new_upto`` bytes)."""
+    bytes as it found them, of the new file's bytes that took their place
+    (its first ``new_upto`` bytes), and of the new file's first ``mark``
+    bytes for each mark asked for."""
 
     old_crc: int
     new_crc: int
     new_upto: int
+    mark_crcs: list[int]
 
 
-def splice(path: Path, changes: Iterable[tuple[int, bytes, bytes]], upto: int = 0
-           ) -> Spliced | None:
+class _Running:
+    """A CRC-32 of a stream's first ``limit`` bytes, noting it at each mark."""
+
+    def __init__(self, limit: int, marks: list[int] | tuple = ()) -> None:
+        self.limit, self.marks, self.crc, self.at = limit, list(marks), 0, 0
+        self.found: list[int] = []
+
+    def feed(self, data: bytes) -> None:
+        import zlib
+
+        view, start = memoryview(data), 0
+        end = max(0, min(len(data), self.limit - self.at))
+        while len(self.found) < len(self.marks) and self.marks[len(self.found)] - self.at <= end:
+            cut = max(start, self.marks[len(self.found)] - self.at)
+            self.crc = zlib.crc32(view[start:cut], self.crc)
+            start = cut
+            self.found.append(self.crc)
+        self.crc = zlib.crc32(view[start:end], self.crc) if end > start else self.crc
+        self.at += len(data)
+
+
+def splice(path: Path, changes: Iterable[tuple[int, bytes, bytes]], upto: int = 0,
+           marks: list[int] | tuple = ()) -> Spliced | None:
     """Rewrite ``path`` atomically with each ``(offset, old, new)`` applied — the
     bytes ``old`` found at ``offset`` replaced by ``new`` — and every other byte
     copied through as it is (a straight copy: hundreds of MB/s). The changes
-    must not overlap and lie within the first ``upto`` bytes. Returns None, and
-    writes nothing, if any ``old`` is not where it is said to be (the file
-    changed meanwhile). The caller holds the file's record lock."""
-    import zlib
-
+    must not overlap and lie within the first ``upto`` bytes; ``marks`` are
+    offsets of the new file (ascending, within its first ``new_upto`` bytes)
+    where the CRC of what comes before is wanted. Returns None, and writes
+    nothing, if any ``old`` is not where it is said to be (the file changed
+    meanwhile). The caller holds the file's record lock."""
     changes = sorted(changes)
     try:
         source = open(path, "rb")
@@ -124,8 +147,8 @@ def splice(path: Path, changes: Iterable[tuple[int, bytes, bytes]], upto: int = 
             source.seek(offset)
             if source.read(len(old)) != old:
                 return None
-        crcs = [0, 0]  # old, new: over the first ``upto`` bytes of each
-        new_upto = [upto]
+        new_upto = upto + sum(len(new) - len(old) for _, old, new in changes)
+        before, after = _Running(upto), _Running(new_upto, marks)
 
         def copy(start: int, stop: int | None) -> Iterator[bytes]:
             source.seek(start)
@@ -134,10 +157,8 @@ def splice(path: Path, changes: Iterable[tuple[int, bytes, bytes]], upto: int = 
                 block = source.read(_COPY_BLOCK if stop is None else min(_COPY_BLOCK, stop - at))
                 if not block:
                     return
-                if at < upto:
-                    inside = block[:upto - at]
-                    crcs[0] = zlib.crc32(inside, crcs[0])
-                    crcs[1] = zlib.crc32(inside, crcs[1])
+                before.feed(block)
+                after.feed(block)
                 at += len(block)
                 yield block
 
@@ -145,15 +166,14 @@ def splice(path: Path, changes: Iterable[tuple[int, bytes, bytes]], upto: int = 
             at = 0
             for offset, old, new in changes:
                 yield from copy(at, offset)
-                crcs[0] = zlib.crc32(old, crcs[0])
-                crcs[1] = zlib.crc32(new, crcs[1])
-                new_upto[0] += len(new) - len(old)
+                before.feed(old)
+                after.feed(new)
                 yield new
                 at = offset + len(old)
             yield from copy(at, None)
 
         _replace(path, chunks(), 0o644)
-    return Spliced(crcs[0], crcs[1], new_upto[0])
+    return Spliced(before.crc, after.crc, new_upto, after.found)
 
 
 def append_line(path: Path, line: str, sync: bool = True) -> None:

@@ -520,8 +520,10 @@ def due_index(run: Run, service: svc.Service, rules: Rules, fresh: bool
     rest is read by the next runs), and whether it is saved as it is."""
     path, saved_at = service.subscribers_path, index_path(run, service)
     index = None if fresh else dueindex.load(saved_at, rules.fingerprint())
-    if index is None or not dueindex.still_true(index, path):
+    if index is None:
         index = dueindex.Index(rules.fingerprint())
+    else:
+        dueindex.trim_to_file(index, path)
     before = (index.covered, index.stamp)
     stop_at = run.time_limit * INDEX_SHARE
     whole = dueindex.extend(index, path, rules, lambda: run.elapsed() > stop_at)
@@ -717,7 +719,8 @@ def splice_taken(run: Run, work: Work, items_of: dict[str, set[str]],
                              None if after is None else dueindex.classify(after, work.rules))
     index = scan.index
     if changes:
-        spliced = files.splice(path, changes, upto=index.covered)
+        spliced = files.splice(path, changes, upto=index.covered,
+                               marks=dueindex.shifted_marks(index, notes))
         if spliced is None:
             return False
         if spliced.old_crc == index.crc:

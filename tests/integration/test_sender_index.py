@@ -126,10 +126,10 @@ def series_of_runs(site, path: Path, keep_index: bool, monkeypatch, base) -> lis
             damage(index, step, first)
         else:
             dueindex.remove(index)
-        if step in (3, 6):
-            monkeypatch.setattr(sender, "send_letters", subscribe_meanwhile)
-        report = site.run_at(moment)
-        monkeypatch.undo()
+        with pytest.MonkeyPatch.context() as patch:
+            if step in (3, 6):
+                patch.setattr(sender, "send_letters", subscribe_meanwhile)
+            report = site.run_at(moment)
         assert "error" not in site.log().lower(), site.log()
         if first is None and index.exists():
             first = index.read_bytes()
@@ -138,7 +138,10 @@ def series_of_runs(site, path: Path, keep_index: bool, monkeypatch, base) -> lis
     return results
 
 
-def test_a_damaged_or_stale_index_changes_nothing_a_run_does(site, monkeypatch):
+@pytest.mark.parametrize("mark_every", [dueindex.MARK_EVERY, 300], ids=["4MB", "300B"])
+def test_a_damaged_or_stale_index_changes_nothing_a_run_does(site, monkeypatch, mark_every):
+    """(With marks every 300 bytes, an edit keeps the index before it.)"""
+    monkeypatch.setattr(dueindex, "MARK_EVERY", mark_every)
     path = populate(site)
     root = site.data.root
     start = root.parent / "start"
@@ -293,3 +296,28 @@ def test_an_index_damaged_anywhere_is_not_loaded(tmp_path):
     for cut in range(len(whole)):
         path.write_bytes(whole[:cut])
         assert dueindex.load(path, "rules") is None, cut
+
+
+def test_an_edit_by_hand_costs_reading_the_file_from_the_edit_on(site, monkeypatch):
+    """The marks the splice kept let the index keep the part before an edit."""
+    monkeypatch.setattr(dueindex, "MARK_EVERY", 300)
+    path = populate(site)
+    for i in range(40):
+        site.subscriber("course", f"more{i}@example.org", sent=1, last_sent_ago=-30 * DAY)
+    site.run_at(now() + timedelta(minutes=1))
+    site.run_at(now() + timedelta(minutes=2))  # its index: the splice's marks
+    text = path.read_bytes()
+    at = text.index(b"more35@")
+    with path.open("r+b") as out:  # a name changed in place near the end
+        out.seek(at)
+        out.write(b"MORE35@")
+    read = []
+    real, quick = subs.parse_line, dueindex.quick_due
+    monkeypatch.setattr(subs, "parse_line", lambda line: read.append(line) or real(line))
+    monkeypatch.setattr(dueindex, "quick_due",
+                        lambda line, rules: read.append(line) or quick(line, rules))
+    site.run_at(now() + timedelta(minutes=3))
+    monkeypatch.undo()
+    lines = len(path.read_bytes().splitlines())
+    assert any(line.startswith("MORE35@") for line in read)
+    assert len(read) < 25 < lines, (len(read), lines)
