@@ -44,9 +44,7 @@ from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound, StorageError, VykhukholError
 from vykhukhol.runtime import (  # noqa: F401 - set_mode: the admin's switch, also here
     BROKEN,
-    COPY_RATE,
     LOST,
-    SEND_SHARE,
     Copy,
     Report,
     Run,
