@@ -502,7 +502,7 @@ def find_work(run: Run, service: svc.Service) -> Work | None:
     work.tidy = work.tidy or bool(work.letters or work.reminders)
     if work.idle:  # no fold will write the summary: write it now, so idle runs read no file
         if not scan.saved:
-            dueindex.save(index_path(run, service), scan.index)
+            save_index(run, service, scan.index)
         earliest = scan.index.earliest()
         state.write_due(run.data, service.name, None if earliest is None else
                         datetime.fromtimestamp(earliest, timezone.utc), rules.fingerprint(), stamp)
@@ -510,6 +510,20 @@ def find_work(run: Run, service: svc.Service) -> Work | None:
         work.scan = scan
         run.keep_time_for(path)
     return work
+
+
+def save_index(run: Run, service: svc.Service, index: dueindex.Index | None) -> None:
+    """Write the service's due index (None: delete it). A disk that refuses is
+    logged and the run goes on: an index left behind no longer matches the
+    file, so the next run reads the file again."""
+    try:
+        if index is None:
+            dueindex.remove(index_path(run, service))
+        else:
+            dueindex.save(index_path(run, service), index)
+    except StorageError as exc:
+        run.log.error(f"service {service.name}: its due index could not be written: "
+                      f"{exc.message}")
 
 
 def due_index(run: Run, service: svc.Service, rules: Rules, fresh: bool
@@ -527,7 +541,7 @@ def due_index(run: Run, service: svc.Service, rules: Rules, fresh: bool
     whole = dueindex.extend(index, path, rules, lambda: run.elapsed() > stop_at)
     saved = (index.covered, index.stamp) == before and not fresh
     if not whole or index.covered - before[0] > 1 << 20:  # reading it again would cost
-        dueindex.save(saved_at, index)
+        save_index(run, service, index)
         saved = True
     if not whole:
         size = path.stat().st_size
@@ -558,6 +572,8 @@ def take_lines(run: Run, service: svc.Service, rules: Rules, work: Work, fresh: 
         for kind, taken in ((dueindex.SEND, choice.letters), (dueindex.ASK, choice.reminders),
                             (dueindex.TIDY, choice.tidy)):
             for i in taken:
+                if offsets[i] in rows:  # one line twice: the index is wrong, never a letter twice
+                    return False
                 text, raw = dueindex.line_at(handle, offsets[i])
                 try:
                     sub = subs.parse_line(text)
@@ -692,7 +708,7 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
         # the rest copied; their due times are unknown, so the next run reads them.
         subs.rewrite(path, change, track, parse=touched)
         earliest[0] = moment
-        dueindex.remove(index_path(run, service))
+        save_index(run, service, None)
         state.write_due(run.data, service.name, earliest[0], rules.fingerprint(),
                         state.file_stamp(path))
 
@@ -706,7 +722,7 @@ def splice_taken(run: Run, work: Work, items_of: dict[str, set[str]],
     service, scan = work.service, work.scan
     if not set(items_of) <= {sub.key for _, sub in scan.rows.values()}:
         return False
-    path, saved_at = service.subscribers_path, index_path(run, service)
+    path = service.subscribers_path
     changes, notes = [], {}
     for offset, (raw, sub) in sorted(scan.rows.items()):
         after = change(sub)
@@ -728,7 +744,7 @@ def splice_taken(run: Run, work: Work, items_of: dict[str, set[str]],
     stamp = dueindex.stamp_of(path)
     index.stamp = stamp if stamp.split(":")[0] == str(index.covered) else "-"
     if changes or not scan.saved:
-        dueindex.save(saved_at, index)
+        save_index(run, service, index)
     soonest = index.earliest()
     earliest = None if soonest is None else datetime.fromtimestamp(soonest, timezone.utc)
     if index.stamp == "-":  # lines the index does not cover yet: the next run reads them

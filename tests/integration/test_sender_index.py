@@ -321,3 +321,33 @@ def test_an_edit_by_hand_costs_reading_the_file_from_the_edit_on(site, monkeypat
     lines = len(path.read_bytes().splitlines())
     assert any(line.startswith("MORE35@") for line in read)
     assert len(read) < 25 < lines, (len(read), lines)
+
+
+def test_an_index_naming_a_line_twice_sends_no_letter_twice(site, tmp_path):
+    """An index whose checksums hold but which names each line twice (as a
+    bug could write it): the run notices, reads the file again, and sends
+    what a run without an index sends."""
+    path = populate(site)
+    site.run_at(now() + timedelta(minutes=1))
+    letters(site)
+    reference = tmp_path / "reference"
+    shutil.copytree(site.data.root, reference)
+    index_at = site.data.state / "index" / "course.due"
+    fingerprint = sender.rules_of(sender.Run(site.data, site.settings()),
+                                  sender.svc.find_service(site.data, "course")).fingerprint()
+    index = dueindex.load(index_at, fingerprint)
+    doubled = dueindex.Index(index.fingerprint, index.covered, index.crc, index.stamp)
+    for i in range(len(index.offsets)):
+        for _ in range(2):
+            doubled.offsets.append(index.offsets[i])
+            doubled.dues.append(index.dues[i])
+            doubled.kinds.append(index.kinds[i])
+    dueindex.save(index_at, doubled)
+    moment = now() + timedelta(hours=2)
+    site.run_at(moment)
+    ours = (letters(site), path.read_bytes())
+    assert len(set(ours[0])) == len(ours[0]), ours[0]
+    site.root = reference
+    dueindex.remove(site.data.state / "index" / "course.due")
+    site.run_at(moment)
+    assert ours == (letters(site), (reference / path.relative_to(tmp_path / "data")).read_bytes())
