@@ -26,10 +26,7 @@ transport, the locks' door — lives in :mod:`vykhukhol.runtime`.
 
 from __future__ import annotations
 
-import heapq
-import math
 import time
-from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -37,9 +34,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import partial
 from itertools import islice
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from vykhukhol import alerts, files, journal, newsletters, schedule, state
+from vykhukhol import alerts, dueindex, files, journal, newsletters, schedule, state
 from vykhukhol import services as svc
 from vykhukhol import subscribers as subs
 from vykhukhol.addresses import email_key
@@ -47,9 +45,7 @@ from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NoSecret, NotFound, StorageError, VykhukholError
 from vykhukhol.runtime import (  # noqa: F401 - set_mode: the admin's switch, also here
     BROKEN,
-    COPY_RATE,
     LOST,
-    SEND_SHARE,
     Copy,
     Report,
     Run,
@@ -58,12 +54,10 @@ from vykhukhol.runtime import (  # noqa: F401 - set_mode: the admin's switch, al
     set_mode,
     take_lock,
 )
-from vykhukhol.series import EPOCH, LETTER, NOTHING, REMIND, Rules, clean_up, next_action
+from vykhukhol.series import EPOCH, Rules, clean_up, next_action
 from vykhukhol.settings import Settings
 from vykhukhol.states import LedgerState, Outcome, SubscriberState
 from vykhukhol.timeutil import format_duration, format_time, parse_time
-
-NEVER = math.inf  # a Scan's due time of a line that is never due
 
 # --- the run -----------------------------------------------------------------
 
@@ -403,12 +397,12 @@ def in_window(run: Run, services: list[svc.Service]) -> list[svc.Service]:
 
 @dataclass
 class Scan:
-    """What find_work saw in a subscriber file, so the fold can copy through
-    the lines no letter touched instead of parsing them again."""
+    """What find_work took from the service's due index, so the fold can splice
+    the changed lines into the file and move the index along with it."""
 
-    stamp: str           # the file's stamp before the scan read it
-    dues: array          # each subscriber line's next due, epoch seconds (inf: never)
-    tidy_rows: set[int]  # the lines a clean-up rule applied to
+    index: dueindex.Index
+    rows: dict[int, tuple[bytes, subs.Subscriber]]  # offset → the line's bytes, as parsed
+    saved: bool = True  # the index on disk is this one
 
 
 @dataclass
@@ -455,7 +449,8 @@ def hold_db(run: Run, first: svc.Service) -> Iterator[Held | None]:
     held = Held(first.db, journal.Journal(run.data.state / f"db-{first.db}.journal", run.lease))
     try:
         held.services = svc.load_services(run.data, first.db)
-        for folder in [run.data.db(first.db)] + [s.folder for s in held.services]:
+        for folder in [run.data.db(first.db), run.data.state / "index"] + \
+                [s.folder for s in held.services]:
             if files.remove_stale_temps(folder, run.time_limit):  # a killed rewrite's leftovers
                 run.log.write(f"removed the temporary files a killed rewrite left in {folder.name}")
         fold_series(run, held.book, [])
@@ -490,8 +485,17 @@ def rules_of(run: Run, service: svc.Service) -> Rules:
                  run.settings["reminder_count"], service.delete_finished)
 
 
+INDEX_SHARE = 0.3  # share of time_limit a run may spend reading lines into a due index
+
+
+def index_path(run: Run, service: svc.Service) -> Path:
+    return run.data.state / "index" / f"{service.name}.due"
+
+
 def find_work(run: Run, service: svc.Service) -> Work | None:
-    """Stream the subscriber file for what is due, unless the summary says nothing is."""
+    """What is due in the service, from its due index, unless the summary says
+    nothing is. Only the lines taken are read (None: the index is still being
+    built, and the service waits for the next run)."""
     try:
         rules = rules_of(run, service)
     except BadInput as exc:
@@ -499,59 +503,117 @@ def find_work(run: Run, service: svc.Service) -> Work | None:
         return None
     work = Work(service, rules)
     moment = run.now()
+    path = service.subscribers_path
     summary = state.read_due(run.data, service.name)
-    if summary and summary[1] == rules.fingerprint() \
-            and summary[2] == state.file_stamp(service.subscribers_path):
+    stamp = state.file_stamp(path)  # before the read: a change meanwhile voids it
+    if summary and summary[1] == rules.fingerprint() and summary[2] == stamp:
         try:
             next_due = parse_time(summary[0])
         except BadInput:
             next_due = EPOCH
         if next_due is None or next_due > moment:
             return work
-    # The scan parses the whole file and the fold copies it: a list too big for
-    # that inside time_limit would get the run killed (and the sender blocked).
-    cost = run.rewrite_seconds(service.subscribers_path) \
-        + run.rewrite_seconds(service.subscribers_path, rate=COPY_RATE)
-    if cost > run.time_limit * SEND_SHARE - run.elapsed():
-        run.log.error(f"service {service.name}: its subscriber file needs about {cost:.0f}s to "
-                      f"read and rewrite, more than this run has; raise time_limit or split "
-                      f"the list (series letters of this service wait)")
+    for attempt in (1, 2):
+        scan = take_lines(run, service, rules, work, fresh=attempt == 2)
+        if scan is not False:
+            break
+        # A line did not say what the index said: a wrong index costs a rebuild.
+        run.log.write(f"service {service.name}: its due index did not match the file; "
+                      "it is built again")
+    if not isinstance(scan, Scan):
         return None
-    limit = max(run.serial_left, 0)
-    stamp = state.file_stamp(service.subscribers_path)  # before the read: a change meanwhile voids it
-    earliest: datetime | None = None
-    letters, reminders = [], []
-    scan = Scan(stamp, array("d"), set())
-    for index, sub in enumerate(subs.read(service.subscribers_path)):
-        if not isinstance(sub, subs.Subscriber):  # malformed: kept, never due
-            scan.dues.append(NEVER)
-            continue
-        action = next_action(sub, rules)
-        scan.dues.append(NEVER if action.due is None else action.due.timestamp())
-        if action.due is not None and (earliest is None or action.due < earliest):
-            earliest = action.due
-        if action.kind == NOTHING or action.due > moment:
-            continue
-        if action.kind == LETTER:
-            letters.append((action.due, sub.email, sub.name, action.number))
-        elif action.kind == REMIND:
-            reminders.append((action.due, sub.email, sub.name))
-        else:
-            work.tidy = True
-            scan.tidy_rows.add(index)
-        if len(letters) > 4 * limit + 64:  # keep memory bounded on huge files
-            letters = heapq.nsmallest(limit, letters)
-        if len(reminders) > 4 * limit + 64:
-            reminders = heapq.nsmallest(limit, reminders)
-    work.letters = heapq.nsmallest(limit, letters)
-    work.reminders = heapq.nsmallest(limit, reminders)
     work.tidy = work.tidy or bool(work.letters or work.reminders)
     if work.idle:  # no fold will write the summary: write it now, so idle runs read no file
-        state.write_due(run.data, service.name, earliest, rules.fingerprint(), stamp)
+        if not scan.saved:
+            save_index(run, service, scan.index)
+        earliest = scan.index.earliest()
+        state.write_due(run.data, service.name, None if earliest is None else
+                        datetime.fromtimestamp(earliest, timezone.utc), rules.fingerprint(), stamp)
     else:
         work.scan = scan
-        run.keep_time_for(service.subscribers_path)
+        run.keep_time_for(path)
     return work
+
+
+def save_index(run: Run, service: svc.Service, index: dueindex.Index | None) -> None:
+    """Write the service's due index (None: delete it). A disk that refuses is
+    logged and the run goes on: an index left behind no longer matches the
+    file, so the next run reads the file again."""
+    try:
+        if index is None:
+            dueindex.remove(index_path(run, service))
+        else:
+            dueindex.save(index_path(run, service), index)
+    except StorageError as exc:
+        run.log.error(f"service {service.name}: its due index could not be written: "
+                      f"{exc.message}")
+
+
+def due_index(run: Run, service: svc.Service, rules: Rules, fresh: bool
+              ) -> tuple[dueindex.Index | None, bool]:
+    """The service's due index brought up to the file (None: not yet, the
+    rest is read by the next runs), and whether it is saved as it is."""
+    path, saved_at = service.subscribers_path, index_path(run, service)
+    index = None if fresh else dueindex.load(saved_at, rules.fingerprint())
+    if index is None:
+        index = dueindex.Index(rules.fingerprint())
+    else:
+        dueindex.trim_to_file(index, path)
+    before = (index.covered, index.stamp)
+    stop_at = run.time_limit * INDEX_SHARE
+    whole = dueindex.extend(index, path, rules, lambda: run.elapsed() > stop_at)
+    saved = (index.covered, index.stamp) == before and not fresh
+    if not whole or index.covered - before[0] > 1 << 20:  # reading it again would cost
+        save_index(run, service, index)
+        saved = True
+    if not whole:
+        size = path.stat().st_size
+        run.log.write(f"service {service.name}: reading its subscriber file into a due index, "
+                      f"{index.covered / 1e6:.0f} of {size / 1e6:.0f} MB so far; its letters "
+                      "wait for the next run")
+        return None, saved
+    return index, saved
+
+
+def take_lines(run: Run, service: svc.Service, rules: Rules, work: Work, fresh: bool
+               ) -> Scan | None | bool:
+    """Read the lines the index says are due into ``work``; False if one of
+    them is not what the index says (the index is wrong), None if the index
+    is not whole yet."""
+    index, saved = due_index(run, service, rules, fresh)
+    if index is None:
+        return None
+    choice = dueindex.choose(index, run.now().timestamp(), max(run.serial_left, 0))
+    rows: dict[int, tuple[bytes, subs.Subscriber]] = {}
+    letters, reminders, tidy = [], [], False
+    offsets, dues, kinds = index.offsets, index.dues, index.kinds
+    try:
+        handle = open(service.subscribers_path, "rb")
+    except FileNotFoundError:
+        return False
+    with handle:
+        for kind, taken in ((dueindex.SEND, choice.letters), (dueindex.ASK, choice.reminders),
+                            (dueindex.TIDY, choice.tidy)):
+            for i in taken:
+                if offsets[i] in rows:  # one line twice: the index is wrong, never a letter twice
+                    return False
+                text, raw = dueindex.line_at(handle, offsets[i])
+                try:
+                    sub = subs.parse_line(text)
+                except BadInput:
+                    return False
+                if dueindex.classify(sub, rules) != (kind, dues[i]) or kinds[i] != kind:
+                    return False
+                rows[offsets[i]] = (raw, sub)
+                due = datetime.fromtimestamp(dues[i], timezone.utc)
+                if kind == dueindex.SEND:
+                    letters.append((due, sub.email, sub.name, next_action(sub, rules).number))
+                elif kind == dueindex.ASK:
+                    reminders.append((due, sub.email, sub.name))
+                else:
+                    tidy = True
+    work.letters, work.reminders, work.tidy = letters, reminders, tidy
+    return Scan(index, rows, saved)
 
 
 def send_letters(run: Run, work: Work, book: journal.Journal) -> None:
@@ -636,9 +698,11 @@ def fold_series(run: Run, book: journal.Journal, worked: list[Work]) -> None:
 
 def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Record]) -> None:
     """One service's journalled letters and clean-up written into its file, and
-    its next-due summary. After a scan only the lines of journalled addresses
-    and of clean-up are parsed; the rest are copied through, and their due
-    times come from the scan, if the file is still the one scanned."""
+    its next-due summary. After a scan, the lines the run took are spliced
+    into the file (every other byte copied through) and the due index moved
+    along; otherwise (a killed run's journal, or a file that changed under
+    the taken lines) only the journalled addresses' lines are parsed, the
+    rest copied through, and the index is dropped."""
     service, rules, scan = work.service, work.rules, work.scan
     moment = run.now()
     earliest: list[datetime | None] = [None]
@@ -646,7 +710,6 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
     items_of: dict[str, set[str]] = defaultdict(set)  # address → its journalled items
     for key, item in records:
         items_of[key].add(item)
-    parsed: set[int] = set()
 
     def change(sub: subs.Subscriber) -> subs.Subscriber | None:
         after = sub
@@ -665,38 +728,62 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
             earliest[0] = action.due
 
     def touched(index: int, line: str) -> bool:
-        """Parse this line? (Its address is journalled, or a clean-up rule applied.)"""
-        if index in scan.tidy_rows or email_key(line.partition("\t")[0]) in items_of:
-            parsed.add(index)
-            return True
-        return False
+        """Parse this line? (Its address is journalled.)"""
+        return email_key(line.partition("\t")[0]) in items_of
 
     path = service.subscribers_path
     with files.record_lock(path):
-        same = scan is not None and state.file_stamp(path) == scan.stamp
-        subs.rewrite(path, change, track, parse=touched if scan is not None else None)
-        if scan is not None and not same:
-            # Changed since the scan (a subscribe, an upload): the copied lines'
-            # due times are unknown, so the next run scans the file again.
-            earliest[0] = moment
-        elif scan is not None:
-            earliest[0] = min_due(earliest[0], scan.dues, parsed)
+        if scan is not None and splice_taken(run, work, items_of, change):
+            return
+        # A killed run's journal, or a file changed under the taken lines (a
+        # rewrite by another writer): the journalled addresses' lines are parsed,
+        # the rest copied; their due times are unknown, so the next run reads them.
+        subs.rewrite(path, change, track, parse=touched)
+        earliest[0] = moment
+        save_index(run, service, None)
         state.write_due(run.data, service.name, earliest[0], rules.fingerprint(),
                         state.file_stamp(path))
 
 
-def min_due(earliest: datetime | None, dues: array, skip: set[int]) -> datetime | None:
-    """The earlier of ``earliest`` and the scan's due times of the lines not in ``skip``."""
-    if skip:
-        dues = array("d", dues)
-        for index in skip:
-            if index < len(dues):
-                dues[index] = NEVER
-    soonest = min(dues, default=NEVER)
-    if soonest == NEVER:
-        return earliest
-    due = datetime.fromtimestamp(soonest, timezone.utc)
-    return due if earliest is None or due < earliest else earliest
+def splice_taken(run: Run, work: Work, items_of: dict[str, set[str]],
+                 change: Callable[[subs.Subscriber], subs.Subscriber | None]) -> bool:
+    """The taken lines, changed, spliced into the file, the index moved along
+    and the summary written (under the file's record lock); False if the file
+    no longer holds them where they were, or a journalled address is not
+    among them."""
+    service, scan = work.service, work.scan
+    if not set(items_of) <= {sub.key for _, sub in scan.rows.values()}:
+        return False
+    path = service.subscribers_path
+    changes, notes = [], {}
+    for offset, (raw, sub) in sorted(scan.rows.items()):
+        after = change(sub)
+        new = b"" if after is None else (after.to_line() + "\n").encode("utf-8", "surrogateescape")
+        if new != raw:
+            changes.append((offset, raw, new))
+            notes[offset] = (len(new) - len(raw),
+                             None if after is None else dueindex.classify(after, work.rules))
+    index = scan.index
+    if changes:
+        spliced = files.splice(path, changes, upto=index.covered,
+                               marks=dueindex.shifted_marks(index, notes))
+        if spliced is None:
+            return False
+        if spliced.old_crc == index.crc:
+            index = dueindex.moved(index, notes, spliced)
+        else:  # another writer changed lines the run did not take: read them again
+            index = dueindex.Index(index.fingerprint)
+    stamp = dueindex.stamp_of(path)
+    index.stamp = stamp if stamp.split(":")[0] == str(index.covered) else "-"
+    if changes or not scan.saved:
+        save_index(run, service, index)
+    soonest = index.earliest()
+    earliest = None if soonest is None else datetime.fromtimestamp(soonest, timezone.utc)
+    if index.stamp == "-":  # lines the index does not cover yet: the next run reads them
+        earliest = run.now()
+    state.write_due(run.data, service.name, earliest, work.rules.fingerprint(),
+                    state.file_stamp(path))
+    return True
 
 
 def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,

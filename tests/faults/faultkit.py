@@ -40,7 +40,7 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP
 
-from vykhukhol import newsletters, runlog
+from vykhukhol import dueindex, newsletters, runlog
 from vykhukhol import settings as settings_mod
 from vykhukhol import subscribers as subs
 from vykhukhol.datadir import DataDir
@@ -391,6 +391,9 @@ def assert_data_parses(data: DataDir) -> None:
             for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
                 if line and not line.startswith("#") and "\t" not in line:
                     problems.append(f"state/{path.name}: not a key<TAB>value line: {line[:80]!r}")
+    for index in sorted((data.state / "index").glob("*.due")):
+        if not index.read_bytes().startswith(dueindex.MAGIC):  # written whole, or not at all
+            problems.append(f"state/index/{index.name}: not a due index")
     for entry_line in (data.log / "run.log").read_text(encoding="utf-8", errors="replace") \
             .splitlines() if (data.log / "run.log").exists() else []:
         if len(entry_line.split("\t", 3)) != 4:

@@ -22,6 +22,11 @@ Short version (CI): ~300 recipients, 12 kills. Long version, on demand:
 ``VYKHUKHOL_LONG=1 python -m pytest tests/faults/test_kill_campaign.py -s``
 — 5,000 recipients, 100 kills (several minutes). ``VYKHUKHOL_SEED=<n>``
 replays a campaign whose seed a failure printed.
+
+The long version adds a campaign on one service of a million subscribers
+(issue 12: runs read only the lines due, through the due index), killed
+mid-run, mid-splice of its file and mid-write of its index;
+``VYKHUKHOL_BIG=<n>`` sets another size.
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ from vykhukhol import alerts, newsletters, state
 from vykhukhol import services as svc
 from vykhukhol import subscribers as subs
 from vykhukhol.states import SubscriberState
-from vykhukhol.timeutil import now
+from vykhukhol.timeutil import format_time, now
 
 RECIPIENTS = scale(300, 5000)
 KILLS = scale(12, 100)
@@ -223,3 +228,117 @@ def test_kill_9_at_random_moments_loses_nothing_and_sends_nothing_twice(site, ba
     for db, _ in SERIES.values():
         assert (site.data.services / db / "db.free").exists(), f"DB {db} left busy"
     assert (site.data.newsletters / "news.free").exists(), "the newsletters' lock left busy"
+
+
+# --- a service of a million subscribers (issue 12): VYKHUKHOL_LONG=1 only ----------
+
+BIG = int(os.environ.get("VYKHUKHOL_BIG", "1000000"))  # subscribers of the big service
+BIG_RECIPIENTS = 1500  # of them due for a two-letter series, spread through the file
+BIG_KILLS = 24
+BIG_SUBJECTS = ("Huge 1", "Huge 2")
+
+
+def write_big_service(site: Any) -> tuple[Path, set[tuple[str, str]]]:
+    """One service of BIG lines straight in the file format: BIG_RECIPIENTS
+    active and due, the rest done (never due again)."""
+    site.set(serial_per_run=100, time_limit="60s", news_per_run=1)
+    service = site.service("huge", db="gamma",
+                           letters=[(s, "0s", f"{s} for {{{{ name }}}}.\n") for s in BIG_SUBJECTS])
+    hour_ago = format_time(now() - timedelta(hours=1))
+    day_ago = format_time(now() - timedelta(days=1))
+    every = BIG // BIG_RECIPIENTS
+    expected = set()
+    with open(service.subscribers_path, "w", encoding="utf-8", newline="\n") as out:
+        out.write(subs.HEADER + "\n")
+        for start in range(0, BIG, 100_000):
+            chunk = []
+            for i in range(start, min(BIG, start + 100_000)):
+                if i % every == 0 and len(expected) < 2 * BIG_RECIPIENTS:
+                    email = f"due{i:07}@example.org"
+                    chunk.append(f"{email}\tD{i}\tactive\t{hour_ago}\t{hour_ago}\t0\t-\t0\t-\t0\t-\n")
+                    expected |= {(email, subject) for subject in BIG_SUBJECTS}
+                else:
+                    chunk.append(f"done{i:07}@example.org\t\tdone\t{day_ago}\t{day_ago}\t2\t"
+                                 f"{day_ago}\t0\t-\t0\t-\n")
+            out.write("".join(chunk))
+    return service.subscribers_path, expected
+
+
+def addresses(path: Path) -> set[str]:
+    """The file's addresses, read fast (no parse): nobody may be lost."""
+    with open(path, "rb") as handle:
+        return {line.split(b"\t", 1)[0] for line in handle if not line.startswith(b"#")}
+
+
+def kill_mid_write(proc: Any, folder: Path, limit: float) -> tuple[bool, str | None]:
+    """kill_mid_rewrite for the big service: a splice of its file, or a write
+    of its due index, as ``folder`` says."""
+    return kill_mid_rewrite(proc, [folder], limit)
+
+
+@pytest.mark.skipif(not LONG, reason="the million-subscriber campaign runs with VYKHUKHOL_LONG=1")
+def test_kill_9_on_a_million_subscriber_service_loses_nothing_and_sends_nothing_twice(
+        site, bad_smtp, rng):
+    """kill -9 mid-run on a service of a million lines (mid-splice and mid-index
+    write included), then recovery: nobody lost, no letter twice, doubt <= kills."""
+    site.use_smtp(bad_smtp.port)
+    path, expected = write_big_service(site)
+    members = addresses(path)
+    handler = bad_smtp.handler
+    handler.delays["DATA"] = DATA_DELAY
+    root = site.root
+    folders = [path.parent, site.data.state / "index"]
+    (site.data.state / "index").mkdir(parents=True, exist_ok=True)
+    longest, kills, mid_write, caught_names = 5.0, 0, 0, []
+    started = time.monotonic()
+    attempt = 0
+    while kills < BIG_KILLS:
+        attempt += 1
+        proc = start_cron(root)
+        began = time.monotonic()
+        if attempt % 6 == 1:
+            proc.communicate(timeout=300)
+            longest = max(1.0, time.monotonic() - began)
+            continue
+        if kills % 3 == 2:  # every sixth kill waits for an index write, the others' for a splice
+            killed, caught = kill_mid_write(proc, folders[kills // 3 % 2], longest)
+        else:
+            time.sleep(rng.uniform(0, longest))
+            killed, caught = kill_now(proc), None
+        if not killed:
+            continue
+        kills += 1
+        mid_write += caught is not None
+        if caught:
+            caught_names.append(caught)
+        cron(root, timeout=300)  # finds its predecessor dead
+        recover(root)
+        assert addresses(path) == members, f"a subscriber was lost after kill {kills}"
+    drain = 0
+    while drain < 200:
+        got = handler.counts()
+        received = {(rcpt.lower(), subject) for rcpt, subject in got if rcpt != ADMIN}
+        doubt = {(email.lower(), BIG_SUBJECTS[int(item) - 1])
+                 for target, item, email in in_doubt(site.data) if target == "huge"}
+        if expected <= received | doubt:
+            break
+        drain += 1
+        run = cron(root, timeout=300)
+        assert run.code == 0, run.stderr
+        if run.outcome == "blocked":
+            recover(root)
+    got = handler.counts(admin=True)
+    twice = {key: n for key, n in got.items() if n > 1 and key[1] not in ALERT_SUBJECTS}
+    missing = expected - received - doubt
+    summary = (f"kill campaign on {BIG} subscribers: {len(expected)} letters, {kills} kills "
+               f"({mid_write} mid-write: {sum('.due.' in n for n in caught_names)} of the index, "
+               f"{sum('subscribers' in n for n in caught_names)} of the file), {len(doubt)} in "
+               f"doubt, {len(twice)} received twice, {len(missing)} missing, {drain} further "
+               f"runs, {len(leftover_temp_files(site.data))} temporary files left, "
+               f"{time.monotonic() - started:.0f}s")
+    print(summary)
+    assert not twice, f"letters received twice: {sorted(twice.items())[:20]}\n{summary}"
+    assert len(doubt) <= kills, summary
+    assert not missing, f"letters neither received nor in doubt: {sorted(missing)[:20]}\n{summary}"
+    assert addresses(path) == members
+    assert_data_parses(site.data)
