@@ -37,7 +37,8 @@ import time
 VERSION = "1"
 MAX_IDLE = 3600        # seconds a proof holds at most: a full run at least hourly
 MAILBOX_EVERY = 600    # seconds between reads of mail.bounce_mailbox while idle
-RACY = 2.0             # seconds: a file changed this recently may change again unseen
+RACY_SECONDS = 2.0     # a file changed this recently may change again unseen (coarse clocks)
+RACY = RACY_SECONDS
 STATE_FILE = ("state", "idle")
 
 
@@ -344,7 +345,7 @@ def _prove(run) -> float | None:
     from vykhukhol.timeutil import parse_time
 
     data = run.data
-    moment = time.time()
+    moment = run.now().timestamp()  # the run's time: a test may give it another
     before = watched(data)
     if any(value in ("?", "1") for _, _, value in before):
         return None  # something unreadable, a journal to fold, or a block
@@ -380,7 +381,7 @@ def _prove(run) -> float | None:
     after = watched(data)
     if after != before:
         return None
-    racy = (moment - RACY) * 1e9
+    racy = (time.time() - RACY) * 1e9  # file times are the real clock's
     for kind, _, value in after:
         if kind == "file" and value != "-" and int(value.rsplit(":", 1)[1]) > racy:
             return None  # changed a moment ago: a second change could keep its stamp
