@@ -43,10 +43,16 @@ def bytecode_missing(lib: Path = LIB) -> list[str]:
             missing.append(name)
             continue
         flags = int.from_bytes(header[4:8], "little")
-        if header[:4] != importlib.util.MAGIC_NUMBER or (flags == 0 and (
-                int.from_bytes(header[8:12], "little") != int(info.st_mtime) & 0xFFFFFFFF
-                or int.from_bytes(header[12:16], "little") != info.st_size & 0xFFFFFFFF)):
+        if header[:4] != importlib.util.MAGIC_NUMBER:
             missing.append(name)
+        elif flags == 0:  # timestamp-based: the source's time and size as compiled
+            if int.from_bytes(header[8:12], "little") != int(info.st_mtime) & 0xFFFFFFFF \
+                    or int.from_bytes(header[12:16], "little") != info.st_size & 0xFFFFFFFF:
+                missing.append(name)
+        elif flags & 0b10:  # checked hash (survives an upload's new file times)
+            with open(source, "rb") as text:
+                if importlib.util.source_hash(text.read()) != header[8:16]:
+                    missing.append(name)
     return missing
 
 
@@ -92,7 +98,7 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
                            service=name, domain=domain, signer=signer))
     stale = bytecode_missing()
     if stale:
-        found.append(_("Compiled bytecode is missing or out of date for this Python ({count} of the key modules, e.g. {module}): every request compiles the code again (about 70 ms). Run `python3 -m compileall -q lib` in the installation folder as the files' owner after each upload (README, section 14, step 1).",
+        found.append(_("Compiled bytecode is missing or out of date for this Python ({count} of the key modules, e.g. {module}): every request compiles the code again (about 70 ms). Compile it as README section 14, step 1 says (`python3 -m compileall -q --invalidation-mode checked-hash lib`) and upload it with each new version.",
                        count=len(stale), module=stale[0]))
     if not settings["admin_email"]:
         found.append(_("admin_email is empty: alerts and reports are only logged."))

@@ -231,8 +231,8 @@ RU: dict[str, str] = {
         "Секретный ключ security.secret не задан или короче 32 символов: страницы подписчиков, ссылки в письмах и рассыльщик не работают, пока его не зададут командой `vykhukhol settings set security.secret --generate` или в settings.ini.",
     "The data directory is inside the web folder without its .htaccess: it may be readable from the web.":
         "Папка данных лежит внутри веб-папки без своего .htaccess: её могут прочитать из интернета.",
-    "Compiled bytecode is missing or out of date for this Python ({count} of the key modules, e.g. {module}): every request compiles the code again (about 70 ms). Run `python3 -m compileall -q lib` in the installation folder as the files' owner after each upload (README, section 14, step 1).":
-        "Скомпилированный байт-код отсутствует или устарел для этого Python ({count} из ключевых модулей, например {module}): каждый запрос заново компилирует код (около 70 мс). После каждой загрузки выполните `python3 -m compileall -q lib` в папке установки от имени владельца файлов (README, раздел 14, шаг 1).",
+    "Compiled bytecode is missing or out of date for this Python ({count} of the key modules, e.g. {module}): every request compiles the code again (about 70 ms). Compile it as README section 14, step 1 says (`python3 -m compileall -q --invalidation-mode checked-hash lib`) and upload it with each new version.":
+        "Скомпилированный байт-код отсутствует или устарел для этого Python ({count} из ключевых модулей, например {module}): каждый запрос заново компилирует код (около 70 мс). Скомпилируйте его, как сказано в README, раздел 14, шаг 1 (`python3 -m compileall -q --invalidation-mode checked-hash lib`), и загружайте его с каждой новой версией.",
     "Mail is not configured: letters are written to the outbox and nobody receives them.":
         "Почта не настроена: письма пишутся в «Исходящие», и никто их не получает.",
     "site_url is not https: mail services want an https unsubscribe link (RFC 8058).":

@@ -383,7 +383,8 @@ def _set_up(site: Site) -> None:
     # Step 1, end: the bytecode, compiled by the files' owner for the Python the
     # web server runs; www-data cannot write lib/__pycache__ (README 14).
     python = python_for_web_user()
-    subprocess.run([python, "-m", "compileall", "-q", str(site.install / "lib")], check=True,
+    subprocess.run([python, "-m", "compileall", "-q", "--invalidation-mode", "checked-hash",
+                    str(site.install / "lib")], check=True,
                    capture_output=True, timeout=300)
     write_htaccess(site.install)
     set_modes(site.install)

@@ -48,3 +48,16 @@ def test_bytecode_of_another_python_is_reported(tmp_path: Path) -> None:
             compiled.write_bytes(b"\x00\x00\r\n" + compiled.read_bytes()[4:])
     assert health.bytecode_missing(lib) == list(health.KEY_MODULES)
     shutil.rmtree(lib)
+
+
+def test_checked_hash_bytecode_survives_new_file_times_but_not_new_content(tmp_path: Path) -> None:
+    import py_compile
+
+    lib = make_lib(tmp_path)
+    compileall.compile_dir(str(lib), quiet=1,
+                           invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+    for name in health.KEY_MODULES:  # an FTP upload: the same bytes, new times
+        os.utime(lib / name, (1, 1))
+    assert health.bytecode_missing(lib) == []
+    (lib / health.KEY_MODULES[0]).write_text("VALUE = 2\n", encoding="utf-8")
+    assert health.bytecode_missing(lib) == [health.KEY_MODULES[0]]
