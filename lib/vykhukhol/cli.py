@@ -261,7 +261,10 @@ def cmd_password(ctx: Context, args) -> None:
     ctx.settings()
     password = read_secret(args.password, "new admin password", PASSWORD_ENV)
     settings_mod.update(ctx.data.settings, {"security.admin_password": auth.hash_password(password)})
-    print("admin password set")
+    from vykhukhol.web import session  # a new password ends every admin session
+
+    session.end_all(ctx.data)
+    print("admin password set; every admin session has ended")
     _note_if_visible(args.password, PASSWORD_ENV)
 
 

@@ -224,6 +224,19 @@ RU: dict[str, str] = {
     "Too many wrong passwords. Try again in {minutes} minutes.":
         "Слишком много неверных паролей. Попробуйте через {minutes} минут.",
     "Wrong password.": "Неверный пароль.",
+    "Log in from this site's own login page.": "Войдите со страницы входа этого сайта.",
+    "Password": "Пароль",
+    "Change password": "Сменить пароль",
+    "Current password": "Текущий пароль",
+    "New password": "Новый пароль",
+    "New password again": "Новый пароль ещё раз",
+    "Every other session ends: browsers logged in elsewhere must log in again.":
+        "Все остальные сеансы закончатся: в других браузерах придётся войти заново.",
+    "The current password is wrong; nothing changed.": "Текущий пароль неверен; ничего не изменено.",
+    "The new passwords differ; nothing changed.": "Новые пароли не совпадают; ничего не изменено.",
+    "The new password must be one line of at least {count} characters; nothing changed.":
+        "Новый пароль должен быть одной строкой не короче {count} символов; ничего не изменено.",
+    "Password changed. Every other session has ended.": "Пароль изменён. Все остальные сеансы закончены.",
     "No admin password is set: run `vykhukhol password`.": "Пароль не задан: выполните `vykhukhol password`.",
     "The cron script still has its shipped name cgi/cron.py: run `vykhukhol init` or rename it to something hard to guess.":
         "Скрипт крона всё ещё называется cgi/cron.py: выполните `vykhukhol init` или переименуйте его во что-нибудь трудноугадываемое.",

@@ -142,12 +142,26 @@ def allowed(remote: str, networks: str) -> bool:
     return any(address in ipaddress.ip_network(net, strict=False) for net in networks.split())
 
 
-def tick(root: str, remote: str = "", moment: float | None = None) -> str | None:
+def caller_allowed(proof: Proof, environ: dict) -> bool:
+    """cron_allow as the full way applies it, to the address it trusts."""
+    networks = proof.values.get("cron_allow", "")
+    if not networks:
+        return True
+    trusted = proof.values.get("trusted_proxies", "")
+    if trusted:  # X-Forwarded-For, believed from those proxies only: as web/cron.py does
+        from vykhukhol.web.clients import client_address
+
+        return allowed(client_address(environ, trusted), networks)
+    return allowed(environ.get("REMOTE_ADDR", ""), networks)
+
+
+def tick(root: str, environ: dict | None = None, moment: float | None = None) -> str | None:
     """The cron run's answer when the proof holds (the round robin moved on and
-    the log told), or None: then the caller runs the full sender."""
+    the log told), or None: then the caller runs the full sender. ``environ``
+    is the request's (CGI or WSGI), for cron_allow."""
     began = time.monotonic()
     proof = holds(root, moment)
-    if proof is None or not allowed(remote, proof.values.get("cron_allow", "")):
+    if proof is None or not caller_allowed(proof, environ or {}):
         return None  # a caller not allowed gets its 403 from the full way
     from datetime import datetime, timezone
 
@@ -262,7 +276,7 @@ def serve_cgi(root: str) -> bool:
     """The CGI cron script's fast path: True when the tick answered."""
     if os.environ.get("REQUEST_METHOD", "GET").upper() not in ("GET", "HEAD", "POST"):
         return False
-    answer = tick(root, os.environ.get("REMOTE_ADDR", ""))
+    answer = tick(root, dict(os.environ))
     if answer is None:
         return False
     _cgi_answer(answer)
@@ -386,7 +400,8 @@ def _prove(run) -> float | None:
         if kind == "file" and value != "-" and int(value.rsplit(":", 1)[1]) > racy:
             return None  # changed a moment ago: a second change could keep its stamp
     lines = [f"version\t{VERSION}\n", f"built\t{moment!r}\n", f"until\t{until!r}\n",
-             f"timezone\t{settings['timezone']}\n", f"cron_allow\t{settings['cron_allow']}\n"]
+             f"timezone\t{settings['timezone']}\n", f"cron_allow\t{settings['cron_allow']}\n",
+             f"trusted_proxies\t{settings['trusted_proxies']}\n"]
     lines += [f"service\t{s.name}\t{s.send_window}\n" for s in enabled]
     lines += [f"watch\t{kind}\t{rel}\t{value}\n" for kind, rel, value in after]
     lines.append("end\n")

@@ -7,14 +7,15 @@ can show one page to everybody and nobody learns who is subscribed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from vykhukhol import files, state, tokens
 from vykhukhol import services as svc
-from vykhukhol import state, tokens
 from vykhukhol import subscribers as subs
 from vykhukhol.addresses import check_email, clean_name
 from vykhukhol.datadir import DataDir
-from vykhukhol.errors import BadInput, Conflict, NotFound
+from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.series import Rules, next_action
 from vykhukhol.settings import Settings
 from vykhukhol.states import SubscriberState
@@ -59,43 +60,93 @@ def send_confirmation(data: DataDir, settings: Settings, service: svc.Service,
 
 
 def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, name: str = "",
-              ip: str = "-", confirmed: bool = False, notify: bool = True) -> str:
+              ip: str = "-", confirmed: bool = False, notify: bool = True,
+              may_mail: Callable[[bool], bool] | None = None,
+              later: Callable[[Callable[[], None]], None] | None = None) -> str:
     """Add or re-ask an address. Returns what happened ("added", "asked again",
-    "too soon", "known") for logs and the CLI — never for a public page."""
+    "too soon", "known", "confirmed", "over the limit") for logs and the CLI —
+    never for a public page.
+
+    The look at the file and the change are one step under the file's lock, so
+    parallel posts of one address send one letter per ``RESEND_AFTER``.
+    ``may_mail(sends)`` is asked once, inside that step, whether this request
+    may go on: ``sends`` says whether it would mail a confirmation; False stores
+    and sends nothing ("over the limit"). ``later`` runs what may wait for the
+    answer (default: now): the sync of a new line, the due summary, the letter.
+    """
     service = svc.find_service(data, service_name)
     email = check_email(email)
     name = clean_name(name)
     moment = now()
-    new = subs.Subscriber(
-        email=email, name=name,
-        state=SubscriberState.ACTIVE if confirmed else SubscriberState.NEW,
-        subscribed=moment, confirmed=moment if confirmed else None, ip=ip or "-")
-    try:
-        subs.add(service.subscribers_path, new)
-    except Conflict:
-        return _known(data, settings, service, email, moment, confirmed, notify)
-    _note_due(data, service, settings, new)
-    if not confirmed and notify:
-        send_confirmation(data, settings, service, email, name)
-    return "added"
+    path = service.subscribers_path
+    letter: tuple[str, str] | None = None
+    with files.record_lock(path):
+        current = subs.find(path, email)
+        if current is None:
+            sends = notify and not confirmed
+        else:
+            sends = notify and not confirmed and not current.state.confirmed \
+                and _may_ask_again(current, moment)
+        if may_mail is not None and not may_mail(sends):
+            return "over the limit"
+        if current is None:
+            new = subs.Subscriber(
+                email=email, name=name,
+                state=SubscriberState.ACTIVE if confirmed else SubscriberState.NEW,
+                subscribed=moment, confirmed=moment if confirmed else None, ip=ip or "-")
+            # Under a page's `later`, the line is synced and the next-due summary
+            # told after the answer, so a new address costs the answer no more
+            # disk waits than a known one; both happen before its letter goes out.
+            subs.add(path, new, sync=later is None, absent=True)
+            if later is None:
+                _note_due(data, service, settings, new)
+            else:
+                later(lambda: _settle(data, settings, service, new))
+            outcome, letter = "added", (email, name)
+        elif current.state.confirmed:
+            outcome = "known"
+        elif confirmed:
+            confirm(data, settings, service.name, email)
+            outcome = "confirmed"
+        elif not _may_ask_again(current, moment):
+            outcome = "too soon"
+        else:
+            subs.update_one(path, email, lambda s: s.replace(last_reminder=moment))
+            _note_due(data, service, settings, None)
+            outcome, letter = "asked again", (current.email, current.name)
+    if sends and letter is not None:
+        to, whom = letter
+
+        def mail_it() -> None:
+            send_confirmation(data, settings, service, to, whom)
+
+        (later or _at_once)(mail_it)
+    return outcome
 
 
-def _known(data: DataDir, settings: Settings, service: svc.Service, email: str,
-           moment: datetime, confirmed: bool, notify: bool) -> str:
-    current = subs.find(service.subscribers_path, email)
-    if current is None or current.state.confirmed:
-        return "known"
-    if confirmed:
-        confirm(data, settings, service.name, email)
-        return "confirmed"
+def _settle(data: DataDir, settings: Settings, service: svc.Service, new: subs.Subscriber) -> None:
+    """What ``subscribe`` leaves for after the answer: the new line on disk for
+    good, and the next-due summary told (under the file's lock, as a writer)."""
+    import os
+
+    path = service.subscribers_path
+    with files.record_lock(path):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        _note_due(data, service, settings, new)
+
+
+def _at_once(action: Callable[[], None]) -> None:
+    action()
+
+
+def _may_ask_again(current: subs.Subscriber, moment: datetime) -> bool:
+    """Whether an unconfirmed address was last asked long enough ago."""
     last = max(filter(None, (current.subscribed, current.last_reminder)), default=None)
-    if last is not None and 0 <= seconds_between(moment, last) < RESEND_AFTER:
-        return "too soon"
-    subs.update_one(service.subscribers_path, email, lambda s: s.replace(last_reminder=moment))
-    _note_due(data, service, settings, None)
-    if notify:
-        send_confirmation(data, settings, service, current.email, current.name)
-    return "asked again"
+    return last is None or not 0 <= seconds_between(moment, last) < RESEND_AFTER
 
 
 def confirm(data: DataDir, settings: Settings, service_name: str, email: str) -> bool:

@@ -279,16 +279,19 @@ def _contains(path: Path, key: str) -> bool:
     return find(path, key) is not None
 
 
-def add(path: Path, subscriber: Subscriber) -> None:
-    """Append a new subscriber; Conflict if the address is in the file already."""
+def add(path: Path, subscriber: Subscriber, sync: bool = True, absent: bool = False) -> None:
+    """Append a new subscriber; Conflict if the address is in the file already.
+    ``sync=False``: the caller fsyncs the file itself, later (a public page
+    does it after its answer). ``absent``: the caller holds the record lock and
+    has just looked the address up, so it is not looked up twice."""
     with files.record_lock(path):
-        if _contains(path, subscriber.email):
+        if not absent and _contains(path, subscriber.email):
             raise Conflict(f"{subscriber.email} is subscribed already")
         if not path.exists() or path.stat().st_size == 0:
             files.atomic_write(path, [HEADER + "\n", subscriber.to_line() + "\n"])
         else:
             _ensure_final_newline(path)
-            files.append_line(path, subscriber.to_line())
+            files.append_line(path, subscriber.to_line(), sync=sync)
 
 
 def _ensure_final_newline(path: Path) -> None:

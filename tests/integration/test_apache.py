@@ -119,6 +119,10 @@ LoadModule dir_module {modules}/mod_dir.so
 LoadModule autoindex_module {modules}/mod_autoindex.so
 LoadModule env_module {modules}/mod_env.so
 LoadModule cgi_module {modules}/mod_cgi.so
+# Slow clients are the server's to drop (README section 14): Debian's
+# mods-available/reqtimeout.conf, enabled by default there.
+LoadModule reqtimeout_module {modules}/mod_reqtimeout.so
+RequestReadTimeout header=20-40,MinRate=500 body=20,MinRate=500
 StartServers 2
 MinSpareServers 1
 MaxSpareServers 4

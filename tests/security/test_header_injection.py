@@ -29,6 +29,7 @@ import http.client
 import re
 import shlex
 import socket
+import time
 import unicodedata
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -206,7 +207,14 @@ def served(site: Any, tmp_path: Path) -> Iterator[Http]:
 
 
 def outbox_letter(site: Any, address: str) -> bytes:
-    [path] = [p for p in site.data.outbox.glob("*.eml") if p.name.endswith(f"-{address}.eml")]
+    """The one letter to ``address``; serve writes it just after its answer."""
+    deadline = time.monotonic() + 10
+    while True:
+        found = [p for p in site.data.outbox.glob("*.eml") if p.name.endswith(f"-{address}.eml")]
+        if found or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    [path] = found
     return path.read_bytes()
 
 

@@ -112,7 +112,7 @@ class Admin:
 
 NAV = [("/", "Status"), ("/settings", "Settings"), ("/services", "Services"),
        ("/newsletters/new", "Letter to all users"), ("/newsletters", "Newsletters"),
-       ("/outbox", "Outbox"), ("/bounces", "Bounces")]
+       ("/outbox", "Outbox"), ("/bounces", "Bounces"), ("/password", "Password")]
 
 Route = Callable[[Admin, dict], Response]
 ROUTES: list[tuple[str, str, re.Pattern, Route]] = []
@@ -171,26 +171,48 @@ def app(data: DataDir, cgi_dir: Path | None = None) -> Callable:
 
 @route("GET", "/login")
 def login_form(admin: Admin, args: dict) -> Response:
-    return admin.page("login.html")
+    return login_page(admin)
+
+
+def login_page(admin: Admin, status: int = 200, error: str = "") -> Response:
+    return admin.page("login.html", status, error=error)
 
 
 @route("POST", "/login")
 def login(admin: Admin, args: dict) -> Response:
-    remote = admin.request.remote
-    if session.locked_out(admin.data, remote):
-        return admin.page("login.html", 429, error=admin._(
+    request = admin.request
+    if session.cross_site(request.environ):
+        # Another site's page made the browser post this: refused before the
+        # password is looked at, and not counted (issue 9 item 5).
+        return login_page(admin, 403, admin._("Log in from this site's own login page."))
+    form = request.form()
+    stored = admin.settings["security.admin_password"]
+    client = request.client(admin.settings["trusted_proxies"])
+    browser = session.known_browser(stored, request.cookies.get(session.BROWSER_COOKIE))
+    wait = session.begin_attempt(admin.data, client, browser)
+    if wait:
+        return login_page(admin, 429, admin._(
             "Too many wrong passwords. Try again in {minutes} minutes.",
             minutes=session.LOCKOUT // 60))
-    password = admin.request.form().get("password", "")
-    stored = admin.settings["security.admin_password"]
-    if not stored or not auth.verify_password(password, stored):
-        session.note_failure(admin.data, remote)
-        return admin.page("login.html", 403, error=admin._(
+    if not stored or not auth.verify_password(form.get("password", ""), stored):
+        return login_page(admin, 403, admin._(
             "Wrong password." if stored else "No admin password is set: run `vykhukhol password`."))
-    session.note_success(admin.data, remote)
+    session.attempt_succeeded(admin.data, client, browser)
     response = redirect(admin.url("/"))
-    response.set_cookie(session.COOKIE, session.create(admin.data), secure=admin.request.https,
+    response.set_cookie(session.COOKIE, session.create(admin.data), secure=request.https,
                         path=admin.base or "/")
+    return response
+
+
+def remember_browser(admin: Admin, response: Response) -> Response:
+    """A logged-in browser without a valid known-browser cookie gets one. Done
+    on the status page the login leads to, not on the login's own answer, so
+    that answer sets one cookie only (simple clients keep one)."""
+    stored = admin.settings["security.admin_password"]
+    if stored and not session.known_browser(stored, admin.request.cookies.get(session.BROWSER_COOKIE)):
+        response.set_cookie(session.BROWSER_COOKIE, session.known_browser_cookie(stored),
+                            secure=admin.request.https, path=admin.base or "/",
+                            max_age=session.BROWSER_SECONDS)
     return response
 
 
@@ -201,6 +223,42 @@ def logout(admin: Admin, args: dict) -> Response:
     response.set_cookie(session.COOKIE, "", max_age=0, secure=admin.request.https,
                         path=admin.base or "/")
     return response
+
+
+# --- the admin password -------------------------------------------------------------
+
+@route("GET", "/password")
+def password_form(admin: Admin, args: dict) -> Response:
+    return admin.page("password.html")
+
+
+@route("POST", "/password")
+def password_change(admin: Admin, args: dict) -> Response:
+    """Asks the current password (counted like a login, per session); the new
+    one ends every other session and every other known browser."""
+    form = admin.request.form()
+    current, new, again = (form.get(k, "") for k in ("current", "new", "again"))
+    stored = admin.settings["security.admin_password"]
+
+    def refuse(status: int, message: str) -> Response:
+        return admin.page("password.html", status, error=message)
+
+    if session.begin_password_check(admin.data, admin.sid or ""):
+        return refuse(429, admin._("Too many wrong passwords. Try again in {minutes} minutes.",
+                                   minutes=session.LOCKOUT // 60))
+    if not stored or not auth.verify_password(current, stored):
+        return refuse(403, admin._("The current password is wrong; nothing changed."))
+    if new != again:
+        return refuse(400, admin._("The new passwords differ; nothing changed."))
+    try:
+        hashed = auth.hash_password(new)
+    except BadInput:
+        return refuse(400, admin._("The new password must be one line of at least {count} characters; nothing changed.",
+                                   count=auth.MIN_PASSWORD))
+    settings_mod.update(admin.data.settings, {"security.admin_password": hashed})
+    session.end_all(admin.data, keep=admin.sid)
+    # This browser's known-browser cookie is renewed on its next status page.
+    return admin.done("/password", admin._("Password changed. Every other session has ended."))
 
 
 # --- status -------------------------------------------------------------------
@@ -216,11 +274,11 @@ def status(admin: Admin, args: dict) -> Response:
             locks.append((str(lock.busy.relative_to(data.root)), holder.lease, format_duration(max(age, 0))))
     entries = runlog.recent(data, 2000)
     cron = cron_url(settings, admin.cgi_dir)
-    return admin.page(
+    return remember_browser(admin, admin.page(
         "status.html", mode=settings["mode"], block=state.block_reason(data), locks=locks,
         runs=recent_runs(entries)[:15], alerts=[e for e in entries if e.level == "alert"][-15:][::-1],
         cron_url=cron, crontab=f"*/5 * * * * wget -q -t 1 -O /dev/null {cron}" if cron else "",
-        warnings=warnings(admin), chart=chart(admin), local=lambda t: local_time(settings, t))
+        warnings=warnings(admin), chart=chart(admin), local=lambda t: local_time(settings, t)))
 
 
 def cron_url(settings: settings_mod.Settings, cgi_dir: Path) -> str:

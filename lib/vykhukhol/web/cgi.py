@@ -1,7 +1,9 @@
 """Run one of the apps as a CGI script (what the files in cgi/ and admin/ call).
 
 The data directory is found as SPEC 3 says, with ``vykhukhol.path`` looked for
-beside the calling script.
+beside the calling script. Work a page hands to ``Request.after`` (a
+confirmation letter) runs once the whole answer is written and flushed to the
+web server, so the visitor's page does not wait for the mail server.
 """
 
 from __future__ import annotations
@@ -21,9 +23,20 @@ def run(app_name: str, script: str) -> None:
     from wsgiref.handlers import CGIHandler
 
     from vykhukhol.datadir import DataDir, locate
+    from vykhukhol.web.http import AFTER
 
     data = DataDir(locate(None, Path(script).resolve().parent))
-    CGIHandler().run(make_app(app_name, data))
+    app = make_app(app_name, data)
+    later: list = []
+
+    def with_after(environ: dict, start_response):
+        environ[AFTER] = later.extend
+        return app(environ, start_response)
+
+    CGIHandler().run(with_after)
+    sys.stdout.flush()
+    for action in later:
+        action()
 
 
 APPS = {  # app name → (module, factory); only the one asked for is imported

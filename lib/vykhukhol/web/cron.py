@@ -3,7 +3,8 @@
 A tick with nothing due is answered by :mod:`vykhukhol.idle` from its proof,
 without loading the settings or a service. With ``cron_allow`` set, only
 those addresses may start a run; others get 403 "Only local allowed", as in
-the original.
+the original. The caller's address is the one ``clients.client_address``
+trusts (X-Forwarded-For only from trusted_proxies).
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ def app(data: DataDir) -> Callable:
     def handle(request: Request) -> Response:
         if request.method not in ("GET", "HEAD", "POST"):
             return text("method not allowed\n", 405)
-        quick = idle.tick(str(data.root), request.remote)  # nothing due: proved in a few stats
+        quick = idle.tick(str(data.root), request.environ)  # nothing due: proved in a few stats
         if quick is not None:
             return text(quick)
         if not data.settings.exists():
             return text("not initialised: run `vykhukhol init`\n", 503)
         settings = settings_mod.load(data.settings)
-        if not allowed(request.remote, settings["cron_allow"]):
+        if not allowed(request.client(settings["trusted_proxies"]), settings["cron_allow"]):
             return text("Only local allowed\n", 403)
         try:
             report = sender.run(data, settings)

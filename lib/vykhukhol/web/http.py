@@ -5,10 +5,19 @@ Forms are parsed with ``multipart`` in strict mode with size limits; an app
 is a function ``(request) -> Response`` wrapped by :func:`wsgi_app`, which
 maps :class:`VykhukholError` to its status and anything else to a plain 500
 page (the traceback goes to the server's error stream, never to the page).
+A request that cannot be read at all (too many fields, a broken %-escape,
+bytes that are not UTF-8, a bad Content-Length or multipart body) is a 400.
+
+Work that must not hold up the answer (sending a confirmation letter) is
+given to :meth:`Request.after`: it runs once the answer has been written —
+under CGI after the page is flushed to the web server, under ``serve`` in a
+background thread (``environ["vykhukhol.after"]``), and in-process, where
+nobody provides that hook, at once.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 import traceback
 from collections.abc import Callable, Iterable
@@ -25,6 +34,8 @@ from vykhukhol.errors import BadInput, VykhukholError
 MAX_FORM_BYTES = 64 * 1024        # a public form: a few short fields
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024  # admin imports
 MAX_FIELDS = 200
+AFTER = "vykhukhol.after"  # environ key: a callable that runs work after the answer
+BROKEN_ESCAPE = re.compile(rb"%(?![0-9A-Fa-f]{2})")
 
 SECURITY_HEADERS = [
     ("X-Content-Type-Options", "nosniff"),
@@ -87,11 +98,21 @@ class Request:
         self.method = environ.get("REQUEST_METHOD", "GET").upper()
         self.path = environ.get("PATH_INFO", "") or ""
         self.script = environ.get("SCRIPT_NAME", "") or ""
-        self.query = dict(parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True,
-                                    max_num_fields=MAX_FIELDS))
-        self.remote = environ.get("REMOTE_ADDR", "")
+        self.remote = environ.get("REMOTE_ADDR", "")  # the direct peer; see client()
         self._form: dict[str, str] | None = None
         self._files: dict = {}
+        self._after: list[Callable[[], None]] = []
+        self.query = parse_query(environ.get("QUERY_STRING", ""))
+
+    def client(self, trusted_proxies: str) -> str:
+        """The client's address, believing X-Forwarded-For only from ``trusted_proxies``."""
+        from vykhukhol.web.clients import client_address
+
+        return client_address(self.environ, trusted_proxies)
+
+    def after(self, action: Callable[[], None]) -> None:
+        """Run ``action`` once the answer is out (see the module's docstring)."""
+        self._after.append(action)
 
     @property
     def https(self) -> bool:
@@ -123,6 +144,17 @@ class Request:
             raise HttpError(413)
         if self.method != "POST" or length <= 0:
             self._form = {}
+            return self._form
+        ctype = self.environ.get("CONTENT_TYPE", "").partition(";")[0].strip().lower()
+        if ctype == "application/x-www-form-urlencoded":
+            # Read here rather than by multipart, which lets broken escapes and
+            # bytes that are not UTF-8 through: the same strict rules as a query.
+            body = self.environ["wsgi.input"].read(length)
+            if len(body) < length:
+                raise BadInput("the form ended before its Content-Length")
+            self._form = {}
+            for key, value in parse_fields(body, "the form"):
+                self._form.setdefault(key, value)
             return self._form
         try:
             forms, files = multipart.parse_form_data(
@@ -157,6 +189,30 @@ class Request:
 App = Callable[[Request], Response]
 
 
+def parse_query(query: str) -> dict[str, str]:
+    """The query string's fields (the last value of a repeated one); BadInput if it
+    cannot be read."""
+    try:
+        raw = query.encode("latin-1")  # PEP 3333: the request's bytes as latin-1
+    except UnicodeEncodeError:
+        raw = query.encode("utf-8", "surrogateescape")  # a caller that gave text
+    return dict(parse_fields(raw, "the address"))
+
+
+def parse_fields(raw: bytes, where: str) -> list[tuple[str, str]]:
+    """``a=1&b=2`` bytes as (name, value) pairs, strictly: BadInput for more than
+    ``MAX_FIELDS`` fields, a broken %-escape or bytes that are not UTF-8."""
+    if BROKEN_ESCAPE.search(raw):
+        raise BadInput(f"{where} has a broken %-escape")
+    try:
+        return parse_qsl(raw.decode("utf-8"), keep_blank_values=True,
+                         max_num_fields=MAX_FIELDS, errors="strict")
+    except UnicodeDecodeError:  # before ValueError: it is one
+        raise BadInput(f"{where} is not valid UTF-8") from None
+    except ValueError:
+        raise BadInput(f"{where} has more than {MAX_FIELDS} fields") from None
+
+
 def error_page(status: int, lang: str, detail: str = "") -> Response:
     from vykhukhol.web import pages
 
@@ -173,8 +229,9 @@ def wsgi_app(handler: App, lang: Callable[[], str] = lambda: "en") -> Callable:
     """Wrap ``handler`` into a WSGI app with the error mapping and security headers."""
 
     def app(environ: dict, start_response: Callable) -> Iterable[bytes]:
-        request = Request(environ)
+        request = None
         try:
+            request = Request(environ)
             response = handler(request)
         except HttpError as exc:
             response = error_page(exc.status, _lang(lang), exc.message)
@@ -187,9 +244,34 @@ def wsgi_app(handler: App, lang: Callable[[], str] = lambda: "en") -> Callable:
         except Exception:  # noqa: BLE001 - no traceback ever reaches a page
             print(traceback.format_exc(), file=environ.get("wsgi.errors", sys.stderr))
             response = error_page(500, _lang(lang))
-        return respond(response, start_response, head=request.method == "HEAD")
+        head = environ.get("REQUEST_METHOD", "").upper() == "HEAD"
+        if request is None or not request._after:
+            return respond(response, start_response, head)
+        actions = [_logged(action, environ) for action in request._after]
+        later = environ.get(AFTER)
+        if later is None:  # nobody to run it after the answer: run it now
+            for action in actions:
+                action()
+        else:
+            later(actions)
+        return respond(response, start_response, head)
 
     return app
+
+
+def _logged(action: Callable[[], None], environ: dict) -> Callable[[], None]:
+    """``action``, its failure told to the server's error stream (the page is gone)."""
+    errors = environ.get("wsgi.errors", sys.stderr)
+
+    def run() -> None:
+        try:
+            action()
+        except VykhukholError as exc:
+            print(f"vykhukhol: {exc.message}", file=errors)
+        except Exception:  # noqa: BLE001 - after the answer there is no page to spoil
+            print(traceback.format_exc(), file=errors)
+
+    return run
 
 
 def _lang(lang: Callable[[], str]) -> str:

@@ -5,6 +5,12 @@ action is a POST behind one button. Answers never tell a stranger whether an
 address is subscribed: the subscribe page is the same for a new, an
 unconfirmed and a confirmed address, and the unsubscribe page is the same
 whether the link was valid or not.
+
+A subscribe post answers before its confirmation letter is sent (the letter
+goes out after the page, see ``Request.after``), so the answer's time does not
+tell a new address from a known one either. Letters are capped per client
+address and hour (``subscribe_hourly_limit``); over it the page is the same,
+nothing is stored or sent, and the run log says so.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.i18n import t
 from vykhukhol.web import pages
 from vykhukhol.web.http import HttpError, Request, Response, wsgi_app
+
+SUBSCRIBE_WINDOW = 3600  # seconds: subscribe_hourly_limit counts within this
 
 
 class Site:
@@ -99,12 +107,41 @@ def subscribe(data: DataDir) -> Callable:
         except BadInput:
             return site.page("subscribe.html", service, 400, service=service, email=email[:254],
                              name=name[:100], error=t(site.lang, "form.invalid_email"))
-        membership.subscribe(data, site.settings, service.name, address, name,
-                             ip=request.remote or "-")
+        client = request.client(site.settings["trusted_proxies"])
+        outcome = membership.subscribe(data, site.settings, service.name, address, name,
+                                       ip=client or "-", may_mail=hourly_cap(data, site, client),
+                                       later=request.after)
+        if outcome == "over the limit":
+            request.after(lambda: _log_refusal(data, site, client, address, service.name))
         return site.message("subscribe.check_title", "subscribe.check_text", service,
                             email=address, service=service.title)
 
     return wsgi_app(handle, lambda: Site(data).lang)
+
+
+def hourly_cap(data: DataDir, site: Site, client: str) -> Callable[[bool], bool]:
+    """``may_mail`` for membership.subscribe: at most ``subscribe_hourly_limit``
+    posts that send a letter per client address and hour. The counter file is
+    rewritten for every post, letter or not, so the answer takes as long for a
+    known address as for a new one."""
+    def may_mail(sends: bool) -> bool:
+        from vykhukhol.web.clients import Counter, client_key
+
+        counter = Counter(data.state / "subscribes", SUBSCRIBE_WINDOW)
+        wait = counter.take(f"ip {client_key(client)}", site.settings["subscribe_hourly_limit"],
+                            count=sends)
+        return not (sends and wait)
+
+    return may_mail
+
+
+def _log_refusal(data: DataDir, site: Site, client: str, address: str, service: str) -> None:
+    from vykhukhol.runlog import RunLog
+
+    RunLog(data, "web").write(
+        f"subscribe: {client or '?'} is over subscribe_hourly_limit "
+        f"({site.settings['subscribe_hourly_limit']} an hour): {address} was not stored "
+        f"and no confirmation was sent for {service}")
 
 
 def _link(request: Request, site: Site) -> tuple[svc.Service, str, str]:

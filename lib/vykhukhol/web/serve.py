@@ -5,10 +5,16 @@ the renamed cron script ``/cgi/cron-<random>.py`` (only under the name it
 has in the CGI folder), and ``/admin/``. The ticker starts a sender run every
 minute in this process (``--no-ticker``: none). SIGTERM and SIGINT stop both
 cleanly: the ticker finishes the run it is in, then the server closes.
+
+waitress refuses a body larger than the app would take (``MAX_UPLOAD_BYTES``)
+with 413 before reading it, and drops a connection that sends nothing for
+``CHANNEL_TIMEOUT`` seconds. Work a page hands to ``Request.after`` (a
+confirmation letter) runs in one background thread, after the answer.
 """
 
 from __future__ import annotations
 
+import queue
 import re
 import signal
 import sys
@@ -18,13 +24,17 @@ from pathlib import Path
 
 from vykhukhol.datadir import CHECKOUT, DataDir
 from vykhukhol.errors import VykhukholError
-from vykhukhol.web.http import Response, redirect, respond
+from vykhukhol.web.http import AFTER, MAX_UPLOAD_BYTES, Response, redirect, respond
 
 TICK = 60.0  # seconds between two runs started by the ticker
+CHANNEL_TIMEOUT = 30  # seconds a connection may stay silent mid-request
+THREADS = 4
 CRON_NAME = re.compile(r"cron-[A-Za-z0-9_-]{4,64}\.py")
 
 
-def dispatcher(data: DataDir, cgi_dir: Path) -> Callable:
+def dispatcher(data: DataDir, cgi_dir: Path,
+               after: Callable[[list[Callable[[], None]]], None] | None = None) -> Callable:
+    """The one WSGI app of ``serve``; ``after`` runs work handed to ``Request.after``."""
     from vykhukhol.web.cgi import make_app
 
     apps = {name: make_app(name, data, cgi_dir) for name in ("subscribe", "confirm", "unsubscribe",
@@ -33,6 +43,8 @@ def dispatcher(data: DataDir, cgi_dir: Path) -> Callable:
     def app(environ: dict, start_response: Callable) -> Iterable[bytes]:
         # Mounted below a prefix (Passenger's SCRIPT_NAME "/lists"), links stay below it.
         mount = (environ.get("SCRIPT_NAME", "") or "").rstrip("/")
+        if after is not None:
+            environ[AFTER] = after
         path = environ.get("PATH_INFO", "") or "/"
         if path == "/":
             return respond(redirect(f"{mount}/admin/"), start_response)
@@ -51,6 +63,27 @@ def dispatcher(data: DataDir, cgi_dir: Path) -> Callable:
                        start_response, environ.get("REQUEST_METHOD") == "HEAD")
 
     return app
+
+
+class Afterwards(threading.Thread):
+    """Runs, one at a time, the work pages handed over to be done after their answer."""
+
+    def __init__(self) -> None:
+        super().__init__(name="vykhukhol-after", daemon=True)
+        self.work: queue.Queue[Callable[[], None] | None] = queue.Queue()
+
+    def submit(self, actions: list[Callable[[], None]]) -> None:
+        for action in actions:
+            self.work.put(action)
+
+    def run(self) -> None:
+        while (action := self.work.get()) is not None:
+            action()  # each is wrapped by http._logged: it never raises
+
+    def finish(self, timeout: float) -> None:
+        """Do what was handed over, then stop."""
+        self.work.put(None)
+        self.join(timeout)
 
 
 class Ticker(threading.Thread):
@@ -108,9 +141,15 @@ def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool
 
     cgi_dir = cgi_dir or CHECKOUT / "cgi"
     password = ensure_initialised(data, cgi_dir, local_url(host, port))
+    afterwards = Afterwards()
     try:
-        server = waitress.create_server(dispatcher(data, cgi_dir), host=host, port=port,
-                                        threads=4, ident="vykhukhol")
+        server = waitress.create_server(
+            dispatcher(data, cgi_dir, afterwards.submit), host=host, port=port, threads=THREADS,
+            ident="vykhukhol", max_request_body_size=MAX_UPLOAD_BYTES,
+            channel_timeout=CHANNEL_TIMEOUT,
+            # X-Forwarded-For reaches the app, which believes it only from
+            # trusted_proxies (web/clients.py); waitress would drop it.
+            clear_untrusted_proxy_headers=False)
     except OSError as exc:
         raise VykhukholError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     tick = Ticker(data) if ticker else None
@@ -134,6 +173,7 @@ def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool
     print(f"ticker: {'a sender run every minute' if tick else 'off'}", flush=True)
     if tick:
         tick.start()
+    afterwards.start()
     try:
         server.run()
     except KeyboardInterrupt:
@@ -143,4 +183,5 @@ def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool
             tick.stopping.set()
             tick.join(timeout=60)
         server.close()
+        afterwards.finish(timeout=60)
         print("Vykhukhol stopped", flush=True)

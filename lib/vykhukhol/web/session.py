@@ -3,10 +3,22 @@
 Sessions are random ids kept server-side in ``data/state/sessions`` (id →
 expiry), so logging out really ends one; the cookie is HttpOnly,
 SameSite=Strict and Secure under https. The CSRF token of a session is an HMAC
-of its id with the installation's secret. Wrong passwords are counted per
-client address in ``data/state/logins`` (so the count survives restarts and
-every CGI process sees it): after ``MAX_FAILURES`` the address is locked out
-for ``LOCKOUT`` seconds, right password or not.
+of its id with the installation's secret.
+
+A login POST that the browser says another site's page sent (Sec-Fetch-Site,
+else Origin against Host) is refused before any password is looked at, and
+counts nothing: another site cannot make the owner's browser lock the owner
+out.
+
+Password checks are counted in ``data/state/logins`` (so the count survives
+restarts and every CGI process sees it), each counted *before* the check in
+one locked step: at most ``MAX_FAILURES`` checks per client address per
+``LOCKOUT`` seconds, however many arrive at once. A logged-in browser gets a
+long-lived "known browser" cookie (on the status page the login leads to),
+signed with the password hash; a browser that shows one is counted by itself (``BROWSER_FAILURES``), not by
+address, so a stranger's failures from the owner's address (or a shared
+proxy) do not lock the owner out. A stranger cannot make one without the
+stored hash, and a password change invalidates them all.
 """
 
 from __future__ import annotations
@@ -18,10 +30,14 @@ import time
 
 from vykhukhol import state
 from vykhukhol.datadir import DataDir
+from vykhukhol.web.clients import Counter, client_key
 
 COOKIE = "vykhukhol_session"
+BROWSER_COOKIE = "vykhukhol_browser"  # "this browser logged in before"
 SESSION_SECONDS = 12 * 3600
-MAX_FAILURES = 5
+BROWSER_SECONDS = 180 * 86400  # how long a browser stays known
+MAX_FAILURES = 5      # password checks per client address per LOCKOUT
+BROWSER_FAILURES = 3  # password checks per known browser per LOCKOUT
 LOCKOUT = 15 * 60  # seconds
 
 
@@ -55,8 +71,12 @@ def end(data: DataDir, sid: str | None) -> None:
         state.change_kv(_path(data, "sessions"), lambda values: values.pop(sid, None))
 
 
-def end_all(data: DataDir) -> None:
-    state.write_kv(_path(data, "sessions"), {})
+def end_all(data: DataDir, keep: str | None = None) -> None:
+    """End every session (but ``keep``, the one changing the password)."""
+    def change(values: dict[str, str]) -> None:
+        for key in [k for k in values if k != keep]:
+            del values[key]
+    state.change_kv(_path(data, "sessions"), change)
 
 
 def csrf_token(secret: bytes, sid: str) -> str:
@@ -69,33 +89,71 @@ def csrf_ok(secret: bytes, sid: str | None, token: str | None) -> bool:
     return hmac.compare_digest(csrf_token(secret, sid), token)
 
 
-def _client_key(remote: str) -> str:
-    return "ip " + (remote or "unknown").replace("\t", " ")[:64]
+# --- the login form and its counters ---------------------------------------------
 
+def cross_site(environ: dict) -> bool:
+    """Whether the browser says this request was sent by another site's page.
 
-def locked_out(data: DataDir, remote: str) -> bool:
-    values = state.read_kv(_path(data, "logins"))
-    count, _, since = values.get(_client_key(remote), "0 0").partition(" ")
-    if not count.isdigit() or int(count) < MAX_FAILURES:
+    ``Sec-Fetch-Site`` decides when it is there (every current browser sends
+    it): anything but ``same-origin`` or ``none`` (typed, bookmarked) is
+    another site. Without it, an ``Origin`` that names another host than the
+    request's ``Host`` is. A request with neither is no browser's cross-site
+    form: a script can send it, but only from its own address, where it is
+    counted like any other."""
+    fetch = environ.get("HTTP_SEC_FETCH_SITE", "").strip().lower()
+    if fetch:
+        return fetch not in ("same-origin", "none")
+    origin = environ.get("HTTP_ORIGIN", "").strip().lower()
+    if not origin:
         return False
-    return time.time() - float(since or 0) < LOCKOUT
+    from urllib.parse import urlsplit
+
+    return urlsplit(origin).netloc != environ.get("HTTP_HOST", "").strip().lower()
 
 
-def note_failure(data: DataDir, remote: str) -> None:
-    key = _client_key(remote)
-
-    def change(values: dict[str, str]) -> None:
-        count, _, since = values.get(key, "0 0").partition(" ")
-        count = int(count) if count.isdigit() else 0
-        if count >= MAX_FAILURES and time.time() - float(since or 0) >= LOCKOUT:
-            count = 0  # an old lock-out has run out: start counting again
-        values[key] = f"{count + 1} {time.time():.0f}"
-
-    state.change_kv(_path(data, "logins"), change)
+def _browser_sig(stored_hash: str, browser: str) -> str:
+    # Keyed by the stored password hash: only settings.ini holds it, and a new
+    # password makes every earlier cookie worthless. (Not by security.secret,
+    # so the owner's browser stays known while the secret is being repaired.)
+    return hmac.new(stored_hash.encode(), f"browser|{browser}".encode(), hashlib.sha256).hexdigest()[:32]
 
 
-def note_success(data: DataDir, remote: str) -> None:
-    key = _client_key(remote)
-    path = _path(data, "logins")
-    if key in state.read_kv(path):
-        state.change_kv(path, lambda values: values.pop(key, None))
+def known_browser_cookie(stored_hash: str) -> str:
+    """A new "this browser logged in before" cookie value, bound to the password."""
+    browser = secrets.token_urlsafe(12)
+    return f"{browser}.{_browser_sig(stored_hash, browser)}"
+
+
+def known_browser(stored_hash: str, cookie: str | None) -> str | None:
+    """The browser id of a valid known-browser cookie, else None."""
+    browser, _, sig = (cookie or "").partition(".")
+    if not browser or len(cookie or "") > 100 or not sig.isascii() or not stored_hash:
+        return None
+    return browser if hmac.compare_digest(_browser_sig(stored_hash, browser), sig) else None
+
+
+def _logins(data: DataDir) -> Counter:
+    return Counter(_path(data, "logins"), LOCKOUT)
+
+
+def begin_attempt(data: DataDir, client: str, browser: str | None) -> float:
+    """Count a password check before it is made, as one locked step with the
+    look at the count: 0 if the check may go ahead, else the seconds to wait.
+    A known browser is counted by itself (``BROWSER_FAILURES``), anyone else
+    by address (``MAX_FAILURES``)."""
+    if browser:
+        return _logins(data).take(f"browser {browser}", BROWSER_FAILURES)
+    return _logins(data).take(f"ip {client_key(client)}", MAX_FAILURES)
+
+
+def attempt_succeeded(data: DataDir, client: str, browser: str | None) -> None:
+    """The right password: the try counted by begin_attempt is forgiven."""
+    _logins(data).forget(f"browser {browser}" if browser else f"ip {client_key(client)}")
+
+
+def begin_password_check(data: DataDir, sid: str) -> float:
+    """The "change password" page's check of the current one, counted like a
+    login but per session (a stolen session cannot guess the password): 0 if
+    it may go ahead, else the seconds to wait."""
+    key = hashlib.sha256(sid.encode()).hexdigest()[:24]
+    return _logins(data).take(f"session {key}", MAX_FAILURES)

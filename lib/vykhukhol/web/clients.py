@@ -1,0 +1,138 @@
+"""Who is asking, and how often: the client's address and per-client counters.
+
+``client_address`` is the one answer to "who sent this request", used by the
+login counter, the subscribe cap, ``cron_allow`` and the address stored with
+a subscriber. It is the direct peer (``REMOTE_ADDR``), unless that peer is
+one of the ``trusted_proxies``: then ``X-Forwarded-For`` is read from the
+right, skipping trusted hops, and the first untrusted one is the client. Hops
+left of it were written by the client itself and are never believed.
+
+A :class:`Counter` counts tries per client in one small state file
+(``data/state/logins``, ``data/state/subscribes``): the check and the count
+are one step under the file's record lock, so N parallel tries never get more
+than the limit through; entries expire with their window and the file keeps
+at most ``MAX_ENTRIES`` of them, so nobody can grow it without bound. IPv6
+clients are counted by their /64, which one household or server usually
+holds whole.
+
+It does not identify people: a shared address (a NAT, a proxy not listed as
+trusted) is one client.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from vykhukhol import files, state
+
+MAX_ENTRIES = 2000  # per counter file: a few hundred KB at most, read in a few ms
+
+
+def client_address(environ: dict, trusted_proxies: str) -> str:
+    """The client's address as far as we can trust it (see the module's docstring)."""
+    peer = environ.get("REMOTE_ADDR", "") or ""
+    if not trusted_proxies.strip():
+        return peer
+    import ipaddress
+
+    networks = []
+    for item in trusted_proxies.replace(",", " ").split():
+        try:
+            networks.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            continue  # settings refuse a bad value; a hand edit must not open anything
+
+    def trusted(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+        """The address if it is a trusted proxy, else None."""
+        try:
+            ip = ipaddress.ip_address(address.split("%")[0])
+        except ValueError:
+            return None
+        return ip if any(ip in net for net in networks) else None
+
+    if trusted(peer) is None:
+        return peer
+    hops = [hop.strip() for hop in environ.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+    for hop in reversed(hops):
+        try:
+            ip = ipaddress.ip_address(hop)
+        except ValueError:
+            break  # not an address: believe nothing further left; the last proxy is the client
+        if trusted(hop) is None:
+            return str(ip)
+        peer = str(ip)
+    return peer
+
+
+def client_key(address: str) -> str:
+    """What a client is counted by: its IPv4 address, or the /64 of an IPv6 one."""
+    import ipaddress
+
+    try:
+        ip = ipaddress.ip_address(address.split("%")[0])
+    except ValueError:
+        return "?" + "".join(ch for ch in address if ch.isprintable() and not ch.isspace())[:64]
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
+@dataclass(frozen=True)
+class Counter:
+    """At most ``limit`` tries per key in ``window`` seconds from the key's first try."""
+
+    path: Path
+    window: float  # seconds
+
+    def take(self, key: str, limit: int, count: bool = True,
+             clock: Callable[[], float] = time.time) -> float:
+        """Check and count one try of ``key`` as one step. Returns 0 when the try
+        may go ahead (and counts it, unless ``count`` is false), else the seconds
+        until the key may try again (nothing counted). The file is rewritten
+        either way, so a caller's answer time does not tell the two apart."""
+        now = clock()
+        wait = 0.0
+
+        def change(values: dict[str, str]) -> None:
+            nonlocal wait
+            tries, start = _entry(values.get(key))
+            if tries and now - start >= self.window:
+                tries = 0
+            if tries >= limit:
+                wait = max(1.0, start + self.window - now)
+            elif count:
+                values.pop(key, None)  # re-inserted last: the newest survive a cap
+                values[key] = f"{tries + 1} {start if tries else now:.0f}"
+            self._prune(values, now)
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        state.change_kv(self.path, change)
+        return wait
+
+    def forget(self, key: str) -> None:
+        """The key's tries are over (the right password came)."""
+        with files.record_lock(self.path):
+            if key in state.read_kv(self.path):
+                state.change_kv(self.path, lambda values: values.pop(key, None))
+
+    def _prune(self, values: dict[str, str], now: float) -> None:
+        for key in [k for k, v in values.items() if now - _entry(v)[1] >= self.window]:
+            del values[key]
+        if len(values) > MAX_ENTRIES:
+            # Keep the newest; among them nothing is lost that matters for long.
+            for key in list(values)[:len(values) - MAX_ENTRIES]:
+                del values[key]
+
+
+def _entry(value: str | None) -> tuple[int, float]:
+    """(tries, start of the window) of a stored ``"<tries> <start>"``."""
+    tries, _, start = (value or "").partition(" ")
+    try:
+        return (int(tries), float(start)) if tries.isdigit() else (0, 0.0)
+    except ValueError:
+        return 0, 0.0
