@@ -291,7 +291,8 @@ def watched(data) -> list[tuple[str, str, str]]:
 
     root = str(data.root)
     rels = [("file", "settings.ini"), ("empty", "state/blocked"),
-            ("empty", "state/news.journal"), ("dir", "services"), ("dir", "newsletters")]
+            ("empty", "state/news.journal"), ("empty", "state/unsent-confirmations"),
+            ("dir", "services"), ("dir", "newsletters")]
     for job in sorted(glob.glob(os.path.join(root, "newsletters", "*.job"))):
         rels.append(("file", os.path.relpath(job, root)))
     services_dir = os.path.join(root, "services")

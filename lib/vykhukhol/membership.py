@@ -118,7 +118,8 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
         to, whom = letter
 
         def mail_it() -> None:
-            send_confirmation(data, settings, service, to, whom)
+            if not send_confirmation(data, settings, service, to, whom):
+                state.note_unsent(data, service.name, to)  # the next cron run sends it
 
         (later or _at_once)(mail_it)
     return outcome

@@ -3,8 +3,9 @@
 Each is a tab-separated ``key<TAB>value`` file, rewritten atomically under its
 record lock: round-robin times (``served``), alert times (``alerts``), the
 block flag (``blocked``), sending-limit counters (``counters``), the
-per-service next-due summaries (``due-<service>``) and series letters that keep
-failing temporarily (``tempfail-<db>``).
+per-service next-due summaries (``due-<service>``), series letters that keep
+failing temporarily (``tempfail-<db>``), and the confirmation letters a
+subscribe page could not send (``unsent-confirmations``).
 """
 
 from __future__ import annotations
@@ -139,3 +140,30 @@ def lower_due(data: DataDir, service: str, moment: datetime | None, path: Path) 
 
 def forget_due(data: DataDir, service: str) -> None:
     files.remove(data.state / f"due-{service}")
+
+
+# --- confirmations a subscribe page could not send ----------------------------
+#
+# The page sends its confirmation after the answer; when the mail server is
+# down then, the address is noted here and the next run sends it (instead of
+# the first reminder, a reminder period later).
+
+UNSENT = "unsent-confirmations"
+
+
+def note_unsent(data: DataDir, service: str, email: str) -> None:
+    path = data.state / UNSENT
+    files.make_folder(path.parent)
+    with files.record_lock(path):
+        files.append_line(path, f"{service}\t{email}")
+
+
+def take_unsent(data: DataDir) -> list[tuple[str, str]]:
+    """The noted (service, address) pairs, once each, and the note emptied."""
+    path = data.state / UNSENT
+    if not path.exists():
+        return []
+    with files.record_lock(path):
+        pairs = [tuple(line.split("\t", 1)) for line in files.read_lines(path) if "\t" in line]
+        files.remove(path)
+    return list(dict.fromkeys(pairs))
