@@ -158,7 +158,7 @@ def resend_confirmations(run: Run) -> bool:
     (state.note_unsent): sent now, inside the sending limits, to addresses
     still unconfirmed. One that fails again temporarily waits for the next run.
     Always True."""
-    waiting = state.take_unsent(run.data)
+    waiting = state.take_unsent(run.data, run.now())
     if not waiting:
         return True
     from vykhukhol import compose, mail  # the e-mail package: only when there is one
@@ -173,7 +173,7 @@ def resend_confirmations(run: Run) -> bool:
             continue  # confirmed by a later letter, or gone
         if run.stopped or run.time_left() <= 0 or not run.allowance.take():
             for later in waiting[index:]:
-                state.note_unsent(run.data, *later)
+                state.note_unsent(run.data, *later, EPOCH)
             break
         try:
             message = compose.confirmation(service, run.settings, sub.email, sub.name,
@@ -186,7 +186,7 @@ def resend_confirmations(run: Run) -> bool:
             run.log.write(f"{name}: the confirmation for {sub.email} failed again: {exc.detail}")
             if exc.temporary:  # the server is still down: all of them wait for the next run
                 for later in waiting[index:]:
-                    state.note_unsent(run.data, *later)
+                    state.note_unsent(run.data, *later, EPOCH)
                 break
             continue
         run.report.sent[name] += 1
