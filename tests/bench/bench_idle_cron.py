@@ -63,7 +63,7 @@ def main() -> None:
     kit.banner(f"bench_idle_cron: {SERVICES} services, sizes {args.sizes}, {args.runs} runs each")
     base = Path(tempfile.mkdtemp(prefix="vyk-bench-idle-", dir=args.tmp))
     rows = []
-    medians, above = {}, {}
+    medians, above, cpu_medians, floor_medians = {}, {}, {}, {}
     try:
         root, data = kit.make_install(base)
         services = [kit.add_service(data, f"list{i}", letters=[("Lesson 1", FAR, "Hello.\n")])
@@ -96,6 +96,7 @@ def main() -> None:
             floor = kit.median(floors)
             medians[size] = kit.median(times)
             above[size] = medians[size] - floor
+            cpu_medians[size], floor_medians[size] = kit.median(cpus), floor
             rows.append((kit.human(size), kit.ms(first), f"{summaries}/{SERVICES}",
                          f"{quick}/{args.runs}", kit.ms(kit.median(times)), kit.ms(kit.p90(times)),
                          kit.ms(min(times)), kit.ms(floor), kit.ms(above[size]),
@@ -118,6 +119,11 @@ def main() -> None:
         verdict = "met" if large <= 1.2 * small else "MISSED"
         print(f"goal {kit.human(max(sizes))} <= 1.2 x {kit.human(min(sizes))}: {verdict} "
               f"({large / small:.2f}x)")
+        big, little = max(sizes), min(sizes)
+        # The load moves the floor itself between sizes; these ratios leave it out.
+        print(f"  same ratio of: the floor {floor_medians[big] / floor_medians[little]:.2f}x, "
+              f"median - floor {above[big] / max(above[little], 1e-9):.2f}x, "
+              f"CPU {cpu_medians[big] / cpu_medians[little]:.2f}x")
     print(f"load at end {kit.load()}")
 
 
