@@ -246,9 +246,12 @@ def _log(root: str, lease: str, now, message: str) -> None:
 def _cgi_answer(text: str) -> None:
     import sys
 
+    from vykhukhol.web.headers import SECURITY_HEADERS  # what every answer of ours carries
+
     body = text.encode()
-    head = (f"Status: 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    fields = [("Status", "200 OK"), ("Content-Type", "text/plain; charset=utf-8"),
+              ("Content-Length", str(len(body))), *SECURITY_HEADERS]
+    head = "".join(f"{name}: {value}\r\n" for name, value in fields).encode() + b"\r\n"
     out = sys.stdout.buffer
     out.write(head if os.environ.get("REQUEST_METHOD", "GET").upper() == "HEAD" else head + body)
     out.flush()

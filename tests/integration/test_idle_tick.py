@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from test_cgi import install  # noqa: F401 - the copied installation, as test_cgi.py makes it
+from webtools import assert_security_headers
 
 from vykhukhol import idle, membership, newsletters, sender, state
 from vykhukhol import services as svc
@@ -291,6 +292,7 @@ def test_the_full_cgi_cron_writes_the_proof_and_the_next_tick_uses_it(install) -
     assert (install.data.state / "idle").exists()
     second = install.run(script)
     assert second.status == 200 and "nothing due before" in second.body
+    assert_security_headers(second)  # the same headers as the full way's answer
     svc.edit_service(install.data, "news", {"enabled": "yes"})  # the admin turns it on
     third = install.run(script)
     assert "run started" in third.body
