@@ -28,9 +28,8 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 from vykhukhol.errors import LockBusy, StorageError
 
@@ -153,8 +152,7 @@ def _replace(path: Path, chunks: Iterable[bytes], new_mode: int) -> None:
 _COPY_BLOCK = 1 << 20  # bytes copied at a time by splice
 
 
-@dataclass
-class Spliced:
+class Spliced(NamedTuple):
     """What :func:`splice` wrote: the CRC-32 of the old file's first ``upto``
     bytes as it found them, of the new file's bytes that took their place
     (its first ``new_upto`` bytes), and of the new file's first ``mark``
@@ -413,6 +411,34 @@ def record_lock(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
                            "check the folder's permissions and free space") from None
 
 
+@contextlib.contextmanager
+def quick_record_lock(path: str | Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """The same lock as :func:`record_lock` (``flock`` on ``<path>.lock``, which
+    is what filelock takes on POSIX), without importing filelock: for the idle
+    cron tick (:mod:`vykhukhol.idle`), whose whole cost is its imports. Not
+    reentrant. Raises OSError when it cannot be had in ``timeout`` seconds."""
+    import fcntl
+    import time
+
+    fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, _LOCK_MODE)
+    try:
+        give_up = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > give_up:
+                    raise
+                time.sleep(0.01)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
 def drop_lock(path: Path) -> bool:
     """Delete ``<path>.lock`` unless someone holds it; True if it went.
 
@@ -432,8 +458,7 @@ def drop_lock(path: Path) -> bool:
     return True
 
 
-@dataclass
-class Holder:
+class Holder(NamedTuple):  # not a dataclass: the idle cron tick imports this module
     """Who holds a busy rename lock, as far as the lock file tells."""
 
     lease: str

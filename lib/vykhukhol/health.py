@@ -8,6 +8,8 @@ Nothing here changes anything.
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +20,42 @@ from vykhukhol.errors import VykhukholError
 from vykhukhol.settings import Settings
 
 Translate = Callable[..., str]
+
+# Modules every cron tick or page loads: if their bytecode is missing or stale
+# for the interpreter running now, the others are too (compileall does all).
+KEY_MODULES = ("vykhukhol/__init__.py", "vykhukhol/idle.py", "vykhukhol/files.py",
+               "vykhukhol/sender.py", "vykhukhol/web/http.py")
+LIB = Path(__file__).resolve().parents[1]
+
+
+def bytecode_missing(lib: Path = LIB) -> list[str]:
+    """The key modules whose compiled file for this interpreter is missing or
+    stale (its header names another source time or size). A process that cannot
+    write __pycache__ (CGI as www-data, files owned by the FTP user) compiles
+    every module on every request, about 70 ms each time."""
+    missing = []
+    for name in KEY_MODULES:
+        source = lib / name
+        try:
+            info = os.stat(source)
+            with open(importlib.util.cache_from_source(str(source)), "rb") as compiled:
+                header = compiled.read(16)
+        except (OSError, NotImplementedError):
+            missing.append(name)
+            continue
+        flags = int.from_bytes(header[4:8], "little")
+        if header[:4] != importlib.util.MAGIC_NUMBER:
+            missing.append(name)
+        elif flags == 0:  # timestamp-based: the source's time and size as compiled
+            if int.from_bytes(header[8:12], "little") != int(info.st_mtime) & 0xFFFFFFFF \
+                    or int.from_bytes(header[12:16], "little") != info.st_size & 0xFFFFFFFF:
+                missing.append(name)
+        elif flags & 0b10:  # checked hash (survives an upload's new file times)
+            with open(source, "rb") as text:
+                if importlib.util.source_hash(text.read()) != header[8:16]:
+                    missing.append(name)
+    return missing
+
 
 NO_SECRET = ("security.secret is missing or shorter than 32 characters: the subscriber pages, the "
              "links in letters and the sender refuse to work until it is set with "
@@ -65,6 +103,10 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
         for name, domain in dkim.misaligned(signer, compose.senders(data, settings)):
             found.append(_("Service {service} sends from {domain}, which the DKIM signature of {signer} does not align with for DMARC: make a key for {domain}.",
                            service=name, domain=domain, signer=signer))
+    stale = bytecode_missing()
+    if stale:
+        found.append(_("Compiled bytecode is missing or out of date for this Python ({count} of the key modules, e.g. {module}): every request compiles the code again (about 70 ms). Compile it as README section 14, step 1 says (`python3 -m compileall -q --invalidation-mode checked-hash lib`) and upload it with each new version.",
+                       count=len(stale), module=stale[0]))
     if not settings["admin_email"]:
         found.append(_("admin_email is empty: alerts and reports are only logged."))
     from vykhukhol.bounces import record as bounce_record

@@ -118,7 +118,11 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
         to, whom = letter
 
         def mail_it() -> None:
-            send_confirmation(data, settings, service, to, whom)
+            # Noted first: if the letter does not go (mail server down, process
+            # killed after the answer), the next cron run sends it.
+            state.note_unsent(data, service.name, to, now())
+            if send_confirmation(data, settings, service, to, whom):
+                state.drop_unsent(data, service.name, to)
 
         (later or _at_once)(mail_it)
     return outcome

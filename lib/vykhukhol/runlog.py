@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import sys
 from collections import deque
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
 from vykhukhol import files
-from vykhukhol.datadir import DataDir
 from vykhukhol.errors import StorageError
 from vykhukhol.timeutil import format_time, now
+
+if TYPE_CHECKING:  # the idle cron tick imports this module: no dataclasses, no pathlib
+    from vykhukhol.datadir import DataDir
 
 MAX_BYTES = 1_000_000  # one log file before rotation
 KEEP = 3               # rotated files kept
 
 
-@dataclass
-class Entry:
+class Entry(NamedTuple):
     time: str
     lease: str
     level: str

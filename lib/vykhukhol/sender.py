@@ -37,7 +37,7 @@ from itertools import islice
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from vykhukhol import alerts, dueindex, files, journal, newsletters, schedule, state
+from vykhukhol import alerts, dueindex, files, idle, journal, newsletters, schedule, state
 from vykhukhol import services as svc
 from vykhukhol import subscribers as subs
 from vykhukhol.addresses import email_key
@@ -71,7 +71,7 @@ def run(data: DataDir, settings: Settings, clock: Callable[[], float] = time.mon
     current.log.write(f"run started (time_limit {format_duration(current.time_limit)}, "
                       f"news_per_run {current.news_left}, serial_per_run {current.serial_left})")
     try:
-        if check_mode(current) and read_bounces(current) \
+        if check_mode(current) and read_bounces(current) and resend_confirmations(current) \
                 and send_newsletters(current) is not LOST:                  # steps 1, 2
             service = choose_service(current)                               # step 3
             if service is not None:
@@ -93,6 +93,7 @@ def run(data: DataDir, settings: Settings, clock: Callable[[], float] = time.mon
         current.log.write(f"run ended after {current.elapsed():.1f}s: "
                           f"{current.report.outcome.label('en')}; "
                           f"letters {sum(current.report.sent.values())}")
+        idle.after_run(current)  # nothing due: the proof that lets the next ticks skip all this
     return current.report
 
 
@@ -143,6 +144,47 @@ def read_bounces(run: Run) -> bool:
     summary = sources.read_mailbox(run.data, run.settings, budget, run.clock)
     if summary.read or summary.repeated or summary.problem:
         (run.log.error if summary.problem else run.log.write)(summary.text())
+    return True
+
+
+def resend_confirmations(run: Run) -> bool:
+    """Confirmation letters a subscribe page could not send after its answer
+    (state.note_unsent): sent now, inside the sending limits, to addresses
+    still unconfirmed. One that fails again temporarily waits for the next run.
+    Always True."""
+    waiting = state.take_unsent(run.data, run.now())
+    if not waiting:
+        return True
+    from vykhukhol import compose, mail  # the e-mail package: only when there is one
+
+    for index, (name, email) in enumerate(waiting):
+        try:
+            service = svc.find_service(run.data, name)
+        except (NotFound, BadInput):
+            continue
+        sub = subs.find(service.subscribers_path, email)
+        if sub is None or sub.state.confirmed:
+            continue  # confirmed by a later letter, or gone
+        if run.stopped or run.time_left() <= 0 or not run.allowance.take():
+            for later in waiting[index:]:
+                state.note_unsent(run.data, *later, EPOCH)
+            break
+        try:
+            message = compose.confirmation(service, run.settings, sub.email, sub.name,
+                                           run.lease, run.now(), run.presses)
+            run.transport().send(message, sub.email)
+        except BadInput as exc:
+            run.log.error(f"{name}: the confirmation for {sub.email} cannot be made: {exc.message}")
+            continue
+        except mail.DeliveryError as exc:
+            run.log.write(f"{name}: the confirmation for {sub.email} failed again: {exc.detail}")
+            if exc.temporary:  # the server is still down: all of them wait for the next run
+                for later in waiting[index:]:
+                    state.note_unsent(run.data, *later, EPOCH)
+                break
+            continue
+        run.report.sent[name] += 1
+        run.log.write(f"{name}: sent the confirmation the subscribe page could not send to {sub.email}")
     return True
 
 

@@ -384,6 +384,12 @@ def _set_up(site: Site) -> None:
     """The steps of docs/deploy-notes.md, then a service with one letter."""
     upload(site.install)
     vendored = vendor(DEPENDENCIES, site.install / "lib")
+    # Step 1, end: the bytecode, compiled by the files' owner for the Python the
+    # web server runs; www-data cannot write lib/__pycache__ (README 14).
+    python = python_for_web_user()
+    subprocess.run([python, "-m", "compileall", "-q", "--invalidation-mode", "checked-hash",
+                    str(site.install / "lib")], check=True,
+                   capture_output=True, timeout=300)
     write_htaccess(site.install)
     set_modes(site.install)
     if site.pointer:  # step 5, the other way: the data outside the web root
@@ -406,14 +412,15 @@ def _set_up(site: Site) -> None:
         ("service", "enable", "news"))
 
     # A clear message here beats a bare 500 from every script.
-    python = python_for_web_user()
     check = subprocess.run(
         [python, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
-         "import filelock, jinja2, multipart, email_validator, vykhukhol.web.public",
+         "import filelock, jinja2, multipart, email_validator, vykhukhol.web.public; "
+         "from vykhukhol import health; print(health.bytecode_missing())",
          str(site.install / "lib")], capture_output=True, text=True, timeout=60, cwd="/",
         **as_web_user())
     assert check.returncode == 0, f"{python} as {WEB_USER} cannot import from lib/ " \
                                   f"(vendored {vendored}): {check.stderr}"
+    assert check.stdout.strip() == "[]", f"bytecode missing for {python}: {check.stdout}"
     (site.root / "bin" / "python3").symlink_to(python)
 
 

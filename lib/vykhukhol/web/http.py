@@ -26,6 +26,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl
 
 from vykhukhol.errors import BadInput, VykhukholError
+from vykhukhol.web.headers import SECURITY_HEADERS  # one list: the idle cron tick sends it too
 from vykhukhol.web.response import Response
 
 # http.cookies (the admin's) and html (the page of last resort) are imported
@@ -37,16 +38,6 @@ MAX_UPLOAD_BYTES = 20 * 1024 * 1024  # admin imports
 MAX_FIELDS = 200
 AFTER = "vykhukhol.after"  # environ key: a callable that runs work after the answer
 BROKEN_ESCAPE = re.compile(rb"%(?![0-9A-Fa-f]{2})")
-
-SECURITY_HEADERS = [
-    ("X-Content-Type-Options", "nosniff"),
-    ("X-Frame-Options", "DENY"),
-    ("Referrer-Policy", "no-referrer"),  # links carry tokens: never leak them
-    ("Content-Security-Policy",
-     "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
-    ("Cache-Control", "no-store"),
-]
 
 STATUS_TEXT = {200: "OK", 204: "No Content", 303: "See Other", 400: "Bad Request",
                403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
