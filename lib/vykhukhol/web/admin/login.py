@@ -32,9 +32,7 @@ def login(admin: Admin, args: dict) -> Response:
     browser = session.known_browser(stored, request.cookies.get(session.BROWSER_COOKIE))
     wait = session.begin_attempt(admin.data, client, browser)
     if wait:
-        return login_page(admin, 429, admin._(
-            "Too many wrong passwords. Try again in {minutes} minutes.",
-            minutes=session.LOCKOUT // 60))
+        return login_page(admin, 429, too_many(admin))
     if not stored or not auth.verify_password(form.get("password", ""), stored):
         return login_page(admin, 403, admin._(
             "Wrong password." if stored else "No admin password is set: run `vykhukhol password`."))
@@ -86,8 +84,7 @@ def password_change(admin: Admin, args: dict) -> Response:
         return admin.page("password.html", status, error=message)
 
     if session.begin_password_check(admin.data, admin.sid or ""):
-        return refuse(429, admin._("Too many wrong passwords. Try again in {minutes} minutes.",
-                                   minutes=session.LOCKOUT // 60))
+        return refuse(429, too_many(admin))
     if not stored or not auth.verify_password(current, stored):
         return refuse(403, admin._("The current password is wrong; nothing changed."))
     if new != again:
@@ -101,3 +98,9 @@ def password_change(admin: Admin, args: dict) -> Response:
     session.end_all(admin.data, keep=admin.sid)
     # This browser's known-browser cookie is renewed on its next status page.
     return admin.done("/password", admin._("Password changed. Every other session has ended."))
+
+
+def too_many(admin: Admin) -> str:
+    """The lock-out's message, its minutes in the language's plural form."""
+    return admin._n("Too many wrong passwords. Try again in {n} minute.",
+                    "Too many wrong passwords. Try again in {n} minutes.", session.LOCKOUT // 60)
