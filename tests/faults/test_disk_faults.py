@@ -144,7 +144,9 @@ class Fault:
         self.harmless = False  # the struck write went through all the same
 
     def install(self, monkeypatch) -> None:
-        for name in ("atomic_write", "append_line"):
+        # (a subscriber file is rewritten by splice since the due index: the
+        # changed lines replaced, every other byte copied through)
+        for name in ("atomic_write", "atomic_write_bytes", "splice", "append_line"):
             monkeypatch.setattr(files, name, self._wrap(getattr(files, name)))
         # A journal is held open for the run: opening it and each line are writes.
         for name in ("__init__", "append"):
