@@ -160,6 +160,18 @@ def _size(value: Any, limit: int = MAX_SIZE) -> int:
     return total
 
 
+def _capped_join(pieces: Iterable[str]) -> str:
+    """The pieces joined, refused as soon as they pass :data:`MAX_OUTPUT`."""
+    parts, total = [], 0
+    for piece in pieces:
+        total += len(piece)
+        if total > MAX_OUTPUT:
+            raise _TooCostly("the template would write more than {limit} characters",
+                             limit=MAX_OUTPUT)
+        parts.append(piece)
+    return "".join(parts)
+
+
 def _refuse_over(estimate: int) -> None:
     if estimate > MAX_SIZE:
         raise _TooCostly("a value would be longer than {limit} characters", limit=MAX_SIZE)
@@ -522,14 +534,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
 
     def concat(self, pieces: Iterable[str]) -> str:  # type: ignore[override]
         """The output of a macro, a ``{% set %}`` block or a filter block."""
-        parts, total = [], 0
-        for piece in pieces:
-            total += len(piece)
-            if total > MAX_OUTPUT:
-                raise _TooCostly("the template would write more than {limit} characters",
-                                 limit=MAX_OUTPUT)
-            parts.append(piece)
-        return "".join(parts)
+        return _capped_join(pieces)
 
     @staticmethod
     def printed(value: Any) -> Any:
@@ -620,14 +625,7 @@ def _render(source: str, context: dict[str, Any], what: str, html: bool,
     _active.budget = budget or Budget()
     pieces = template.generate(context)
     try:
-        parts, total = [], 0
-        for piece in pieces:
-            total += len(piece)
-            if total > MAX_OUTPUT:
-                raise _TooCostly("the template would write more than {limit} characters",
-                                 limit=MAX_OUTPUT)
-            parts.append(piece)
-        return "".join(parts)
+        return _capped_join(pieces)
     except _TooCostly as exc:
         line = _template_line(exc)
         raise OverBudget(what, line, exc.reason, **exc.values) from None
