@@ -220,3 +220,29 @@ def test_a_bad_value_written_into_settings_ini_is_reported_in_the_pages_language
     assert "Mars/Olympus" in ini.read_text()
     status, page = admin.get("/")
     assert shown in page
+
+
+def test_the_bounces_page_shows_the_logged_reasons_in_the_page_language(site):
+    """bounces.log keeps English, like every log; the page translates each known
+    piece of a reason and shows a mail server's own words as written."""
+    from vykhukhol.bounces import record
+
+    record.write(site.data, [
+        record.line("m1", "permanent", "service news", "a@example.org", "imap",
+                    "permanent failure reported for a@example.org (5.1.1)"),
+        record.line("m2", "unknown tag", "-", "-", "pipe",
+                    "a tag that matches nobody (forged, altered, or the address left the list); "
+                    "kept: not a bounce report"),
+        record.line("m3", "temporary", "service news", "b@example.org", "imap",
+                    "temporary failure reported for b@example.org; no tag"),
+    ])
+    status, page = _admin(site, "ru").get("/bounces")
+    assert status == 200
+    text = html.unescape(page)
+    assert "сообщено о постоянной ошибке доставки для a@example.org (5.1.1)" in text
+    assert ("метка не подходит ни к кому (подделана, изменена или адрес уже покинул список); "
+            "сохранено для администратора: не отчёт о недоставке") in text
+    assert "сообщено о временной ошибке доставки для b@example.org; без метки" in text
+    assert "failure reported" not in text
+    status, page = _admin(site, "en").get("/bounces")
+    assert "permanent failure reported for a@example.org (5.1.1)" in html.unescape(page)

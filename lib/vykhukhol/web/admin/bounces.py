@@ -2,11 +2,67 @@
 
 from __future__ import annotations
 
+import re
+
 from vykhukhol.errors import NotFound
 from vykhukhol.web.admin.core import Admin, local_time, route
 from vykhukhol.web.http import Response
 
 BOUNCES_SHOWN = 200     # newest bounce results and kept messages listed
+
+
+def _(text: str) -> str:
+    """Marks a text for the catalog; it is translated where it is shown."""
+    return text
+
+
+# The reasons the bounce reader writes to bounces.log (in English, like every
+# log), each matched whole and shown in the page's language.
+_REASONS = [(re.compile(pattern), template) for pattern, template in (
+    (r"not a bounce report", _("not a bounce report")),
+    (r"a spam complaint \(feedback report\)", _("a spam complaint (feedback report)")),
+    (r"asked to unsubscribe by mail", _("asked to unsubscribe by mail")),
+    (r"an automatic reply \(vacation or similar\)", _("an automatic reply (vacation or similar)")),
+    (r"the bounce detectors could not read it \((?P<error>\w+)\)",
+     _("the bounce detectors could not read it ({error})")),
+    (r"cannot be parsed: (?P<error>\w+)", _("cannot be parsed: {error}")),
+    (r"permanent failure reported for (?P<addresses>[^()]+) \((?P<status>[0-9.]+)\)",
+     _("permanent failure reported for {addresses} ({status})")),
+    (r"permanent failure reported for (?P<addresses>[^()]+)",
+     _("permanent failure reported for {addresses}")),
+    (r"temporary failure reported for (?P<addresses>[^()]+) \((?P<status>[0-9.]+)\)",
+     _("temporary failure reported for {addresses} ({status})")),
+    (r"temporary failure reported for (?P<addresses>[^()]+)",
+     _("temporary failure reported for {addresses}")),
+    (r"no tag of ours", _("no tag of ours")),
+    (r"no tag", _("no tag")),
+    (r"a tag that matches nobody \(forged, altered, or the address left the list\)",
+     _("a tag that matches nobody (forged, altered, or the address left the list)")),
+    (r"the report names (?P<addresses>.+), not the address the tag was made for: kept for the admin",
+     _("the report names {addresses}, not the address the tag was made for: kept for the admin")),
+    (r"processed before", _("processed before")),
+)]
+_KIND_FIRST = re.compile(r"(?P<kind>permanent|temporary|complaint|unsubscribe|auto-reply|kept|"
+                         r"refused): (?P<rest>.+)")
+
+
+def _reason(admin: Admin, text: str) -> str:
+    """A logged reason in the page's language, piece by piece ("; " apart);
+    a piece it does not know (a mail server's own words) is shown as written."""
+    shown = []
+    for piece in text.split("; "):
+        kind_first = _KIND_FIRST.fullmatch(piece)
+        if kind_first:
+            shown.append(f"{_bounce_kind(admin, kind_first['kind'])}: "
+                         f"{_reason(admin, kind_first['rest'])}")
+            continue
+        for pattern, template in _REASONS:
+            found = pattern.fullmatch(piece)
+            if found:
+                piece = admin._(template, **found.groupdict())
+                break
+        shown.append(piece)
+    return "; ".join(shown)
 
 
 def _bounce_kind(admin: Admin, kind: str) -> str:
@@ -36,7 +92,7 @@ def bounces_page(admin: Admin, args: dict) -> Response:
 
     rows = [{"when": local_time(admin.settings, line.time), "kind": _bounce_kind(admin, line.kind),
              "target": _bounce_target(admin, line.target), "address": line.address,
-             "source": line.source, "reason": line.reason}
+             "source": line.source, "reason": _reason(admin, line.reason)}
             for line in record.recent(admin.data, BOUNCES_SHOWN)]
     kept = record.kept_messages(admin.data)[:BOUNCES_SHOWN]
     return admin.page("bounces.html", rows=rows, kept=kept,
