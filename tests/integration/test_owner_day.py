@@ -279,3 +279,16 @@ def test_list_commands_print_a_header_row_first(site):
     assert site.cli("letter", "list", "news").stdout.splitlines()[0].startswith("#number\tdelay")
     lines = site.cli("subscriber", "list", "news").stdout.splitlines()
     assert lines[0].startswith("#email\tname\tstate") and lines[1].startswith("a@example.org\t")
+
+
+def test_commands_named_in_admin_sentences_show_as_code_not_backticks(site):
+    app, cookie, _ = _admin(site)
+    page = _get(app, cookie, "/bounces")
+    assert "<code>vykhukhol bounce</code>" in page and "`vykhukhol bounce`" not in page
+
+
+def test_backticks_in_user_text_make_only_escaped_code_spans():
+    from vykhukhol.web.pages import code_spans
+
+    shown = str(code_spans("name `<script>x</script>` and `ok`"))
+    assert "<script>" not in shown and "<code>ok</code>" in shown

@@ -7,10 +7,12 @@ Every template gets ``t(key, **values)`` for its sentences and ``lang``.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
 import jinja2
+from markupsafe import Markup, escape
 
 from vykhukhol.i18n import t
 from vykhukhol.web.response import Response
@@ -26,7 +28,17 @@ def _environment(override: str | None) -> jinja2.Environment:
     loaders.append(jinja2.FileSystemLoader(str(TEMPLATES)))
     env = jinja2.Environment(loader=jinja2.ChoiceLoader(loaders), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)
+    env.filters["code"] = code_spans
     return env
+
+
+_BACKTICKS = re.compile(r"`([^`<>]+)`")
+
+
+def code_spans(text: object) -> Markup:
+    """``text`` escaped, with each `command` in backticks shown as <code> (the
+    sentences name commands to type; backticks are how they are written)."""
+    return Markup(_BACKTICKS.sub(r"<code>\1</code>", str(escape(text))))
 
 
 def render(template_name: str, lang: str, status: int = 200, override: Path | None = None,
