@@ -503,48 +503,59 @@ def _wait_for_letters(smtp_server, count: int, timeout: float = 10) -> list:
 
 # --- the tests --------------------------------------------------------------------------
 
-def test_a_subscriber_goes_the_whole_way_through_apache_and_wget(apache: Site, smtp_server) -> None:
-    """Subscribe, confirm, a cron run fetched by wget and a one-click unsubscribe all work under mod_cgi."""
-    apache.cli_batch(("settings", "set", "mail.transport", "smtp"),
-                     ("settings", "set", "mail.smtp_host", "127.0.0.1"),
-                     ("settings", "set", "mail.smtp_port", str(smtp_server.port)),
-                     ("settings", "set", "mail.from_email", "news@example.org"))
-    address = "reader@example.com"
-
-    form_page = fetch(f"{apache.base}/cgi/subscribe.py?service=news")
-    assert form_page.status == 200, (form_page, apache.error_log())
+def subscribe_and_confirm(site, smtp_server, address: str) -> None:
+    """Point the site at the test SMTP server, subscribe ``address`` through the
+    form and confirm it by the button behind the letter's link (also used by
+    tests/integration/test_passenger.py)."""
+    site.cli_batch(("settings", "set", "mail.transport", "smtp"),
+                   ("settings", "set", "mail.smtp_host", "127.0.0.1"),
+                   ("settings", "set", "mail.smtp_port", str(smtp_server.port)),
+                   ("settings", "set", "mail.from_email", "news@example.org"))
+    form_page = fetch(f"{site.base}/cgi/subscribe.py?service=news")
+    assert form_page.status == 200, (form_page, site.error_log())
     action, fields = only_form(form_page)
     assert action == "subscribe.py", form_page
     fields.update(email=address, name="Reader")
-    answer = fetch(f"{apache.base}/cgi/{action}", fields)
-    assert answer.status == 200, (answer, apache.error_log())
-    assert apache.subscriber_states("news") == {address: "new"}
+    answer = fetch(f"{site.base}/cgi/{action}", fields)
+    assert answer.status == 200, (answer, site.error_log())
+    assert site.subscriber_states("news") == {address: "new"}
 
     letters = _wait_for_letters(smtp_server, 1)
-    assert len(letters) == 1, apache.error_log()
+    assert len(letters) == 1, site.error_log()
     assert letters[0].rcpt_tos == [address]
-    links = re.findall(rf"{re.escape(apache.base)}/cgi/confirm\.py\?\S+", plain_text(letters[0].message))
+    links = re.findall(rf"{re.escape(site.base)}/cgi/confirm\.py\?\S+", plain_text(letters[0].message))
     assert len(links) == 1, plain_text(letters[0].message)
 
     button = fetch(links[0])
     assert button.status == 200, button
-    assert apache.subscriber_states("news") == {address: "new"}, "a GET must change nothing"
+    assert site.subscriber_states("news") == {address: "new"}, "a GET must change nothing"
     action, fields = only_form(button)
     assert action == "confirm.py", button
-    confirmed = fetch(f"{apache.base}/cgi/{action}", fields)
-    assert confirmed.status == 200, (confirmed, apache.error_log())
-    assert apache.subscriber_states("news") == {address: "active"}
+    confirmed = fetch(f"{site.base}/cgi/{action}", fields)
+    assert confirmed.status == 200, (confirmed, site.error_log())
+    assert site.subscriber_states("news") == {address: "active"}
 
-    run = subprocess.run([WGET, "-q", "-t", "1", "-O", "-", apache.cron_url],
+
+def cron_by_wget_sends_lesson_one(site, smtp_server, address: str):
+    """Fetch the cron URL with the real wget; letter 1 of the series arrives. Returns it."""
+    run = subprocess.run([WGET, "-q", "-t", "1", "-O", "-", site.cron_url],
                          capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, (run.returncode, run.stderr, apache.error_log())
+    assert run.returncode == 0, (run.returncode, run.stderr, site.error_log())
     letters = _wait_for_letters(smtp_server, 2)
-    assert len(letters) == 2, (run.stdout, apache.error_log())
+    assert len(letters) == 2, (run.stdout, site.error_log())
     lesson = letters[1].message
     assert letters[1].rcpt_tos == [address]
     assert lesson["Subject"] == "Lesson one"
     assert "Hello Reader, this is lesson one." in plain_text(lesson)
     assert run.stdout.startswith(f"run {lesson['X-Vykhukhol-Run']}\n"), run.stdout
+    return lesson
+
+
+def test_a_subscriber_goes_the_whole_way_through_apache_and_wget(apache: Site, smtp_server) -> None:
+    """Subscribe, confirm, a cron run fetched by wget and a one-click unsubscribe all work under mod_cgi."""
+    address = "reader@example.com"
+    subscribe_and_confirm(apache, smtp_server, address)
+    lesson = cron_by_wget_sends_lesson_one(apache, smtp_server, address)
     assert "List-Unsubscribe-Post" not in lesson  # an http site: no one-click (RFC 8058 3.1)
     unsubscribe_url = re.match(r"<(\S+)>, <mailto:", str(lesson["List-Unsubscribe"])).group(1)
     assert unsubscribe_url.startswith(f"{apache.base}/cgi/unsubscribe.py?"), unsubscribe_url

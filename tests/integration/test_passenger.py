@@ -42,15 +42,14 @@ from test_apache import (  # the mod_cgi test's installation steps and HTTP help
     MODULES,
     PASSWORD,
     WEB_USER,
-    WGET,
     Site,
-    _wait_for_letters,
     _wait_for_port,
+    cron_by_wget_sends_lesson_one,
     fetch,
     only_form,
-    plain_text,
     python_for_web_user,
     set_modes,
+    subscribe_and_confirm,
     traversable,
     upload,
     vendor,
@@ -254,31 +253,8 @@ def test_a_subscriber_goes_the_whole_way_through_passenger_and_wget(passenger: P
                                                                    smtp_server) -> None:
     """Subscribe, confirm and a cron run fetched by wget work with the app mounted at /lists."""
     site = passenger
-    site.cli_batch(("settings", "set", "mail.transport", "smtp"),
-                   ("settings", "set", "mail.smtp_host", "127.0.0.1"),
-                   ("settings", "set", "mail.smtp_port", str(smtp_server.port)),
-                   ("settings", "set", "mail.from_email", "news@example.org"))
     address = "reader@example.com"
-
-    form_page = fetch(f"{site.base}/cgi/subscribe.py?service=news")
-    assert form_page.status == 200, (form_page, site.error_log())
-    action, fields = only_form(form_page)
-    assert action == "subscribe.py", form_page
-    fields.update(email=address, name="Reader")
-    answer = fetch(f"{site.base}/cgi/{action}", fields)
-    assert answer.status == 200, (answer, site.error_log())
-    assert site.subscriber_states("news") == {address: "new"}
-
-    letters = _wait_for_letters(smtp_server, 1)
-    assert len(letters) == 1, site.error_log()
-    links = re.findall(rf"{re.escape(site.base)}/cgi/confirm\.py\?\S+", plain_text(letters[0].message))
-    assert len(links) == 1, plain_text(letters[0].message)
-    button = fetch(links[0])
-    assert button.status == 200, button
-    action, fields = only_form(button)
-    confirmed = fetch(f"{site.base}/cgi/{action}", fields)
-    assert confirmed.status == 200, (confirmed, site.error_log())
-    assert site.subscriber_states("news") == {address: "active"}
+    subscribe_and_confirm(site, smtp_server, address)
     if os.geteuid() == 0:  # rewritten by the app: Passenger ran it as www-data, never as root
         import pwd
 
@@ -286,16 +262,7 @@ def test_a_subscriber_goes_the_whole_way_through_passenger_and_wget(passenger: P
         assert pwd.getpwuid(written.stat().st_uid).pw_name == WEB_USER
 
     assert site.cron_url.startswith(f"{site.base}/cgi/cron-"), site.cron_url
-    run = subprocess.run([WGET, "-q", "-t", "1", "-O", "-", site.cron_url],
-                         capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, (run.returncode, run.stderr, site.error_log())
-    letters = _wait_for_letters(smtp_server, 2)
-    assert len(letters) == 2, (run.stdout, site.error_log())
-    lesson = letters[1].message
-    assert letters[1].rcpt_tos == [address]
-    assert lesson["Subject"] == "Lesson one"
-    assert "Hello Reader, this is lesson one." in plain_text(lesson)
-    assert run.stdout.startswith(f"run {lesson['X-Vykhukhol-Run']}\n"), run.stdout
+    cron_by_wget_sends_lesson_one(site, smtp_server, address)
     assert "Traceback" not in site.error_log()
 
 
