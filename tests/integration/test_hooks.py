@@ -571,3 +571,45 @@ def test_the_cgi_script_takes_a_callback_and_refuses_a_wrong_key(tmp_path):
     page = run(f"key={key}")
     assert page.status == 200, page
     assert site.subscribers("news")["cgi-gone@example.net"].failures == 1
+
+
+# --- Passenger's app, the status page, the Bounces page ------------------------------
+
+def test_passenger_app_routes_callbacks_and_the_status_page_warns_while_the_provider_is_quiet(site):
+    """The whole-site WSGI app (Passenger's) takes /cgi/hook.py/…; with SendGrid as
+    the SMTP host, status warns until a SendGrid callback has come, and the
+    Bounces page names the provider."""
+    from servetools import call, environ, log_in
+    from vykhukhol import health
+    from vykhukhol.web.cgi import make_app
+    from vykhukhol.web.serve import dispatcher
+
+    site.set(mail__transport="smtp", mail__smtp_host="smtp.sendgrid.net",
+             mail__from_email="news@example.org")
+    site.service("news")
+    site.subscriber("news", "quiet@example.net")
+    warned = health.warnings(site.data, site.settings(), site.cgi_dir)
+    assert any("SendGrid" in w and "7 days" in w for w in warned), warned
+
+    app = dispatcher(site.data, site.cgi_dir)
+    key = site.settings()["hooks.key"]
+    body = payload("sendgrid_events.json").replace("BOUNCED", "quiet@example.net")
+    body = json.dumps(json.loads(body)[:1]).encode()
+    status, _, text, _ = call(app, environ("POST", "/cgi/hook.py/sendgrid", "key=nope", body,
+                                           "application/json", str(len(body))))
+    assert status == 403, text
+    assert any("SendGrid" in w for w in health.warnings(site.data, site.settings(), site.cgi_dir))
+    status, _, text, _ = call(app, environ("POST", "/cgi/hook.py/sendgrid", f"key={key}", body,
+                                           "application/json", str(len(body))))
+    assert status == 200, text
+    assert site.subscribers("news")["quiet@example.net"].failures == 1
+    warned = health.warnings(site.data, site.settings(), site.cgi_dir)
+    assert not any("SendGrid" in w for w in warned), warned
+
+    admin = make_app("admin", site.data, site.cgi_dir)
+    cookie, _ = log_in(admin)
+    status, _, page, _ = call(admin, environ("GET", "/bounces", "", b"", "", "missing",
+                                             script="/admin", HTTP_COOKIE=cookie))
+    assert status == 200
+    row = next(r for r in page.split("<tr>") if "quiet@example.net" in r)
+    assert "<td>SendGrid</td>" in row, row

@@ -7,7 +7,7 @@ body's size (413 past :data:`~vykhukhol.hooks.common.MAX_BODY`), then the
 provider's own reading and proof (400 a body it cannot read, 401/403 a
 signature or login that fails), then the reports applied (200 with a count;
 503 when they cannot be put on disk, so the provider tries again). What a
-refusal after the key check says is a ``refused`` line in bounces.log with
+refusal after the key check says is a ``callback refused`` line in bounces.log with
 the provider, for the owner setting a provider up; a stranger without the
 key leaves no trace.
 """
@@ -43,7 +43,7 @@ def app(data: DataDir) -> Callable:
             reports = _module(provider).read(body, request.environ, settings, data)
             return _apply(data, settings, provider, reports)
         except Refused as exc:
-            _note(data, provider, "refused", exc.message)
+            _note(data, provider, "callback refused", exc.message)
             answer = text(f"refused: {exc.message}\n", exc.status)
             if exc.status == 401:
                 answer.headers.append(("WWW-Authenticate", 'Basic realm="vykhukhol"'))
