@@ -13,6 +13,12 @@ classifies each (:mod:`.classify`), finds whom its signed tag means
 - temporary failure, auto-reply: noted in bounces.log only;
 - anything else to a tagged address: kept for the admin, never acted on.
 
+:func:`apply_reports` takes what a mail provider reported by callback
+(:mod:`vykhukhol.hooks`) as :class:`Report` objects and applies each through
+the same decision (:func:`_act`) and the same journal, keyed by the
+provider's event id; a report the provider vouches for that carries no tag
+of ours is applied to every service holding its address.
+
 Exactly once. ``data/bounces/processed.txt`` is the reader's journal, under
 its record lock for the whole batch:
 
