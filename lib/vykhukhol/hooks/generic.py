@@ -14,14 +14,20 @@ only proof.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from vykhukhol.bounces import classify as kinds
 from vykhukhol.bounces.apply import Report
 from vykhukhol.hooks.common import MAX_EVENTS, Refused, address, json_body, text
 
+if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
+    from vykhukhol.datadir import DataDir
+    from vykhukhol.settings import Settings
+
 KINDS = (kinds.PERMANENT, kinds.TEMPORARY, kinds.COMPLAINT, kinds.UNSUBSCRIBE)
 
 
-def read(body: bytes, environ: dict, settings, data) -> list[Report]:
+def read(body: bytes, environ: dict, settings: Settings, data: DataDir) -> list[Report]:
     found = json_body(body)
     items = found if isinstance(found, list) else [found]
     if not items or len(items) > MAX_EVENTS:

@@ -20,15 +20,20 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
+from typing import TYPE_CHECKING
 
 from vykhukhol.bounces import classify as kinds
 from vykhukhol.bounces.apply import Report
 from vykhukhol.hooks.common import Refused, address, json_body, text
 
+if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
+    from vykhukhol.datadir import DataDir
+    from vykhukhol.settings import Settings
+
 MAX_AGE = 900  # seconds between Mailgun's signing and our check, either way
 
 
-def read(body: bytes, environ: dict, settings, data, clock=time.time) -> list[Report]:
+def read(body: bytes, environ: dict, settings: Settings, data: DataDir, clock=time.time) -> list[Report]:
     key = settings["hooks.mailgun_signing_key"]
     if not key:
         raise Refused(403, "hooks.mailgun_signing_key is not set: Mailgun's callbacks cannot be checked")

@@ -11,9 +11,15 @@ where the owner sets it on the webhook (``hooks.postmark_user``/``_password``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from vykhukhol.bounces import classify as kinds
 from vykhukhol.bounces.apply import Report
 from vykhukhol.hooks.common import Refused, address, basic_auth, json_body, text
+
+if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
+    from vykhukhol.datadir import DataDir
+    from vykhukhol.settings import Settings
 
 # Postmark's bounce types (its BounceType list) and what each is here: the
 # address is gone; a failure that may pass; a complaint; an unsubscribe. Any
@@ -24,7 +30,7 @@ TEMPORARY_TYPES = {"SoftBounce", "Transient", "DnsError", "Unknown", "Undelivera
                    "AddressChange", "Blocked", "ChallengeVerification", "SMTPApiError"}
 
 
-def read(body: bytes, environ: dict, settings, data) -> list[Report]:
+def read(body: bytes, environ: dict, settings: Settings, data: DataDir) -> list[Report]:
     if not basic_auth(environ, settings["hooks.postmark_user"], settings["hooks.postmark_password"]):
         raise Refused(401, "basic authentication failed")
     record = json_body(body)

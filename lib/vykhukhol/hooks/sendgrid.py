@@ -19,10 +19,15 @@ from __future__ import annotations
 import base64
 import binascii
 import time
+from typing import TYPE_CHECKING
 
 from vykhukhol.bounces import classify as kinds
 from vykhukhol.bounces.apply import Report
 from vykhukhol.hooks.common import MAX_EVENTS, Refused, address, json_body, text
+
+if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
+    from vykhukhol.datadir import DataDir
+    from vykhukhol.settings import Settings
 
 MAX_AGE = 900  # seconds between SendGrid's signing and our check, either way
 
@@ -31,7 +36,7 @@ DROPPED = {"bounced address": kinds.PERMANENT, "invalid": kinds.PERMANENT,
            "spam reporting address": kinds.COMPLAINT, "unsubscribed address": kinds.UNSUBSCRIBE}
 
 
-def read(body: bytes, environ: dict, settings, data, clock=time.time) -> list[Report]:
+def read(body: bytes, environ: dict, settings: Settings, data: DataDir, clock=time.time) -> list[Report]:
     public_key = settings["hooks.sendgrid_public_key"]
     if public_key:
         verify(public_key, environ.get("HTTP_X_TWILIO_EMAIL_EVENT_WEBHOOK_SIGNATURE", ""),

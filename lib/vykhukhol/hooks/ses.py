@@ -30,12 +30,17 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from vykhukhol import files
 from vykhukhol.bounces import classify as kinds
 from vykhukhol.bounces.apply import Report
 from vykhukhol.hooks.common import MAX_EVENTS, Refused, address, json_body, text
+
+if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
+    from vykhukhol.datadir import DataDir
+    from vykhukhol.settings import Settings
 
 AMAZON_HOST = re.compile(r"sns\.[a-z0-9-]{1,40}\.amazonaws\.com(\.cn)?")
 FETCH_TIMEOUT = 10     # seconds for the certificate or the SubscribeURL
@@ -55,7 +60,7 @@ class Outcome(list):
     note: str = ""
 
 
-def read(body: bytes, environ: dict, settings, data, fetch=None) -> list[Report]:
+def read(body: bytes, environ: dict, settings: Settings, data: DataDir, fetch=None) -> list[Report]:
     fetch = fetch or _fetch
     message = json_body(body)
     if not isinstance(message, dict) or text(message.get("Type"), 40) not in SIGNED:
