@@ -321,7 +321,8 @@ def test_generic_temporary_failure_is_noted_once_and_counts_nothing(hooked):
     assert hooked.post("generic", body) == (200, "ok: 0 applied, 1 seen before\n")
     assert hooked.subscribers("news")["full@example.net"].failures == 0
     lines = [line for line in hooked.log() if line[4] == "full@example.net"]
-    assert [(line[2], line[5]) for line in lines] == [("temporary", "generic")], lines
+    assert [(line[2], line[5]) for line in lines] == [("temporary", "generic"),
+                                                      ("repeated", "generic")], lines
 
 
 def test_mailgun_permanent_failure_counts_once_in_every_service_holding_the_address(hooked):

@@ -240,12 +240,15 @@ def apply_reports(data: DataDir, settings: Settings, reports: list[Report],
         seen = recover(data, settings)
         finder = Finder(data, settings.secret)
         plan = Plan(time=format_time(now()))
-        results = []
+        results: list[Result] = []
+        repeats: list[record.Line] = []
         for report in reports:
             rid = report_id(source, report.event)
-            if rid in seen:
+            if rid in seen:  # the provider retried: said in the log, applied no more
                 results.append(Result(rid, "repeated", address=report.address,
                                       reason="processed before", repeated=True))
+                repeats.append(record.line(rid, "repeated", "-", report.address, source,
+                                           "processed before"))
                 continue
             seen.add(rid)
             plan.ids.append(rid)
@@ -262,6 +265,8 @@ def apply_reports(data: DataDir, settings: Settings, reports: list[Report],
             results.append(_act(data, finder, result, verdict, raw, source, plan, by_address=True))
         if plan.ids:
             _run_plan(data, settings, secrets.token_hex(6), plan, fresh=True)
+        if repeats:
+            record.write(data, repeats)
     return results
 
 

@@ -76,6 +76,7 @@ def _bounce_kind(admin: Admin, kind: str) -> str:
         "unknown address": admin._("an address on no list"),
         "callback": admin._("notice from a provider"),
         "callback refused": admin._("callback refused"),
+        "repeated": admin._("reported again: nothing more done"),
     }
     return labels.get(kind, kind)
 
