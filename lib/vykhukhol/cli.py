@@ -295,7 +295,9 @@ def cmd_settings(ctx: Context, args) -> None:
         value = args.value
     settings_mod.check(spec.full, value)
     settings_mod.check_on_host(spec.full, value)
-    settings_mod.update(ctx.data.settings, {spec.full: value})
+    from vykhukhol.mail.dkim import verify_settings
+
+    settings_mod.update(ctx.data.settings, {spec.full: value}, verify_settings)
     # A secret is never echoed: not to the terminal, its scroll-back or a log of the session.
     print(f"{spec.full} {'set' if value else 'cleared'}" if spec.secret else f"{spec.full} = {value.strip()}")
     if spec.full == "security.secret":
@@ -319,7 +321,7 @@ def cmd_dkim(ctx: Context, args) -> None:
     path, record = dkim.keygen(ctx.data.root, domain, selector)
     settings_mod.update(ctx.data.settings, {"mail.dkim_domain": domain,
                                             "mail.dkim_selector": selector,
-                                            "mail.dkim_key_file": ""})
+                                            "mail.dkim_key_file": ""}, dkim.verify_settings)
     print(f"wrote the private key {path} (only its owner may read it)")
     print(f"set mail.dkim_domain = {domain}")
     print(f"set mail.dkim_selector = {selector}")

@@ -49,7 +49,9 @@ def settings_save(admin: Admin, args: dict) -> Response:
             errors[key] = exc.text(admin.lang)
     if not errors:
         try:
-            admin.lang = settings_mod.update(admin.data.settings, values)["language"]
+            from vykhukhol.mail.dkim import verify_settings
+
+            admin.lang = settings_mod.update(admin.data.settings, values, verify_settings)["language"]
         except BadInput as exc:  # values fine one by one; the DKIM key they name is not
             errors["mail.dkim_domain"] = exc.text(admin.lang)
     if errors:
@@ -75,7 +77,7 @@ def settings_test(admin: Admin, args: dict) -> Response:
 
 def send_now(admin: Admin, message, to: str) -> str:
     try:
-        with mail.open_transport(admin.settings.mail_config(admin.data.outbox)) as transport:
+        with mail.open_transport(mail.config_from_settings(admin.settings, admin.data.outbox)) as transport:
             transport.send(message, to)
     except mail.DeliveryError as exc:
         return admin._("The letter could not be sent: {detail}", detail=exc.detail)
