@@ -7,7 +7,7 @@ from vykhukhol import mail
 from vykhukhol import settings as settings_mod
 from vykhukhol.errors import BadInput, Forbidden
 from vykhukhol.i18n import SETTING_LABELS
-from vykhukhol.web.admin.core import Admin, route
+from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.http import Response
 
 SETTINGS_SHOWN = [k for k, spec in settings_mod.KEYS.items() if spec.web and k not in (
@@ -21,14 +21,12 @@ def _settings_values(admin: Admin) -> dict[str, str]:
             for k in SETTINGS_SHOWN + SETTINGS_HOST_ONLY}
 
 
-@route("GET", "/settings")
 def settings_page(admin: Admin, args: dict) -> Response:
     return admin.page("settings.html", keys=settings_mod.KEYS, shown=SETTINGS_SHOWN,
                       host_only=SETTINGS_HOST_ONLY, values=_settings_values(admin), errors={},
                       labels=SETTING_LABELS)
 
 
-@route("POST", "/settings")
 def settings_save(admin: Admin, args: dict) -> Response:
     form = admin.request.form()
     # The form has no such field: a POST that has one was made by hand. Refuse it
@@ -63,7 +61,6 @@ def settings_save(admin: Admin, args: dict) -> Response:
     return admin.done("/settings", admin._("Settings saved."))
 
 
-@route("POST", "/settings/test")
 def settings_test(admin: Admin, args: dict) -> Response:
     to = admin.settings["admin_email"]
     if not to:
