@@ -145,7 +145,38 @@ def _path_round(graph: dict[str, set[str]], part: list[str]) -> list[str]:
     return part
 
 
-def test_the_graph_sees_imports_inside_functions_and_relative_ones():
+def test_relative_imports_submodules_and_type_checking_are_read_as_python_runs_them():
+    source = """
+from typing import TYPE_CHECKING
+from . import headers
+from .transport import Transport
+from .. import files
+import vykhukhol.errors
+if TYPE_CHECKING:
+    from vykhukhol.settings import Settings
+def later():
+    from vykhukhol.mail import dkim
+"""
+    modules = {"vykhukhol.mail.headers", "vykhukhol.mail.transport", "vykhukhol.files",
+               "vykhukhol.errors", "vykhukhol.settings", "vykhukhol.mail.dkim", "vykhukhol.mail",
+               "vykhukhol"}
+    found = set()
+    for node in _imports(ast.parse(source)):
+        found |= _targets("vykhukhol.mail.smtp", False, node, modules)
+    assert found - {"typing"} == {"vykhukhol.mail.headers", "vykhukhol.mail.transport",
+                                  "vykhukhol.files", "vykhukhol.errors", "vykhukhol.mail.dkim"}
+    # In a package's __init__, "." is the package itself.
+    node = ast.parse("from .config import MailConfig").body[0]
+    assert _targets("vykhukhol.mail", True, node, modules) == {"vykhukhol.mail.config"}
+
+
+def test_a_circle_is_found_and_shown_round():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert circles(graph) == [["a", "b", "c"]]
+    assert _path_round(graph, ["a", "b", "c"]) == ["a", "b", "c", "a"]
+
+
+def test_the_graph_sees_imports_inside_functions():
     graph = import_graph()
     # settings -> files at the top; mail.transport -> mail.dkim inside a function.
     assert "vykhukhol.files" in graph["vykhukhol.settings"]
@@ -156,7 +187,8 @@ def test_the_graph_sees_imports_inside_functions_and_relative_ones():
 def test_no_module_imports_itself_through_others():
     graph = import_graph()
     found = [part for part in circles(graph) if tuple(part) not in ALLOWED]
-    described = "\n".join(" -> ".join(_path_round(graph, part)) for part in found)
+    described = "\n".join(f"{' -> '.join(_path_round(graph, part))}  (tied together: {', '.join(part)})"
+                          for part in found)
     assert not found, f"import circles:\n{described}"
 
 
