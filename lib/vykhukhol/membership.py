@@ -52,7 +52,7 @@ def send_confirmation(data: DataDir, settings: Settings, service: svc.Service,
 
     message = compose.confirmation(service, settings, email, name, f"web-{secrets.token_hex(4)}", now())
     try:
-        with mail.open_transport(settings.mail_config(data.outbox)) as transport:
+        with mail.open_transport(mail.config_from_settings(settings, data.outbox)) as transport:
             transport.send(message, email)
     except mail.DeliveryError:
         return False

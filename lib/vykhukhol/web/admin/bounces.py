@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from vykhukhol.errors import NotFound
-from vykhukhol.web.admin.core import Admin, local_time, route
+from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.http import Response
 
 BOUNCES_SHOWN = 200     # newest bounce results and kept messages listed
@@ -99,7 +99,6 @@ def _bounce_target(admin: Admin, target: str) -> str:
     return target
 
 
-@route("GET", "/bounces")
 def bounces_page(admin: Admin, args: dict) -> Response:
     from vykhukhol.bounces import record
 
@@ -112,7 +111,6 @@ def bounces_page(admin: Admin, args: dict) -> Response:
                       mailbox=bool(admin.settings["mail.bounce_mailbox"]))
 
 
-@route("GET", "/bounces/kept/(?P<file>[0-9]{8}-[0-9]{6}-[0-9a-f]{16}\\.eml)")
 def bounce_kept(admin: Admin, args: dict) -> Response:
     from vykhukhol.bounces import record
 

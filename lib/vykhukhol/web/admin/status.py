@@ -15,14 +15,13 @@ from vykhukhol import subscribers as subs
 from vykhukhol.errors import BadInput
 from vykhukhol.states import Outcome
 from vykhukhol.timeutil import UTC, format_duration, now
-from vykhukhol.web.admin.core import Admin, local_time, route
+from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.admin.login import remember_browser
 from vykhukhol.web.http import Response
 
 CHART_DAYS = 30
 
 
-@route("GET", "/")
 def status(admin: Admin, args: dict) -> Response:
     data, settings = admin.data, admin.settings
     locks = []
@@ -114,7 +113,6 @@ def chart(admin: Admin) -> dict:
             "sent": sum(sent.values()), "first": days[0].isoformat(), "last": days[-1].isoformat()}
 
 
-@route("POST", "/mode")
 def change_mode(admin: Admin, args: dict) -> Response:
     mode = admin.request.form().get("mode", "")
     if mode not in ("debug", "working"):
