@@ -433,8 +433,10 @@ def cmd_subscriber(ctx: Context, args) -> None:
         for item in subs.read(service.subscribers_path):
             print(item.to_line() if isinstance(item, subs.Subscriber) else item.text)
     elif args.action == "import":
+        from vykhukhol import importing
+
         text = _read_file(args.file, "import file")
-        result = membership.import_addresses(data, settings, args.service, text, args.confirmed)
+        result = importing.import_addresses(data, settings, args.service, text, args.confirmed)
         _progress("")
         print(f"{result['added']} added, {result['duplicates']} already there, "
               f"{len(result['invalid'])} invalid")
@@ -448,7 +450,11 @@ def export(data: DataDir, service_name: str, target: str | None) -> None:
     from vykhukhol.export import write_csv
 
     service = svc.find_service(data, service_name)
-    out = files.open_private(Path(target)) if target else sys.stdout
+    try:
+        out = files.open_private(Path(target)) if target else sys.stdout
+    except FileExistsError:
+        raise BadInput("{file} exists already; nothing written (remove it or name another file)",
+                       file=target) from None
     try:
         write_csv(service.subscribers_path, out,
                   progress=(lambda n: _progress(f"exported {n}")) if target else None)

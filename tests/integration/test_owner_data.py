@@ -1,0 +1,117 @@
+"""The owner's data and first start, second round (issue 19, items 1, 2, 4, 5,
+6, 9 and parts of 7), each driven the way the owner meets it: the real CLI in
+a subprocess, a real ``vykhukhol serve``, the admin app."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from datetime import timedelta
+from urllib.parse import urlencode
+
+from servetools import call, environ, log_in
+from vykhukhol.timeutil import now
+from vykhukhol.web import admin as admin_app
+
+BOM = "\ufeff"
+
+
+def _admin_post(site, path: str, fields: dict) -> tuple[int, str]:
+    app = admin_app.app(site.data, site.cgi_dir)
+    cookie, csrf = log_in(app)
+    body = urlencode({"csrf": csrf, **fields}).encode()
+    status, _, page, errors = call(app, environ("POST", path, "", body,
+                                                "application/x-www-form-urlencoded", str(len(body)),
+                                                script="/admin", HTTP_COOKIE=cookie))
+    assert "Traceback" not in errors, errors
+    return status, page
+
+
+# --- item 6: imports ---------------------------------------------------------
+
+def test_a_quoted_newline_in_an_imported_csv_stays_in_its_record(site, tmp_path):
+    site.service("news")
+    source = tmp_path / "people.csv"
+    source.write_text('email,name\r\nann@example.org,"Ann\r\nSmith"\r\n'
+                      'bob@example.org,"Bob, ""the builder"""\r\n', encoding="utf-8")
+    result = site.cli("subscriber", "import", "news", str(source), "--confirmed")
+    assert result.stdout.strip() == "2 added, 0 already there, 0 invalid", result
+    found = site.subscribers("news")
+    assert found["ann@example.org"].name == "Ann Smith"
+    assert found["bob@example.org"].name == 'Bob, "the builder"'
+
+
+def test_an_unconfirmed_import_is_dated_today_and_asked_to_confirm_by_the_next_run(site, tmp_path):
+    site.service("news")
+    source = tmp_path / "people.txt"
+    source.write_text("new@example.org\n")
+    before = now()
+    site.cli("subscriber", "import", "news", str(source))
+    sub = site.subscribers("news")["new@example.org"]
+    assert sub.state.value == "new"
+    assert before - timedelta(seconds=5) <= sub.subscribed <= now()  # not reminder_period back
+    site.run_at()
+    asked = [m for m in site.outbox() if str(m["To"]) == "new@example.org"]
+    assert len(asked) == 1, [str(m["To"]) for m in site.outbox()]
+
+
+def test_a_field_over_the_csv_limit_is_one_refused_line_not_an_error_page(site):
+    site.service("news")
+    status, page = _admin_post(site, "/services/news/import",
+                               {"text": "ok@example.org\n" + "x" * 200_000 + "@example.org\n"})
+    assert status == 200, page[:300]
+    assert '<div class="error" id="import-result">' in page
+    assert "ok@example.org" in site.subscribers("news")
+
+
+# --- item 6: exports ---------------------------------------------------------
+
+def test_the_export_is_excel_csv_with_a_bom_and_says_confirmed(site, tmp_path):
+    site.service("news")
+    site.subscriber("news", "ann@example.org", name="Анна")
+    site.subscriber("news", "bob@example.org", state="new")
+    target = tmp_path / "news.csv"
+    site.cli("subscriber", "export", "news", str(target))
+    raw = target.read_bytes()
+    assert raw.startswith(BOM.encode()) and b"\r\n" in raw
+    rows = list(csv.DictReader(io.StringIO(raw.decode("utf-8-sig"))))
+    assert {row["email"]: row["state"] for row in rows} == {
+        "ann@example.org": "confirmed", "bob@example.org": "not confirmed"}
+    assert rows[0]["name"] == "Анна"
+
+
+def test_export_refuses_to_overwrite_a_file_and_leaves_it_as_it_was(site, tmp_path):
+    site.service("news")
+    site.subscriber("news", "ann@example.org")
+    target = tmp_path / "precious.csv"
+    target.write_text("the only copy\n")
+    result = site.cli("subscriber", "export", "news", str(target), check=False)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"vykhukhol: {target} exists already; nothing written (remove it or name another file)"]
+    assert target.read_text() == "the only copy\n"
+
+
+# --- item 9: formulas behind a separator --------------------------------------
+
+HOSTILE = ["x;=cmd|' /C calc'!A0;", "a,+1+cmd|' /C calc'!A0", "b\t@SUM(1)", "c; -2+3", "d\n=1+1",
+           "=plain"]
+
+
+def test_no_cell_starts_a_formula_whichever_separator_the_spreadsheet_splits_on(site, tmp_path):
+    site.service("news")
+    for number, name in enumerate(HOSTILE):
+        site.cli("subscriber", "add", "news", f"u{number}@example.org", f"--name={name}", "--confirmed")
+    target = tmp_path / "news.csv"
+    site.cli("subscriber", "export", "news", str(target))
+    text = target.read_text(encoding="utf-8-sig")
+    for separator in (",", ";", "\t"):
+        for line in re.split(r"\r\n|\r|\n", text):
+            for cell in line.split(separator):
+                cell = cell.strip(' "')
+                assert cell == "-" or not cell.startswith(("=", "+", "-", "@")), (separator, line)
+    # and the csv reader gives the names back with only the marks added
+    names = {row["email"]: row["name"] for row in csv.DictReader(io.StringIO(text))}
+    assert names["u0@example.org"] == "x;'=cmd|' /C calc'!A0;"
+    assert names["u5@example.org"] == "'=plain"
