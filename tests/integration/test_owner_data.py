@@ -115,3 +115,40 @@ def test_no_cell_starts_a_formula_whichever_separator_the_spreadsheet_splits_on(
     names = {row["email"]: row["name"] for row in csv.DictReader(io.StringIO(text))}
     assert names["u0@example.org"] == "x;'=cmd|' /C calc'!A0;"
     assert names["u5@example.org"] == "'=plain"
+
+
+# --- item 1: HTML that is only white space is no HTML ---------------------------
+
+def _parts(message) -> list[str]:
+    return [part.get_content_type() for part in message.walk() if not part.is_multipart()]
+
+
+def test_one_enter_in_the_html_box_of_a_letter_to_all_users_sends_plain_text(site):
+    site.service("news")
+    site.subscriber("news", "ann@example.org")
+    status, page = _admin_post(site, "/newsletters/new",
+                               {"svc_news": "on", "subject": "News", "text": "Hello",
+                                "html": "\r\n", "at": "", "action": "create"})
+    assert status in (200, 303), page[:500]
+    [job] = list(site.data.newsletters.glob("*.letter"))
+    assert "=== html ===" not in job.read_text()
+    site.run_at()
+    [letter] = [m for m in site.outbox() if str(m["To"]) == "ann@example.org"]
+    assert _parts(letter) == ["text/plain"]
+
+
+def test_a_white_space_html_file_is_no_html_from_the_cli_or_ftp(site, tmp_path):
+    site.service("course")
+    blank = tmp_path / "blank.html"
+    blank.write_text("\n \n")
+    site.cli("letter", "add", "course", "--subject", "One", "--delay", "0s", "--body", "Hi",
+             "--html-file", str(blank))
+    letters = site.data.root / "services" / "main" / "course" / "letters"
+    assert not (letters / "001.html").exists()
+    assert "(html)" not in site.cli("letter", "list", "course").stdout
+    (letters / "001.html").write_text("\n")  # uploaded by FTP
+    assert "(html)" not in site.cli("letter", "list", "course").stdout
+    site.subscriber("course", "ann@example.org")
+    site.run_at()
+    [letter] = [m for m in site.outbox() if str(m["To"]) == "ann@example.org"]
+    assert _parts(letter) == ["text/plain"]
