@@ -152,3 +152,147 @@ def test_a_white_space_html_file_is_no_html_from_the_cli_or_ftp(site, tmp_path):
     site.run_at()
     [letter] = [m for m in site.outbox() if str(m["To"]) == "ann@example.org"]
     assert _parts(letter) == ["text/plain"]
+
+
+# --- items 2 and 4: the first start of serve -------------------------------------
+
+def _serve(data, port: int, folder, **env: str):
+    """Start ``vykhukhol serve`` on a port; (process, its output file). It is
+    ready once it printed its ticker line, or it has exited."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from servetools import subprocess_env
+
+    out = folder / f"serve-{port}.out"
+    environment = subprocess_env(**env)
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        if name not in env:
+            environment.pop(name, None)
+    with out.open("wb") as handle:
+        proc = subprocess.Popen([sys.executable, "-m", "vykhukhol", "--data", str(data), "serve",
+                                 "--port", str(port), "--no-ticker", "--cgi-dir", str(folder)],
+                                stdout=handle, stderr=subprocess.STDOUT, env=environment,
+                                cwd=os.fspath(folder))
+    deadline = time.monotonic() + 30
+    while "ticker:" not in out.read_text() and proc.poll() is None:
+        assert time.monotonic() < deadline, out.read_text()
+        time.sleep(0.1)
+    return proc, out
+
+
+def _stop(proc) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        proc.wait(timeout=15)
+
+
+def test_a_busy_port_makes_nothing_and_the_next_start_prints_the_password_and_its_port(tmp_path):
+    import socket
+    import urllib.request
+
+    from webtools import free_port
+
+    from vykhukhol import settings as settings_mod
+
+    data = tmp_path / "data"
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    try:
+        proc, out = _serve(data, busy.getsockname()[1], tmp_path, LANG="en_GB.UTF-8")
+        assert proc.wait(timeout=15) == 1, out.read_text()
+    finally:
+        busy.close()
+    assert "cannot listen on" in out.read_text()
+    assert not (data / "settings.ini").exists()
+    assert not data.exists() or not any(data.rglob("*")), sorted(data.rglob("*"))
+
+    port = free_port()
+    proc, out = _serve(data, port, tmp_path, LANG="en_GB.UTF-8")
+    try:
+        printed = out.read_text()
+        assert re.search(r"admin password \S+", printed), printed
+        url = re.search(r"subscribe to the demo list: (\S+)", printed).group(1)
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            page = answer.read().decode()
+        assert "Demo list" in page  # item 4: an English locale gets an English site
+    finally:
+        _stop(proc)
+    settings = settings_mod.load(data / "settings.ini")
+    assert settings["site_url"] == f"http://127.0.0.1:{port}"
+    assert settings["language"] == "en"
+
+    other = free_port()
+    proc, out = _serve(data, other, tmp_path)
+    _stop(proc)
+    assert f"site_url is now http://127.0.0.1:{other}" in out.read_text()
+    assert "admin password" not in out.read_text()
+    assert settings_mod.load(data / "settings.ini")["site_url"] == f"http://127.0.0.1:{other}"
+
+
+def test_a_site_url_that_is_not_local_stays_whatever_port_serve_uses(site, tmp_path):
+    from webtools import free_port
+
+    proc, out = _serve(site.root, free_port(), tmp_path)
+    _stop(proc)
+    assert "site_url is now" not in out.read_text()
+    assert site.settings()["site_url"] == "https://lists.example.org"
+
+
+def test_the_language_of_a_fresh_serve_is_the_locale_s():
+    from vykhukhol.demo import locale_language
+
+    assert locale_language({"LANG": "ru_RU.UTF-8"}) == "ru"
+    assert locale_language({"LC_ALL": "en_US.UTF-8", "LANG": "ru_RU.UTF-8"}) == "en"
+    assert locale_language({"LC_MESSAGES": "ru_UA.UTF-8", "LANG": "C.UTF-8"}) == "ru"
+    assert locale_language({"LC_ALL": "", "LANG": "C"}) == "en"
+    assert locale_language({}) == "en"
+
+
+# --- item 5: a local serve is not a host -------------------------------------------
+
+HOSTING = ("shipped name cgi/cron.py", "No renamed cron script", "inside the web folder", "not https",
+           "Compiled bytecode", "Nothing reads the bounces")
+
+
+def test_a_local_data_directory_gets_the_local_note_not_the_hosting_warnings(tmp_path):
+    import subprocess
+    import sys
+
+    from servetools import subprocess_env
+    from vykhukhol import demo
+    from vykhukhol.datadir import DataDir
+
+    cgi = tmp_path / "cgi"
+    cgi.mkdir()
+    (cgi / "cron.py").write_text("# shipped\n")
+    data = DataDir(tmp_path / "data")
+    password = demo.first_start(data, "http://127.0.0.1:8080", "en")  # what a fresh serve does
+    status = subprocess.run([sys.executable, "-m", "vykhukhol", "--data", str(data.root), "status",
+                             "--cgi-dir", str(cgi)], capture_output=True, text=True,
+                            env=subprocess_env(), timeout=60)
+    assert status.returncode == 0, status.stderr
+    assert "warning: This is a local trial: site_url is http://127.0.0.1:8080" in status.stdout
+    assert "warning: Mail is not configured" in status.stdout  # this matters locally too
+    for words in HOSTING:
+        assert words not in status.stdout, words
+
+    app = admin_app.app(data, cgi)
+    cookie, _ = log_in(app, password)
+    code, _, page, _ = call(app, environ("GET", "/", "", b"", "", "missing", script="/admin",
+                                         HTTP_COOKIE=cookie))
+    assert code == 200 and "This is a local trial" in page
+    for words in HOSTING:
+        assert words not in page, words
+
+    from vykhukhol import settings as settings_mod
+
+    settings_mod.update(data.settings, {"site_url": "http://lists.example.org"})  # now a host
+    status = subprocess.run([sys.executable, "-m", "vykhukhol", "--data", str(data.root), "status",
+                             "--cgi-dir", str(cgi)], capture_output=True, text=True,
+                            env=subprocess_env(), timeout=60)
+    assert "shipped name cgi/cron.py" in status.stdout and "not https" in status.stdout
+    assert "local trial" not in status.stdout
