@@ -470,7 +470,7 @@ def cmd_newsletter(ctx: Context, args) -> None:
     if args.action == "create":
         html = _read_file(args.html_file, "--html-file") if args.html_file else None
         try:
-            start = newsletters.check_start(parse_local_time(args.at, settings["timezone"])) \
+            start = newsletters.check_start(parse_local_time(args.at, settings["timezone"]), args.at) \
                 if args.at else None
         except BadInput as exc:
             raise BadInput(f"--at: {exc.message}") from None

@@ -206,12 +206,14 @@ def _recipients(data: DataDir, services: list[str]) -> Iterator[tuple[str, str]]
                 yield email, person
 
 
-def check_start(start: datetime) -> datetime:
+def check_start(start: datetime, typed: str = "") -> datetime:
     """A start time a person asked for: a time in the past is refused (a typo
-    in the year would otherwise send at once); leaving it out means "now"."""
+    in the year would otherwise send at once); leaving it out means "now".
+    The refusal echoes ``typed``, the time as the person wrote it in the
+    site's timezone, not its UTC reading, which they would not recognise."""
     if start < now() - timedelta(seconds=PAST_GRACE):
         raise BadInput("the start time {time} is in the past; leave it out to start now",
-                       time=format_time(start))
+                       time=typed.strip() or format_time(start))
     return start
 
 

@@ -296,3 +296,51 @@ def test_a_local_data_directory_gets_the_local_note_not_the_hosting_warnings(tmp
                             env=subprocess_env(), timeout=60)
     assert "shipped name cgi/cron.py" in status.stdout and "not https" in status.stdout
     assert "local trial" not in status.stdout
+
+
+# --- item 7: a start time is echoed as it was typed ---------------------------------
+
+def test_a_start_in_the_past_is_echoed_as_typed_by_the_cli_and_the_admin(site):
+    site.set(timezone="Europe/Moscow")
+    site.service("news")
+    site.subscriber("news", "a@example.org")
+    result = site.cli("newsletter", "create", "--services", "news", "--subject", "Old",
+                      "--body", "Hello", "--at", "2020-01-01 10:00", check=False)
+    assert result.returncode == 1
+    assert "the start time 2020-01-01 10:00 is in the past" in result.stderr, result.stderr
+    site.set(language="en")
+    status, page = _admin_post(site, "/newsletters/new",
+                               {"svc_news": "on", "subject": "Old", "text": "Hi",
+                                "at": "2020-01-01T10:00", "action": "create"})
+    assert status == 400 and "the start time 2020-01-01 10:00 is in the past" in page, page[:2000]
+
+
+# --- item 7: README 14, step 6 makes the file its letter is read from ----------------
+
+def test_readme_14_step_6_runs_as_written_with_the_welcome_letter_it_makes(site, tmp_path):
+    """The example block of step 6, run line by line in an empty folder (the
+    `settings set` lines need a real mail provider and are left out)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from servetools import subprocess_env
+
+    readme = (Path(__file__).resolve().parents[2] / "README.txt").read_text(encoding="utf-8")
+    block = readme.split("Step 6.", 1)[1].split("Then, for example:\n\n", 1)[1].split("\n\n", 1)[0]
+    vykhukhol = f"{sys.executable} -m vykhukhol --data {site.root}"
+    ran = []
+    for line in block.splitlines():
+        command = line.strip()
+        if not command or command.startswith("#") or " settings set " in command:
+            continue
+        command = command.replace("PYTHONPATH=lib python3 -m vykhukhol", vykhukhol)
+        result = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True,
+                                text=True, env=subprocess_env(), timeout=60)
+        assert result.returncode == 0, (line, result.stderr)
+        ran.append(command.split()[0])
+    assert "printf" in ran
+    letters = site.cli("letter", "list", "news").stdout
+    assert "Welcome" in letters
+    body = (site.root / "services" / "main" / "news" / "letters" / "001.txt").read_text()
+    assert "Hello {{ name }}," in body and "{{ unsubscribe_url }}" in body
