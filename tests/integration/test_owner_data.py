@@ -206,7 +206,8 @@ def test_a_busy_port_makes_nothing_and_the_next_start_prints_the_password_and_it
         assert proc.wait(timeout=15) == 1, out.read_text()
     finally:
         busy.close()
-    assert "cannot listen on" in out.read_text()
+    assert "cannot listen on" in out.read_text() and "nothing was changed" in out.read_text()
+    assert "--port" in out.read_text()
     assert not (data / "settings.ini").exists()
     assert not data.exists() or not any(data.rglob("*")), sorted(data.rglob("*"))
 

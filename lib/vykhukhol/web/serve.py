@@ -131,7 +131,8 @@ def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool
             # trusted_proxies (web/clients.py); waitress would drop it.
             clear_untrusted_proxy_headers=False)
     except OSError as exc:
-        raise VykhukholError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        raise VykhukholError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; nothing was "
+                             f"changed (choose another port with --port)") from None
     # Only once the port is ours is anything made or changed (issue 19): a busy
     # port used to leave a set-up whose password was never printed.
     url = local_url(host, server.effective_port)
