@@ -199,7 +199,7 @@ def process(data: DataDir, settings: Settings, raws: list[bytes], source: str,
                 result = _one(data, settings, finder, raw, source, plan, seen, tries)
                 if result.repeated:  # one line for every result, repeats too
                     repeats.append(record.line(mid, record.REPEATED, "-", "-", source,
-                                               "read before; removed now"))
+                                               "read before, removed now"))
                 results.append(result)
                 seen.add(result.id)
                 if alone and plan.ids:
@@ -222,9 +222,8 @@ def _one(data: DataDir, settings: Settings, finder: Finder, raw: bytes, source: 
     mid = message_id(raw)
     if mid in seen:
         return Result(mid, "repeated", reason="processed before", repeated=True)
-    if tries.count(mid) > intake.GIVE_UP:  # this is its third beginning
-        refused = (f"set aside unread: the reader was stopped while on it "
-                   f"{tries.count(mid) - 1} times")
+    if tries.count(mid) > intake.GIVE_UP:  # begun twice before: this is its third beginning
+        refused = "set aside unread: the reader was stopped twice while on it"
     else:
         refused = intake.refusal(raw)
     if refused is not None:
