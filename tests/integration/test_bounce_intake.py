@@ -229,3 +229,53 @@ def test_a_message_that_stopped_the_mailbox_reader_twice_is_moved_aside(site, sm
     assert len(dovecot.messages("Processed")) == 1
     assert sorted(line[2] for line in bounce_log(site)) == ["permanent", "refused"]
     assert {DEAD, ALIVE} <= sent_to(smtp_server)
+
+
+# --- the mailbox as a probe ---------------------------------------------------------
+
+def admin_page(site, path: str, language: str) -> str:
+    from servetools import call, environ, log_in
+    from vykhukhol.web.admin import app
+
+    site.set(language=language)
+    wsgi = app(site.data, site.cgi_dir)
+    cookie, _ = log_in(wsgi)
+    status, _, page, _ = call(wsgi, environ("GET", path, "", b"", "", "missing", script="/admin",
+                                            HTTP_COOKIE=cookie))
+    assert status == 200
+    return page
+
+
+def test_the_bounce_mailbox_tells_why_it_failed_never_what_the_server_said(site, smtp_server, dovecot):
+    """An admin may point mail.bounce_mailbox at any host and port: the log and
+    the pages name a reason of ours, never the answering server's words."""
+    import socket
+
+    site.use_smtp(smtp_server.port)
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        closed_port = closed.getsockname()[1]
+    smtp = smtp_server.port  # answers "220 … ESMTP" to whoever connects
+    cases = [
+        (f"imap://u:p@127.0.0.1:{closed_port}/INBOX", "connection refused", "в соединении отказано"),
+        (f"imap://u:p@127.0.0.1:{smtp}/INBOX", "the server does not speak IMAP", "это не IMAP-сервер"),
+        (f"pop3://u:p@127.0.0.1:{smtp}", "the server does not speak POP3", "это не POP3-сервер"),
+        (f"imaps://u:p@127.0.0.1:{smtp}/INBOX", "TLS failed", "не удалось установить TLS-соединение"),
+        (dovecot.url("imaps").replace("mailbox-secret-1", "wrong"), "the login was refused",
+         "вход не принят"),
+    ]
+    site.set(mail__bounce_cafile=str(dovecot.cafile))
+    for url, reason, _ in cases:
+        site.set(mail__bounce_mailbox=url)
+        result = site.cli("cron")
+        assert "Traceback" not in result.stdout + result.stderr
+        line = bounce_log(site)[-1]
+        where = url.split("@", 1)[1].split("/", 1)[0]
+        assert line[2] == "problem" and line[6].endswith(f"://{where}: {reason}"), line
+    log = (site.data.log / "bounces.log").read_text()
+    for server_words in ("220", "ESMTP", "b'", "mailbox-secret-1", "wrong", "u@"):
+        assert server_words not in log
+    english, russian = admin_page(site, "/bounces", "en"), admin_page(site, "/bounces", "ru")
+    for _, reason, translated in cases:
+        assert reason in english and translated in russian
+    assert "mailbox problem" in english and "ящик" in russian
