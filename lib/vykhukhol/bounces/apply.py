@@ -190,7 +190,7 @@ def process(data: DataDir, settings: Settings, raws: list[bytes], source: str,
                 if stop is not None and stop():
                     break
                 mid = message_id(raw)
-                alone = mid not in seen and tries.count(mid) > 0
+                alone = mid not in seen and tries.unfinished(mid)
                 if alone and plan.ids:  # what came before it is safe on disk first
                     _run_plan(data, settings, secrets.token_hex(6), plan, fresh=True)
                     plan = Plan(time=format_time(now()))
@@ -222,7 +222,7 @@ def _one(data: DataDir, settings: Settings, finder: Finder, raw: bytes, source: 
     mid = message_id(raw)
     if mid in seen:
         return Result(mid, "repeated", reason="processed before", repeated=True)
-    if tries.count(mid) > intake.GIVE_UP:  # begun twice before: this is its third beginning
+    if tries.given_up(mid):
         refused = "set aside unread: the reader was stopped twice while on it"
     else:
         refused = intake.refusal(raw)
