@@ -199,7 +199,7 @@ def process(data: DataDir, settings: Settings, raws: list[bytes], source: str,
                 result = _one(data, settings, finder, raw, source, plan, seen, tries)
                 if result.repeated:  # one line for every result, repeats too
                     repeats.append(record.line(mid, record.REPEATED, "-", "-", source,
-                                               "read before, removed now"))
+                                               "processed before"))
                 results.append(result)
                 seen.add(result.id)
                 if alone and plan.ids:

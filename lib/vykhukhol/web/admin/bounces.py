@@ -41,7 +41,6 @@ _REASONS = [(re.compile(pattern), template) for pattern, template in (
     (r"the report names (?P<addresses>.+), not the address the tag was made for: kept for the admin",
      _("the report names {addresses}, not the address the tag was made for: kept for the admin")),
     (r"processed before", _("processed before")),
-    (r"read before, removed now", _("read before, removed now")),
     # Refused unread (bounces/intake.py): the message was never parsed.
     (r"too big: (?P<size>\d+) bytes \(at most (?P<limit>\d+)\)",
      _("too big: {size} bytes (at most {limit})")),
