@@ -279,3 +279,25 @@ def test_the_bounce_mailbox_tells_why_it_failed_never_what_the_server_said(site,
     for _, reason, translated in cases:
         assert reason in english and translated in russian
     assert "mailbox problem" in english and "ящик" in russian
+
+
+def test_the_mailbox_reader_looks_at_the_clock_before_every_message(site, dovecot):
+    """Twenty messages fit one group; a clock that moves on each time it is read
+    runs the budget out inside that group: the reader stops there, the messages
+    it handled are moved, the rest wait, and the next read takes them, each once."""
+    from vykhukhol.bounces import sources
+
+    site.set(mail__from_email="list@example.org", mail__bounce_mailbox=dovecot.url("imaps"),
+             mail__bounce_cafile=str(dovecot.cafile))
+    site.service("course", letters=LESSON)
+    for n in range(20):
+        dovecot.deliver(f"Subject: thanks {n}\n\nLovely lesson.\n".encode())
+    ticks = iter(range(10**6))
+    summary = sources.read_mailbox(site.data, site.settings(), 10, clock=lambda: next(ticks))
+    assert 0 < summary.read < 20 and summary.left, summary
+    assert len(dovecot.messages()) == 20 - summary.read
+    assert len(dovecot.messages("Processed")) == summary.read
+    rest = sources.read_mailbox(site.data, site.settings(), 60)
+    assert rest.read == 20 - summary.read and not rest.left and rest.repeated == 0
+    assert dovecot.messages() == [] and len(dovecot.messages("Processed")) == 20
+    assert [line[2] for line in bounce_log(site)] == ["kept"] * 20

@@ -259,11 +259,16 @@ def _read_imap(data: DataDir, settings: Settings, box: Mailbox, budget: _Budget,
                 break
             imap.sock.settimeout(budget.timeout())
             sizes = _sizes(imap, b",".join(uids[start:start + BATCH]).decode())
-            for uid, size in sizes.items():
-                if size > intake.MAX_BYTES:
-                    _too_big(data, box.source, size, _head(imap, uid))
-                    summary.aside += 1
-                    _move(imap, [uid], REJECTED, box, capabilities, made)
+            big = [uid for uid, size in sizes.items() if size > intake.MAX_BYTES]
+            for uid in big:
+                if budget.up():  # the clock before every message, a refused one too
+                    break
+                _too_big(data, box.source, sizes[uid], _head(imap, uid))
+                summary.aside += 1
+                _move(imap, [uid], REJECTED, box, capabilities, made)
+            if budget.up():
+                summary.left = True
+                break
             small = [uid for uid, size in sizes.items() if size <= intake.MAX_BYTES]
             if not _imap_groups(data, settings, imap, box, small, sizes, budget, summary,
                                 capabilities, made):
@@ -401,6 +406,9 @@ def _pop3_group(data: DataDir, settings: Settings, pop, box: Mailbox,
     """Retrieve, apply and delete one group; False when reading stops."""
     for n, size in group:
         if size > intake.MAX_BYTES:
+            if budget.up():  # the clock before every message, a refused one too
+                summary.left = True
+                return False
             head = b""
             with contextlib.suppress(Exception):  # TOP is optional in POP3
                 head = b"\r\n".join(pop.top(n, 100)[1])[:record.KEPT_BYTES]
