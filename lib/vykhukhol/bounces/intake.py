@@ -6,13 +6,15 @@ message's lines and with how deep its MIME parts nest (2 MB of empty lines
 took 28-53 s, a part nested 400 deep 81 s; issue 17). So :func:`refusal`
 looks at the raw bytes first, with a few passes of C-speed searches and no
 parsing, and names what is too much. The counts are upper bounds of what a
-parser could build from the bytes, so nothing it would find can exceed them:
+parser could build from the bytes (within a factor of two for a
+``multipart/digest``, whose parts are messages without saying so):
 
 - parts: every MIME part but the first begins at a line starting with
   ``--`` (a boundary), and a ``message/…`` part holds one more;
 - a line: header fields are decoded in time that grows with the square of
   their length, so one long field (a line and the indented lines that
-  continue it) is as bad as many lines;
+  continue it) is as bad as many lines; a message whose lines end in a
+  bare CR (which the parser also splits on) is one long line here;
 - nesting: every level of nesting is a ``Content-Type: multipart/…`` or
   ``message/…`` header, so there are at least as many of them as levels.
 
