@@ -119,7 +119,9 @@ def cmd_subscriber(ctx: Context, args) -> None:
             print(item.to_line() if isinstance(item, subs.Subscriber) else item.text)
     elif args.action == "import":
         text = _read_file(args.file, "import file")
-        result = membership.import_addresses(data, settings, args.service, text, args.confirmed)
+        from vykhukhol import importing
+
+        result = importing.import_addresses(data, settings, args.service, text, args.confirmed)
         progress("")
         print(f"{result['added']} added, {result['duplicates']} already there, "
               f"{len(result['invalid'])} invalid")
@@ -133,7 +135,11 @@ def export(data: DataDir, service_name: str, target: str | None) -> None:
     from vykhukhol.export import write_csv
 
     service = svc.find_service(data, service_name)
-    out = files.open_private(Path(target)) if target else sys.stdout
+    try:
+        out = files.open_private(Path(target)) if target else sys.stdout
+    except FileExistsError:
+        raise BadInput("{file} exists already; nothing written (remove it or name another file)",
+                       file=target) from None
     try:
         write_csv(service.subscribers_path, out,
                   progress=(lambda n: progress(f"exported {n}")) if target else None)
@@ -149,7 +155,7 @@ def cmd_newsletter(ctx: Context, args) -> None:
     if args.action == "create":
         html = _read_file(args.html_file, "--html-file") if args.html_file else None
         try:
-            start = newsletters.check_start(parse_local_time(args.at, settings["timezone"])) \
+            start = newsletters.check_start(parse_local_time(args.at, settings["timezone"]), args.at) \
                 if args.at else None
         except BadInput as exc:
             raise BadInput(f"--at: {exc.message}") from None

@@ -68,7 +68,8 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
             return newsletter_form(admin, args, fields, exc.text(admin.lang), status=400)
         return newsletter_form(admin, args, fields, send_now(admin, message, to))
     try:
-        start = newsletters.check_start(parse_local_time(fields["at"], admin.settings["timezone"])) \
+        start = newsletters.check_start(parse_local_time(fields["at"], admin.settings["timezone"]),
+                                         fields["at"]) \
             if fields["at"].strip() else None
         name = newsletters.create(admin.data, chosen, fields["subject"], fields["text"],
                                   fields["html"] or None, start)

@@ -32,11 +32,13 @@ def status(admin: Admin, args: dict) -> Response:
             locks.append((str(lock.busy.relative_to(data.root)), holder.lease, format_duration(max(age, 0))))
     entries = runlog.recent(data, 2000)
     cron = cron_url(settings, admin.cgi_dir)
+    from vykhukhol import demo
+
     return remember_browser(admin, admin.page(
         "status.html", mode=settings["mode"], block=state.block_reason(data), locks=locks,
         runs=recent_runs(entries, admin.lang)[:15], alerts=[e for e in entries if e.level == "alert"][-15:][::-1],
         cron_url=cron, crontab=f"*/5 * * * * wget -q -t 1 -O /dev/null {cron}" if cron else "",
-        warnings=warnings(admin), chart=chart(admin), local=lambda t: local_time(settings, t)))
+        warnings=warnings(admin), hosted=not demo.is_local(settings["site_url"]), chart=chart(admin), local=lambda t: local_time(settings, t)))
 
 
 def cron_url(settings: settings_mod.Settings, cgi_dir: Path) -> str:

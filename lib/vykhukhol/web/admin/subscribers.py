@@ -79,7 +79,9 @@ def subscribers_import(admin: Admin, args: dict) -> Response:
             return subscribers_page(admin, args, error=admin._("The file is not UTF-8 text."), status=400)
     if not content.strip():
         return subscribers_page(admin, args, error=admin._("Nothing to import."), status=400)
-    result = membership.import_addresses(admin.data, admin.settings, service.name, content,
+    from vykhukhol import importing
+
+    result = importing.import_addresses(admin.data, admin.settings, service.name, content,
                                          form.get("confirmed") == "yes")
     return subscribers_page(admin, args, result=result)
 
