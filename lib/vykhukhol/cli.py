@@ -16,7 +16,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from vykhukhol import auth, files, membership, newsletters, runlog, runtime, sender, state
+from vykhukhol import auth, files, locks, membership, newsletters, runlog, sender, state
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol import subscribers as subs
@@ -215,8 +215,7 @@ def cmd_status(ctx: Context, args) -> None:
                   f"(make a key for {domain})")
     else:
         print("dkim: off (letters are not signed)")
-    locks = [newsletters.lock(data)] + [svc.db_lock(data, db) for db in svc.list_dbs(data)]
-    for lock in locks:
+    for lock in locks.all_locks(data):
         holder = lock.holder()
         if holder:
             since = datetime.fromtimestamp(holder.since, UTC)
@@ -251,7 +250,7 @@ def cmd_bounce(ctx: Context, args) -> None:
 
 def cmd_mode(ctx: Context, args) -> None:
     ctx.settings()
-    cleared = runtime.set_mode(ctx.data, ctx.data.settings, args.mode)
+    cleared = locks.set_mode(ctx.data, ctx.data.settings, args.mode)
     print(f"mode: {args.mode}")
     for item in cleared:
         print(f"cleared {item}")
@@ -517,7 +516,7 @@ def build_parser() -> Parser:
         func=cmd_bounce)
 
     p = sub.add_parser("mode", help="debug (off) or working")
-    p.add_argument("mode", choices=["debug", "working"],
+    p.add_argument("mode", choices=sorted(settings_mod.MODES),
                    help="debug: nothing is sent; working: letters go (also clears a block)")
     p.set_defaults(func=cmd_mode)
 
