@@ -22,7 +22,6 @@ import re
 import sys
 import traceback
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from urllib.parse import parse_qsl
 
 from vykhukhol.errors import BadInput, VykhukholError
@@ -260,7 +259,3 @@ def respond(response: Response, start_response: Callable, head: bool = False) ->
     status = f"{response.status} {STATUS_TEXT.get(response.status, 'Unknown')}"
     start_response(status, headers)
     return [] if head else [body]
-
-
-def static_file(path: Path, content_type: str) -> Response:
-    return Response(path.read_bytes(), 200, content_type)
