@@ -257,16 +257,30 @@ def _looks_like_report(message: Message, subject: str) -> bool:
         robot and _header(message, "x-failed-recipients") != "")
 
 
+_REPORT_WORDS = re.compile(r"could not be delivered|undeliverable|not delivered|delivery failed|"
+                           r"error: |failed permanently|permanent error|no such user|"
+                           r"unable to deliver", re.IGNORECASE)
+
+
+def _says_undelivered(message: Message, text: str) -> bool:
+    """A mail system's message whose subject says nothing ("Re: …") but whose
+    first lines say the letter was not delivered (Verizon, some carriers)."""
+    sender = _first_address(_header(message, "from"))
+    return formats._ROBOTS.match(sender) is not None and bool(_REPORT_WORDS.search(text[:2000]))
+
+
 def _readings(message: Message, parts: list[Message], subject: str,
               found: set[str]) -> dict[str, reasons.Reading]:
     """Why each failed address failed; when ``found`` (flufl.bounce's) is empty
     and the message is a report, the addresses our readers find."""
-    dsn = {failed.address: failed for failed in formats.delivery_status(parts)}
     text = formats.report_text(message, parts)
-    if not found and not dsn and not _looks_like_report(message, subject):
+    dsn = {failed.address: failed for failed in
+           formats.delivery_status(parts) or formats.json_failures(text)}
+    if not found and not dsn and not _looks_like_report(message, subject) \
+            and not _says_undelivered(message, text):
         return {}
     ours = {address.lower() for name in ("from", "to", "cc", "return-path", "reply-to",
-                                         "delivered-to", "x-original-to", "sender")
+                                         "delivered-to", "sender")
             for address in _ADDRESS.findall(_header(message, name))}
     near = {failed.address: failed for failed in formats.text_failures(text, ours)}
     for address in _texts(_ADDRESS.findall(_header(message, "x-failed-recipients"))):
@@ -280,12 +294,11 @@ def _readings(message: Message, parts: list[Message], subject: str,
     warning = formats.is_warning(subject, text)
     result = {}
     for address in wanted:
+        window = near[address].text if address in near else formats.window(text, address)
         if address in dsn and (dsn[address].status or dsn[address].text):
             failed = dsn[address]
-            extra = near[address].text if address in near else ""
-            reading = reasons.read(failed.status, f"{failed.text} {extra}", failed.action)
+            reading = reasons.read(failed.status, f"{failed.text}\n{window}", failed.action)
         else:
-            window = near[address].text if address in near else ""
             action = "delayed" if warning else ""
             reading = reasons.read("", window, action)
             if reading.reason == "onhold" and text:

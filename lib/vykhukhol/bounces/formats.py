@@ -34,7 +34,7 @@ _RETURNED = re.compile(
 _WARNING = re.compile(r"\b(?:delayed|delay(?:ed)? notification|warning|will (?:keep )?try|"
                       r"still (?:be )?trying|not yet been delivered|will retry)\b", re.IGNORECASE)
 # Who writes reports: never the failed recipient.
-_ROBOTS = re.compile(r"^(?:mailer-daemon|postmaster|mail-daemon|mailer|daemon|root|"
+_ROBOTS = re.compile(r"^(?:mailer-daemon|post_?master|mail-daemon|mailer|daemon|root|"
                      r"no-?reply|bounce[s]?|mdaemon|nobody)(?:[+@]|$)", re.IGNORECASE)
 
 
@@ -81,6 +81,28 @@ def delivery_status(parts: list[Message]) -> list[Failed]:
     return found
 
 
+_SES_RECIPIENT = re.compile(r'\{[^{}]{0,2000}"emailAddress"\s*:\s*"[^"]{1,254}"[^{}]{0,2000}\}')
+_SES_FIELD = re.compile(r'"(emailAddress|action|status|diagnosticCode)"\s*:\s*"((?:[^"\\]|\\.){0,1000})"')
+
+
+def json_failures(text: str) -> list[Failed]:
+    """The bounced recipients of an Amazon SES notification mailed through SNS
+    (JSON, often wrapped by the mail system at 1000 characters)."""
+    text = re.sub(r"!?\r?\n ", "", text)
+    if '\\"bouncedRecipients\\"' in text:  # the SES message inside an SNS envelope
+        text = text.replace('\\"', '"')
+    if '"bouncedRecipients"' not in text:
+        return []
+    found = []
+    for block in _SES_RECIPIENT.findall(text[text.index('"bouncedRecipients"'):]):
+        fields = dict(_SES_FIELD.findall(block))
+        address = checked(fields.get("emailAddress", ""))
+        if address is not None:
+            found.append(Failed(address, fields.get("action", "failed").lower(),
+                                fields.get("status", ""), fields.get("diagnosticCode", "")))
+    return found
+
+
 def _blocks(part: Message) -> list[Message]:
     payload = part.get_payload()
     if isinstance(payload, list):
@@ -104,6 +126,8 @@ def report_text(message: Message, parts: list[Message]) -> str:
     texts = []
     for part in parts:
         if part.get_content_maintype() == "multipart":
+            if isinstance(part.get_payload(), str):  # its boundary is broken: read it as text
+                texts.append(part.get_payload()[:MAX_TEXT])
             continue
         if part is not message and _inside_returned(message, part):
             continue
@@ -162,17 +186,28 @@ def text_failures(text: str, ours: set[str]) -> list[Failed]:
     own From and To, the envelope): never named.
     """
     found: dict[str, Failed] = {}
+    robots: dict[str, Failed] = {}
     lines = text.splitlines()
     for number, line in enumerate(lines):
         for candidate in _CANDIDATE.findall(line):
             address = checked(candidate)
-            if address is None or address in ours or _ROBOTS.match(address):
+            if address is None or address in ours or address in found or address in robots:
                 continue
-            if address not in found:
-                if len(found) >= MAX_FAILED:
-                    return list(found.values())
-                found[address] = Failed(address, text=_near(lines, number))
-    return list(found.values())
+            if len(found) + len(robots) >= MAX_FAILED:
+                break
+            into = robots if _ROBOTS.match(address) else found
+            into[address] = Failed(address, text=_near(lines, number))
+    # A postmaster is named as the failed recipient only when nobody else is.
+    return list((found or robots).values())
+
+
+def window(text: str, address: str) -> str:
+    """The lines around the first mention of ``address`` in ``text`` ("" if none)."""
+    lines = text.splitlines()
+    for number, line in enumerate(lines):
+        if address in line.lower():
+            return _near(lines, number)
+    return ""
 
 
 def _near(lines: list[str], number: int) -> str:

@@ -154,7 +154,7 @@ def command(text: str) -> str:
     if not found:
         return ""
     word = found[-1].lower().replace(" ", "")
-    if word.startswith(("rcpt", "<<<rcpt")):
+    if word.startswith("rcpt"):
         return "RCPT"
     if "data" in word or word.startswith("endof"):
         return "DATA"
@@ -163,8 +163,10 @@ def command(text: str) -> str:
     return "EHLO"
 
 
-_COMMAND = re.compile(r"(?:(?:in reply to|after|>>>)[ \t]+|^[ \t]*)((?:end of )?data|rcpt to|rcpt|"
-                      r"mail from|ehlo|helo)\b", re.IGNORECASE | re.MULTILINE)
+_COMMAND = re.compile(
+    r"(?:(?:in reply to|after|>>>|progress was|said \d{3} for|like our)[ \t]+|smtp:|^[ \t]*|\[)"
+    r"((?:end of )?data|rcpt[ _]to|rcpt|mail[ _]from|ehlo|helo)\b", re.IGNORECASE | re.MULTILINE)
+STRICT = False
 _BEFORE_DATA = ("RCPT", "MAIL", "EHLO")
 
 
@@ -191,7 +193,14 @@ def reason_name(status: str, text: str, action: str = "") -> str:
             if by_status == "userunknown":
                 if not any(_included(other, text) for other in _NOT_UNKNOWN):
                     return name
-            elif (said == "RCPT" or (not said and not by_status)) and _included(name, text):
+            elif said == "RCPT" and _included(name, text):
+                return name
+            elif said != "DATA" and any(phrase in text for phrase in _GONE_PHRASES):
+                return name
+            elif STRICT and not said and not by_status and _included(name, text) \
+                    and not ("unknown user" in text and "user unknown" not in text):
+                # "550 Unknown user" with no command is what Japanese carriers'
+                # content filters answer after DATA: Sisimai reads it as filtered.
                 return name
         elif name == "filtered":
             if by_status == "suspend":
@@ -203,6 +212,9 @@ def reason_name(status: str, text: str, action: str = "") -> str:
             return name
     if by_status and by_status not in _VAGUE:
         return by_status
+    for name, phrases in patterns.FORMATS.items():
+        if any(phrase in text for phrase in phrases):
+            return name
     for name in patterns.ORDER[len(patterns.FIRST):]:
         if _included(name, text):
             return name
@@ -218,6 +230,19 @@ def reason_name(status: str, text: str, action: str = "") -> str:
         return "blocked"
     return "onhold"
 
+
+# Sentences single mail systems write about a recipient that does not exist,
+# whatever the command (Sisimai's lhost readers: Domino, Notes, IMail,
+# Exchange 2003, InterScan MSS, Verizon, Outlook, DragonFly).
+_GONE_PHRASES = (
+    "not listed in domino directory", "not listed in public name & address book",
+    "no se encuentra en el directorio de domino", "non répertorié dans l'annuaire domino",
+    "domino ディレクトリには見つかりません", "ディレクトリのリストにありません",
+    "invalid final delivery userid", "unknown user:", "(000c05a6)", "unknown recipient",
+    "please check if address is correct", "no valid recipients for this mm",
+    "requested action not taken: no such user here", "because the address couldn't be found",
+    "no mailbox here by that name",
+)
 
 # Texts that, beside a 5.1.1, say the refusal was about something else.
 _NOT_UNKNOWN = ("norelaying", "blocked", "mailboxfull", "hasmoved", "rejected", "notaccept")
