@@ -297,7 +297,8 @@ def _readings(message: Message, parts: list[Message], subject: str,
         window = near[address].text if address in near else formats.window(text, address)
         if address in dsn and (dsn[address].status or dsn[address].text):
             failed = dsn[address]
-            reading = reasons.read(failed.status, f"{failed.text}\n{window}", failed.action)
+            reading = reasons.read(reasons.prefer(failed.status, failed.text),
+                                   f"{failed.text}\n{window}\n{failed.fields}", failed.action)
         else:
             action = "delayed" if warning else ""
             reading = reasons.read("", window, action)

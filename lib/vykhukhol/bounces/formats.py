@@ -33,6 +33,9 @@ _RETURNED = re.compile(
 # Words that mean "this is only a warning", in the subject or the first lines.
 _WARNING = re.compile(r"\b(?:delayed|delay(?:ed)? notification|warning|will (?:keep )?try|"
                       r"still (?:be )?trying|not yet been delivered|will retry)\b", re.IGNORECASE)
+# A line that quotes the letter's sender ("MAIL FROM: a@b", "From: a@b").
+_SENDER_LINE = re.compile(r"^\s*(?:mail from|from|sender|reply-to|return-path|envelope-from)\s*:",
+                          re.IGNORECASE)
 # Who writes reports: never the failed recipient.
 _ROBOTS = re.compile(r"^(?:mailer-daemon|post_?master|mail-daemon|mailer|daemon|root|"
                      r"no-?reply|bounce[s]?|mdaemon|nobody)(?:[+@]|$)", re.IGNORECASE)
@@ -46,6 +49,7 @@ class Failed:
     action: str = ""      # the DSN's Action ("failed", "delayed"), "" in a report for people
     status: str = ""      # the DSN's Status or a code in the text
     text: str = ""        # Diagnostic-Code, or the words near the address
+    fields: str = ""      # the DSN's whole block for this recipient (Status comments, X- fields)
 
 
 def checked(address: str) -> str | None:
@@ -77,7 +81,8 @@ def delivery_status(parts: list[Message]) -> list[Failed]:
                 continue
             found.append(Failed(address, str(block.get("action") or "").strip().lower(),
                                 str(block.get("status") or "").strip(),
-                                _unfold(block.get("diagnostic-code") or "")))
+                                _unfold(block.get("diagnostic-code") or ""),
+                                _unfold(block.as_string()[:4000])))
     return found
 
 
@@ -189,6 +194,8 @@ def text_failures(text: str, ours: set[str]) -> list[Failed]:
     robots: dict[str, Failed] = {}
     lines = text.splitlines()
     for number, line in enumerate(lines):
+        if _SENDER_LINE.match(line):
+            continue
         for candidate in _CANDIDATE.findall(line):
             address = checked(candidate)
             if address is None or address in ours or address in found or address in robots:
@@ -197,17 +204,20 @@ def text_failures(text: str, ours: set[str]) -> list[Failed]:
                 break
             into = robots if _ROBOTS.match(address) else found
             into[address] = Failed(address, text=_near(lines, number))
+        # Each later mention adds its lines: the transcript often says more.
+        for address in {checked(c) for c in _CANDIDATE.findall(line)} & (set(found) | set(robots)):
+            known = found.get(address) or robots[address]
+            if f"\n{line.strip()}" not in f"\n{known.text}" and len(known.text) < 2000:
+                known.text += "\n" + _near(lines, number)
     # A postmaster is named as the failed recipient only when nobody else is.
     return list((found or robots).values())
 
 
 def window(text: str, address: str) -> str:
-    """The lines around the first mention of ``address`` in ``text`` ("" if none)."""
+    """The lines around each mention of ``address`` in ``text`` ("" if none)."""
     lines = text.splitlines()
-    for number, line in enumerate(lines):
-        if address in line.lower():
-            return _near(lines, number)
-    return ""
+    return "\n".join(_near(lines, number) for number, line in enumerate(lines)
+                     if address in line.lower())[:2000]
 
 
 def _near(lines: list[str], number: int) -> str:

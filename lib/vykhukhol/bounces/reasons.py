@@ -152,6 +152,11 @@ def command(text: str) -> str:
     as reports write it; "" when they do not say."""
     found = _COMMAND.findall(text[:_MAX_TEXT])
     if not found:
+        lower = " ".join(text[:_MAX_TEXT].lower().split())
+        if "my name was rejected" in lower:  # qmail: the greeting was refused
+            return "EHLO"
+        if any(phrase in lower for phrase in _RCPT_PHRASES):
+            return "RCPT"
         return ""
     word = found[-1].lower().replace(" ", "")
     if word.startswith("rcpt"):
@@ -166,6 +171,8 @@ def command(text: str) -> str:
 _COMMAND = re.compile(
     r"(?:(?:in reply to|after|>>>|progress was|said \d{3} for|like our)[ \t]+|smtp:|^[ \t]*|\[)"
     r"((?:end of )?data|rcpt[ _]to|rcpt|mail[ _]from|ehlo|helo)\b", re.IGNORECASE | re.MULTILINE)
+# Words only a refusal of RCPT TO uses (Postfix, PowerMTA).
+_RCPT_PHRASES = ("x-powermta-bouncecategory: bad-mailbox",)
 STRICT = False
 _BEFORE_DATA = ("RCPT", "MAIL", "EHLO")
 
@@ -186,16 +193,23 @@ def reason_name(status: str, text: str, action: str = "") -> str:
     if status.startswith("2."):
         return "delivered"
     by_status = STATUS_REASONS.get(status, "")
+    # A 5.1.1 written in the text (a transcript's own line) counts as much as the field.
+    unknown_by_code = by_status == "userunknown" or said != "DATA" and any(
+        STATUS_REASONS.get(".".join(code)) == "userunknown" and code[0] == "5"
+        for code in STATUS.findall(text))
     for name in patterns.FIRST:
+        if said in ("MAIL", "EHLO") and CLASS_OF[name] is Cause.GONE:
+            continue  # refused before any recipient was named: about the sender
         if name == "userunknown":
             if by_status == "suspend":
                 continue
-            if by_status == "userunknown":
+            if unknown_by_code and _included(name, text) or by_status == "userunknown":
                 if not any(_included(other, text) for other in _NOT_UNKNOWN):
                     return name
             elif said == "RCPT" and _included(name, text):
                 return name
-            elif said != "DATA" and any(phrase in text for phrase in _GONE_PHRASES):
+            elif said != "DATA" and (any(phrase in text for phrase in _GONE_PHRASES)
+                                     or any(_aligned(text, pair) for pair in _GONE_PAIRS)):
                 return name
             elif STRICT and not said and not by_status and _included(name, text) \
                     and not ("unknown user" in text and "user unknown" not in text):
@@ -203,8 +217,8 @@ def reason_name(status: str, text: str, action: str = "") -> str:
                 # content filters answer after DATA: Sisimai reads it as filtered.
                 return name
         elif name == "filtered":
-            if by_status == "suspend":
-                continue
+            if by_status in ("suspend", "hasmoved", "hostunknown", "notaccept"):
+                continue  # the code is specific: a content filter it is not
             if by_status == "filtered" or said not in _BEFORE_DATA:
                 if _included("userunknown", text) or _included(name, text):
                     return name
@@ -213,11 +227,17 @@ def reason_name(status: str, text: str, action: str = "") -> str:
     if by_status and by_status not in _VAGUE:
         return by_status
     for name, phrases in patterns.FORMATS.items():
+        if said in ("MAIL", "EHLO") and CLASS_OF[name] is Cause.GONE:
+            continue
         if any(phrase in text for phrase in phrases):
             return name
     for name in patterns.ORDER[len(patterns.FIRST):]:
+        if said in ("MAIL", "EHLO") and CLASS_OF[name] is Cause.GONE:
+            continue
         if _included(name, text):
             return name
+    if said in ("MAIL", "EHLO") and CLASS_OF.get(by_status) is Cause.GONE:
+        return "rejected" if said == "MAIL" else "blocked"
     if by_status:
         return by_status
     if status[:3] in ("5.6", "4.6"):
@@ -233,19 +253,29 @@ def reason_name(status: str, text: str, action: str = "") -> str:
 
 # Sentences single mail systems write about a recipient that does not exist,
 # whatever the command (Sisimai's lhost readers: Domino, Notes, IMail,
-# Exchange 2003, InterScan MSS, Verizon, Outlook, DragonFly).
+# Exchange 2003, InterScan MSS, Verizon, Outlook).
 _GONE_PHRASES = (
     "not listed in domino directory", "not listed in public name & address book",
     "no se encuentra en el directorio de domino", "non répertorié dans l'annuaire domino",
     "domino ディレクトリには見つかりません", "ディレクトリのリストにありません",
     "invalid final delivery userid", "unknown user:", "(000c05a6)", "unknown recipient",
     "please check if address is correct", "no valid recipients for this mm",
-    "requested action not taken: no such user here", "because the address couldn't be found",
+    "because the address couldn't be found",
     "no mailbox here by that name",
 )
+_GONE_PAIRS = (("interscan messaging security suite", "unable to deliver"),)
 
 # Texts that, beside a 5.1.1, say the refusal was about something else.
 _NOT_UNKNOWN = ("norelaying", "blocked", "mailboxfull", "hasmoved", "rejected", "notaccept")
+
+
+def prefer(status: str, diagnostic: str) -> str:
+    """The status code to believe: the last one in the diagnostic text (the remote
+    server's own, after a relay's summary) when it has one — a DSN's ``Status``
+    is often the relay's guess, ``5.1.1`` for ``552 5.2.2 Over quota`` — else
+    the ``Status`` field."""
+    codes = STATUS.findall(diagnostic or "")
+    return ".".join(codes[-1]) if codes else _status(status)
 
 
 def read(status: str = "", text: str = "", action: str = "", code: str = "") -> Reading:
