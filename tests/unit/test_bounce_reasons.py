@@ -24,8 +24,18 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "sisimai"
 NOT_REFUSALS = {"delivered", "feedback", "vacation"}
 
 
+# Address-gone reports that cannot read as gone here, whatever the reader:
+# their address is one the project never accepts (so never a subscriber, and
+# never named), or the report is a delay notice, which SPEC 5 never counts.
+NOT_COUNTED = {
+    "lhost-postfix-32.eml": 'a quoted local part ("neko....nyaan....")',
+    "lhost-sendmail-25.eml": "an encoded word (=?utf-8?B?…?=) as the local part",
+    "lhost-opensmtpd-12.eml": "Action: delayed (a warning after 4 hours)",
+}
+
+
 @lru_cache(maxsize=1)
-def corpus() -> tuple[dict[str, kinds.Verdict], dict[str, set[Cause]]]:
+def corpus() -> tuple[dict[str, kinds.Verdict], dict[str, frozenset[Cause]]]:
     """Every sample read once: its verdict, and the classes Sisimai's reasons give it."""
     verdicts = {path.name: kinds.classify(path.read_bytes(), "+")
                 for path in sorted((DATA / "maildir").glob("lhost-*.eml"))}
@@ -34,16 +44,20 @@ def corpus() -> tuple[dict[str, kinds.Verdict], dict[str, set[Cause]]]:
         for row in csv.DictReader(table):
             if row["reason"] not in NOT_REFUSALS:
                 expected.setdefault(row["file"], set()).add(CLASS_OF[row["reason"]])
-    return verdicts, expected
+    return verdicts, {name: frozenset(classes) for name, classes in expected.items()}
 
 
-def figures() -> dict[str, Counter]:
-    """How the reader reads each group of reports: Sisimai's class -> our causes."""
+def figures(counted_only: bool = True) -> dict[str, Counter]:
+    """How the reader reads each group of reports: Sisimai's class -> what we read.
+
+    A report whose recipients Sisimai puts in different classes is "mixed".
+    """
     verdicts, expected = corpus()
     table: dict[str, Counter] = {}
     for name, classes in expected.items():
-        group = classes.pop().value if len(classes) == 1 else "mixed"
-        classes.add(Cause(group)) if group != "mixed" else None
+        if counted_only and name in NOT_COUNTED:
+            continue
+        group = next(iter(classes)).value if len(classes) == 1 else "mixed"
         verdict = verdicts[name]
         got = verdict.cause.value if verdict.cause else verdict.kind
         table.setdefault(group, Counter())[got] += 1
@@ -114,7 +128,10 @@ def test_a_delay_is_not_a_failure_and_giving_up_is_soft():
     # a 4.x.x code alone is no proof the address is gone
     assert read("4.1.1", "", "failed").cause is Cause.SOFT
     assert read("4.1.1", "450 4.1.1 <a@example.org>: Recipient address rejected: User unknown "
-                "in virtual mailbox table", "failed").cause is Cause.GONE
+                "in virtual mailbox table (in reply to RCPT TO command)", "failed").cause is Cause.GONE
+    # "user unknown" after the letter's text is a content filter (Sisimai: filtered)
+    assert read("5.0.0", "550 Unknown user a@example.org (in reply to end of DATA command)",
+                "failed").cause is Cause.SOFT
 
 
 def test_each_class_has_a_label_in_both_languages():
@@ -123,6 +140,8 @@ def test_each_class_has_a_label_in_both_languages():
 
 
 if __name__ == "__main__":  # the README §17 figures
-    for group, counts in sorted(figures().items()):
-        print(f"{group:15} {sum(counts.values()):4}  " + ", ".join(
-            f"{k}: {v}" for k, v in counts.most_common()))
+    for counted_only in (False, True):
+        print("without the reports in NOT_COUNTED:" if counted_only else "all reports:")
+        for group, counts in sorted(figures(counted_only).items()):
+            print(f"  {group:15} {sum(counts.values()):4}  " + ", ".join(
+                f"{k}: {v}" for k, v in counts.most_common()))

@@ -94,6 +94,7 @@ def classify(raw: bytes, separator: str) -> Verdict:
         verdict.reason = f"the bounce detectors could not read it ({type(exc).__name__})"
         return verdict
     try:
+        temporary, permanent = _named_by_report(message, parts, temporary, permanent)
         readings = _readings(message, parts, subject, temporary | permanent)
     except Exception:  # noqa: BLE001 - our own readers must never cost the library's verdict
         readings = {}
@@ -269,6 +270,22 @@ def _says_undelivered(message: Message, text: str) -> bool:
     return formats._ROBOTS.match(sender) is not None and bool(_REPORT_WORDS.search(text[:2000]))
 
 
+def _named_by_report(message: Message, parts: list[Message], temporary: set[str],
+                     permanent: set[str]) -> tuple[set[str], set[str]]:
+    """flufl.bounce's addresses without those the report does not say failed:
+    the help desk of a "please contact <support@…>" line, the recipients of a
+    bounce forwarded inside the returned letter."""
+    text = formats.report_text(message, parts)
+    ours = {failed.address for failed in formats.delivery_status(parts)}
+
+    def keep(found: set[str]) -> set[str]:
+        kept = {a for a in found if not formats.only_as_contact(text, a)}
+        if ours and kept & ours:
+            kept &= ours
+        return kept
+    return keep(temporary), keep(permanent)
+
+
 def _readings(message: Message, parts: list[Message], subject: str,
               found: set[str]) -> dict[str, reasons.Reading]:
     """Why each failed address failed; when ``found`` (flufl.bounce's) is empty
@@ -297,13 +314,16 @@ def _readings(message: Message, parts: list[Message], subject: str,
         window = near[address].text if address in near else formats.window(text, address)
         if address in dsn and (dsn[address].status or dsn[address].text):
             failed = dsn[address]
-            reading = reasons.read(reasons.prefer(failed.status, failed.text),
-                                   f"{failed.text}\n{window}\n{failed.fields}", failed.action)
+            status = reasons.prefer(failed.status, failed.text)
+            if not failed.text and status.endswith(".0.0"):  # the words beside it may say more
+                status = reasons.prefer(status, window)
+            reading = reasons.read(status, failed.text, failed.action,
+                                   context=f"{window}\n{failed.fields}")
         else:
             action = "delayed" if warning else ""
-            reading = reasons.read("", window, action)
+            reading = reasons.read("", "", action, context=window)
             if reading.reason == "onhold" and text:
-                reading = reasons.read("", text[:3000], action)
+                reading = reasons.read("", "", action, context=text[:3000])
         result[address] = reading
     return result
 

@@ -33,9 +33,10 @@ _RETURNED = re.compile(
 # Words that mean "this is only a warning", in the subject or the first lines.
 _WARNING = re.compile(r"\b(?:delayed|delay(?:ed)? notification|warning|will (?:keep )?try|"
                       r"still (?:be )?trying|not yet been delivered|will retry)\b", re.IGNORECASE)
-# A line that quotes the letter's sender ("MAIL FROM: a@b", "From: a@b").
-_SENDER_LINE = re.compile(r"^\s*(?:mail from|from|sender|reply-to|return-path|envelope-from)\s*:",
-                          re.IGNORECASE)
+# A line that quotes the letter's sender ("MAIL FROM: a@b", "From: a@b") or
+# names whom to ask for help ("please contact <support@…>").
+_SENDER_LINE = re.compile(r"^\s*(?:mail from|from|sender|reply-to|return-path|envelope-from)\s*:|"
+                          r"contact|send mail to|ご連絡|お問い合わせ|できない場合は", re.IGNORECASE)
 # Who writes reports: never the failed recipient.
 _ROBOTS = re.compile(r"^(?:mailer-daemon|post_?master|mail-daemon|mailer|daemon|root|"
                      r"no-?reply|bounce[s]?|mdaemon|nobody)(?:[+@]|$)", re.IGNORECASE)
@@ -71,9 +72,11 @@ def checked(address: str) -> str | None:
 def delivery_status(parts: list[Message]) -> list[Failed]:
     """The recipients of the RFC 3464 ``message/delivery-status`` parts."""
     found: list[Failed] = []
-    for part in parts:
-        if part.get_content_type() != "message/delivery-status":
-            continue
+    reports = [part for part in parts if part.get_content_type() == "message/delivery-status"]
+    # A report inside a returned letter (a bounce forwarded in the letter that
+    # bounced) is read only when the message has none of its own.
+    own = [part for part in reports if not _inside_returned(parts[0], part)]
+    for part in own or reports:
         for block in _blocks(part)[1:]:  # the first block is about the message
             recipient = block.get("final-recipient") or block.get("original-recipient") or ""
             address = checked(str(recipient).split(";", 1)[-1])
@@ -124,6 +127,12 @@ def _blocks(part: Message) -> list[Message]:
 
 def _unfold(value: object) -> str:
     return " ".join(str(value).split())
+
+
+def only_as_contact(text: str, address: str) -> bool:
+    """Whether ``text`` names ``address`` only as someone to ask for help."""
+    lines = [line for line in text.lower().splitlines() if address in line]
+    return bool(lines) and all(_SENDER_LINE.search(line) for line in lines)
 
 
 def report_text(message: Message, parts: list[Message]) -> str:
@@ -194,7 +203,7 @@ def text_failures(text: str, ours: set[str]) -> list[Failed]:
     robots: dict[str, Failed] = {}
     lines = text.splitlines()
     for number, line in enumerate(lines):
-        if _SENDER_LINE.match(line):
+        if _SENDER_LINE.search(line):
             continue
         for candidate in _CANDIDATE.findall(line):
             address = checked(candidate)

@@ -106,6 +106,7 @@ STATUS_REASONS: dict[str, str] = {
 _VAGUE = frozenset({"undefined", "onhold", "systemerror", "securityerror", "expired",
                     "networkerror", "hostunknown", "userunknown"})
 
+_CONTINUED = re.compile(r"(?<=\s)[245]\d\d-(?:[245]\.\d{1,3}\.\d{1,3}\s)?")
 STATUS = re.compile(r"\b([245])\.(\d{1,3})\.(\d{1,3})\b")
 REPLY = re.compile(r"(?<![\d.])([245]\d\d)(?=[ -]|$)")
 _MAX_TEXT = 4000  # a diagnostic is a line or two; the rest of a long text says nothing more
@@ -177,7 +178,8 @@ STRICT = False
 _BEFORE_DATA = ("RCPT", "MAIL", "EHLO")
 
 
-def reason_name(status: str, text: str, action: str = "") -> str:
+def reason_name(status: str, text: str, action: str = "", said: str | None = None,
+                code: str = "") -> str:
     """Sisimai's reason name for a refusal, from its enhanced status code, its
     diagnostic text and (in a DSN) its ``Action``; ``onhold`` when nothing says.
 
@@ -185,11 +187,16 @@ def reason_name(status: str, text: str, action: str = "") -> str:
     the refusal answered ``RCPT TO``; said after the letter's text (some
     providers' content filters answer so), or where the report does not say
     when, it is ``filtered`` — a soft failure, never one that deletes at once.
+    ``said`` is the SMTP command when the caller read it from more text.
     """
     from vykhukhol.bounces import patterns
 
-    said = command(text)
-    text = " ".join(text[:_MAX_TEXT].lower().split())
+    said = command(text) if said is None else said
+    # "550-5.2.1" at the start of each continued line of a reply splits its words.
+    text = " ".join(_CONTINUED.sub(" ", text[:_MAX_TEXT].lower()).split())
+    for name, phrases in _OWN_PHRASES.items():
+        if any(phrase in text for phrase in phrases):
+            return name
     if status.startswith("2."):
         return "delivered"
     by_status = STATUS_REASONS.get(status, "")
@@ -226,6 +233,10 @@ def reason_name(status: str, text: str, action: str = "") -> str:
             return name
     if by_status and by_status not in _VAGUE:
         return by_status
+    if said == "EHLO":
+        return "blocked"  # refused at the greeting: the sending host
+    if code in ("500", "501", "502", "503", "504") and not status[2:3].strip("0"):
+        return "syntaxerror"  # our command was not understood
     for name, phrases in patterns.FORMATS.items():
         if said in ("MAIL", "EHLO") and CLASS_OF[name] is Cause.GONE:
             continue
@@ -265,6 +276,16 @@ _GONE_PHRASES = (
 )
 _GONE_PAIRS = (("interscan messaging security suite", "unable to deliver"),)
 
+# Sentences that decide alone, before Sisimai's patterns: a mailing list that
+# refuses our post (Google Groups, in English and Japanese).
+_OWN_PHRASES = {
+    # Google Groups writes in the sender's language; its help link is in every one.
+    "rejected": ("you may not have permission to post messages to the group",
+                 "グループにメッセージを投稿する権限がない", "https://groups.google.com/support/"),
+    # GMX / 1&1: the sending IP is on their block list.
+    "blocked": ("to clarify.) (bl)",),
+}
+
 # Texts that, beside a 5.1.1, say the refusal was about something else.
 _NOT_UNKNOWN = ("norelaying", "blocked", "mailboxfull", "hasmoved", "rejected", "notaccept")
 
@@ -274,24 +295,32 @@ def prefer(status: str, diagnostic: str) -> str:
     server's own, after a relay's summary) when it has one — a DSN's ``Status``
     is often the relay's guess, ``5.1.1`` for ``552 5.2.2 Over quota`` — else
     the ``Status`` field."""
-    codes = STATUS.findall(diagnostic or "")
-    return ".".join(codes[-1]) if codes else _status(status)
+    codes = [".".join(code) for code in STATUS.findall(diagnostic or "")]
+    specific = [code for code in codes if not code.endswith(".0.0")]
+    return (specific or codes or [_status(status)])[-1]
 
 
-def read(status: str = "", text: str = "", action: str = "", code: str = "") -> Reading:
+def read(status: str = "", text: str = "", action: str = "", code: str = "",
+         context: str = "") -> Reading:
     """The reading of one failed recipient of a report.
 
     ``status`` is the enhanced code (``5.1.1``; found in ``text`` when empty),
     ``text`` the diagnostic and any words the report put beside the address,
     ``action`` the DSN's ``Action`` (``failed``, ``delayed``; empty in a
     report without one), ``code`` the SMTP reply (``550``; found in ``text``
-    when empty). A 4.x.x status without ``Action: failed`` is a delay; with
-    it, the server gave up retrying.
+    when empty). ``context`` is the report's text around the address: read for
+    the SMTP command, and for the reason when the diagnostic alone says none.
+    A 4.x.x status without ``Action: failed`` is a delay; with it, the server
+    gave up retrying.
     """
-    status = _status(status) or _status(text)
-    code = code or _reply(text)
+    status = _status(status) or _status(text) or _status(context)
+    code = code or _reply(text) or _reply(context)
     action = action.strip().lower()
-    name = reason_name(status, text, action)
+    said = command(f"{text}\n{context}")
+    name = reason_name(status, text, action, said, code) if text.strip() else "onhold"
+    if name in ("onhold", "undefined") and context:
+        name = reason_name(status, f"{text}\n{context}", action, said, code)
+    text = f"{text}\n{context}"
     temporary = (status.startswith("4.") or (not status and code.startswith("4")))
     if action == "delayed" or (temporary and action not in ("failed", "")):
         return Reading(Cause.DELAY, name, status, code)
