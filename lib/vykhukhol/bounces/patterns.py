@@ -31,7 +31,6 @@ from __future__ import annotations
 
 # Sisimai's order for an SMTP diagnostic (ClassOrder[0]), then the reasons it
 # tries only when neither that nor the status code decided (ClassOrder[1]).
-
 ORDER: tuple[str, ...] = (
     "mailboxfull", "mesgtoobig", "exceedlimit", "suspend", "hasmoved", "norelaying",
     "authfailure", "userunknown", "filtered", "requireptr", "notcompliantrfc",

@@ -1,26 +1,61 @@
-import re, subprocess, csv, sys
-G = "/work/.mirror/sisimai+go-sisimai/repo"
-S = "/work/.mirror/sisimai+set-of-emails/repo"
-def git(d,*a): return subprocess.run(["git","--git-dir",d,*a],capture_output=True,text=True).stdout
-files = [f for f in git(G,"ls-tree","--name-only","HEAD","fact/").split() if "-lhost-" in f]
-have = set(x.split("/")[-1] for x in git(S,"ls-tree","--name-only","HEAD","maildir/bsd/").split())
-rows = []
-# go-sisimai names two engines differently from their sample files
+#!/usr/bin/env python3
+"""Writes expected.csv from go-sisimai's tests (a development tool).
+
+    python3 tests/data/sisimai/make_expected.py GO_SISIMAI_GIT SET_OF_EMAILS_GIT > expected.csv
+
+Each ``fact/*-lhost-*_test.go`` holds a ``publiclist`` table: per sample
+file ``set-of-emails/maildir/bsd/lhost-<engine>-<label>.eml``, one row per
+failed recipient with Sisimai's status, reply code, reason and hard-bounce
+flag. Rows whose file is not in the set-of-emails checkout are left out (and
+listed on stderr), as are the files no table names.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import subprocess
+import sys
+
+# go-sisimai names two engines differently from their sample files.
 RENAMED = {"mailmarshalsmtp": "mailmarshal", "interscanmss": "trendmicro"}
-missing = []
-for f in files:
-    src = git(G,"show","HEAD:"+f)
-    m = re.search(r'publiclist := \[\]\[\]IsExpected\{(.*?)\n\t\}[;\s]*EngineTest\(t, "(\w+)", publiclist, true\)', src, re.S)
-    if not m: print("no public", f, file=sys.stderr); continue
-    body, engine = m.groups()
-    for e in re.finditer(r'\{"(\w+)",\s*(\d+),\s*"([^"]*)",\s*"([^"]*)",\s*"(\w*)",\s*(true|false),\s*"([^"]*)"\}', body):
-        label, idx, status, code, reason, hard, other = e.groups()
-        name = f"lhost-{RENAMED.get(engine.lower(), engine.lower())}-{label}.eml"
-        if name not in have: missing.append(name); continue
-        rows.append((name, idx, status, code, reason, hard))
-w = csv.writer(sys.stdout, lineterminator="\n")
-w.writerow(("file","index","status","reply_code","reason","hard_bounce"))
-w.writerows(rows)
-print("missing", len(set(missing)), sorted(set(missing))[:20], file=sys.stderr)
-print("files", len(set(r[0] for r in rows)), "rows", len(rows), "have", len([h for h in have if h.startswith("lhost-")]), file=sys.stderr)
-print("not in table", sorted(h for h in have if h.startswith("lhost-") and h not in set(r[0] for r in rows)), file=sys.stderr)
+TABLE = re.compile(r'publiclist := \[\]\[\]IsExpected\{(.*?)\n\t\}[;\s]*'
+                   r'EngineTest\(t, "(\w+)", publiclist, true\)', re.S)
+ROW = re.compile(r'\{"(\w+)",\s*(\d+),\s*"([^"]*)",\s*"([^"]*)",\s*"(\w*)",\s*(true|false),'
+                 r'\s*"([^"]*)"\}')
+
+
+def main(go_git: str, emails_git: str) -> None:
+    def git(git_dir: str, *args: str) -> str:
+        return subprocess.run(["git", "--git-dir", git_dir, *args], capture_output=True,
+                              text=True, check=True).stdout
+
+    samples = {path.rsplit("/", 1)[-1]
+               for path in git(emails_git, "ls-tree", "--name-only", "HEAD", "maildir/bsd/").split()}
+    rows, missing = [], set()
+    for path in git(go_git, "ls-tree", "--name-only", "HEAD", "fact/").split():
+        if "-lhost-" not in path:
+            continue
+        table = TABLE.search(git(go_git, "show", f"HEAD:{path}"))
+        if table is None:
+            continue
+        body, engine = table.groups()
+        engine = RENAMED.get(engine.lower(), engine.lower())
+        for row in ROW.finditer(body):
+            label, index, status, code, reason, hard, _ = row.groups()
+            name = f"lhost-{engine}-{label}.eml"
+            if name in samples:
+                rows.append((name, index, status, code, reason, hard))
+            else:
+                missing.add(name)
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(("file", "index", "status", "reply_code", "reason", "hard_bounce"))
+    writer.writerows(rows)
+    named = {row[0] for row in rows}
+    print("no such sample:", sorted(missing), file=sys.stderr)
+    print("no expectation:", sorted(s for s in samples if s.startswith("lhost-") and s not in named),
+          file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
