@@ -23,12 +23,12 @@ MAX_TEXT = 64_000   # characters of a report's own text read for addresses and r
 MAX_FAILED = 50     # addresses one report may name; more is a list, not a bounce
 
 _CANDIDATE = re.compile(r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9.-]{1,253}[A-Za-z0-9]")
-# Where a report for people stops and the returned letter begins.
+# Where a report for people stops and the returned letter begins. Every
+# repeat is bounded: a line of 60,000 dashes must not cost seconds.
 _RETURNED = re.compile(
-    r"^\s*(?:-{2,}.*(?:original message|returned message|unsent message|copy of the message|"
-    r"message headers|below this line|original mail|headers of your message)|"
-    r"(?:received|return-path|message-id|x-[a-z-]+):|"
-    r"-{2,} ?(?:the )?header(?:s)? of)",
+    r"^[ \t]{0,20}(?:-{2,80}[^\n]{0,80}?(?:original message|returned message|unsent message|"
+    r"copy of the message|message headers|below this line|original mail|headers of your "
+    r"message)|(?:received|return-path|message-id|x-[a-z-]{1,60}):|-{2,80} ?(?:the )?headers? of)",
     re.IGNORECASE | re.MULTILINE)
 # Words that mean "this is only a warning", in the subject or the first lines.
 _WARNING = re.compile(r"\b(?:delayed|delay(?:ed)? notification|warning|will (?:keep )?try|"
@@ -89,7 +89,6 @@ def delivery_status(parts: list[Message]) -> list[Failed]:
     return found
 
 
-_SES_RECIPIENT = re.compile(r'\{[^{}]{0,2000}"emailAddress"\s*:\s*"[^"]{1,254}"[^{}]{0,2000}\}')
 _SES_FIELD = re.compile(r'"(emailAddress|action|status|diagnosticCode)"\s*:\s*"((?:[^"\\]|\\.){0,1000})"')
 
 
@@ -102,7 +101,11 @@ def json_failures(text: str) -> list[Failed]:
     if '"bouncedRecipients"' not in text:
         return []
     found = []
-    for block in _SES_RECIPIENT.findall(text[text.index('"bouncedRecipients"'):]):
+    # Each recipient is one {...} without braces inside: split, never backtrack.
+    for chunk in text[text.index('"bouncedRecipients"'):].split("{"):
+        block = chunk.split("}", 1)[0][:4000]
+        if '"emailAddress"' not in block:
+            continue
         fields = dict(_SES_FIELD.findall(block))
         address = checked(fields.get("emailAddress", ""))
         if address is not None:
@@ -203,7 +206,7 @@ def text_failures(text: str, ours: set[str]) -> list[Failed]:
     robots: dict[str, Failed] = {}
     lines = text.splitlines()
     for number, line in enumerate(lines):
-        if _SENDER_LINE.search(line):
+        if "@" not in line or _SENDER_LINE.search(line):
             continue
         for candidate in _CANDIDATE.findall(line):
             address = checked(candidate)
