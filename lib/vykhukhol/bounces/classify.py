@@ -14,14 +14,22 @@ The kinds, in the order they are tried:
   ``mailto:`` of ``List-Unsubscribe``);
 - ``permanent`` / ``temporary`` — a delivery report, as :mod:`flufl.bounce`
   (GNU Mailman's detectors: RFC 3464 DSNs, Postfix, Exim, qmail, Yahoo,
-  Microsoft and a dozen more) reads it; permanent wins when it names both;
+  Microsoft and a dozen more) reads it, or, in a format it misses, as
+  :mod:`.formats` does; permanent wins when it names both, and a report whose
+  every failure is a delay is temporary;
 - ``auto-reply`` — ``Auto-Submitted``, ``X-Autoreply``, ``Precedence:
   auto_reply`` and the like: a vacation notice, never a bounce;
 - ``kept`` — anything else: kept for the admin, never acted on;
 - ``refused`` — too big to read: logged, nothing else.
 
-Deliberately not here: hand-written bounce patterns (the library holds the
-field's knowledge of them) and any decision about subscriber files.
+For a delivery report, ``readings`` says why each named address failed and
+``cause`` the class that weighs most on a subscriber (:mod:`.reasons`:
+address gone, soft, sender refused, delay); ``kind``, ``named`` and
+``reason`` keep the meaning :mod:`.apply` and the Bounces page read.
+
+Deliberately not here: the patterns (Sisimai's, in :mod:`.patterns`; the
+readers in :mod:`.formats` and :mod:`.reasons`) and any decision about
+subscriber files.
 """
 
 from __future__ import annotations
