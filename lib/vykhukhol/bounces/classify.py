@@ -102,8 +102,11 @@ def classify(raw: bytes, separator: str) -> Verdict:
         verdict.reason = f"the bounce detectors could not read it ({type(exc).__name__})"
         return verdict
     try:
-        temporary, permanent = _named_by_report(message, parts, temporary, permanent)
-        readings = _readings(message, parts, subject, temporary | permanent)
+        text = formats.report_text(message, parts)
+        dsn = {failed.address: failed for failed in
+               formats.delivery_status(parts) or formats.json_failures(text)}
+        temporary, permanent = _named_by_report(text, set(dsn), temporary, permanent)
+        readings = _readings(message, text, dsn, subject, temporary | permanent)
     except Exception:  # noqa: BLE001 - our own readers must never cost the library's verdict
         readings = {}
     if not (permanent or temporary) and readings:
@@ -278,13 +281,11 @@ def _says_undelivered(message: Message, text: str) -> bool:
     return formats._ROBOTS.match(sender) is not None and bool(_REPORT_WORDS.search(text[:2000]))
 
 
-def _named_by_report(message: Message, parts: list[Message], temporary: set[str],
+def _named_by_report(text: str, ours: set[str], temporary: set[str],
                      permanent: set[str]) -> tuple[set[str], set[str]]:
     """flufl.bounce's addresses without those the report does not say failed:
     the help desk of a "please contact <support@…>" line, the recipients of a
     bounce forwarded inside the returned letter."""
-    text = formats.report_text(message, parts)
-    ours = {failed.address for failed in formats.delivery_status(parts)}
 
     def keep(found: set[str]) -> set[str]:
         kept = {a for a in found if not formats.only_as_contact(text, a)}
@@ -294,13 +295,10 @@ def _named_by_report(message: Message, parts: list[Message], temporary: set[str]
     return keep(temporary), keep(permanent)
 
 
-def _readings(message: Message, parts: list[Message], subject: str,
+def _readings(message: Message, text: str, dsn: dict[str, formats.Failed], subject: str,
               found: set[str]) -> dict[str, reasons.Reading]:
     """Why each failed address failed; when ``found`` (flufl.bounce's) is empty
     and the message is a report, the addresses our readers find."""
-    text = formats.report_text(message, parts)
-    dsn = {failed.address: failed for failed in
-           formats.delivery_status(parts) or formats.json_failures(text)}
     if not found and not dsn and not _looks_like_report(message, subject) \
             and not _says_undelivered(message, text):
         return {}
