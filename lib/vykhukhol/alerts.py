@@ -28,6 +28,40 @@ DOWN_BY_HOSTER = "script is down by hoster"
 CANNOT_LAUNCH = "not can launch the sender"
 CANNOT_TERMINATE = "not can terminate sender"
 CANNOT_RENDER = "not can render the letter"  # ours, in the original's style (SPEC 13)
+SENDER_REFUSED = "mail servers refuse the sender"  # ours (SPEC 5, "What a failure count means")
+
+
+def _(text: str) -> str:
+    """Marks a text for the catalog (tools/i18n.py); :func:`raise_alert` translates it."""
+    return text
+
+
+# Alerts of ours whose body is said in the site's language (English msgid, the
+# Russian in the catalog); the original's five keep their Russian bodies.
+TRANSLATED = {
+    SENDER_REFUSED: _(
+        "Mail servers refused {refused} of the {letters} letters of one run ({detail}) for "
+        "reasons that are about the sender, not about the subscribers: {reasons}.\n"
+        "Nothing was counted against the subscribers and nobody was deleted.\n"
+        "What to check: {advice}\n"
+        "The reason of each refusal is in data/log/bounces.log and on the Bounces page. "
+        "This alert comes at most once an hour."
+    ),
+}
+
+ADVICE = {
+    "authfailure": _("the DNS records of the sending domain: SPF, DKIM (mail.dkim_domain and "
+                     "the published key) and DMARC;"),
+    "requireptr": _("the reverse DNS (PTR) record of the sending IP;"),
+    "blocked": _("whether the sending IP is on a block list; ask the host or the relay;"),
+    "badreputation": _("whether the sending IP is on a block list; ask the host or the relay;"),
+    "norelaying": _("the relay settings: mail.smtp_host, the login, who may relay;"),
+    "spamdetected": _("the letter itself: its text and links were taken for spam;"),
+    "speeding": _("the sending rate: set hourly_limit and daily_limit lower;"),
+    "toomanyconn": _("the sending rate: set hourly_limit and daily_limit lower;"),
+}
+DEFAULT_ADVICE = _("the DNS records (SPF, DKIM, DMARC, PTR), the relay and whether the "
+                   "sending IP is on a block list.")
 
 BODIES = {
     SCRIPT_OFF: (
@@ -84,7 +118,12 @@ def raise_alert(data: DataDir, settings, log: RunLog, subject: str, moment: date
     """
     # A detail is one line of the body: nothing in it (a file name, an error) can end a line.
     details = {key: " ".join(str(value).split()) for key, value in details.items()}
-    body = BODIES[subject].format(**{"detail": "", "time_limit": "", "age": "", **details})
+    if subject in TRANSLATED:
+        from vykhukhol.i18n import tr
+
+        body = tr(settings["language"], TRANSLATED[subject], **details)
+    else:
+        body = BODIES[subject].format(**{"detail": "", "time_limit": "", "age": "", **details})
     first_line = body.split("\n", 1)[0]
     log.alert(f"{subject}: {first_line}")
     admin = settings["admin_email"]
