@@ -410,7 +410,7 @@ def _effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdi
             record.keep(data, result.id, raw)
             return _noted(plan, result, source)
         reading = cause_of(verdict, address)
-        result.reason = f"{reading.cause.value} ({reading.log_text()}): {result.reason}"
+        result.reason = f"{reading.log_text()}; {result.reason}"
         if reading.cause is reasons.Cause.DELAY:
             return _noted(plan, result, source)
         if kind == tags.NEWSLETTER and name in finder.jobs:
