@@ -353,3 +353,49 @@ def test_alerts_reach_the_admin_through_smtp(fresh_site, smtp_server):
     [alert] = smtp_server.handler.received
     assert alert.rcpt_tos == [ADMIN]
     assert alert.message["Subject"] == "Script is off"
+
+
+# --- refused for the sender's reasons ----------------------------------------------------
+
+@pytest.mark.parametrize("language", ["ru", "en"])
+def test_refusals_for_the_senders_reasons_past_five_percent_alert_the_admin_once(
+        site, smtp_server, language):
+    """SPEC 5: 5 of 20 letters refused "blocked" (more than 5 %, at least 5): nobody is
+    counted, and the admin gets one alert naming the reason and what to check."""
+    site.use_smtp(smtp_server.port)
+    site.set(admin_email=ADMIN, language=language)
+    site.service("course", letters=LESSON)
+    people = [f"p{i:02}@example.org" for i in range(20)]
+    for address in people:
+        site.subscriber("course", address, ago=HOUR)
+    for address in people[:5]:
+        answer(smtp_server, "rcpt", address,
+               "554 5.7.1 Service unavailable; client host [127.0.0.1] blocked using "
+               "zen.spamhaus.org")
+
+    site.run_at()
+    assert all(s.failures == 0 for s in site.subscribers("course").values())
+    alerts = [r.message for r in smtp_server.handler.received if ADMIN in r.rcpt_tos]
+    assert [m["Subject"] for m in alerts] == ["mail servers refuse the sender"]
+    body = alerts[0].get_body(("plain",)).get_content()
+    assert "blocked ×5" in body and "5" in body and "20" in body
+    if language == "ru":
+        assert "Почтовые серверы отказали" in body and "чёрный список" in body
+    else:
+        assert "Mail servers refused 5 of the 20 letters" in body and "block list" in body
+    site.run_at()  # nothing new: no second alert
+    assert len([r for r in smtp_server.handler.received if ADMIN in r.rcpt_tos]) == 1
+
+
+def test_a_few_refusals_for_the_senders_reasons_alert_nobody(site, smtp_server):
+    """4 refusals are under the line (at least 5): logged, no alert."""
+    site.use_smtp(smtp_server.port)
+    site.set(admin_email=ADMIN)
+    site.service("course", letters=LESSON)
+    for i in range(6):
+        site.subscriber("course", f"p{i}@example.org", ago=HOUR)
+        if i < 4:
+            answer(smtp_server, "rcpt", f"p{i}@example.org", "550 5.7.1 blocked using a DNSBL")
+    site.run_at()
+    assert not [r for r in smtp_server.handler.received if ADMIN in r.rcpt_tos]
+    assert site.log().count(" refused (550)") == 4 and "sender refused: blocked" in site.log()
