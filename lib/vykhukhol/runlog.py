@@ -8,25 +8,24 @@ size and rotated (``run.log.1`` … ``run.log.3``). The admin status page and
 from __future__ import annotations
 
 import sys
-from collections import deque
-from typing import TYPE_CHECKING, NamedTuple
+from collections import deque, namedtuple
 
 from vykhukhol import files
 from vykhukhol.errors import StorageError
 from vykhukhol.timeutil import format_time, now
 
-if TYPE_CHECKING:  # the idle cron tick imports this module: no dataclasses, no pathlib
+TYPE_CHECKING = False  # the idle cron tick imports this module: no typing, dataclasses, pathlib
+if TYPE_CHECKING:
     from vykhukhol.datadir import DataDir
 
 MAX_BYTES = 1_000_000  # one log file before rotation
 KEEP = 3               # rotated files kept
 
 
-class Entry(NamedTuple):
-    time: str
-    lease: str
-    level: str
-    message: str
+class Entry(namedtuple("Entry", "time lease level message")):  # typing.NamedTuple imports typing
+    """One line of the run log: time, lease, level, message (all text)."""
+
+    __slots__ = ()
 
 
 class RunLog:

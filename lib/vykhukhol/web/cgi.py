@@ -9,7 +9,6 @@ web server, so the visitor's page does not wait for the mail server.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 
 def run(app_name: str, script: str) -> None:
@@ -20,12 +19,13 @@ def run(app_name: str, script: str) -> None:
 
         if idle.serve_cgi(idle.data_root(os.path.dirname(os.path.realpath(script)))):
             return
+    import os
     from wsgiref.handlers import CGIHandler
 
     from vykhukhol.datadir import DataDir, locate
     from vykhukhol.web.http import AFTER
 
-    data = DataDir(locate(None, Path(script).resolve().parent))
+    data = DataDir(locate(None, os.path.dirname(os.path.realpath(script))))
     app = make_app(app_name, data)
     later: list = []
 
