@@ -139,7 +139,7 @@ def main() -> None:
             time.sleep(SETTLE)
             counter = iter(range(10**9))
 
-            def post() -> tuple[float, float]:
+            def post(size: int = size, counter=counter) -> tuple[float, float]:
                 body = urlencode({"service": "news", "email": f"r{size}.{next(counter)}@example.net",
                                   "name": "Новый Читатель"}).encode()
                 cpu = children_cpu()
