@@ -75,3 +75,35 @@ def test_a_service_base_is_drawn_by_jinja(tmp_path):
     (tmp_path / "base.html").write_text("base[{% block body %}{% endblock %}]", encoding="utf-8")
     body = pages.render("message.html", "en", 200, tmp_path, title="A", text="B").body
     assert body == "base[<h1>A</h1>\n<p>B</p>\n]"
+
+
+def test_the_plain_forms_were_written_from_these_templates():
+    """A template changed without its plain form: change the function in
+    web/plainpages.py to match (the agreement test above), then its CRC."""
+    import zlib
+
+    for name, crc in plainpages.SOURCES.items():
+        with open(f"{plainpages.TEMPLATES}/{name}", "rb") as source:
+            assert zlib.crc32(source.read()) == crc, name
+
+
+def test_an_edited_template_is_drawn_by_jinja(monkeypatch, tmp_path):
+    for name in plainpages.SOURCES:
+        (tmp_path / name).write_bytes(open(f"{plainpages.TEMPLATES}/{name}", "rb").read())
+    (tmp_path / "message.html").write_text("edited {{ title }}", encoding="utf-8")
+    monkeypatch.setattr(plainpages, "TEMPLATES", str(tmp_path))
+    monkeypatch.setattr(plainpages, "_checked", {})
+    assert not plainpages.current("message.html") and plainpages.current("button.html")
+    monkeypatch.setattr(pages, "TEMPLATES", str(tmp_path))
+    pages._environment.cache_clear()
+    try:
+        assert pages.render("message.html", "en", title="<T>").body == "edited &lt;T&gt;"
+    finally:
+        pages._environment.cache_clear()
+
+
+def test_the_pages_use_the_plain_forms(monkeypatch):
+    called = []
+    monkeypatch.setitem(plainpages.PAGES, "message.html",
+                        lambda lang, t, context: called.append(context) or "plain")
+    assert pages.render("message.html", "en", title="x").body == "plain" and called

@@ -59,15 +59,16 @@ def render(template_name: str, lang: str, status: int = 200,
 
 
 def _plain(template_name: str, folder: str | None):
-    """The plain-Python form of ``template_name``, unless there is none or the
-    service's folder overrides the page or the base it extends."""
-    from vykhukhol.web.plainpages import PAGES
+    """The plain-Python form of ``template_name``, unless there is none, the
+    service's folder overrides the page or the base it extends, or the
+    template was edited since the plain form was written from it."""
+    from vykhukhol.web import plainpages
 
-    page = PAGES.get(template_name)
+    page = plainpages.PAGES.get(template_name)
     if page is None or folder is not None and any(
             os.path.exists(os.path.join(folder, name)) for name in (template_name, "base.html")):
         return None
-    return page
+    return page if plainpages.current(template_name) else None
 
 
 def render_error(status: int, lang: str, detail: str = "") -> Response:
