@@ -48,7 +48,7 @@ PAGE = IDLE - {"vykhukhol.idle", "fcntl", "vykhukhol.runlog"} | {
     "warnings", "importlib", "importlib.machinery", "token", "tokenize", "linecache", "inspect",
     "dataclasses", "fnmatch", "_winapi", "nt", "ntpath", "errno", "urllib", "ipaddress",
     "urllib.parse", "pathlib", "vykhukhol.datadir", "vykhukhol.web.response", "vykhukhol.web.http",
-    "configparser", "unicodedata", "vykhukhol.addresses", "vykhukhol.services", "_struct", "struct",
+    "configparser", "vykhukhol.addresses", "vykhukhol.services", "_struct", "struct",
     "binascii", "base64", "_hashlib", "_blake2", "hashlib", "hmac", "_bisect", "bisect", "_random",
     "_sha512", "random", "secrets", "_typing", "typing", "vykhukhol.settings", "vykhukhol.i18n",
     "vykhukhol.web.pages", "vykhukhol.web.plainpages", "gettext", "_locale", "locale",
@@ -60,7 +60,7 @@ LINK_PAGE = PAGE | {"vykhukhol.tokens"}
 # hourly counter, the next-due summary; the confirmation letter is composed and
 # sent after the answer, and pays for the e-mail package and Jinja2 then.
 POST_SOON = PAGE | {
-    "multipart", "vykhukhol.membership", "vykhukhol.subscribers", "vykhukhol.states",
+    "unicodedata", "vykhukhol.membership", "vykhukhol.subscribers", "vykhukhol.states",
     "vykhukhol.state", "vykhukhol.series", "vykhukhol.tokens", "vykhukhol.web.clients",
     # filelock and what it brings (logging with traceback, threading, decimal, platform): the
     # record lock is taken before the answer, and filelock is the lock the sender takes too
