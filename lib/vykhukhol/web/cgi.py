@@ -71,13 +71,14 @@ def _is_request_key(key: str) -> bool:
     return key in _REQUEST_KEYS or key.startswith(("HTTP_", "SSL_"))
 
 
-def cgi_environ() -> dict:
-    """The WSGI environ of this CGI request (PEP 3333, as wsgiref's CGIHandler made it)."""
+def cgi_environ(stdin=None) -> dict:
+    """The WSGI environ of this CGI request (PEP 3333, as wsgiref's CGIHandler
+    made it); the body is read from ``stdin`` (default: standard input)."""
     encoding = sys.getfilesystemencoding()
     environ = {key: value.encode(encoding, "surrogateescape").decode("iso-8859-1")
                if _is_request_key(key) else value for key, value in os.environ.items()}
     environ.update({
-        "wsgi.input": sys.stdin.buffer, "wsgi.errors": sys.stderr, "wsgi.version": (1, 0),
+        "wsgi.input": sys.stdin.buffer if stdin is None else stdin, "wsgi.errors": sys.stderr, "wsgi.version": (1, 0),
         "wsgi.run_once": True, "wsgi.multithread": False, "wsgi.multiprocess": True,
         "wsgi.url_scheme": "https" if environ.get("HTTPS", "off").lower() in ("on", "1", "yes")
         else "http",
@@ -85,11 +86,13 @@ def cgi_environ() -> dict:
     return environ
 
 
-def serve(app) -> None:
+def serve(app, stdin=None, stdout=None) -> None:
     """Run the WSGI ``app`` once for this CGI request and write its answer
-    (``Status:`` and the headers, a blank line, the body) to standard output."""
-    environ = cgi_environ()
+    (``Status:`` and the headers, a blank line, the body) to ``stdout``
+    (default: standard output), flushed."""
+    environ = cgi_environ(stdin)
     head: list[str] = []
+    written: list[bytes] = []  # what an app gives the write() of start_response (PEP 3333)
 
     def start_response(status: str, headers: list[tuple[str, str]], exc_info=None):
         for name, value in headers:
@@ -97,13 +100,14 @@ def serve(app) -> None:
                 raise ValueError(f"a control character in the header {name!r}")
         head[:] = [f"Status: {status}\r\n", *(f"{name}: {value}\r\n" for name, value in headers),
                    "\r\n"]
-        return out.write
+        return written.append
 
-    out = sys.stdout.buffer
+    out = sys.stdout.buffer if stdout is None else stdout
     try:
         result = app(environ, start_response)
         try:
-            body = b"".join(result)
+            chunks = list(result)  # an app may call write() while it yields
+            body = b"".join(written) + b"".join(chunks)
         finally:
             getattr(result, "close", lambda: None)()
         if not head:
