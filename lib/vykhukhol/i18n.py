@@ -22,7 +22,6 @@ from pathlib import Path
 
 LOCALE = Path(__file__).resolve().parent / "locale"
 DOMAIN = "vykhukhol"
-LANGUAGES = ("ru", "en")
 
 #: The public pages' texts by key: the English msgid of each.
 MESSAGES: dict[str, str] = {

@@ -143,7 +143,7 @@ class Run:
         if lanes is not None:  # the run's own letters take a lane too: never one connection more
             return _OverLanes(self, lanes)  # type: ignore[return-value]
         if self._transport is None:
-            config = self.settings.mail_config(self.data.outbox)
+            config = mail.config_from_settings(self.settings, self.data.outbox)
             config.timeout = min(SMTP_TIMEOUT_MAX, self.time_limit * HARD_SHARE)
             self._transport = mail.open_transport(config)
         self._transport.set_deadline(self.hard_deadline())
@@ -242,7 +242,7 @@ class Run:
             from vykhukhol import mail
             from vykhukhol.mail.lanes import Lanes
 
-            config = self.settings.mail_config(self.data.outbox)
+            config = mail.config_from_settings(self.settings, self.data.outbox)
             config.timeout = min(SMTP_TIMEOUT_MAX, self.time_limit * HARD_SHARE)
             mail.open_transport(config)  # its settings checked here, in this thread
             self._lanes = Lanes(config, config.smtp_connections, mail.open_transport)

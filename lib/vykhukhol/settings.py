@@ -333,27 +333,6 @@ class Settings:
             raise NoSecret(NO_SECRET)
         return self["security.secret"].encode()
 
-    def mail_config(self, outbox_dir: Path):
-        """The ``[mail]`` section as the mail module wants it (``outbox_dir`` is
-        ``data/outbox``; the DKIM key is found beside it, in ``data/``)."""
-        from vykhukhol.mail import MailConfig
-
-        domain = self["mail.dkim_domain"]
-        key = None
-        if domain:
-            from vykhukhol.mail.dkim import settings_key_path
-
-            key = settings_key_path(Path(outbox_dir).parent, self)
-        return MailConfig(
-            transport=self["mail.transport"], from_email=self["mail.from_email"],
-            smtp_host=self["mail.smtp_host"], smtp_port=self["mail.smtp_port"],
-            smtp_security=self["mail.smtp_security"], smtp_user=self["mail.smtp_user"],
-            smtp_password=self["mail.smtp_password"], sendmail_path=self["mail.sendmail_path"],
-            dev_redirect=self["mail.dev_redirect"], outbox_dir=outbox_dir,
-            dkim_domain=domain, dkim_selector=self["mail.dkim_selector"], dkim_key=key,
-            smtp_connections=self["mail.smtp_connections"],
-        )
-
 
 def load(path: Path) -> Settings:
     parser = configparser.ConfigParser(interpolation=None)
@@ -383,26 +362,25 @@ def _write(path: Path, raw: dict[str, str]) -> None:
     files.atomic_write(path, lines, new_mode=0o600)
 
 
-DKIM_KEYS = {"mail.dkim_domain", "mail.dkim_selector", "mail.dkim_key_file"}
+def update(path: Path, changes: dict[str, str],
+           verify: Callable[[Path, Settings, Settings], None] | None = None) -> Settings:
+    """Validate every change first, then write them all at once (or nothing).
 
-
-def update(path: Path, changes: dict[str, str]) -> Settings:
-    """Validate every change first, then write them all at once (or nothing)."""
+    ``verify(data_root, before, after)``, when given, may refuse the whole
+    result (raise :class:`BadInput`) under the lock, before anything is
+    written: :func:`vykhukhol.mail.dkim.verify_settings` refuses a DKIM key
+    that does not work. It is passed in rather than imported, so the settings
+    know nothing of mail."""
     checked = {}
     for name, value in changes.items():
         check(name, value)
         checked[key(name).full] = value.strip()
     with files.record_lock(path):
-        current = load(path).raw
-        moved = any(current.get(name, KEYS[name].default) != checked[name]
-                    for name in DKIM_KEYS & checked.keys())
+        before = load(path)
+        current = dict(before.raw)
         current.update(checked)
-        if moved:
-            # Signing turned on, or moved to another key: that key must work now,
-            # not fail every letter of the next run.
-            from vykhukhol.mail.dkim import check_key
-
-            check_key(Path(path).parent, Settings(current))
+        if verify is not None:
+            verify(Path(path).parent, before, Settings(current))
         _write(path, current)
     return load(path)
 

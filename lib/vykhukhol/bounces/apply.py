@@ -36,7 +36,7 @@ import hashlib
 import json
 import secrets
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,6 +68,7 @@ class Result:
     address: str = "-"
     reason: str = ""
     repeated: bool = False  # processed before (a kill after its result was on disk)
+    aside: bool = False     # refused unread (too big, a bomb, or it stopped the reader twice)
 
 
 @dataclass
@@ -161,35 +162,84 @@ class Finder:
 
 # --- one batch -----------------------------------------------------------------
 
-def process(data: DataDir, settings: Settings, raws: list[bytes], source: str) -> list[Result]:
-    """Classify and apply a batch; returns one Result per message, in order.
+def process(data: DataDir, settings: Settings, raws: list[bytes], source: str,
+            stop: Callable[[], bool] | None = None) -> list[Result]:
+    """Classify and apply a batch; returns one Result per message handled, in
+    order: all of them, or those before ``stop()`` said the time is up (it is
+    asked before each message; the caller leaves the rest where they are).
+
+    A message begun before and never finished (:class:`~.intake.Tries`) is
+    handled in a batch of its own, so a message that stops the reader costs
+    no other message anything; begun twice, it is set aside unread.
 
     Raises :class:`~vykhukhol.errors.StorageError` (or LockBusy) when the
     results cannot be put on disk: then nothing may be removed from the mailbox."""
+    from vykhukhol.bounces import intake
+
     path = journal_path(data)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    files.make_folder(path.parent)
     with files.record_lock(path):
         seen = recover(data, settings)
+        tries = intake.Tries(data, seen)
         finder = Finder(data, settings.secret)
         plan = Plan(time=format_time(now()))
-        results = []
-        for raw in raws:
-            try:
-                result = _judge(data, settings, finder, raw, source, plan, seen)
-            except VykhukholError:
-                raise  # the disk: nothing of the batch may be removed
-            except Exception as exc:  # noqa: BLE001 - one odd message must not block the box
+        results: list[Result] = []
+        repeats: list[record.Line] = []
+        try:
+            for raw in raws:
+                if stop is not None and stop():
+                    break
                 mid = message_id(raw)
-                result = _noted(plan, Result(mid, kinds.REFUSED, reason=(
-                    f"could not be handled ({type(exc).__name__}); nothing was done")), source)
-                if mid not in plan.ids:
-                    plan.ids.append(mid)
-            results.append(result)
-            if not result.repeated:
+                alone = mid not in seen and tries.unfinished(mid)
+                if alone and plan.ids:  # what came before it is safe on disk first
+                    _run_plan(data, settings, secrets.token_hex(6), plan, fresh=True)
+                    plan = Plan(time=format_time(now()))
+                if mid not in seen:
+                    tries.begin(mid)
+                result = _one(data, settings, finder, raw, source, plan, seen, tries)
+                if result.repeated:  # one line for every result, repeats too
+                    repeats.append(record.line(mid, record.REPEATED, "-", "-", source,
+                                               "processed before"))
+                results.append(result)
                 seen.add(result.id)
-        if plan.ids:
-            _run_plan(data, settings, secrets.token_hex(6), plan, fresh=True)
+                if alone and plan.ids:
+                    _run_plan(data, settings, secrets.token_hex(6), plan, fresh=True)
+                    plan = Plan(time=format_time(now()))
+            if plan.ids:
+                _run_plan(data, settings, secrets.token_hex(6), plan, fresh=True)
+        finally:
+            tries.close()
+        if repeats:
+            record.write(data, repeats)
     return results
+
+
+def _one(data: DataDir, settings: Settings, finder: Finder, raw: bytes, source: str,
+         plan: Plan, seen: set[str], tries) -> Result:
+    """One message's result: set aside, refused unread, or judged."""
+    from vykhukhol.bounces import intake
+
+    mid = message_id(raw)
+    if mid in seen:
+        return Result(mid, "repeated", reason="processed before", repeated=True)
+    if tries.given_up(mid):
+        refused = "set aside unread: the reader was stopped twice while on it"
+    else:
+        refused = intake.refusal(raw)
+    if refused is not None:
+        plan.ids.append(mid)
+        record.keep(data, mid, raw)
+        return _noted(plan, Result(mid, kinds.REFUSED, reason=refused, aside=True), source)
+    try:
+        return _judge(data, settings, finder, raw, source, plan, seen)
+    except VykhukholError:
+        raise  # the disk: nothing of the batch may be removed
+    except Exception as exc:  # noqa: BLE001 - one odd message must not block the box
+        result = _noted(plan, Result(mid, kinds.REFUSED, reason=(
+            f"could not be handled ({type(exc).__name__}); nothing was done")), source)
+        if mid not in plan.ids:
+            plan.ids.append(mid)
+        return result
 
 
 def _judge(data: DataDir, settings: Settings, finder: Finder, raw: bytes, source: str,
@@ -392,11 +442,11 @@ def _prune(path: Path, plans: dict[str, Plan]) -> None:
     files.atomic_write(path, kept, new_mode=0o600)
 
 
-def process_safely(data: DataDir, settings: Settings, raws: list[bytes],
-                   source: str) -> list[Result] | None:
+def process_safely(data: DataDir, settings: Settings, raws: list[bytes], source: str,
+                   stop: Callable[[], bool] | None = None) -> list[Result] | None:
     """:func:`process`, with a refusal to write said in bounces.log: None then."""
     try:
-        return process(data, settings, raws, source)
+        return process(data, settings, raws, source, stop)
     except VykhukholError as exc:
         record.problem(data, source, f"the results could not be written: {exc.message}; "
                        "the messages stay in the mailbox")

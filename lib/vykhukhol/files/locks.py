@@ -12,6 +12,7 @@ import os
 
 from vykhukhol.errors import LockBusy, StorageError
 from vykhukhol.files.modes import FILE_MODE, masked, read_text, remove
+from vykhukhol.files.rewrite import atomic_write
 
 TYPE_CHECKING = False  # typing itself is not imported: a CGI page pays for every import
 if TYPE_CHECKING:
@@ -138,10 +139,7 @@ class RenameLock:
         if not self.free.exists() and not self.busy.exists():
             with record_lock(self.free):
                 if not self.free.exists() and not self.busy.exists():
-                    # through the package, where a fault test puts its faulty writes
-                    from vykhukhol import files
-
-                    files.atomic_write(self.free, "")
+                    atomic_write(self.free, "")
             # The record lock guarded only this creation; one of the two files is
             # there for good now, so its lock file need not stay (issue 9, item 13).
             drop_lock(self.free)

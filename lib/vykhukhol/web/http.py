@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from urllib.parse import parse_qsl
 
 from vykhukhol.errors import BadInput, VykhukholError
@@ -263,7 +262,3 @@ def respond(response: Response, start_response: Callable, head: bool = False) ->
     status = f"{response.status} {STATUS_TEXT.get(response.status, 'Unknown')}"
     start_response(status, headers)
     return [] if head else [body]
-
-
-def static_file(path: Path, content_type: str) -> Response:
-    return Response(path.read_bytes(), 200, content_type)

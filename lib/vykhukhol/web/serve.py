@@ -107,27 +107,6 @@ class Ticker(threading.Thread):
                 print(f"vykhukhol ticker: run failed: {exc!r}", file=sys.stderr)
 
 
-def ensure_initialised(data: DataDir, cgi_dir: Path, site_url: str = "") -> str | None:
-    """A fresh data directory gets the embedded defaults, the demo list and a
-    printed password; ``site_url`` is where this server answers (for links)."""
-    import secrets
-
-    from vykhukhol import auth, demo, newsletters
-    from vykhukhol import settings as settings_mod
-    from vykhukhol.files import RenameLock
-
-    if data.settings.exists():
-        return None
-    password = secrets.token_urlsafe(9)
-    raw = settings_mod.initial(site_url=site_url)
-    raw["security.admin_password"] = auth.hash_password(password)
-    data.make_skeleton()
-    settings_mod.write_initial(data.settings, raw)
-    RenameLock(data.newsletters, newsletters.LOCK_STEM).ensure()
-    demo.create(data, raw["language"])
-    return password
-
-
 def local_url(host: str, port: int) -> str:
     """The URL a browser on this machine uses for ``host``:``port``."""
     if host in ("0.0.0.0", "::", ""):
@@ -139,8 +118,9 @@ def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool
           cgi_dir: Path | None = None) -> None:
     import waitress
 
+    from vykhukhol import demo
+
     cgi_dir = cgi_dir or CHECKOUT / "cgi"
-    password = ensure_initialised(data, cgi_dir, local_url(host, port))
     afterwards = Afterwards()
     try:
         server = waitress.create_server(
@@ -151,7 +131,17 @@ def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool
             # trusted_proxies (web/clients.py); waitress would drop it.
             clear_untrusted_proxy_headers=False)
     except OSError as exc:
-        raise VykhukholError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        raise VykhukholError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; nothing was "
+                             f"changed (choose another port with --port)") from None
+    # Only once the port is ours is anything made or changed (issue 19): a busy
+    # port used to leave a set-up whose password was never printed.
+    url = local_url(host, server.effective_port)
+    try:
+        password = demo.first_start(data, url, demo.locale_language())
+        moved = None if password else demo.follow_port(data, url)
+    except BaseException:
+        server.close()
+        raise
     tick = Ticker(data) if ticker else None
     stop = threading.Event()
 
@@ -161,12 +151,12 @@ def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool
 
     signal.signal(signal.SIGTERM, shut_down)
     signal.signal(signal.SIGINT, shut_down)
-    url = local_url(host, server.effective_port)
     print(f"Vykhukhol serving {data.root}", flush=True)
     print(f"admin: {url}/admin/", flush=True)
+    if moved:
+        print(f"site_url is now {moved} (a local data directory follows the port it is served on)",
+              flush=True)
     if password:
-        from vykhukhol import demo
-
         print(f"a fresh data directory: admin password {password} (change it with `vykhukhol password`)",
               flush=True)
         print(f"subscribe to the demo list: {url}/cgi/subscribe.py?service={demo.NAME}", flush=True)

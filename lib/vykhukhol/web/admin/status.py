@@ -15,14 +15,13 @@ from vykhukhol import subscribers as subs
 from vykhukhol.errors import BadInput
 from vykhukhol.states import Outcome
 from vykhukhol.timeutil import UTC, format_duration, now
-from vykhukhol.web.admin.core import Admin, local_time, route
+from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.admin.login import remember_browser
 from vykhukhol.web.http import Response
 
 CHART_DAYS = 30
 
 
-@route("GET", "/")
 def status(admin: Admin, args: dict) -> Response:
     data, settings = admin.data, admin.settings
     locks = []
@@ -33,11 +32,13 @@ def status(admin: Admin, args: dict) -> Response:
             locks.append((str(lock.busy.relative_to(data.root)), holder.lease, format_duration(max(age, 0))))
     entries = runlog.recent(data, 2000)
     cron = cron_url(settings, admin.cgi_dir)
+    from vykhukhol import demo
+
     return remember_browser(admin, admin.page(
         "status.html", mode=settings["mode"], block=state.block_reason(data), locks=locks,
         runs=recent_runs(entries, admin.lang)[:15], alerts=[e for e in entries if e.level == "alert"][-15:][::-1],
         cron_url=cron, crontab=f"*/5 * * * * wget -q -t 1 -O /dev/null {cron}" if cron else "",
-        warnings=warnings(admin), chart=chart(admin), local=lambda t: local_time(settings, t)))
+        warnings=warnings(admin), hosted=not demo.is_local(settings["site_url"]), chart=chart(admin), local=lambda t: local_time(settings, t)))
 
 
 def cron_url(settings: settings_mod.Settings, cgi_dir: Path) -> str:
@@ -114,7 +115,6 @@ def chart(admin: Admin) -> dict:
             "sent": sum(sent.values()), "first": days[0].isoformat(), "last": days[-1].isoformat()}
 
 
-@route("POST", "/mode")
 def change_mode(admin: Admin, args: dict) -> Response:
     mode = admin.request.form().get("mode", "")
     if mode not in ("debug", "working"):

@@ -6,14 +6,13 @@ from vykhukhol import membership
 from vykhukhol import subscribers as subs
 from vykhukhol.errors import BadInput
 from vykhukhol.states import SubscriberState
-from vykhukhol.web.admin.core import Admin, local_time, route
+from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.admin.services import _service
 from vykhukhol.web.http import Response
 
 PAGE_SIZE = 50          # subscribers per page
 
 
-@route("GET", "/services/(?P<name>[^/]+)/subscribers")
 def subscribers_page(admin: Admin, args: dict, result: dict | None = None,
                      error: str = "", status: int = 200) -> Response:
     service = _service(admin, args["name"])
@@ -38,7 +37,6 @@ def subscribers_page(admin: Admin, args: dict, result: dict | None = None,
                       states=SubscriberState, local=lambda t: local_time(admin.settings, t))
 
 
-@route("POST", "/services/(?P<name>[^/]+)/subscribers")
 def subscriber_add(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
     form = admin.request.form()
@@ -55,7 +53,6 @@ def subscriber_add(admin: Admin, args: dict) -> Response:
     return admin.done(f"/services/{service.name}/subscribers", messages[outcome])
 
 
-@route("POST", "/services/(?P<name>[^/]+)/subscribers/delete")
 def subscriber_delete(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
     email = admin.request.form().get("email", "")
@@ -70,7 +67,6 @@ def subscriber_delete(admin: Admin, args: dict) -> Response:
     return admin.done(f"/services/{service.name}/subscribers", admin._("{email} deleted.", email=email))
 
 
-@route("POST", "/services/(?P<name>[^/]+)/import")
 def subscribers_import(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
     form = admin.request.form(20 * 1024 * 1024)
@@ -83,12 +79,13 @@ def subscribers_import(admin: Admin, args: dict) -> Response:
             return subscribers_page(admin, args, error=admin._("The file is not UTF-8 text."), status=400)
     if not content.strip():
         return subscribers_page(admin, args, error=admin._("Nothing to import."), status=400)
-    result = membership.import_addresses(admin.data, admin.settings, service.name, content,
+    from vykhukhol import importing
+
+    result = importing.import_addresses(admin.data, admin.settings, service.name, content,
                                          form.get("confirmed") == "yes")
     return subscribers_page(admin, args, result=result)
 
 
-@route("GET", "/services/(?P<name>[^/]+)/export.csv")
 def subscribers_export(admin: Admin, args: dict) -> Response:
     import io
 
