@@ -71,6 +71,9 @@ class DataDir:
     def __repr__(self) -> str:
         return f"DataDir(root={self.root!r})"
 
+    def __reduce__(self) -> tuple:  # copy and pickle make a new one, never set the root
+        return (DataDir, (self.root,))
+
     @property
     def settings(self) -> Path:
         return self.root / "settings.ini"
