@@ -79,6 +79,7 @@ def _url(value: str) -> str:
     return value.rstrip("/")
 
 
+MODES = ("working", "debug")  # working: letters may be sent; debug: nothing is sent
 MIN_SECRET = 32  # characters of security.secret; init writes 43 (32 random bytes, URL-safe)
 NO_SECRET = (f"security.secret is missing or shorter than {MIN_SECRET} characters, so links cannot "
              "be signed: the subscriber pages, the links in letters and the sender refuse to work "
@@ -241,7 +242,7 @@ class Key:
 KEYS: dict[str, Key] = {
     key.full: key
     for key in (
-        Key("main", "mode", "debug", _choice("working", "debug"), "working (letters may be sent) or debug (nothing is sent)"),
+        Key("main", "mode", "debug", _choice(*MODES), "working (letters may be sent) or debug (nothing is sent)"),
         Key("main", "admin_email", "", _optional_mailbox, "where alerts and reports go (empty: log only)"),
         Key("main", "site_url", "http://127.0.0.1:8080", _url, "public base URL of the installation, for links in letters"),
         Key("main", "news_per_run", "50", _count(1, 100000), "newsletter letters one run may send"),

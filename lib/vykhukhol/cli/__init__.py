@@ -107,7 +107,7 @@ def build_parser() -> Parser:
     hooks_guide.register(sub)
 
     p = sub.add_parser("mode", help="debug (off) or working")
-    p.add_argument("mode", choices=["debug", "working"],
+    p.add_argument("mode", choices=sorted(settings_mod.MODES),
                    help="debug: nothing is sent; working: letters go (also clears a block)")
     p.set_defaults(func=cmd_mode)
 
