@@ -96,3 +96,48 @@ def test_a_cgi_page_under_apaches_https_sends_hsts(site):
     assert page.status == 200 and page.headers.get("strict-transport-security") == "max-age=31536000"
     page = run_cgi(site, "cgi/subscribe.py", query="service=news")
     assert "strict-transport-security" not in page.headers
+
+
+# --- item 11: the admin import: a clear error, and caps a real list fits in -------
+
+def _upload(browser: Browser, service: str, content: bytes) -> webkit.Answer:
+    csrf = browser.csrf(f"/admin/services/{service}/subscribers")
+    boundary = "----vykhukhol-test-boundary"
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n{csrf}\r\n"
+            f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"list.csv\"\r\n"
+            "Content-Type: text/csv\r\n\r\n").encode() + content + f"\r\n--{boundary}--\r\n".encode()
+    return browser.request("POST", f"/admin/services/{service}/import", body,
+                           headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+
+
+def _logged_in(site, served) -> Browser:
+    site.service("news")
+    browser = Browser(served.port)
+    assert browser.log_in().status == 303
+    return browser
+
+
+def test_an_over_long_csv_field_is_a_clear_error_not_a_500(site, served):
+    browser = _logged_in(site, served)
+    content = b'email,name\nok@example.org,Ok\n"a@example.org,' + b"x" * 200_000 + b"\n"
+    answer = _upload(browser, "news", content)
+    assert answer.status == 400, answer
+    assert "cannot be read as CSV" in answer.body and "nothing was imported" in answer.body, answer
+    assert site.subscribers("news") == {}
+
+
+def test_an_import_over_the_size_cap_is_refused_at_once_and_says_so(site, served):
+    from vykhukhol.web.admin.subscribers import MAX_IMPORT_BYTES, MAX_IMPORT_LINES
+
+    browser = _logged_in(site, served)
+    page = browser.get("/admin/services/news/subscribers")
+    assert f"At most {MAX_IMPORT_BYTES // 1024 // 1024} MiB and {MAX_IMPORT_LINES} lines" in page.body
+    line = b"someone.with.a.long.address@example.org,A Name Long Enough To Fill\n"
+    big = b"email,name\n" + line * (MAX_IMPORT_BYTES // len(line) + 1)
+    many = b"x@example.org\n" * (MAX_IMPORT_LINES + 1)
+    assert len(many) < MAX_IMPORT_BYTES
+    for content in (big, many):
+        answer = _upload(browser, "news", content)
+        assert answer.status == 413, answer
+        assert "nothing was imported" in answer.body and "Split the list" in answer.body, answer
+    assert site.subscribers("news") == {}
