@@ -52,7 +52,7 @@ def used_messages() -> tuple[set[str], set[tuple[str, str]]]:
 
     Found in the source by the call that translates it, plus the texts that
     live in tables (settings' help and labels, the public pages' MESSAGES, the
-    bounds of a letter template). The CLI keeps English, so cli.py is skipped.
+    bounds of a letter template). The CLI keeps English, so the cli package is skipped.
     """
     sys.path.insert(0, str(ROOT / "lib"))
     from vykhukhol import health, i18n, render
@@ -60,7 +60,7 @@ def used_messages() -> tuple[set[str], set[tuple[str, str]]]:
 
     texts: set[str] = set()
     plurals: set[tuple[str, str]] = set()
-    sources = [p for p in PACKAGE.rglob("*.py") if p.name != "cli.py"]
+    sources = [p for p in PACKAGE.rglob("*.py") if p.relative_to(PACKAGE).parts[0] != "cli"]
     sources += list((PACKAGE / "templates").rglob("*.html"))
     for path in sources:
         source = path.read_text(encoding="utf-8")

@@ -111,7 +111,7 @@ def raise_alert(data: DataDir, settings, log: RunLog, subject: str, moment: date
         to_email=admin, subject=subject, text=body, run_id=log.lease,
     )
     own = transport is None
-    transport = transport or mail.open_transport(settings.mail_config(data.outbox))
+    transport = transport or mail.open_transport(mail.config_from_settings(settings, data.outbox))
     try:
         transport.send(message, admin)
     except mail.DeliveryError as exc:

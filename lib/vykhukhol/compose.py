@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from vykhukhol import mail, render, texts, tokens
 from vykhukhol.datadir import DataDir
-from vykhukhol.services import Letter, Service
+from vykhukhol.services import Letter, Service, given_html
 from vykhukhol.settings import Settings
 
 
@@ -87,7 +87,7 @@ def _message(service: Service, settings: Settings, email: str, name: str, subjec
         "to_email": email, "to_name": name,
         "subject": render.render(subject, ctx, "subject", budget),
         "text": render.render(text, ctx, "text", budget),
-        "html": render.render_html(html, ctx, "HTML", budget) if html else None,
+        "html": render.render_html(html, ctx, "HTML", budget) if given_html(html) else None,
         "unsubscribe_url": ctx["unsubscribe_url"] if list_letter else None,
         "unsubscribe_mailto": bounce if list_letter else None,
     }

@@ -1,15 +1,30 @@
-"""The demo list a fresh ``vykhukhol serve`` creates, so a newcomer can
-subscribe within a minute: DB ``main``, service ``demo`` (enabled) and a
-two-letter welcome series, in the installation's language.
+"""A fresh ``vykhukhol serve``: the demo list it creates, so a newcomer can
+subscribe within a minute (DB ``main``, service ``demo`` enabled, a
+two-letter welcome series, in the installation's language), and what makes a
+served data directory "local".
 
-Only ``serve`` on a data directory without settings.ini calls this; ``init``
-(the shared-hosting path) leaves the data directory empty.
+Only ``serve`` on a data directory without settings.ini calls
+:func:`first_start`; ``init`` (the shared-hosting path) leaves the data
+directory empty. settings.ini is written last, after the demo list: a first
+start that fails half-way leaves no settings.ini, so the next start makes
+the directory again and prints a password.
+
+A data directory is *local* (a trial on this computer, not a site) while its
+``site_url`` is plain http on a loopback address — as ``serve`` writes it
+on a fresh directory. Its ``site_url`` follows the port it is served on
+(:func:`follow_port`), and the status warnings about hosting (health.py)
+leave it alone.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
 from vykhukhol import services as svc
 from vykhukhol.datadir import DataDir
+from vykhukhol.errors import NotFound
 
 NAME = "demo"
 DB = "main"
@@ -49,10 +64,75 @@ _TEXTS = {
 
 
 def create(data: DataDir, language: str) -> svc.Service:
-    """DB ``main``, the enabled service ``demo`` and its welcome series."""
+    """DB ``main``, the enabled service ``demo`` and its welcome series; what an
+    earlier, interrupted first start made of them is kept and completed."""
     texts = _TEXTS.get(language, _TEXTS["en"])
-    svc.add_db(data, DB)
-    service = svc.add_service(data, NAME, DB, {"title": texts["title"]})
-    for subject, delay, body in texts["letters"]:
+    if not data.db(DB).is_dir():
+        svc.add_db(data, DB)
+    try:
+        service = svc.find_service(data, NAME)
+    except NotFound:
+        service = svc.add_service(data, NAME, DB, {"title": texts["title"]})
+    for subject, delay, body in texts["letters"][svc.letter_count(service):]:
         svc.add_letter(service, subject, delay, body)
     return svc.edit_service(data, NAME, {"enabled": "yes"})
+
+
+def locale_language(environ: Mapping[str, str] = os.environ) -> str:
+    """``ru`` when the first of LC_ALL, LC_MESSAGES, LANG that is set names a
+    Russian locale (``ru_RU.UTF-8``), else ``en``: the language the person
+    starting ``serve`` reads their terminal in."""
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = environ.get(name, "")
+        if value:
+            return "ru" if value.lower().startswith("ru") else "en"
+    return "en"
+
+
+def first_start(data: DataDir, site_url: str, language: str) -> str | None:
+    """Make a data directory without settings.ini ready to serve: the defaults
+    (``site_url``, ``language``), a new admin password (returned, to be printed
+    once) and the demo list. None when settings.ini is there already."""
+    import secrets
+
+    from vykhukhol import auth, newsletters
+    from vykhukhol import settings as settings_mod
+    from vykhukhol.files import RenameLock
+
+    if data.settings.exists():
+        return None
+    password = secrets.token_urlsafe(9)
+    raw = settings_mod.initial(site_url=site_url)
+    raw["language"] = language
+    raw["security.admin_password"] = auth.hash_password(password)
+    data.make_skeleton()
+    RenameLock(data.newsletters, newsletters.LOCK_STEM).ensure()
+    create(data, language)
+    settings_mod.write_initial(data.settings, raw)  # last: its presence means "made"
+    return password
+
+
+_LOOPBACK = ("localhost", "::1")
+
+
+def is_local(site_url: str) -> bool:
+    """``site_url`` is plain http on this computer (a local ``serve``)."""
+    try:
+        parts = urlsplit(site_url)
+        host = parts.hostname or ""
+    except ValueError:
+        return False
+    return parts.scheme == "http" and (host in _LOOPBACK or host.startswith("127."))
+
+
+def follow_port(data: DataDir, served_at: str) -> str | None:
+    """A local data directory's ``site_url`` becomes ``served_at`` (the links in
+    its letters must reach this server); returns the new value, or None when
+    nothing changed (a site's own site_url is never touched)."""
+    from vykhukhol import settings as settings_mod
+
+    current = settings_mod.load(data.settings)["site_url"]
+    if current.rstrip("/") == served_at or not is_local(current) or not is_local(served_at):
+        return None
+    settings_mod.update(data.settings, {"site_url": served_at})
+    return served_at

@@ -584,9 +584,10 @@ def rotate(path: Path, max_bytes: int, keep: int = 3) -> None:
 
 
 def open_private(path: Path) -> TextIO:
-    """A text file the user named outside data/ (an export of subscribers),
-    opened for writing; a new one is created :data:`FILE_MODE` less the umask."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    """A new text file the user named outside data/ (an export of subscribers),
+    opened for writing, :data:`FILE_MODE` less the umask. A file already there
+    is never overwritten (FileExistsError): it may be the only copy of something."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     return os.fdopen(fd, "w", encoding="utf-8", newline="")
 
 

@@ -4,6 +4,12 @@
 Each warning is an English sentence passed through ``translate`` (the admin
 page gives its ``tr`` for the configured language; the CLI keeps English).
 Nothing here changes anything.
+
+A local data directory (``vykhukhol serve`` on this computer: site_url plain
+http on a loopback address, see demo.py) is not a site: the warnings about
+hosting (the cron script's name, data inside the web folder, https, compiled
+bytecode, nothing reading bounces) do not apply to it, and it gets one note
+instead, that its links work only here.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ Translate = Callable[..., str]
 # Modules every cron tick or page loads: if their bytecode is missing or stale
 # for the interpreter running now, the others are too (compileall does all).
 KEY_MODULES = ("vykhukhol/__init__.py", "vykhukhol/idle.py", "vykhukhol/files.py",
-               "vykhukhol/sender.py", "vykhukhol/web/http.py")
+               "vykhukhol/sender/__init__.py", "vykhukhol/web/http.py")
 LIB = Path(__file__).resolve().parents[1]
 
 
@@ -75,20 +81,26 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
              explain: Callable[[VykhukholError], str] = str) -> list[str]:
     """Every warning that applies now, most important first; ``plural`` says
     a count with its noun (``ngettext``), ``explain`` an error (its ``text(lang)``)."""
+    from vykhukhol import demo
+
     _, _n = translate, plural
     found = []
-    if (cgi_dir / "cron.py").exists():
+    hosted = not demo.is_local(settings["site_url"])
+    if not hosted:
+        found.append(_("This is a local trial: site_url is {url}, on this computer, so the links in letters work only here. Put it on a host (README sections 14 and 15) before inviting anyone.",
+                       url=settings["site_url"]))
+    if hosted and (cgi_dir / "cron.py").exists():
         found.append(_("The cron script still has its shipped name cgi/cron.py: run `vykhukhol init` or rename it to something hard to guess."))
     try:
         data.root.relative_to(CHECKOUT)
         inside = True
     except ValueError:
         inside = False
-    if inside and not (data.root / ".htaccess").exists():
+    if hosted and inside and not (data.root / ".htaccess").exists():
         found.append(_("The data directory is inside the web folder without its .htaccess: it may be readable from the web."))
     if settings["mail.transport"] == "outbox":
         found.append(_("Mail is not configured: letters are written to the outbox and nobody receives them."))
-    if not settings["site_url"].startswith("https://"):
+    if hosted and not settings["site_url"].startswith("https://"):
         found.append(_("site_url is not https: mail services want an https unsubscribe link (RFC 8058)."))
     if settings["mail.dkim_domain"]:
         from vykhukhol import compose
@@ -103,7 +115,7 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
         for name, domain in dkim.misaligned(signer, compose.senders(data, settings)):
             found.append(_("Service {service} sends from {domain}, which the DKIM signature of {signer} does not align with for DMARC: make a key for {domain}.",
                            service=name, domain=domain, signer=signer))
-    stale = bytecode_missing()
+    stale = bytecode_missing() if hosted else []
     if stale:
         found.append(_("Compiled bytecode is missing or out of date for this Python ({count} of the key modules, e.g. {module}): every request compiles the code again (about 70 ms). Compile it as README section 14, step 1 says (`python3 -m compileall -q --invalidation-mode checked-hash lib`) and upload it with each new version.",
                        count=len(stale), module=stale[0]))
@@ -111,8 +123,14 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
         found.append(_("admin_email is empty: alerts and reports are only logged."))
     from vykhukhol.bounces import record as bounce_record
 
-    if bounce_record.no_source(data, settings):
+    if hosted and bounce_record.no_source(data, settings):
         found.append(_("Nothing reads the bounces: set mail.bounce_mailbox, or have the mail server pipe the bounce address to `vykhukhol bounce` (README, Deliverability). Until then dead addresses keep getting letters."))
+    from vykhukhol.hooks import guide as hooks_guide
+
+    quiet = hooks_guide.quiet_provider(data, settings)
+    if quiet:
+        found.append(_("Letters go through {provider}, but none of its callbacks has arrived in 7 days: its bounces and complaints may be lost. Check its webhook against `vykhukhol hooks` (README section 17).",
+                       provider=hooks_guide.STEPS[quiet][0]))
     if settings.secret_problem:
         found.append(_(NO_SECRET))
     for problem in settings.problems:

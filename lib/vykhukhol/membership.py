@@ -8,7 +8,7 @@ can show one page to everybody and nobody learns who is subscribed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from vykhukhol import files, state, tokens
 from vykhukhol import services as svc
@@ -52,7 +52,7 @@ def send_confirmation(data: DataDir, settings: Settings, service: svc.Service,
 
     message = compose.confirmation(service, settings, email, name, f"web-{secrets.token_hex(4)}", now())
     try:
-        with mail.open_transport(settings.mail_config(data.outbox)) as transport:
+        with mail.open_transport(mail.config_from_settings(settings, data.outbox)) as transport:
             transport.send(message, email)
     except mail.DeliveryError:
         return False
@@ -194,57 +194,3 @@ def remove(data: DataDir, service_name: str, email: str) -> None:
     if subs.find(service.subscribers_path, email) is None:
         raise NotFound("{email} is not a subscriber of {service}", email=email, service=service_name)
     unsubscribe(data, service_name, email)
-
-
-def parse_import(text: str) -> tuple[list[tuple[str, str]], list[tuple[int, str, BadInput]]]:
-    """CSV with an ``email`` column (and ``name``), header-less ``email,name``
-    lines, or one address a line. Returns (valid (email, name) pairs, invalid
-    (line number, text, reason)); every line that is neither blank nor a
-    ``#`` comment is one or the other, so the counts always add up."""
-    import csv
-    import io
-
-    lines = [line.rstrip("\r") for line in text.lstrip("\ufeff").split("\n")]
-    first = lines[0] if lines else ""
-    delimiter = ";" if first.count(";") > first.count(",") else ","
-    header = [h.strip().lower() for h in next(csv.reader([first], delimiter=delimiter))] if first else []
-    valid: list[tuple[str, str]] = []
-    invalid: list[tuple[int, str, BadInput]] = []  # the reason: str() in English, .text(lang)
-    if "email" in header:
-        body, start = lines[1:], 2
-        at, name_at = header.index("email"), header.index("name") if "name" in header else None
-    else:  # no header: "address" or "address,name" a line
-        body, start, at, name_at = lines, 1, 0, 1
-    for lineno, line in enumerate(body, start=start):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        row = next(csv.reader(io.StringIO(line), delimiter=delimiter), [])
-        address = row[at] if len(row) > at else ""
-        person = row[name_at] if name_at is not None and len(row) > name_at else ""
-        if not address.strip():
-            invalid.append((lineno, line[:200], BadInput("no e-mail address on this line")))
-            continue
-        try:
-            valid.append((check_email(address), clean_name(person)))
-        except BadInput as exc:
-            invalid.append((lineno, line[:200], exc))
-    return valid, invalid
-
-
-def import_addresses(data: DataDir, settings: Settings, service_name: str, text: str,
-                     confirmed: bool = False) -> dict:
-    """Add every valid address at once. Unconfirmed imports are asked to confirm
-    by the sender's reminders (no mass mailing from a web request)."""
-    service = svc.find_service(data, service_name)
-    valid, invalid = parse_import(text)
-    moment = now()
-    # Unconfirmed imports are dated one reminder period back, so the sender's
-    # next runs ask them to confirm, in its polite batches.
-    asked = moment if confirmed else moment - timedelta(seconds=settings["reminder_period"])
-    new = [subs.Subscriber(email=e, name=n, state=SubscriberState.ACTIVE if confirmed
-                           else SubscriberState.NEW, subscribed=asked,
-                           confirmed=moment if confirmed else None, ip="import")
-           for e, n in valid]
-    added, duplicates = subs.add_many(service.subscribers_path, new)
-    state.forget_due(data, service.name)
-    return {"added": added, "duplicates": duplicates, "invalid": invalid}

@@ -27,7 +27,7 @@ from vykhukhol import files, subscribers
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir, check_name
 from vykhukhol.errors import BadInput, NotFound
-from vykhukhol.services import find_service
+from vykhukhol.services import find_service, given_html
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import format_time, now, parse_time
 
@@ -135,7 +135,7 @@ def read_letter(data: DataDir, name: str) -> tuple[str, str, str | None]:
     if f"\n{HTML_MARK}\n" in f"\n{body}":
         body, _, html = f"\n{body}".partition(f"\n{HTML_MARK}\n")
         body = body[1:]
-    return subject, body, html
+    return subject, body, given_html(html)
 
 
 def read_rows(path: Path, start: int = 0) -> Iterator[Row]:
@@ -206,12 +206,14 @@ def _recipients(data: DataDir, services: list[str]) -> Iterator[tuple[str, str]]
                 yield email, person
 
 
-def check_start(start: datetime) -> datetime:
+def check_start(start: datetime, typed: str = "") -> datetime:
     """A start time a person asked for: a time in the past is refused (a typo
-    in the year would otherwise send at once); leaving it out means "now"."""
+    in the year would otherwise send at once); leaving it out means "now".
+    The refusal echoes ``typed``, the time as the person wrote it in the
+    site's timezone, not its UTC reading, which they would not recognise."""
     if start < now() - timedelta(seconds=PAST_GRACE):
         raise BadInput("the start time {time} is in the past; leave it out to start now",
-                       time=format_time(start))
+                       time=typed.strip() or format_time(start))
     return start
 
 
@@ -220,6 +222,7 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
            progress: Callable[[int], None] | None = None) -> str:
     """Make a job; returns its name. Nothing is left behind when it fails."""
     from vykhukhol import render
+    html = given_html(html)
     services = [check_name(s.strip(), "service name") for s in services if s.strip()]
     if not services:
         raise BadInput("choose at least one service")

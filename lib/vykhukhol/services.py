@@ -276,6 +276,13 @@ def format_letter(letter: Letter) -> str:
     return f"Subject: {letter.subject}\nDelay: {format_duration(letter.delay)}\n\n{letter.body}"
 
 
+def given_html(html: str | None) -> str | None:
+    """The HTML alternative as given, or None when it is only white space: one
+    Enter in the HTML box, or a newline-only file uploaded by FTP, is no HTML
+    (SPEC 9), never a blank part that mail programs show instead of the text."""
+    return html if html and html.strip() else None
+
+
 def check_letter(subject: str, delay: str, body: str, html: str | None) -> tuple[str, int]:
     from vykhukhol import render  # Jinja2 only where templates are checked (not on idle runs)
 
@@ -305,7 +312,7 @@ def load_letters(service: Service) -> list[Letter]:
     for index, path in enumerate(_letter_paths(service), start=1):
         letter = parse_letter(files.read_text(path, "") or "", index)
         html_path = path.with_suffix(".html")
-        letter.html = files.read_text(html_path) if html_path.exists() else None
+        letter.html = given_html(files.read_text(html_path)) if html_path.exists() else None
         letters.append(letter)
     return letters
 
@@ -346,6 +353,7 @@ def _write_letter(service: Service, number: int, letter: Letter) -> None:
 def add_letter(service: Service, subject: str, delay: str, body: str,
                html: str | None = None, position: int | None = None) -> int:
     """Add a letter at the end (or at ``position``); returns its number."""
+    html = given_html(html)
     subject, seconds = check_letter(subject, delay, body, html)
     with files.record_lock(service.letters_dir / "series"):
         letters = load_letters(service)
@@ -360,6 +368,7 @@ def add_letter(service: Service, subject: str, delay: str, body: str,
 
 def edit_letter(service: Service, number: int, subject: str, delay: str, body: str,
                 html: str | None = None) -> None:
+    html = given_html(html)
     subject, seconds = check_letter(subject, delay, body, html)
     with files.record_lock(service.letters_dir / "series"):
         letters = load_letters(service)

@@ -306,6 +306,39 @@ def test_the_bounces_page_lists_piped_results_and_shows_a_kept_message(site, ser
     b.screenshot("bounces-ru")
 
 
+def test_the_bounces_page_names_refusals_and_mailbox_problems_in_the_admins_language(
+        site, server, browser):
+    """A bomb piped into `vykhukhol bounce`, an empty message and a bounce mailbox
+    nobody answers at are listed with our own reasons, in English and in Russian;
+    the bomb is kept for the admin."""
+    import socket
+
+    site.set(mail__from_email="list@example.org")
+    site.cli("bounce", input="Subject: x\n\n" + "\n" * 20_000)
+    site.cli("bounce", input="")
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    site.set(mail__bounce_mailbox=f"imap://u:p@127.0.0.1:{port}/INBOX")
+    site.cli("cron")
+    b = browser
+    b.log_in()
+    b.open("/admin/bounces")
+    rows = " | ".join(r.text for r in b.all("#bounces tr")[1:])
+    for text in ("refused unread", "too many lines: 20002 (at most 5000)", "empty message",
+                 "mailbox problem", f"imap://127.0.0.1:{port}: connection refused"):
+        assert text in rows, rows
+    assert len(b.all("#kept a")) == 1
+    b.screenshot("bounces-refused-en")
+    site.set(language="ru")
+    b.open("/admin/bounces")
+    rows = " | ".join(r.text for r in b.all("#bounces tr")[1:])
+    for text in ("отклонено без чтения", "слишком много строк: 20002 (допустимо не больше 5000)",
+                 "пустое письмо", "сбой почтового ящика", "в соединении отказано"):
+        assert text in rows, rows
+    b.screenshot("bounces-refused-ru")
+
+
 # --- the status chart ----------------------------------------------------------------
 
 

@@ -13,6 +13,12 @@ classifies each (:mod:`.classify`), finds whom its signed tag means
 - temporary failure, auto-reply: noted in bounces.log only;
 - anything else to a tagged address: kept for the admin, never acted on.
 
+:func:`apply_reports` takes what a mail provider reported by callback
+(:mod:`vykhukhol.hooks`) as :class:`Report` objects and applies each through
+the same decision (:func:`_act`) and the same journal, keyed by the
+provider's event id; a report the provider vouches for that carries no tag
+of ours is applied to every service holding its address.
+
 Exactly once. ``data/bounces/processed.txt`` is the reader's journal, under
 its record lock for the whole batch:
 
@@ -36,7 +42,7 @@ import hashlib
 import json
 import secrets
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,6 +74,7 @@ class Result:
     address: str = "-"
     reason: str = ""
     repeated: bool = False  # processed before (a kill after its result was on disk)
+    aside: bool = False     # refused unread (too big, a bomb, or it stopped the reader twice)
 
 
 @dataclass
@@ -115,6 +122,7 @@ class Finder:
         self.finished = {name: services for name, services in newsletters.finished_jobs(data)
                          if name not in self.jobs}
         self._tables: dict[tuple[str, str], dict[bytes, str]] = {}
+        self._holders: dict[str, list[str]] | None = None
 
     def job_services(self, job: str) -> list[str]:
         return [s for s in self.jobs.get(job) or self.finished.get(job) or [] if s in self.services]
@@ -136,6 +144,17 @@ class Finder:
             if address is not None and tag.is_for(self.secret, name, address):
                 return name, address
         return None
+
+    def holding(self, address: str) -> list[str]:
+        """The services whose subscriber file holds ``address``, by name (for a
+        provider's report that carries no tag of ours)."""
+        key = email_key(address)
+        if self._holders is None:
+            self._holders = defaultdict(list)
+            for name in sorted(self.services):
+                for found in self._addresses(tags.SERVICE, name):
+                    self._holders[email_key(found)].append(name)
+        return list(self._holders.get(key, []))
 
     def _table(self, kind: str, name: str) -> dict[bytes, str]:
         key = (kind, name)
@@ -161,35 +180,144 @@ class Finder:
 
 # --- one batch -----------------------------------------------------------------
 
-def process(data: DataDir, settings: Settings, raws: list[bytes], source: str) -> list[Result]:
-    """Classify and apply a batch; returns one Result per message, in order.
+def process(data: DataDir, settings: Settings, raws: list[bytes], source: str,
+            stop: Callable[[], bool] | None = None) -> list[Result]:
+    """Classify and apply a batch; returns one Result per message handled, in
+    order: all of them, or those before ``stop()`` said the time is up (it is
+    asked before each message; the caller leaves the rest where they are).
+
+    A message begun before and never finished (:class:`~.intake.Tries`) is
+    handled in a batch of its own, so a message that stops the reader costs
+    no other message anything; begun twice, it is set aside unread.
 
     Raises :class:`~vykhukhol.errors.StorageError` (or LockBusy) when the
     results cannot be put on disk: then nothing may be removed from the mailbox."""
+    from vykhukhol.bounces import intake
+
     path = journal_path(data)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    files.make_folder(path.parent)
+    with files.record_lock(path):
+        seen = recover(data, settings)
+        tries = intake.Tries(data, seen)
+        finder = Finder(data, settings.secret)
+        plan = Plan(time=format_time(now()))
+        results: list[Result] = []
+        repeats: list[record.Line] = []
+        try:
+            for raw in raws:
+                if stop is not None and stop():
+                    break
+                mid = message_id(raw)
+                alone = mid not in seen and tries.unfinished(mid)
+                if alone and plan.ids:  # what came before it is safe on disk first
+                    _run_plan(data, settings, secrets.token_hex(6), plan, fresh=True)
+                    plan = Plan(time=format_time(now()))
+                if mid not in seen:
+                    tries.begin(mid)
+                result = _one(data, settings, finder, raw, source, plan, seen, tries)
+                if result.repeated:  # one line for every result, repeats too
+                    repeats.append(record.line(mid, record.REPEATED, "-", "-", source,
+                                               "processed before"))
+                results.append(result)
+                seen.add(result.id)
+                if alone and plan.ids:
+                    _run_plan(data, settings, secrets.token_hex(6), plan, fresh=True)
+                    plan = Plan(time=format_time(now()))
+            if plan.ids:
+                _run_plan(data, settings, secrets.token_hex(6), plan, fresh=True)
+        finally:
+            tries.close()
+        if repeats:
+            record.write(data, repeats)
+    return results
+
+
+@dataclass
+class Report:
+    """One event a mail service provider reported by its callback
+    (:mod:`vykhukhol.hooks`), as the same report by mail would be classified."""
+
+    event: str   # the provider's own id of the event: one id is applied once
+    kind: str    # classify's PERMANENT, TEMPORARY, COMPLAINT or UNSUBSCRIBE (AUTO_REPLY: noted)
+    address: str
+    reason: str
+    tag: str = ""  # our tag, where the provider returned it (a header, its metadata, the envelope)
+
+
+def report_id(source: str, event: str) -> str:
+    """A provider event's id in the journal: 16 hex digits, like a message's."""
+    return hashlib.sha256(f"hook\0{source}\0{event}".encode()).hexdigest()[:16]
+
+
+def apply_reports(data: DataDir, settings: Settings, reports: list[Report],
+                  source: str) -> list[Result]:
+    """Apply what a provider's callback reports, through the same rules and the
+    same journal as mail (so exactly once per event id, whatever kills the
+    process). The letter is found by the report's tag where it carries one,
+    else by its address in every service that holds it. Raises what
+    :func:`process` raises when the results cannot be put on disk."""
+    path = journal_path(data)
+    files.make_folder(path.parent)
     with files.record_lock(path):
         seen = recover(data, settings)
         finder = Finder(data, settings.secret)
         plan = Plan(time=format_time(now()))
-        results = []
-        for raw in raws:
-            try:
-                result = _judge(data, settings, finder, raw, source, plan, seen)
-            except VykhukholError:
-                raise  # the disk: nothing of the batch may be removed
-            except Exception as exc:  # noqa: BLE001 - one odd message must not block the box
-                mid = message_id(raw)
-                result = _noted(plan, Result(mid, kinds.REFUSED, reason=(
-                    f"could not be handled ({type(exc).__name__}); nothing was done")), source)
-                if mid not in plan.ids:
-                    plan.ids.append(mid)
-            results.append(result)
-            if not result.repeated:
-                seen.add(result.id)
+        results: list[Result] = []
+        repeats: list[record.Line] = []
+        for report in reports:
+            rid = report_id(source, report.event)
+            if rid in seen:  # the provider retried: said in the log, applied no more
+                results.append(Result(rid, "repeated", address=report.address,
+                                      reason="processed before", repeated=True))
+                repeats.append(record.line(rid, record.REPEATED, "-", report.address, source,
+                                           "processed before"))
+                continue
+            seen.add(rid)
+            plan.ids.append(rid)
+            address = report.address.strip().lower()
+            parsed = tags.parse(report.tag) if report.tag else None
+            if parsed is None and "@" in report.tag:
+                split = tags.split_address(report.tag, settings["mail.verp_separator"])
+                parsed = split[1] if split else None
+            verdict = kinds.Verdict(report.kind, report.reason,
+                                    tags=[(report.tag, parsed)] if parsed else [],
+                                    named={address} if address else set(), sender=address)
+            result = Result(rid, report.kind, address=address or "-", reason=report.reason)
+            raw = json.dumps(report.__dict__, ensure_ascii=False, indent=1).encode()
+            results.append(_act(data, finder, result, verdict, raw, source, plan, by_address=True))
         if plan.ids:
             _run_plan(data, settings, secrets.token_hex(6), plan, fresh=True)
+        if repeats:
+            record.write(data, repeats)
     return results
+
+
+def _one(data: DataDir, settings: Settings, finder: Finder, raw: bytes, source: str,
+         plan: Plan, seen: set[str], tries) -> Result:
+    """One message's result: set aside, refused unread, or judged."""
+    from vykhukhol.bounces import intake
+
+    mid = message_id(raw)
+    if mid in seen:
+        return Result(mid, "repeated", reason="processed before", repeated=True)
+    if tries.given_up(mid):
+        refused = "set aside unread: the reader was stopped twice while on it"
+    else:
+        refused = intake.refusal(raw)
+    if refused is not None:
+        plan.ids.append(mid)
+        record.keep(data, mid, raw)
+        return _noted(plan, Result(mid, kinds.REFUSED, reason=refused, aside=True), source)
+    try:
+        return _judge(data, settings, finder, raw, source, plan, seen)
+    except VykhukholError:
+        raise  # the disk: nothing of the batch may be removed
+    except Exception as exc:  # noqa: BLE001 - one odd message must not block the box
+        result = _noted(plan, Result(mid, kinds.REFUSED, reason=(
+            f"could not be handled ({type(exc).__name__}); nothing was done")), source)
+        if mid not in plan.ids:
+            plan.ids.append(mid)
+        return result
 
 
 def _judge(data: DataDir, settings: Settings, finder: Finder, raw: bytes, source: str,
@@ -203,11 +331,31 @@ def _judge(data: DataDir, settings: Settings, finder: Finder, raw: bytes, source
     plan.ids.append(mid)
     if verdict.kind == kinds.REFUSED:
         return _noted(plan, result, source)
+    return _act(data, finder, result, verdict, raw, source, plan)
+
+
+def _act(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdict, raw: bytes,
+         source: str, plan: Plan, by_address: bool = False) -> Result:
+    """What a verdict does: whom its tag (or, for a report the provider vouches
+    for, its address) means, and its effects, added to the plan. Mail and a
+    provider's callback (:func:`apply_reports`) both come through here, so they
+    follow one set of rules."""
     found, kind = None, ""
     for _, tag in verdict.tags:  # best first: the envelope's, then the returned letter's
         found, kind = finder.who(tag, sorted(verdict.named) + [verdict.sender]), tag.kind
         if found is not None:
             break
+    if found is None and by_address:
+        named = sorted(verdict.named)
+        holding = finder.holding(named[0]) if named else []
+        if holding:
+            result.address = named[0]
+            result.target = "service " + ",".join(holding)
+            return _effects(data, finder, result, verdict, raw, source, plan, tags.SERVICE,
+                            holding[0], holding)
+        result.kind, result.reason = "unknown address", (
+            f"no list holds this address; {verdict.kind}: {verdict.reason}")
+        return _noted(plan, result, source)
     if found is None:
         if verdict.tags:
             result.kind, result.reason = "unknown tag", (
@@ -218,18 +366,24 @@ def _judge(data: DataDir, settings: Settings, finder: Finder, raw: bytes, source
             result.reason += "; no tag"
             return _noted(plan, result, source)
         result.kind, result.reason = kinds.KEPT, f"no tag of ours; {verdict.reason}"
-        record.keep(data, mid, raw)
+        record.keep(data, result.id, raw)
         return _noted(plan, result, source)
     name, address = found
     result.address = address
     result.target = f"service {name}" if kind == tags.SERVICE else f"newsletter {name}"
     services = [name] if kind == tags.SERVICE else finder.job_services(name)
+    return _effects(data, finder, result, verdict, raw, source, plan, kind, name, services)
+
+
+def _effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdict, raw: bytes,
+             source: str, plan: Plan, kind: str, name: str, services: list[str]) -> Result:
+    address = result.address
     if verdict.kind == kinds.PERMANENT:
         if verdict.named and email_key(address) not in {email_key(a) for a in verdict.named}:
             result.kind = kinds.KEPT
             result.reason = (f"the report names {', '.join(sorted(verdict.named)[:3])}, not the "
                              f"address the tag was made for: kept for the admin")
-            record.keep(data, mid, raw)
+            record.keep(data, result.id, raw)
             return _noted(plan, result, source)
         plan.fail += [(s, address) for s in services]
         if kind == tags.NEWSLETTER and name in finder.jobs:
@@ -237,7 +391,7 @@ def _judge(data: DataDir, settings: Settings, finder: Finder, raw: bytes, source
     elif verdict.kind in (kinds.COMPLAINT, kinds.UNSUBSCRIBE):
         plan.unsub += [(s, address) for s in services]
     elif verdict.kind == kinds.KEPT:
-        record.keep(data, mid, raw)
+        record.keep(data, result.id, raw)
     return _noted(plan, result, source)
 
 
@@ -392,11 +546,11 @@ def _prune(path: Path, plans: dict[str, Plan]) -> None:
     files.atomic_write(path, kept, new_mode=0o600)
 
 
-def process_safely(data: DataDir, settings: Settings, raws: list[bytes],
-                   source: str) -> list[Result] | None:
+def process_safely(data: DataDir, settings: Settings, raws: list[bytes], source: str,
+                   stop: Callable[[], bool] | None = None) -> list[Result] | None:
     """:func:`process`, with a refusal to write said in bounces.log: None then."""
     try:
-        return process(data, settings, raws, source)
+        return process(data, settings, raws, source, stop)
     except VykhukholError as exc:
         record.problem(data, source, f"the results could not be written: {exc.message}; "
                        "the messages stay in the mailbox")

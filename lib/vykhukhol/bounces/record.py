@@ -28,6 +28,7 @@ from vykhukhol.timeutil import format_time, now, parse_time
 KEPT_BYTES = 256_000  # of a kept message, stored for the admin
 KEPT_COUNT = 200      # kept messages stored at most (the oldest go first)
 PIPE, IMAP, POP3 = "pipe", "imap", "pop3"
+REPEATED = "repeated"  # the kind of the line of a message read again
 
 
 @dataclass
@@ -62,7 +63,7 @@ def line(message: str, kind: str, target: str, address: str, source: str, reason
 def write(data: DataDir, lines: list[Line]) -> None:
     """Append lines to bounces.log (one write each; rotated when full)."""
     path = log_path(data)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    files.make_folder(path.parent)
     files.rotate(path, MAX_BYTES, KEEP)
     file = files.AppendFile(path)
     try:
@@ -82,19 +83,18 @@ def problem(data: DataDir, source: str, reason: str) -> None:
 
 def recent(data: DataDir, count: int = 200) -> list[Line]:
     """The last ``count`` results, newest first, each message once (a kill
-    between writing a batch's lines and marking it done can repeat them)."""
+    between writing a batch's lines and marking it done can repeat them, and
+    a message read again has a ``repeated`` line beside its result)."""
     tail: deque[str] = deque(maxlen=count * 2)
     for text in files.read_lines(log_path(data)):
         tail.append(text)
+    items = [Line(*parts) for parts in (text.split("\t") for text in tail) if len(parts) == 7]
+    known = {item.message for item in items if item.kind != REPEATED}
     seen: set[tuple[str, str, str]] = set()
     result: list[Line] = []
-    for text in reversed(tail):
-        parts = text.split("\t")
-        if len(parts) != 7:
-            continue
-        item = Line(*parts)
+    for item in reversed(items):
         key = (item.message, item.kind, item.target)
-        if item.message != "-" and key in seen:
+        if item.message != "-" and (key in seen or (item.kind == REPEATED and item.message in known)):
             continue
         seen.add(key)
         result.append(item)
@@ -161,8 +161,3 @@ def no_source(data: DataDir, settings) -> bool:
         return False
     return not piped_since(data, now() - timedelta(days=PIPE_RECENT_DAYS))
 
-
-# The same sentence as the admin's Status page (web/admin/, translated there).
-NO_SOURCE = ("Nothing reads the bounces: set mail.bounce_mailbox, or have the mail server pipe "
-             "the bounce address to `vykhukhol bounce` (README, Deliverability). Until then dead "
-             "addresses keep getting letters.")

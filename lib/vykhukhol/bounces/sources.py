@@ -1,14 +1,20 @@
 """Where returned messages come from: a mailbox (IMAP or POP3) or standard input.
 
 :func:`read_mailbox` reads ``mail.bounce_mailbox`` within a time budget (the
-sender gives it :data:`SHARE` of ``time_limit`` at the start of a run), in
-batches of :data:`BATCH`, at most :data:`MAX_PER_RUN` messages a run. Each
-batch is handed to :func:`~vykhukhol.bounces.apply.process`; only after it
-returned (the results are on disk) are its messages moved to the
-``Processed`` folder (IMAP: ``MOVE``, or ``COPY`` + ``\\Deleted`` +
-``EXPUNGE``; the folder is created when missing) or deleted (POP3: ``DELE``,
-carried out at ``QUIT``). A kill in between leaves them in the mailbox; the
-next run reads them again and, knowing their ids, only removes them.
+sender gives it :data:`SHARE` of ``time_limit`` at the start of a run), at
+most :data:`MAX_PER_RUN` messages a run, fetched in groups of at most
+:data:`BATCH` messages and :data:`GROUP_BYTES` bytes. Each group is handed to
+:func:`~vykhukhol.bounces.apply.process`, which looks at the clock before
+every message and hands back the results of those it handled; only then
+(the results are on disk) are they moved to the ``Processed`` folder (IMAP:
+``MOVE``, or ``COPY`` + ``\\Deleted`` + ``EXPUNGE``; the folder is made when
+missing) or deleted (POP3: ``DELE``, carried out at ``QUIT``). A message
+refused unread (:mod:`.intake`: too big, too many lines or parts, or it was
+begun twice and never finished) is kept on disk for the admin and moved to
+``Rejected`` (IMAP) or deleted (POP3): no message can stay first in the
+mailbox for every run to come. A kill in between leaves messages in the
+mailbox; the next run reads them again and, knowing their ids, only removes
+them.
 
 TLS (``imaps``, ``pop3s``) verifies the server's certificate against the
 system's CAs, or against ``mail.bounce_cafile`` when set (a host's own CA or
@@ -16,7 +22,10 @@ a self-signed certificate). ``imap://`` and ``pop3://`` are plain, for a
 server on the same machine.
 
 A server that is down, slow or refuses the login costs a log line, never the
-run: every socket waits at most the time left of the budget.
+run: every socket waits at most the time left of the budget. The line names
+the reason in our own words (:func:`why`) and never repeats what the server
+said: the setting may point at any host and port, and its answer is nobody's
+business on the admin's pages.
 
 :func:`read_stdin` is ``vykhukhol bounce``: one message, size-capped.
 """
@@ -30,16 +39,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
-from vykhukhol.bounces import apply, record
-from vykhukhol.bounces.classify import MAX_MESSAGE_BYTES
+from vykhukhol.bounces import apply, intake, record
 from vykhukhol.datadir import DataDir
 from vykhukhol.settings import Settings
 
-SHARE = 0.25          # of time_limit a run gives the bounce mailbox, at its start
-MAX_PER_RUN = 2000    # messages read in one run at most; the rest wait for the next
-BATCH = 100           # messages fetched, applied and removed together
-COMMAND_TIMEOUT = 10  # seconds one server command may take at most (less when the budget is shorter)
-PROCESSED = "Processed"
+SHARE = 0.25              # of time_limit a run gives the bounce mailbox, at its start
+MAX_PER_RUN = 2000        # messages read in one run at most; the rest wait for the next
+BATCH = 100               # messages fetched and applied together at most
+GROUP_BYTES = 5_000_000   # bytes fetched together at most (a group of big messages is smaller)
+COMMAND_TIMEOUT = 10      # seconds one server command may take at most (less when the budget is shorter)
+PROCESSED, REJECTED = "Processed", "Rejected"
 
 
 @dataclass
@@ -60,8 +69,8 @@ class Mailbox:
         return record.IMAP if self.scheme.startswith("imap") else record.POP3
 
     def shown(self) -> str:
-        """The address without its password, for logs."""
-        return f"{self.scheme}://{self.user}@{self.host}:{self.port}"
+        """Where the mailbox is, without its user and password, for logs."""
+        return f"{self.scheme}://{self.host}:{self.port}"
 
 
 DEFAULT_PORTS = {"imaps": 993, "imap": 143, "pop3s": 995, "pop3": 110}
@@ -78,14 +87,18 @@ def parse_url(url: str) -> Mailbox:
 class Summary:
     read: int = 0
     repeated: int = 0
+    aside: int = 0           # refused unread and moved aside (IMAP) or deleted (POP3)
     left: bool = False       # messages were left for the next run (time or cap)
     problem: str = ""        # why reading stopped early, if it did
     seconds: float = 0.0     # the reading took
+    stage: str = "connect"   # how far the conversation with the server got
 
     def text(self) -> str:
         out = f"bounces: {self.read} read in {self.seconds:.1f}s"
         if self.repeated:
             out += f" ({self.repeated} read before, now removed)"
+        if self.aside:
+            out += f"; {self.aside} refused unread and set aside"
         if self.left:
             out += "; more wait for the next run"
         if self.problem:
@@ -101,6 +114,9 @@ class _Budget:
     def left(self) -> float:
         return self.end - self.clock()
 
+    def up(self) -> bool:
+        return self.left() <= 0
+
     def timeout(self) -> float:
         return max(0.5, min(COMMAND_TIMEOUT, self.left()))
 
@@ -115,30 +131,59 @@ def read_mailbox(data: DataDir, settings: Settings, seconds: float,
     reader = _read_imap if box.source == record.IMAP else _read_pop3
     try:
         reader(data, settings, box, budget, summary)
-    except (OSError, EOFError, _ServerSaid) as exc:
-        summary.problem = f"{box.shown()}: {_why(exc)}"
-    except Exception as exc:  # noqa: BLE001 - imaplib/poplib raise their own error classes
-        summary.problem = f"{box.shown()}: {type(exc).__name__}: {str(exc)[:200]}"
+    except Exception as exc:  # noqa: BLE001 - imaplib/poplib/ssl raise their own error classes
+        summary.problem = f"{box.shown()}: {why(exc, summary.stage, box)}"
     if summary.problem:
         record.problem(data, box.source, summary.problem)
     summary.seconds = clock() - budget.end + seconds
     return summary
 
 
-class _ServerSaid(Exception):
-    pass
+class _Refused(Exception):
+    """The server said no to a command (its words are not kept)."""
 
 
-def _why(exc: BaseException) -> str:
-    if isinstance(exc, socket.timeout):
-        return "the server did not answer in time"
-    if isinstance(exc, ConnectionRefusedError):
-        return "connection refused"
+# The reasons a mailbox problem is given in; the admin's pages translate each.
+REFUSED = "connection refused"
+TIMED_OUT = "the server did not answer in time"
+NO_HOST = "no such host"
+UNREACHABLE = "the server cannot be reached"
+NOT_IMAP = "the server does not speak IMAP"
+NOT_POP3 = "the server does not speak POP3"
+UNTRUSTED = "TLS failed: the server's certificate cannot be trusted (see mail.bounce_cafile)"
+TLS_FAILED = "TLS failed"
+LOGIN = "the login was refused"
+FOLDER = "the folder cannot be opened"
+CLOSED = "the server closed the connection"
+COMMAND = "the server refused a command"
+
+
+def why(exc: BaseException, stage: str, box: Mailbox) -> str:
+    """What went wrong with the mailbox, in our own words: never the server's
+    text (the setting may point at any host and port)."""
     import ssl
 
+    if isinstance(exc, socket.gaierror):
+        return NO_HOST
     if isinstance(exc, ssl.SSLCertVerificationError):
-        return f"its certificate cannot be trusted ({exc.verify_message}); see mail.bounce_cafile"
-    return f"{type(exc).__name__}: {str(exc)[:200]}"
+        return UNTRUSTED
+    if isinstance(exc, ssl.SSLError):
+        return TLS_FAILED if stage == "connect" else CLOSED
+    if isinstance(exc, (socket.timeout, TimeoutError)):
+        return TIMED_OUT
+    if isinstance(exc, ConnectionRefusedError):
+        return REFUSED
+    if isinstance(exc, (EOFError, ConnectionError)):
+        return CLOSED if stage != "connect" else (NOT_IMAP if box.source == record.IMAP else NOT_POP3)
+    if isinstance(exc, OSError):
+        return UNREACHABLE
+    if stage == "connect":  # a greeting that is not IMAP's or POP3's
+        return NOT_IMAP if box.source == record.IMAP else NOT_POP3
+    if stage == "login":
+        return LOGIN
+    if stage == "folder":
+        return FOLDER
+    return COMMAND
 
 
 def _tls_context(settings: Settings):
@@ -148,21 +193,43 @@ def _tls_context(settings: Settings):
     return ssl.create_default_context(cafile=cafile)
 
 
-def _apply_batch(data: DataDir, settings: Settings, source: str, raws: list[bytes],
-                 summary: Summary) -> bool:
-    results = apply.process_safely(data, settings, raws, source)
+def _apply(data: DataDir, settings: Settings, source: str, raws: list[bytes],
+           budget: _Budget, summary: Summary) -> list[apply.Result] | None:
+    """The results of the messages handled (those before the time ran out),
+    or None when they could not be put on disk."""
+    results = apply.process_safely(data, settings, raws, source, stop=budget.up)
     if results is None:
         summary.problem = "the results could not be written; the messages stay in the mailbox"
-        return False
-    summary.read += sum(not r.repeated for r in results)
+        return None
+    summary.read += sum(not r.repeated and not r.aside for r in results)
     summary.repeated += sum(r.repeated for r in results)
-    return True
+    summary.aside += sum(r.aside for r in results)
+    if len(results) < len(raws):
+        summary.left = True
+    return results
 
 
-def _too_big(data: DataDir, source: str, size: int) -> None:
-    record.write(data, [record.line("-", "refused", "-", "-", source,
-                                    f"too big ({size} bytes, at most {MAX_MESSAGE_BYTES} are "
-                                    "read); removed unread")])
+def _too_big(data: DataDir, source: str, size: int, head: bytes) -> None:
+    """A message over intake.MAX_BYTES, never fetched whole: its beginning is
+    kept for the admin, and the log says so."""
+    mid = apply.message_id(head) if head else "-"
+    if head:
+        record.keep(data, mid, head)
+    record.write(data, [record.line(mid, "refused", "-", "-", source,
+                                    f"too big: {size} bytes (at most {intake.MAX_BYTES})")])
+
+
+def _groups(items: list, sizes: list[int]) -> list[list]:
+    """``items`` cut into groups of at most BATCH items and GROUP_BYTES bytes."""
+    groups: list[list] = []
+    total = 0
+    for item, size in zip(items, sizes, strict=True):
+        if not groups or len(groups[-1]) >= BATCH or total + size > GROUP_BYTES:
+            groups.append([])
+            total = 0
+        groups[-1].append(item)
+        total += size
+    return groups
 
 
 # --- IMAP ------------------------------------------------------------------------
@@ -177,39 +244,66 @@ def _read_imap(data: DataDir, settings: Settings, box: Mailbox, budget: _Budget,
     else:
         imap = imaplib.IMAP4(box.host, box.port, timeout=budget.timeout())
     try:
+        summary.stage = "login"
         imap.login(box.user, box.password)
-        capabilities = set(_ok(imap.capability(), "capability")[0].decode("ascii", "replace").upper().split())
-        _ok(imap.select(_quoted(box.folder)), f"folder {box.folder}")
-        uids = _ok(imap.uid("SEARCH", None, "ALL"), "search")[0].split()
+        summary.stage = "folder"
+        _ok(imap.select(_quoted(box.folder)))
+        summary.stage = "read"
+        capabilities = set(_ok(imap.capability())[0].decode("ascii", "replace").upper().split())
+        uids = _ok(imap.uid("SEARCH", None, "ALL"))[0].split()
         summary.left = len(uids) > MAX_PER_RUN
-        uids = uids[:MAX_PER_RUN]
-        if uids and box.folder != PROCESSED:
-            imap.create(PROCESSED)  # "already exists" is an answer, not an error
-        for start in range(0, len(uids), BATCH):
-            if budget.left() <= 0:
+        made: set[str] = set()
+        for start in range(0, min(len(uids), MAX_PER_RUN), BATCH):
+            if budget.up():
                 summary.left = True
                 break
             imap.sock.settimeout(budget.timeout())
-            chunk = b",".join(uids[start:start + BATCH]).decode()
-            small, big = _sizes(imap, chunk)
-            raws = _fetch(imap, ",".join(small)) if small else []
-            if raws and not _apply_batch(data, settings, box.source, raws, summary):
-                return
-            for size in big.values():
-                _too_big(data, box.source, size)
-            if box.folder != PROCESSED:
-                _move(imap, chunk, capabilities)
+            sizes = _sizes(imap, b",".join(uids[start:start + BATCH]).decode())
+            big = [uid for uid, size in sizes.items() if size > intake.MAX_BYTES]
+            for uid in big:
+                if budget.up():  # the clock before every message, a refused one too
+                    break
+                _too_big(data, box.source, sizes[uid], _head(imap, uid))
+                summary.aside += 1
+                _move(imap, [uid], REJECTED, box, capabilities, made)
+            if budget.up():
+                summary.left = True
+                break
+            small = [uid for uid, size in sizes.items() if size <= intake.MAX_BYTES]
+            if not _imap_groups(data, settings, imap, box, small, sizes, budget, summary,
+                                capabilities, made):
+                break
         imap.close()
     finally:
         with contextlib.suppress(Exception):  # a connection already gone
             imap.logout()
 
 
-def _ok(answer: tuple, what: str) -> list:
+def _imap_groups(data: DataDir, settings: Settings, imap, box: Mailbox, uids: list[str],
+                 sizes: dict[str, int], budget: _Budget, summary: Summary,
+                 capabilities: set[str], made: set[str]) -> bool:
+    """Fetch, apply and move ``uids`` group by group; False when reading stops."""
+    for group in _groups(uids, [sizes[uid] for uid in uids]):
+        if budget.up():
+            summary.left = True
+            return False
+        imap.sock.settimeout(budget.timeout())
+        fetched = _fetch(imap, ",".join(group))
+        results = _apply(data, settings, box.source, [raw for _, raw in fetched], budget, summary)
+        if results is None:
+            return False
+        done = list(zip((uid for uid, _ in fetched), results, strict=False))
+        _move(imap, [uid for uid, r in done if not r.aside], PROCESSED, box, capabilities, made)
+        _move(imap, [uid for uid, r in done if r.aside], REJECTED, box, capabilities, made)
+        if len(results) < len(fetched):
+            return False
+    return True
+
+
+def _ok(answer: tuple) -> list:
     status, payload = answer
     if status != "OK":
-        text = b" ".join(p for p in payload if isinstance(p, bytes)).decode("utf-8", "replace")
-        raise _ServerSaid(f"{what}: {text[:200]}")
+        raise _Refused
     return payload
 
 
@@ -217,35 +311,58 @@ def _quoted(folder: str) -> str:
     return '"' + folder.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _sizes(imap, chunk: str) -> tuple[list[str], dict[str, int]]:
-    """(UIDs of the messages small enough to read, {UID: size} of the others)."""
+def _sizes(imap, chunk: str) -> dict[str, int]:
+    """{UID: size} of the messages of ``chunk``, in the mailbox's order."""
     import re
 
-    small, big = [], {}
-    for item in _ok(imap.uid("FETCH", chunk, "(RFC822.SIZE)"), "fetch sizes"):
+    sizes = {}
+    for item in _ok(imap.uid("FETCH", chunk, "(RFC822.SIZE)")):
         text = item.decode("ascii", "replace") if isinstance(item, bytes) else ""
         uid = re.search(r"UID (\d+)", text)
         size = re.search(r"RFC822\.SIZE (\d+)", text)
         if uid and size:
-            if int(size.group(1)) > MAX_MESSAGE_BYTES:
-                big[uid.group(1)] = int(size.group(1))
-            else:
-                small.append(uid.group(1))
-    return small, big
+            sizes[uid.group(1)] = int(size.group(1))
+    return sizes
 
 
-def _fetch(imap, chunk: str) -> list[bytes]:
-    payload = _ok(imap.uid("FETCH", chunk, "(BODY.PEEK[])"), "fetch")
-    return [item[1] for item in payload if isinstance(item, tuple) and len(item) == 2]
+def _uid_of(item: tuple) -> str:
+    import re
+
+    found = re.search(rb"UID (\d+)", item[0])
+    return found.group(1).decode() if found else ""
 
 
-def _move(imap, chunk: str, capabilities: set[str]) -> None:
-    if "MOVE" in capabilities:
-        _ok(imap.uid("MOVE", chunk, PROCESSED), f"move to {PROCESSED}")
+def _fetch(imap, chunk: str) -> list[tuple[str, bytes]]:
+    """(UID, bytes) of each message of ``chunk``."""
+    payload = _ok(imap.uid("FETCH", chunk, "(BODY.PEEK[])"))
+    return [(_uid_of(item), item[1]) for item in payload
+            if isinstance(item, tuple) and len(item) == 2 and _uid_of(item)]
+
+
+def _head(imap, uid: str) -> bytes:
+    """The first record.KEPT_BYTES of a message too big to fetch whole."""
+    with contextlib.suppress(Exception):  # then only the log line says it
+        payload = _ok(imap.uid("FETCH", uid, f"(BODY.PEEK[]<0.{record.KEPT_BYTES}>)"))
+        for item in payload:
+            if isinstance(item, tuple) and len(item) == 2:
+                return item[1]
+    return b""
+
+
+def _move(imap, uids: list[str], folder: str, box: Mailbox, capabilities: set[str],
+          made: set[str]) -> None:
+    if not uids or box.folder == folder:
         return
-    _ok(imap.uid("COPY", chunk, PROCESSED), f"copy to {PROCESSED}")
-    _ok(imap.uid("STORE", chunk, "+FLAGS.SILENT", r"(\Deleted)"), "flag as deleted")
-    _ok(imap.expunge(), "expunge")
+    if folder not in made:
+        imap.create(folder)  # "already exists" is an answer, not an error
+        made.add(folder)
+    chunk = ",".join(uids)
+    if "MOVE" in capabilities:
+        _ok(imap.uid("MOVE", chunk, folder))
+        return
+    _ok(imap.uid("COPY", chunk, folder))
+    _ok(imap.uid("STORE", chunk, "+FLAGS.SILENT", r"(\Deleted)"))
+    _ok(imap.expunge())
 
 
 # --- POP3 ------------------------------------------------------------------------
@@ -256,32 +373,27 @@ def _read_pop3(data: DataDir, settings: Settings, box: Mailbox, budget: _Budget,
 
     # poplib refuses a line over 2,048 bytes (an HTML part often has one), which
     # would leave that message first in the box, unread, for every run to come.
-    poplib._MAXLINE = max(poplib._MAXLINE, MAX_MESSAGE_BYTES)
+    poplib._MAXLINE = max(poplib._MAXLINE, intake.MAX_BYTES)
     if box.tls:
         pop = poplib.POP3_SSL(box.host, box.port, context=_tls_context(settings),
                               timeout=budget.timeout())
     else:
         pop = poplib.POP3(box.host, box.port, timeout=budget.timeout())
     try:
+        summary.stage = "login"
         pop.user(box.user)
         pop.pass_(box.password)
+        summary.stage = "read"
         listing = [line.split() for line in pop.list()[1]]
         numbers = [(int(n), int(size)) for n, size in listing[:MAX_PER_RUN]]
         summary.left = len(listing) > MAX_PER_RUN
-        for start in range(0, len(numbers), BATCH):
-            if budget.left() <= 0:
+        for group in _groups(numbers, [min(size, intake.MAX_BYTES) for _, size in numbers]):
+            if budget.up():
                 summary.left = True
                 break
             pop.sock.settimeout(budget.timeout())
-            chunk = numbers[start:start + BATCH]
-            raws = [b"\r\n".join(pop.retr(n)[1]) + b"\r\n"
-                    for n, size in chunk if size <= MAX_MESSAGE_BYTES]
-            if raws and not _apply_batch(data, settings, box.source, raws, summary):
-                break  # nothing of this batch is deleted; the earlier ones are, at QUIT
-            for n, size in chunk:
-                if size > MAX_MESSAGE_BYTES:
-                    _too_big(data, box.source, size)
-                pop.dele(n)
+            if not _pop3_group(data, settings, pop, box, group, budget, summary):
+                break  # the earlier groups' deletions happen at QUIT
         pop.quit()  # the deletions happen here
     except BaseException:
         with contextlib.suppress(Exception):
@@ -289,21 +401,47 @@ def _read_pop3(data: DataDir, settings: Settings, box: Mailbox, budget: _Budget,
         raise
 
 
+def _pop3_group(data: DataDir, settings: Settings, pop, box: Mailbox,
+                group: list[tuple[int, int]], budget: _Budget, summary: Summary) -> bool:
+    """Retrieve, apply and delete one group; False when reading stops."""
+    for n, size in group:
+        if size > intake.MAX_BYTES:
+            if budget.up():  # the clock before every message, a refused one too
+                summary.left = True
+                return False
+            head = b""
+            with contextlib.suppress(Exception):  # TOP is optional in POP3
+                head = b"\r\n".join(pop.top(n, 100)[1])[:record.KEPT_BYTES]
+            _too_big(data, box.source, size, head)
+            summary.aside += 1
+            pop.dele(n)
+    small = [n for n, size in group if size <= intake.MAX_BYTES]
+    raws = [b"\r\n".join(pop.retr(n)[1]) + b"\r\n" for n in small]
+    results = _apply(data, settings, box.source, raws, budget, summary)
+    if results is None:
+        return False  # nothing of this group is deleted
+    for n, _ in zip(small, results, strict=False):
+        pop.dele(n)  # kept on disk first when it was refused unread
+    return len(results) == len(raws)
+
+
 # --- standard input ---------------------------------------------------------------
 
 def read_stdin(data: DataDir, settings: Settings, stream) -> str:
     """``vykhukhol bounce``: one message from ``stream`` (binary); returns a line
     for the terminal. Never raises for the message's fault."""
-    raw = stream.read(MAX_MESSAGE_BYTES + 1)
-    if len(raw) > MAX_MESSAGE_BYTES:
+    raw = stream.read(intake.MAX_BYTES + 1)
+    if len(raw) > intake.MAX_BYTES:
         while stream.read(1 << 20):  # take the rest, so the mail server sees it delivered
             pass
-        record.write(data, [record.line("-", "refused", "-", "-", record.PIPE,
-                                        f"too big (more than {MAX_MESSAGE_BYTES} bytes)")])
-        return "refused: too big"
+        mid = apply.message_id(raw)
+        record.keep(data, mid, raw)
+        reason = f"too big: more than {intake.MAX_BYTES} bytes"
+        record.write(data, [record.line(mid, "refused", "-", "-", record.PIPE, reason)])
+        return f"refused: {reason}"
     if not raw.strip():
-        record.problem(data, record.PIPE, "an empty message")
-        return "refused: empty"
+        record.write(data, [record.line("-", "refused", "-", "-", record.PIPE, "empty message")])
+        return "refused: empty message"
     results = apply.process_safely(data, settings, [raw], record.PIPE)
     if results is None:
         return "not processed: the results could not be written (see bounces.log)"

@@ -1,12 +1,14 @@
-"""Letters and the three ways to hand them over: SMTP, a local sendmail, an outbox folder.
+"""The mail package's front door: the names the rest of Vykhukhol uses, re-exported.
 
-This module builds one letter (:func:`build_message`) the way SPEC §9 wants it —
-an :class:`~email.message.EmailMessage` with the SMTP policy, UTF-8 text in
-quoted-printable so Cyrillic travels as 7-bit, an HTML alternative when given,
-and the list headers (``List-Id``, ``List-Unsubscribe``,
-``List-Unsubscribe-Post``, ``X-Vykhukhol-Run``) — and delivers it to exactly
-one envelope recipient through a :class:`Transport` from
-:func:`open_transport`:
+Nothing is built or sent in this file; it only gathers, so a caller writes
+``from vykhukhol import mail`` and ``mail.build_message(...)``,
+``mail.open_transport(mail.config_from_settings(settings, data.outbox))``.
+What the package does, as SPEC §9 wants it: one letter built
+(:func:`build_message`) with the SMTP policy, UTF-8 text in quoted-printable
+so Cyrillic travels as 7-bit, an HTML alternative when given, and the list
+headers (``List-Id``, ``List-Unsubscribe``, ``List-Unsubscribe-Post``,
+``X-Vykhukhol-Run``); delivered to exactly one envelope recipient through a
+:class:`Transport` from :func:`open_transport`:
 
 * ``smtp`` — one connection, opened on the first letter and reused for the
   whole run; plain, STARTTLS or SSL; login when a user is set; timeouts; the
@@ -20,49 +22,52 @@ one envelope recipient through a :class:`Transport` from
 Every failure to deliver is a :class:`TemporaryFailure` (stop the run, try
 again later) or a :class:`PermanentFailure` (this recipient or letter will
 never go through). ``dev_redirect`` sends every letter to one address instead,
-and it is applied here, in :meth:`Transport.send`, so no caller can forget it;
+and it is applied in :meth:`Transport.send`, so no caller can forget it;
 so is the DKIM signature (after the redirect, over the bytes handed over) and
 the envelope sender a letter carries (:attr:`Outgoing.envelope_from`, the
 tagged bounce address of SPEC 12).
 
-Deliberately *not* here: choosing recipients, pacing, retries, bounce
-counting, journals of what was sent, and rendering templates (see
+Deliberately *not* in this package: choosing recipients, pacing, retries,
+bounce counting, journals of what was sent, and rendering templates (see
 :mod:`vykhukhol.render`). No header is ever taken from user input: names,
 subjects and ids pass :func:`clean_header_text`, names and subjects are then
 written by :mod:`.headers` itself (never decoded and refolded by the e-mail
 package, whatever its patch level), addresses are checked, and nothing lets
 a caller add an arbitrary header.
 
-What is where:
+What is where (the transports build on :mod:`.transport`; :mod:`.opener` sits
+above them; nothing imports this file from inside the package):
 
+- :mod:`.config` — :class:`MailConfig` and :func:`config_from_settings`
+  (the settings never import mail; mail reads the settings);
 - :mod:`.headers` — the policy, and what may stand in a header (names,
   subjects, addresses, list ids, links);
 - :mod:`.message` — :func:`build_message` and :class:`Press`;
-- :mod:`.transport` — settings, failures, the common hand-over, :func:`open_transport`;
+- :mod:`.transport` — failures and the common hand-over;
 - :mod:`.smtp`, :mod:`.sendmail`, :mod:`.outbox` — one transport each
   (:func:`show_outbox`: any outbox file as text for the admin's pages);
+- :mod:`.opener` — :func:`open_transport`, which checks the config and
+  chooses among the transports;
 - :mod:`.lanes` — several SMTP connections at once, for a relay (imported
-  only by runs that use them).
+  only by runs that use them);
 - :mod:`.dkim` — the DKIM key, its DNS record and the signer (imported only
-  when signing is on).
+  when signing is on, or the key is checked).
 """
 
 from __future__ import annotations
 
+from vykhukhol.mail.config import SECURITIES, TRANSPORTS, MailConfig, config_from_settings
 from vykhukhol.mail.headers import POLICY, check_address, clean_header_text
 from vykhukhol.mail.message import Outgoing, Press, build_message
+from vykhukhol.mail.opener import open_transport
 from vykhukhol.mail.outbox import OutboxTransport, list_outbox, read_outbox, show_outbox
 from vykhukhol.mail.sendmail import SendmailTransport
 from vykhukhol.mail.smtp import SmtpTransport
 from vykhukhol.mail.transport import (
-    SECURITIES,
-    TRANSPORTS,
     DeliveryError,
-    MailConfig,
     PermanentFailure,
     TemporaryFailure,
     Transport,
-    open_transport,
 )
 
 __all__ = [
@@ -82,6 +87,7 @@ __all__ = [
     "build_message",
     "check_address",
     "clean_header_text",
+    "config_from_settings",
     "list_outbox",
     "open_transport",
     "read_outbox",

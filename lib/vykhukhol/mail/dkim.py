@@ -95,6 +95,21 @@ def check_key(data_root: Path, settings: Settings) -> None:
         load_key(settings_key_path(data_root, settings))
 
 
+#: The settings that say which key signs: changing one of them checks the key.
+DKIM_KEYS = ("mail.dkim_domain", "mail.dkim_selector", "mail.dkim_key_file")
+
+
+def verify_settings(data_root: Path, before: Settings, after: Settings) -> None:
+    """The ``verify`` hook of :func:`vykhukhol.settings.update`: when signing
+    is turned on or moved to another key, that key must work now, not fail
+    every letter of the next run (raises :class:`DkimKeyError`)."""
+    from vykhukhol.settings import KEYS
+
+    if any(before.raw.get(name, KEYS[name].default) != after.raw.get(name, KEYS[name].default)
+           for name in DKIM_KEYS):
+        check_key(data_root, after)
+
+
 def problem(data_root: Path, settings: Settings) -> str | None:
     """What the status pages say about DKIM: None when all is well or it is off."""
     try:

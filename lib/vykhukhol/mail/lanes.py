@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 from typing import Any
 
+from vykhukhol.mail.config import MailConfig
 from vykhukhol.mail.message import Outgoing
-from vykhukhol.mail.transport import MailConfig, Transport
+from vykhukhol.mail.transport import Transport
 
 
 @dataclass

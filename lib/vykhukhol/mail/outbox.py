@@ -19,9 +19,10 @@ from pathlib import Path
 
 from vykhukhol import files
 from vykhukhol.errors import BadInput, NotFound, StorageError
+from vykhukhol.mail.config import MailConfig
 from vykhukhol.mail.headers import POLICY, clean_header_text
 from vykhukhol.mail.message import Outgoing
-from vykhukhol.mail.transport import MailConfig, TemporaryFailure, Transport
+from vykhukhol.mail.transport import TemporaryFailure, Transport
 
 
 class OutboxTransport(Transport):

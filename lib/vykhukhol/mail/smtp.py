@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import smtplib
 
+from vykhukhol.mail.config import MailConfig
 from vykhukhol.mail.headers import POLICY
 from vykhukhol.mail.message import Outgoing
 from vykhukhol.mail.transport import (
-    MailConfig,
     TemporaryFailure,
     Transport,
     _by_code,

@@ -2,8 +2,9 @@
 rules (checked addresses, the envelope sender, ``dev_redirect``, the DKIM
 signature) applied before any of them runs.
 
-:func:`open_transport` gives the transport the settings name; the transports
-themselves live in :mod:`.smtp`, :mod:`.sendmail` and :mod:`.outbox`.
+The transports themselves live in :mod:`.smtp`, :mod:`.sendmail` and
+:mod:`.outbox`, which build on this module; :func:`.opener.open_transport`,
+above them all, gives the one the settings name.
 """
 
 from __future__ import annotations
@@ -11,44 +12,18 @@ from __future__ import annotations
 import copy
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
 from email.message import EmailMessage
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 from vykhukhol.errors import BadInput
+from vykhukhol.mail.config import MailConfig
 from vykhukhol.mail.headers import POLICY, check_address, encode_text
 from vykhukhol.mail.message import Outgoing
 
 if TYPE_CHECKING:
     from vykhukhol.mail.dkim import Signer
-
-TRANSPORTS = ("outbox", "smtp", "sendmail")
-SECURITIES = ("none", "starttls", "ssl")
-
-
-@dataclass
-class MailConfig:
-    """How a service's letters leave: the settings of SPEC §9."""
-
-    transport: str = "outbox"  # outbox | smtp | sendmail
-    from_email: str = ""
-    smtp_host: str = "127.0.0.1"
-    smtp_port: int = 25
-    smtp_security: str = "none"  # none | starttls | ssl
-    smtp_user: str = ""
-    smtp_password: str = ""
-    sendmail_path: str = "/usr/sbin/sendmail"
-    dev_redirect: str = ""  # when set, every letter goes to this one address
-    outbox_dir: Path | None = None
-    timeout: float = 20.0  # seconds for connect and each SMTP command, or for sendmail
-    smtp_connections: int = 1  # SMTP connections a run may open at once (see .lanes)
-    dkim_domain: str = ""  # when set, every letter is signed (SPEC 12)
-    dkim_selector: str = ""
-    dkim_key: Path | None = None  # the PEM private key
-
-
 
 class DeliveryError(Exception):
     """A letter was not accepted.
@@ -236,38 +211,3 @@ def _shown_to(msg: EmailMessage) -> str:
         return str(make_header(decode_header(str(raw))))
     except (ValueError, LookupError, UnicodeError):  # a To we did not write
         return str(raw)
-
-
-def open_transport(config: MailConfig) -> Transport:
-    """The transport ``config`` names, with its settings checked.
-
-    Nothing is connected yet: an SMTP transport connects on its first letter.
-    Raises :class:`BadInput` for an unknown transport or security, a bad
-    ``from_email`` or ``dev_redirect``, a missing outbox folder or a timeout
-    that is not positive.
-    """
-    if config.transport not in TRANSPORTS:
-        raise BadInput(
-            f"unknown mail transport {config.transport!r} (use one of: {', '.join(TRANSPORTS)})"
-        )
-    if config.smtp_security not in SECURITIES:
-        raise BadInput(
-            f"unknown SMTP security {config.smtp_security!r} (use one of: {', '.join(SECURITIES)})"
-        )
-    if not config.timeout or config.timeout <= 0:
-        raise BadInput(f"mail timeout must be a positive number of seconds, not {config.timeout!r}")
-    if config.from_email:
-        check_address(config.from_email, "sender address")
-    if config.dev_redirect:
-        check_address(config.dev_redirect, "dev_redirect")
-    if config.transport == "smtp":
-        from vykhukhol.mail.smtp import SmtpTransport
-
-        return SmtpTransport(config)
-    if config.transport == "sendmail":
-        from vykhukhol.mail.sendmail import SendmailTransport
-
-        return SendmailTransport(config)
-    from vykhukhol.mail.outbox import OutboxTransport
-
-    return OutboxTransport(config)

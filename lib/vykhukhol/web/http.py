@@ -22,12 +22,15 @@ import re
 import sys
 import traceback
 from collections.abc import Callable, Iterable
-from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
 from vykhukhol.errors import BadInput, VykhukholError
 from vykhukhol.web.headers import SECURITY_HEADERS  # one list: the idle cron tick sends it too
 from vykhukhol.web.response import Response
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # http.cookies (the admin's) and html (the page of last resort) are imported
 # where they are used: a CGI process of the public pages or the cron URL never
@@ -40,7 +43,7 @@ AFTER = "vykhukhol.after"  # environ key: a callable that runs work after the an
 BROKEN_ESCAPE = re.compile(rb"%(?![0-9A-Fa-f]{2})")
 
 STATUS_TEXT = {200: "OK", 204: "No Content", 303: "See Other", 400: "Bad Request",
-               403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+               401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
                409: "Conflict", 413: "Payload Too Large", 429: "Too Many Requests",
                500: "Internal Server Error", 503: "Service Unavailable"}
 
@@ -301,7 +304,3 @@ def respond(response: Response, start_response: Callable, head: bool = False) ->
     status = f"{response.status} {STATUS_TEXT.get(response.status, 'Unknown')}"
     start_response(status, headers)
     return [] if head else [body]
-
-
-def static_file(path: Path, content_type: str) -> Response:
-    return Response(path.read_bytes(), 200, content_type)

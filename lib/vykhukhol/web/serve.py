@@ -1,7 +1,7 @@
 """``vykhukhol serve``: the same apps under waitress, plus a ticker.
 
 Serves ``/cgi/subscribe.py``, ``/cgi/confirm.py``, ``/cgi/unsubscribe.py``,
-the renamed cron script ``/cgi/cron-<random>.py`` (only under the name it
+``/cgi/hook.py/{provider}`` (the mail providers' callbacks), the renamed cron script ``/cgi/cron-<random>.py`` (only under the name it
 has in the CGI folder), and ``/admin/``. The ticker starts a sender run every
 minute in this process (``--no-ticker``: none). SIGTERM and SIGINT stop both
 cleanly: the ticker finishes the run it is in, then the server closes.
@@ -40,7 +40,7 @@ def dispatcher(data: DataDir, cgi_dir: Path,
     from vykhukhol.web.cgi import make_app
 
     apps = {name: make_app(name, data, cgi_dir) for name in ("subscribe", "confirm", "unsubscribe",
-                                                     "cron", "admin")}
+                                                     "cron", "admin", "hook")}
 
     def app(environ: dict, start_response: Callable) -> Iterable[bytes]:
         # Mounted below a prefix (Passenger's SCRIPT_NAME "/lists"), links stay below it.
@@ -59,6 +59,10 @@ def dispatcher(data: DataDir, cgi_dir: Path,
             if name in ("subscribe.py", "confirm.py", "unsubscribe.py"):
                 environ["SCRIPT_NAME"], environ["PATH_INFO"] = mount + path, ""
                 return apps[name[:-3]](environ, start_response)
+            if name.startswith("hook.py/"):  # the provider's name follows, as under CGI
+                environ["SCRIPT_NAME"] = f"{mount}/cgi/hook.py"
+                environ["PATH_INFO"] = name[len("hook.py"):]
+                return apps["hook"](environ, start_response)
             if CRON_NAME.fullmatch(name) and (cgi_dir / name).is_file():
                 return apps["cron"](environ, start_response)
         return respond(Response("<!doctype html><title>404</title><p>Not found.</p>", 404),
@@ -109,27 +113,6 @@ class Ticker(threading.Thread):
                 print(f"vykhukhol ticker: run failed: {exc!r}", file=sys.stderr)
 
 
-def ensure_initialised(data: DataDir, cgi_dir: Path, site_url: str = "") -> str | None:
-    """A fresh data directory gets the embedded defaults, the demo list and a
-    printed password; ``site_url`` is where this server answers (for links)."""
-    import secrets
-
-    from vykhukhol import auth, demo, newsletters
-    from vykhukhol import settings as settings_mod
-    from vykhukhol.files import RenameLock
-
-    if data.settings.exists():
-        return None
-    password = secrets.token_urlsafe(9)
-    raw = settings_mod.initial(site_url=site_url)
-    raw["security.admin_password"] = auth.hash_password(password)
-    data.make_skeleton()
-    settings_mod.write_initial(data.settings, raw)
-    RenameLock(data.newsletters, newsletters.LOCK_STEM).ensure()
-    demo.create(data, raw["language"])
-    return password
-
-
 def local_url(host: str, port: int) -> str:
     """The URL a browser on this machine uses for ``host``:``port``."""
     if host in ("0.0.0.0", "::", ""):
@@ -139,10 +122,10 @@ def local_url(host: str, port: int) -> str:
 
 def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool = True,
           cgi_dir: Path | None = None) -> None:
+    from vykhukhol import demo
     from vykhukhol.web.guard import guarded_server
 
     cgi_dir = cgi_dir or CHECKOUT / "cgi"
-    password = ensure_initialised(data, cgi_dir, local_url(host, port))
     afterwards = Afterwards()
     try:
         server = guarded_server(
@@ -153,7 +136,17 @@ def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool
             # trusted_proxies (web/clients.py); waitress would drop it.
             clear_untrusted_proxy_headers=False)
     except OSError as exc:
-        raise VykhukholError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        raise VykhukholError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; nothing was "
+                             f"changed (choose another port with --port)") from None
+    # Only once the port is ours is anything made or changed (issue 19): a busy
+    # port used to leave a set-up whose password was never printed.
+    url = local_url(host, server.effective_port)
+    try:
+        password = demo.first_start(data, url, demo.locale_language())
+        moved = None if password else demo.follow_port(data, url)
+    except BaseException:
+        server.close()
+        raise
     tick = Ticker(data) if ticker else None
     stop = threading.Event()
 
@@ -163,12 +156,12 @@ def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool
 
     signal.signal(signal.SIGTERM, shut_down)
     signal.signal(signal.SIGINT, shut_down)
-    url = local_url(host, server.effective_port)
     print(f"Vykhukhol serving {data.root}", flush=True)
     print(f"admin: {url}/admin/", flush=True)
+    if moved:
+        print(f"site_url is now {moved} (a local data directory follows the port it is served on)",
+              flush=True)
     if password:
-        from vykhukhol import demo
-
         print(f"a fresh data directory: admin password {password} (change it with `vykhukhol password`)",
               flush=True)
         print(f"subscribe to the demo list: {url}/cgi/subscribe.py?service={demo.NAME}", flush=True)

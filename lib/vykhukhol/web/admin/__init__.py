@@ -8,8 +8,9 @@ person typed and changes nothing.
 
 What is where:
 
-- ``core``: the :class:`~core.Admin` request view, the router, and :func:`app`
-  (session and CSRF checks before any page);
+- ``core``: the :class:`~core.Admin` request view, the :class:`~core.Rule`
+  of a route, and the app that checks the session and CSRF before any page;
+- ``routes``: the route table, every URL in one list, and :func:`app`;
 - ``login``: login, logout, the admin password;
 - ``status``: the status page, the mode switch, warnings, the chart, recent runs;
 - ``settings``: the settings page, its save, the test letter (``send_now``);
@@ -19,24 +20,11 @@ What is where:
 - ``newsletters``: letters to all users;
 - ``outbox`` and ``bounces``: what went out, and what came back.
 
-A page module registers its routes when imported; they are imported here, in
-the order their routes were always matched.
+The URLs are one table, :data:`.routes.ROUTES`, read top to bottom; the page
+modules register nothing.
 """
 
-# In the order the routes were always matched (no two patterns overlap, but
-# the order stays by construction).
-from vykhukhol.web.admin import (  # noqa: F401, I001 - imported for their routes
-    login,
-    status,
-    settings,
-    services,
-    series,
-    subscribers,
-    newsletters,
-    outbox,
-    bounces,
-)
-from vykhukhol.web.admin.core import app
+from vykhukhol.web.admin.routes import app
 from vykhukhol.web.admin.settings import SETTINGS_SHOWN
 from vykhukhol.web.admin.status import recent_runs
 

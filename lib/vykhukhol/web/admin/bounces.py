@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from vykhukhol.errors import NotFound
-from vykhukhol.web.admin.core import Admin, local_time, route
+from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.http import Response
 
 BOUNCES_SHOWN = 200     # newest bounce results and kept messages listed
@@ -41,7 +41,40 @@ _REASONS = [(re.compile(pattern), template) for pattern, template in (
     (r"the report names (?P<addresses>.+), not the address the tag was made for: kept for the admin",
      _("the report names {addresses}, not the address the tag was made for: kept for the admin")),
     (r"processed before", _("processed before")),
+    # Refused unread (bounces/intake.py): the message was never parsed.
+    (r"too big: (?P<size>\d+) bytes \(at most (?P<limit>\d+)\)",
+     _("too big: {size} bytes (at most {limit})")),
+    (r"too big: more than (?P<limit>\d+) bytes", _("too big: more than {limit} bytes")),
+    (r"too many lines: (?P<count>\d+) \(at most (?P<limit>\d+)\)",
+     _("too many lines: {count} (at most {limit})")),
+    (r"a line \(or header field\) too long: (?P<size>\d+) bytes \(at most (?P<limit>\d+)\)",
+     _("a line (or header field) too long: {size} bytes (at most {limit})")),
+    (r"MIME parts nested too deep: up to (?P<count>\d+) levels \(at most (?P<limit>\d+)\)",
+     _("MIME parts nested too deep: up to {count} levels (at most {limit})")),
+    (r"too many MIME parts: up to (?P<count>\d+) \(at most (?P<limit>\d+)\)",
+     _("too many MIME parts: up to {count} (at most {limit})")),
+    (r"set aside unread: the reader was stopped twice while on it",
+     _("set aside unread: the reader was stopped twice while on it")),
+    (r"empty message", _("empty message")),
+    # What went wrong with the bounce mailbox (bounces/sources.py, why()).
+    (r"connection refused", _("connection refused")),
+    (r"the server did not answer in time", _("the server did not answer in time")),
+    (r"no such host", _("no such host")),
+    (r"the server cannot be reached", _("the server cannot be reached")),
+    (r"the server does not speak IMAP", _("the server does not speak IMAP")),
+    (r"the server does not speak POP3", _("the server does not speak POP3")),
+    (r"TLS failed: the server's certificate cannot be trusted \(see mail.bounce_cafile\)",
+     _("TLS failed: the server's certificate cannot be trusted (see mail.bounce_cafile)")),
+    (r"TLS failed", _("TLS failed")),
+    (r"the login was refused", _("the login was refused")),
+    (r"the folder cannot be opened", _("the folder cannot be opened")),
+    (r"the server closed the connection", _("the server closed the connection")),
+    (r"the server refused a command", _("the server refused a command")),
+    (r"the results could not be written", _("the results could not be written")),
+    (r"the messages stay in the mailbox", _("the messages stay in the mailbox")),
 )]
+# A mailbox problem: where (scheme://host:port), then the reason.
+_WHERE_FIRST = re.compile(r"(?P<where>(?:imaps?|pop3s?)://[^\s/]+): (?P<rest>.+)")
 _KIND_FIRST = re.compile(r"(?P<kind>permanent|temporary|complaint|unsubscribe|auto-reply|kept|"
                          r"refused): (?P<rest>.+)")
 
@@ -51,6 +84,10 @@ def _reason(admin: Admin, text: str) -> str:
     a piece it does not know (a mail server's own words) is shown as written."""
     shown = []
     for piece in text.split("; "):
+        where_first = _WHERE_FIRST.fullmatch(piece)
+        if where_first:
+            shown.append(f"{where_first['where']}: {_reason(admin, where_first['rest'])}")
+            continue
         kind_first = _KIND_FIRST.fullmatch(piece)
         if kind_first:
             shown.append(f"{_bounce_kind(admin, kind_first['kind'])}: "
@@ -70,11 +107,25 @@ def _bounce_kind(admin: Admin, kind: str) -> str:
         "permanent": admin._("permanent failure"), "temporary": admin._("temporary failure"),
         "complaint": admin._("spam complaint: unsubscribed"),
         "unsubscribe": admin._("unsubscribed by mail"), "auto-reply": admin._("automatic reply"),
-        "kept": admin._("kept for the admin"), "refused": admin._("not read (too big or broken)"),
+        "kept": admin._("kept for the admin"), "refused": admin._("refused unread"),
+        "repeated": admin._("read again"),
         "unknown tag": admin._("a tag that matches nobody"),
         "deleted": admin._("subscriber deleted"), "problem": admin._("mailbox problem"),
+        "unknown address": admin._("an address on no list"),
+        "callback": admin._("notice from a provider"),
+        "callback refused": admin._("callback refused"),
+        "pipe problem": admin._("not processed"),
     }
     return labels.get(kind, kind)
+
+
+def _bounce_source(admin: Admin, source: str) -> str:
+    """Where a result came from: the mailbox, the pipe, or a provider's callback."""
+    labels = {"imap": admin._("bounce mailbox"), "pop3": admin._("bounce mailbox"),
+              "pipe": admin._("pipe"), "ses": "Amazon SES", "postmark": "Postmark",
+              "mailgun": "Mailgun", "sendgrid": "SendGrid",
+              "generic": admin._("callback (generic)")}
+    return labels.get(source, source)
 
 
 def _bounce_target(admin: Admin, target: str) -> str:
@@ -86,20 +137,20 @@ def _bounce_target(admin: Admin, target: str) -> str:
     return target
 
 
-@route("GET", "/bounces")
 def bounces_page(admin: Admin, args: dict) -> Response:
     from vykhukhol.bounces import record
 
-    rows = [{"when": local_time(admin.settings, line.time), "kind": _bounce_kind(admin, line.kind),
+    rows = [{"when": local_time(admin.settings, line.time),
+             "kind": _bounce_kind(admin, "pipe problem" if (line.kind, line.source) == (
+                 "problem", record.PIPE) else line.kind),
              "target": _bounce_target(admin, line.target), "address": line.address,
-             "source": line.source, "reason": _reason(admin, line.reason)}
+             "source": _bounce_source(admin, line.source), "reason": _reason(admin, line.reason)}
             for line in record.recent(admin.data, BOUNCES_SHOWN)]
     kept = record.kept_messages(admin.data)[:BOUNCES_SHOWN]
     return admin.page("bounces.html", rows=rows, kept=kept,
                       mailbox=bool(admin.settings["mail.bounce_mailbox"]))
 
 
-@route("GET", "/bounces/kept/(?P<file>[0-9]{8}-[0-9]{6}-[0-9a-f]{16}\\.eml)")
 def bounce_kept(admin: Admin, args: dict) -> Response:
     from vykhukhol.bounces import record
 

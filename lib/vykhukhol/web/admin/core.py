@@ -1,8 +1,9 @@
 """What every admin page shares: the request's view of the installation
-(:class:`Admin`), the router the page modules register on, and the WSGI app
-that checks the session and the CSRF token before any page runs.
+(:class:`Admin`), the :class:`Rule` of a route table, and :func:`serve`, the
+WSGI app that checks the session and the CSRF token before any page runs.
 
-It knows no page: the pages import it, never the other way round.
+It knows no page: the pages import it, never the other way round; the table
+that names them is :mod:`.routes`.
 """
 
 from __future__ import annotations
@@ -93,54 +94,57 @@ NAV = [("/", "Status"), ("/settings", "Settings"), ("/services", "Services"),
        ("/outbox", "Outbox"), ("/bounces", "Bounces"), ("/password", "Password")]
 
 
-Route = Callable[[Admin, dict], Response]
+Page = Callable[[Admin, dict], Response]
 
 
-ROUTES: list[tuple[str, str, re.Pattern, Route]] = []
+class Rule:
+    """One line of the route table: ``method`` and ``pattern`` (a regular
+    expression the whole path must match; named groups become the page's
+    arguments) lead to ``page``; ``public`` pages open without a session."""
+
+    __slots__ = ("method", "pattern", "page", "public", "_regex")
+
+    def __init__(self, method: str, pattern: str, page: Page, public: bool = False) -> None:
+        self.method, self.pattern, self.page, self.public = method, pattern, page, public
+        self._regex = re.compile(pattern + r"\Z")
+
+    def match(self, path: str) -> re.Match | None:
+        return self._regex.match(path)
 
 
-PUBLIC: set[Route] = set()  # pages open without a session: the login's
-
-
-def route(method: str, pattern: str, public: bool = False) -> Callable[[Route], Route]:
-    def register(handler: Route) -> Route:
-        ROUTES.append((method, pattern, re.compile(pattern + r"\Z"), handler))
-        if public:
-            PUBLIC.add(handler)
-        return handler
-    return register
-
-
-def find_route(method: str, path: str) -> tuple[Route, re.Match]:
-    for verb, _, pattern, handler in ROUTES:
-        match = pattern.match(path)
-        if match and verb == method:
-            return handler, match
-    allowed = tuple(sorted({verb for verb, _, pattern, _ in ROUTES if pattern.match(path)}))
+def find_page(rules: list[Rule], method: str, path: str) -> tuple[Rule, re.Match]:
+    """The first rule, read top to bottom, for ``method`` and ``path``; 405
+    with the methods the path allows, or 404."""
+    for rule in rules:
+        match = rule.match(path)
+        if match and rule.method == method:
+            return rule, match
+    allowed = tuple(sorted({rule.method for rule in rules if rule.match(path)}))
     if allowed:
         raise HttpError(405, allow=allowed + (("HEAD",) if "GET" in allowed else ()))
     raise HttpError(404)
 
 
-def app(data: DataDir, cgi_dir: Path | None = None) -> Callable:
-    """The admin app; ``cgi_dir`` is where the cron script lives (for its URL)."""
+def serve(data: DataDir, rules: list[Rule], cgi_dir: Path | None = None) -> Callable:
+    """The WSGI app over a route table; ``cgi_dir`` is where the cron script
+    lives (for its URL). The session and the CSRF token are checked here,
+    before any page runs."""
     cgi_dir = cgi_dir or CHECKOUT / "cgi"
 
     def handle(request: Request) -> Response:
         admin = Admin(data, request, cgi_dir)
         method = "GET" if request.method == "HEAD" else request.method
-        handler, match = find_route(method, request.path or "/")
-        public = handler in PUBLIC
-        if not public and not admin.logged_in:
+        rule, match = find_page(rules, method, request.path or "/")
+        if not rule.public and not admin.logged_in:
             if method == "POST":
                 raise HttpError(403, admin._("Your session has ended; log in again."))
             return redirect(admin.url("/login"))
-        if method == "POST" and not public:
+        if method == "POST" and not rule.public:
             token = request.form(20 * 1024 * 1024).get("csrf")
             if not session.csrf_ok(admin.key, admin.sid, token):
                 raise HttpError(403, admin._("The form has expired; open the page again."))
         try:
-            return handler(admin, match.groupdict())
+            return rule.page(admin, match.groupdict())
         except NoSecret:  # a page that makes links (a preview, a test letter) says why
             raise HttpError(503, admin._(NO_SECRET)) from None
 

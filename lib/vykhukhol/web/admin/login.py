@@ -6,11 +6,10 @@ from vykhukhol import auth
 from vykhukhol import settings as settings_mod
 from vykhukhol.errors import BadInput
 from vykhukhol.web import session
-from vykhukhol.web.admin.core import Admin, route
+from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.http import Response, redirect
 
 
-@route("GET", "/login", public=True)
 def login_form(admin: Admin, args: dict) -> Response:
     return login_page(admin)
 
@@ -19,7 +18,6 @@ def login_page(admin: Admin, status: int = 200, error: str = "") -> Response:
     return admin.page("login.html", status, error=error)
 
 
-@route("POST", "/login", public=True)
 def login(admin: Admin, args: dict) -> Response:
     request = admin.request
     if session.cross_site(request.environ):
@@ -55,7 +53,6 @@ def remember_browser(admin: Admin, response: Response) -> Response:
     return response
 
 
-@route("POST", "/logout")
 def logout(admin: Admin, args: dict) -> Response:
     session.end(admin.data, admin.sid)
     response = redirect(admin.url("/login"))
@@ -67,12 +64,10 @@ def logout(admin: Admin, args: dict) -> Response:
 # --- the admin password -------------------------------------------------------------
 
 
-@route("GET", "/password")
 def password_form(admin: Admin, args: dict) -> Response:
     return admin.page("password.html")
 
 
-@route("POST", "/password")
 def password_change(admin: Admin, args: dict) -> Response:
     """Asks the current password (counted like a login, per session); the new
     one ends every other session and every other known browser."""

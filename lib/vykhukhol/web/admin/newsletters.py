@@ -12,7 +12,7 @@ from vykhukhol.datadir import check_name
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import now, parse_local_time
-from vykhukhol.web.admin.core import Admin, route
+from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.admin.series import SAMPLE, preview_letter
 from vykhukhol.web.admin.settings import send_now
 from vykhukhol.web.http import Response
@@ -30,7 +30,6 @@ def _audience(admin: Admin) -> tuple[list[dict], int]:
     return rows, len(seen)
 
 
-@route("GET", "/newsletters/new")
 def newsletter_form(admin: Admin, args: dict, fields: dict | None = None, error: str = "",
                     preview: dict | None = None, status: int = 200) -> Response:
     audience, unique = _audience(admin)
@@ -39,7 +38,6 @@ def newsletter_form(admin: Admin, args: dict, fields: dict | None = None, error:
                       fields=fields, error=error, preview=preview or {})
 
 
-@route("POST", "/newsletters/new")
 def newsletter_create(admin: Admin, args: dict) -> Response:
     form = admin.request.form()
     chosen = [k[len("svc_"):] for k in form if k.startswith("svc_")]
@@ -70,7 +68,8 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
             return newsletter_form(admin, args, fields, exc.text(admin.lang), status=400)
         return newsletter_form(admin, args, fields, send_now(admin, message, to))
     try:
-        start = newsletters.check_start(parse_local_time(fields["at"], admin.settings["timezone"])) \
+        start = newsletters.check_start(parse_local_time(fields["at"], admin.settings["timezone"]),
+                                         fields["at"]) \
             if fields["at"].strip() else None
         name = newsletters.create(admin.data, chosen, fields["subject"], fields["text"],
                                   fields["html"] or None, start)
@@ -79,7 +78,6 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
     return admin.done("/newsletters", admin._("Newsletter {name} created.", name=name))
 
 
-@route("GET", "/newsletters")
 def newsletters_page(admin: Admin, args: dict) -> Response:
     jobs = []
     for job in newsletters.list_jobs(admin.data):
@@ -105,14 +103,12 @@ def _job(admin: Admin, name: str) -> str:
         raise NotFound(admin._("No such newsletter.")) from None
 
 
-@route("POST", "/newsletters/(?P<job>[^/]+)/cancel")
 def newsletter_cancel(admin: Admin, args: dict) -> Response:
     name = _job(admin, args["job"])
     newsletters.cancel(admin.data, name)
     return admin.done("/newsletters", admin._("Newsletter {name} cancelled.", name=name))
 
 
-@route("POST", "/newsletters/(?P<job>[^/]+)/start")
 def newsletter_start(admin: Admin, args: dict) -> Response:
     name = _job(admin, args["job"])
     at = admin.request.form().get("at", "").replace("T", " ")

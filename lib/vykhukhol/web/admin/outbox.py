@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 from vykhukhol import mail
 from vykhukhol import settings as settings_mod
 from vykhukhol.errors import NotFound, VykhukholError
-from vykhukhol.web.admin.core import Admin, route
+from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.http import Response
 
 OUTBOX_SHOWN = 200      # newest outbox letters listed
@@ -27,7 +27,6 @@ def _local_date(settings: settings_mod.Settings, header: str) -> str:
         return header
 
 
-@route("GET", "/outbox")
 def outbox_page(admin: Admin, args: dict) -> Response:
     letters = []
     for path in mail.list_outbox(admin.data.outbox)[:OUTBOX_SHOWN]:
@@ -41,7 +40,6 @@ def outbox_page(admin: Admin, args: dict) -> Response:
     return admin.page("outbox.html", letters=letters, total=len(mail.list_outbox(admin.data.outbox)))
 
 
-@route("GET", "/outbox/(?P<file>[A-Za-z0-9@._+-]{1,300}\\.eml)")
 def outbox_letter(admin: Admin, args: dict) -> Response:
     path = admin.data.outbox / args["file"]
     if path.parent != admin.data.outbox or not path.is_file():

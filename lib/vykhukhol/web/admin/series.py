@@ -7,7 +7,7 @@ from vykhukhol import compose, render, state
 from vykhukhol import services as svc
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.timeutil import format_duration, now
-from vykhukhol.web.admin.core import Admin, route
+from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.admin.services import _service
 from vykhukhol.web.admin.settings import send_now
 from vykhukhol.web.http import Response
@@ -36,7 +36,6 @@ def preview_letter(admin: Admin, service: svc.Service, fields: dict[str, str]) -
     return out
 
 
-@route("POST", "/services/(?P<name>[^/]+)/letters")
 def letter_add(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
     fields = _letter_form(admin)
@@ -58,7 +57,6 @@ def letter_add(admin: Admin, args: dict) -> Response:
     return admin.done(f"/services/{service.name}", admin._("Letter {number} added.", number=number))
 
 
-@route("GET", "/services/(?P<name>[^/]+)/letters/new")
 def letter_new(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
     fields = {"subject": "", "delay": "1d", "body": "", "html": "",
@@ -66,7 +64,6 @@ def letter_new(admin: Admin, args: dict) -> Response:
     return admin.page("letter.html", service=service, number=None, fields=fields, preview={}, error="")
 
 
-@route("GET", "/services/(?P<name>[^/]+)/letters/(?P<number>\\d{1,3})")
 def letter_page(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
     letter = _letter(service, int(args["number"]))
@@ -83,7 +80,6 @@ def _letter(service: svc.Service, number: int) -> svc.Letter:
     return letters[number - 1]
 
 
-@route("POST", "/services/(?P<name>[^/]+)/letters/(?P<number>\\d{1,3})")
 def letter_save(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
     number = int(args["number"])
@@ -120,7 +116,6 @@ def letter_test(admin: Admin, service: svc.Service, number: int, fields: dict) -
     return admin.done(f"/services/{service.name}/letters/{number}", send_now(admin, message, to))
 
 
-@route("POST", "/services/(?P<name>[^/]+)/letters/(?P<number>\\d{1,3})/(?P<action>up|down|delete)")
 def letter_move(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
     number = int(args["number"])

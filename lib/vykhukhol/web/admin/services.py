@@ -9,11 +9,10 @@ from vykhukhol import state
 from vykhukhol import subscribers as subs
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
 from vykhukhol.timeutil import format_duration
-from vykhukhol.web.admin.core import Admin, route
+from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.http import Response
 
 
-@route("GET", "/services")
 def services_page(admin: Admin, args: dict) -> Response:
     rows = []
     for service in svc.load_services(admin.data):
@@ -22,14 +21,12 @@ def services_page(admin: Admin, args: dict) -> Response:
     return admin.page("services.html", rows=rows, dbs=svc.list_dbs(admin.data), form={}, error="")
 
 
-@route("POST", "/dbs")
 def db_add(admin: Admin, args: dict) -> Response:
     name = admin.request.form().get("db", "").strip()
     svc.add_db(admin.data, name)
     return admin.done("/services", admin._("DB {name} created.", name=name))
 
 
-@route("POST", "/services")
 def service_add(admin: Admin, args: dict) -> Response:
     form = admin.request.form()
     name = form.get("name", "").strip()
@@ -64,7 +61,6 @@ def _series_notes(service: svc.Service, letters: list[svc.Letter]) -> dict[int, 
     return past
 
 
-@route("GET", "/services/(?P<name>[^/]+)")
 def service_page(admin: Admin, args: dict, error: str = "", status: int = 200,
                  form: dict | None = None) -> Response:
     service = _service(admin, args["name"])
@@ -96,7 +92,6 @@ def form_snippet(settings: settings_mod.Settings, service: svc.Service) -> str:
             '  <button type="submit">Subscribe</button>\n</form>')
 
 
-@route("POST", "/services/(?P<name>[^/]+)")
 def service_edit(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
     form = admin.request.form()
@@ -108,7 +103,6 @@ def service_edit(admin: Admin, args: dict) -> Response:
     return admin.done(f"/services/{service.name}", admin._("Saved."))
 
 
-@route("POST", "/services/(?P<name>[^/]+)/(?P<action>enable|disable)")
 def service_toggle(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
     enable = args["action"] == "enable"
@@ -117,14 +111,12 @@ def service_toggle(admin: Admin, args: dict) -> Response:
                       admin._("Enabled.") if enable else admin._("Disabled."))
 
 
-@route("GET", "/services/(?P<name>[^/]+)/delete")
 def service_delete_form(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
     return admin.page("confirm_delete.html", service=service,
                       counts=subs.counts(service.subscribers_path))
 
 
-@route("POST", "/services/(?P<name>[^/]+)/delete")
 def service_delete(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
     if admin.request.form().get("confirm_name") != service.name:

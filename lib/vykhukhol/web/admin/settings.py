@@ -7,7 +7,7 @@ from vykhukhol import mail
 from vykhukhol import settings as settings_mod
 from vykhukhol.errors import BadInput, Forbidden
 from vykhukhol.i18n import SETTING_LABELS
-from vykhukhol.web.admin.core import Admin, route
+from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.http import Response
 
 SETTINGS_SHOWN = [k for k, spec in settings_mod.KEYS.items() if spec.web and k not in (
@@ -21,14 +21,12 @@ def _settings_values(admin: Admin) -> dict[str, str]:
             for k in SETTINGS_SHOWN + SETTINGS_HOST_ONLY}
 
 
-@route("GET", "/settings")
 def settings_page(admin: Admin, args: dict) -> Response:
     return admin.page("settings.html", keys=settings_mod.KEYS, shown=SETTINGS_SHOWN,
                       host_only=SETTINGS_HOST_ONLY, values=_settings_values(admin), errors={},
                       labels=SETTING_LABELS)
 
 
-@route("POST", "/settings")
 def settings_save(admin: Admin, args: dict) -> Response:
     form = admin.request.form()
     # The form has no such field: a POST that has one was made by hand. Refuse it
@@ -49,7 +47,9 @@ def settings_save(admin: Admin, args: dict) -> Response:
             errors[key] = exc.text(admin.lang)
     if not errors:
         try:
-            admin.lang = settings_mod.update(admin.data.settings, values)["language"]
+            from vykhukhol.mail.dkim import verify_settings
+
+            admin.lang = settings_mod.update(admin.data.settings, values, verify_settings)["language"]
         except BadInput as exc:  # values fine one by one; the DKIM key they name is not
             errors["mail.dkim_domain"] = exc.text(admin.lang)
     if errors:
@@ -61,7 +61,6 @@ def settings_save(admin: Admin, args: dict) -> Response:
     return admin.done("/settings", admin._("Settings saved."))
 
 
-@route("POST", "/settings/test")
 def settings_test(admin: Admin, args: dict) -> Response:
     to = admin.settings["admin_email"]
     if not to:
@@ -75,7 +74,7 @@ def settings_test(admin: Admin, args: dict) -> Response:
 
 def send_now(admin: Admin, message, to: str) -> str:
     try:
-        with mail.open_transport(admin.settings.mail_config(admin.data.outbox)) as transport:
+        with mail.open_transport(mail.config_from_settings(admin.settings, admin.data.outbox)) as transport:
             transport.send(message, to)
     except mail.DeliveryError as exc:
         return admin._("The letter could not be sent: {detail}", detail=exc.detail)

@@ -3,41 +3,42 @@ the 30-day chart, recent runs and alerts, and the cron line to paste."""
 
 from __future__ import annotations
 
-import re
 from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from vykhukhol import newsletters, runlog, runtime, state
+from vykhukhol import locks as locks_mod
+from vykhukhol import runlog, state
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol import subscribers as subs
 from vykhukhol.errors import BadInput
 from vykhukhol.states import Outcome
 from vykhukhol.timeutil import UTC, format_duration, now
-from vykhukhol.web.admin.core import Admin, local_time, route
+from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.admin.login import remember_browser
 from vykhukhol.web.http import Response
 
 CHART_DAYS = 30
 
 
-@route("GET", "/")
 def status(admin: Admin, args: dict) -> Response:
     data, settings = admin.data, admin.settings
     locks = []
-    for lock in [newsletters.lock(data)] + [svc.db_lock(data, db) for db in svc.list_dbs(data)]:
+    for lock in locks_mod.all_locks(data):
         holder = lock.holder()
         if holder:
             age = int(datetime.now(UTC).timestamp() - holder.since)
             locks.append((str(lock.busy.relative_to(data.root)), holder.lease, format_duration(max(age, 0))))
     entries = runlog.recent(data, 2000)
     cron = cron_url(settings, admin.cgi_dir)
+    from vykhukhol import demo
+
     return remember_browser(admin, admin.page(
         "status.html", mode=settings["mode"], block=state.block_reason(data), locks=locks,
         runs=recent_runs(entries, admin.lang)[:15], alerts=[e for e in entries if e.level == "alert"][-15:][::-1],
         cron_url=cron, crontab=f"*/5 * * * * wget -q -t 1 -O /dev/null {cron}" if cron else "",
-        warnings=warnings(admin), chart=chart(admin), local=lambda t: local_time(settings, t)))
+        warnings=warnings(admin), hosted=not demo.is_local(settings["site_url"]), chart=chart(admin), local=lambda t: local_time(settings, t)))
 
 
 def cron_url(settings: settings_mod.Settings, cgi_dir: Path) -> str:
@@ -53,13 +54,11 @@ def recent_runs(entries: list[runlog.Entry], lang: str = "en") -> list[dict]:
     for entry in entries:
         run = runs.setdefault(entry.lease, {"lease": entry.lease, "start": entry.time,
                                             "end": "", "letters": "", "why": "", "alerts": 0})
-        if entry.message.startswith("run ended"):
+        if entry.message.startswith(runlog.ENDED):
             run["end"] = entry.time
-            # Anchored at both ends: a search would retry its lazy middle at every
-            # "after" in a long line, in time growing with the square of its length.
-            found = re.fullmatch(r"run ended after ([\d.]+)s: (.*); letters (\d+)", entry.message)
+            found = runlog.parse_ended(entry.message)
             if found:
-                run["duration"], run["why"], run["letters"] = found.groups()
+                run["duration"], run["why"], run["letters"] = found
                 if run["why"] in outcomes:
                     run["why"] = outcomes[run["why"]].label(lang)
         if entry.level == "alert":
@@ -114,12 +113,11 @@ def chart(admin: Admin) -> dict:
             "sent": sum(sent.values()), "first": days[0].isoformat(), "last": days[-1].isoformat()}
 
 
-@route("POST", "/mode")
 def change_mode(admin: Admin, args: dict) -> Response:
     mode = admin.request.form().get("mode", "")
-    if mode not in ("debug", "working"):
+    if mode not in settings_mod.MODES:
         raise BadInput(admin._("Unknown mode."))
-    cleared = runtime.set_mode(admin.data, admin.data.settings, mode)
+    cleared = locks_mod.set_mode(admin.data, admin.data.settings, mode)
     message = admin._("Mode: {mode}.", mode=mode)
     if cleared:
         message += " " + admin._("Cleared: {what}.", what=", ".join(cleared))

@@ -1,0 +1,143 @@
+"""What a returned message must be before anything parses it (SPEC 12: "Reading
+one message is bounded in time and size before it is parsed").
+
+The e-mail package and the bounce detectors take time that grows with a
+message's lines and with how deep its MIME parts nest (2 MB of empty lines
+took 28-53 s, a part nested 400 deep 81 s; issue 17). So :func:`refusal`
+looks at the raw bytes first, with a few passes of C-speed searches and no
+parsing, and names what is too much. The counts are upper bounds of what a
+parser could build from the bytes (within a factor of two for a
+``multipart/digest``, whose parts are messages without saying so):
+
+- parts: every MIME part but the first begins at a line starting with
+  ``--`` (a boundary), and a ``message/…`` part holds one more;
+- a line: header fields are decoded in time that grows with the square of
+  their length, so one long field (a line and the indented lines that
+  continue it) is as bad as many lines; a message whose lines end in a
+  bare CR (which the parser also splits on) is one long line here;
+- nesting: every level of nesting is a ``Content-Type: multipart/…`` or
+  ``message/…`` header, so there are at least as many of them as levels.
+
+A real bounce (a report, its status part and the returned letter) stays far
+below every limit. The second half is :class:`Tries`: a message the reader
+began but never finished (the process was killed while on it) is, the
+second time, set aside unread instead of being tried again, so no message
+can hold up the mailbox.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from vykhukhol import files
+from vykhukhol.datadir import DataDir
+
+# The limits, each in its unit; a message over any of them is refused unread.
+MAX_BYTES = 500_000     # bytes of one message (a bounce with our letter attached stays far below)
+MAX_LINES = 5_000       # lines of one message
+MAX_FIELD = 16_000      # bytes of one line with the indented lines that continue it (RFC 5322: 998 a line)
+MAX_PARTS = 200         # MIME parts of one message
+MAX_NESTING = 20        # levels of MIME parts inside parts
+
+_LINE_START = re.compile(rb"^(?![ \t])", re.MULTILINE)  # a line that continues none
+_BOUNDARY_LINE = re.compile(rb"^--", re.MULTILINE)
+_CONTAINER = re.compile(rb"^content-type:[ \t]*(?:\r?\n[ \t]+)?\"?(multipart|message)/",
+                        re.MULTILINE | re.IGNORECASE)
+
+
+def refusal(raw: bytes) -> str | None:
+    """Why ``raw`` must not be parsed (a sentence for bounces.log), or None."""
+    size = len(raw)
+    if size > MAX_BYTES:
+        return f"too big: {size} bytes (at most {MAX_BYTES})"
+    lines = raw.count(b"\n") + (not raw.endswith(b"\n"))
+    if lines > MAX_LINES:
+        return f"too many lines: {lines} (at most {MAX_LINES})"
+    starts = [match.start() for match in _LINE_START.finditer(raw)] + [size]
+    field = max(b - a for a, b in zip(starts, starts[1:], strict=False)) if len(starts) > 1 else size
+    if field > MAX_FIELD:
+        return f"a line (or header field) too long: {field} bytes (at most {MAX_FIELD})"
+    containers = [match[1].lower() for match in _CONTAINER.finditer(raw)]
+    if len(containers) > MAX_NESTING:
+        return f"MIME parts nested too deep: up to {len(containers)} levels (at most {MAX_NESTING})"
+    parts = 1 + containers.count(b"message") + sum(1 for _ in _BOUNDARY_LINE.finditer(raw))
+    if parts > MAX_PARTS:
+        return f"too many MIME parts: up to {parts} (at most {MAX_PARTS})"
+    return None
+
+
+# --- messages begun and never finished ---------------------------------------------
+
+TRIES_BYTES = 200_000  # tries.txt is cut back to the unfinished ids past this size
+GIVE_UP = 2            # times a reader was stopped on a message before it is set aside unread
+
+
+def tries_path(data: DataDir) -> Path:
+    return data.root / "bounces" / "tries.txt"
+
+
+class Tries:
+    """``data/bounces/tries.txt``: what the reader began. Each reader that
+    begins a message first writes a ``-`` line, then one line (the message
+    id) for each message it begins. The reader's journal says which messages
+    have a result. A reader that was stopped (killed) was on the last message
+    it began; a message that was that last, unfinished one :data:`GIVE_UP`
+    times is set aside. Any message begun and not finished is handled in a
+    batch of its own, so only the one a reader was on when it stopped is
+    blamed. Used under the journal's record lock (one reader at a time)."""
+
+    def __init__(self, data: DataDir, finished: set[str]) -> None:
+        self.path = tries_path(data)
+        self.begun: set[str] = set()      # begun, never finished
+        self.blamed: dict[str, int] = {}  # the message a stopped reader was on, how often
+        last = ""
+        for line in files.read_lines(self.path):
+            line = line.strip()
+            if line == "-" or line.startswith("* "):
+                self._blame(last, finished)
+                last = ""
+            if line.startswith("* "):      # a count carried over by a cut-back
+                self._blame(line[2:], finished)
+            elif line and line != "-":
+                last = line
+                if line not in finished:
+                    self.begun.add(line)
+        self._blame(last, finished)  # the last reader's own last message
+        try:
+            if self.path.stat().st_size > TRIES_BYTES:
+                files.atomic_write(self.path, [f"* {mid}\n" for mid, n in self.blamed.items()
+                                               for _ in range(n)]
+                                   + [f"-\n{mid}\n" for mid in self.begun - set(self.blamed)],
+                                   new_mode=0o600)
+        except FileNotFoundError:
+            pass
+        self._file: files.AppendFile | None = None
+
+    def _blame(self, mid: str, finished: set[str]) -> None:
+        if mid and mid not in finished:
+            self.blamed[mid] = self.blamed.get(mid, 0) + 1
+            self.begun.add(mid)
+
+    def unfinished(self, mid: str) -> bool:
+        """Was ``mid`` begun before and never finished?"""
+        return mid in self.begun
+
+    def given_up(self, mid: str) -> bool:
+        """Was a reader stopped while on ``mid`` :data:`GIVE_UP` times?"""
+        return self.blamed.get(mid, 0) >= GIVE_UP
+
+    def begin(self, mid: str) -> None:
+        """Note that ``mid`` is begun. Not fsynced: a kill of the process leaves
+        the line with the system; only a crash of the machine loses it, and
+        then the message is simply tried once more."""
+        if self._file is None:
+            files.make_folder(self.path.parent)
+            self._file = files.AppendFile(self.path)
+            self._file.append("-", sync=False)
+        self._file.append(mid, sync=False)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close(sync=False)
+            self._file = None

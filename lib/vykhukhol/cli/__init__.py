@@ -1,0 +1,257 @@
+"""The ``vykhukhol`` command (SPEC 11).
+
+Every command validates all of its input before it changes anything. Errors
+are one line on stderr: exit code 1 for errors, 2 for usage errors. Long work
+shows progress on a terminal and stays quiet otherwise.
+
+This file holds :func:`main` and the parser, the whole command line in one
+place; the commands live in one module per group: :mod:`.site` (the
+installation and its runs), :mod:`.configure` (settings and DKIM) and
+:mod:`.lists` (DBs, services, letters, subscribers, newsletters); what they
+share is in :mod:`.common`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+from vykhukhol import settings as settings_mod
+from vykhukhol.cli.common import ASK, PASSWORD_ENV, VALUE_ENV, Context
+from vykhukhol.cli.configure import cmd_dkim, cmd_settings
+from vykhukhol.cli.lists import cmd_db, cmd_letter, cmd_newsletter, cmd_service, cmd_subscriber
+from vykhukhol.cli.site import (
+    cmd_bounce,
+    cmd_cron,
+    cmd_init,
+    cmd_mode,
+    cmd_password,
+    cmd_serve,
+    cmd_status,
+)
+from vykhukhol.errors import VykhukholError
+
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")  # what Python makes of bytes that are not UTF-8
+
+NAME_HELP = "lower-case letters, digits, - and _, e.g. news"
+
+
+class UsageError(Exception):
+    pass
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one clear line, exit 2
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def port_number(text: str) -> int:
+    """``--port``: a TCP port, 1-65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number from 1 to 65535 (e.g. 8080)")
+    return port
+
+
+_HOST_NAME = re.compile(r"(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+                        r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
+
+
+def host_address(text: str) -> str:
+    """``--host``: an IP address (127.0.0.1, ::1, 0.0.0.0) or a host name (localhost)."""
+    import ipaddress
+
+    try:
+        return str(ipaddress.ip_address(text.strip("[]")))
+    except ValueError:
+        pass
+    if _HOST_NAME.fullmatch(text) and not text.replace(".", "").isdigit():
+        return text
+    raise argparse.ArgumentTypeError(f"{text!r} is not an IP address or a host name (e.g. 127.0.0.1)")
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="vykhukhol", description="Flat-file mailing-list manager.")
+    parser.add_argument("--data", metavar="DIR", help="the data directory")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    p = sub.add_parser("init", help="create the data directory and rename the cron script")
+    p.add_argument("--admin-email", help="where alerts and reports go, e.g. you@example.org")
+    p.add_argument("--site-url", help="URL of the folder that holds cgi/, e.g. https://example.org/lists")
+    p.add_argument("--password", nargs="?", const=ASK, metavar="P",
+                   help=f"the admin password; alone: ask for it; -: read it from standard input "
+                        f"(also ${PASSWORD_ENV})")
+    p.add_argument("--cgi-dir", help="folder of the CGI scripts (default: cgi/ of the checkout)")
+    p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("serve", help="serve the pages and run the sender every minute")
+    p.add_argument("--host", type=host_address, default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)")
+    p.add_argument("--port", type=port_number, default=8080, help="TCP port, 1-65535 (default 8080)")
+    p.add_argument("--no-ticker", action="store_true", help="no sender run every minute")
+    p.add_argument("--cgi-dir", help="folder of the CGI scripts (default: cgi/ of the checkout)")
+    p.set_defaults(func=cmd_serve)
+
+    sub.add_parser("cron", help="one run of the sender").set_defaults(func=cmd_cron)
+    p = sub.add_parser("status", help="mode, block, warnings, locks, services, jobs")
+    p.add_argument("--cgi-dir", help="folder of the CGI scripts (default: cgi/ of the checkout)")
+    p.set_defaults(func=cmd_status)
+    sub.add_parser("bounce", help="read one returned message on standard input").set_defaults(
+        func=cmd_bounce)
+    from vykhukhol.hooks import guide as hooks_guide  # its logic lives in the hooks package
+
+    hooks_guide.register(sub)
+
+    p = sub.add_parser("mode", help="debug (off) or working")
+    p.add_argument("mode", choices=sorted(settings_mod.MODES),
+                   help="debug: nothing is sent; working: letters go (also clears a block)")
+    p.set_defaults(func=cmd_mode)
+
+    p = sub.add_parser("password", help="set the admin password (asked for, or $VYKHUKHOL_PASSWORD)")
+    p.add_argument("--password", metavar="P",
+                   help="the new password (visible in ps); -: read it from standard input")
+    p.set_defaults(func=cmd_password)
+
+    p = sub.add_parser("settings", help="read or change a setting")
+    actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
+    a = actions.add_parser("get", help="print a value (a secret one as (set))")
+    a.add_argument("key", help="news_per_run, or mail.smtp_port, security.secret …")
+    a.add_argument("--show", action="store_true", help="print a secret value instead of (set)")
+    a = actions.add_parser("set", help="check and store a value")
+    a.add_argument("key", help="news_per_run, or mail.smtp_port, security.secret …")
+    a.add_argument("value", nargs="?",
+                   help="e.g. 100, or 30s, 2h, 3d for durations; a secret key's value may be "
+                        f"left out (asked for, or ${VALUE_ENV}) or - (read from standard input)")
+    a.add_argument("--generate", action="store_true", help="a new random security.secret")
+    p.set_defaults(func=cmd_settings)
+
+    p = sub.add_parser("dkim", help="DKIM signing keys")
+    actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
+    a = actions.add_parser("keygen", help="make a key, turn signing on, print the DNS record")
+    a.add_argument("--domain", required=True, help="the From domain of your letters, e.g. example.org")
+    a.add_argument("--selector", default=settings_mod.KEYS["mail.dkim_selector"].default,
+                   help="the DNS name's first part (default vykhukhol), e.g. mail2026")
+    p.set_defaults(func=cmd_dkim)
+
+    p = sub.add_parser("db", help="DBs: folders of services that the sender locks as one")
+    actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
+    actions.add_parser("add", help="make a DB").add_argument("name", help=NAME_HELP)
+    actions.add_parser("remove", help="remove an empty DB").add_argument("name", help=NAME_HELP)
+    actions.add_parser("list", help="the DBs, one a line")
+    p.set_defaults(func=cmd_db)
+
+    p = sub.add_parser("service", help="services (mailing lists)")
+    actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
+    for action in ("add", "edit"):
+        a = actions.add_parser(action, help=f"{action} a service")
+        a.add_argument("name", help=NAME_HELP)
+        if action == "add":
+            a.add_argument("--db", required=True, help="the DB it belongs to, e.g. main")
+            a.add_argument("--title", required=True, help='what subscribers read, e.g. "Our news"')
+        else:
+            a.add_argument("--title", help='what subscribers read, e.g. "Our news"')
+        a.add_argument("--from-name", help='sender name of its letters, e.g. "Anna from Example"')
+        a.add_argument("--from-email", help="sender address, e.g. news@example.org "
+                                            "(default: the mail.from_email setting)")
+        a.add_argument("--delete-finished", choices=["yes", "no"],
+                       help="yes: delete a subscriber who got the whole series; no: keep as done")
+        a.add_argument("--send-window", metavar="EXPR",
+                       help='minutes when series letters may go, in timezone, e.g. "0 9-18 * * 1-5"')
+    for action in ("enable", "disable", "remove"):
+        actions.add_parser(action, help=f"{action} a service").add_argument("name", help=NAME_HELP)
+    actions.add_parser("list", help="the services, a header row first")
+    p.set_defaults(func=cmd_service)
+
+    p = sub.add_parser("letter", help="letters of a series")
+    actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
+    a = actions.add_parser("add", help="add a letter at the end of a series")
+    a.add_argument("service", help="the service's name")
+    a.add_argument("--subject", required=True, help='a template, e.g. "Lesson 2 for {{ name }}"')
+    a.add_argument("--delay", required=True,
+                   help="after the confirmation (letter 1) or the previous letter, e.g. 2d, 12h, 0s")
+    body = a.add_mutually_exclusive_group(required=True)
+    body.add_argument("--body", help="the text, a template")
+    body.add_argument("--body-file", help="a UTF-8 file with the text")
+    a.add_argument("--html-file", help="a UTF-8 file with an HTML version (optional)")
+    actions.add_parser("list", help="the series, a header row first").add_argument(
+        "service", help="the service's name")
+    a = actions.add_parser("remove", help="remove a letter; later letters move up")
+    a.add_argument("service", help="the service's name")
+    a.add_argument("number", type=int, help="its position, e.g. 2")
+    p.set_defaults(func=cmd_letter)
+
+    p = sub.add_parser("subscriber", help="subscribers")
+    actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
+    a = actions.add_parser("add", help="add one address")
+    a.add_argument("service", help="the service's name")
+    a.add_argument("email", help="e.g. anna@example.org")
+    a.add_argument("--name", help='e.g. "Anna"')
+    a.add_argument("--confirmed", action="store_true",
+                   help="they agreed already (else: asked to confirm by mail)")
+    a = actions.add_parser("remove", help="remove one address")
+    a.add_argument("service", help="the service's name")
+    a.add_argument("email", help="e.g. anna@example.org")
+    actions.add_parser("list", help="the subscriber file's lines, its header first").add_argument(
+        "service", help="the service's name")
+    a = actions.add_parser("import", help="add many addresses from a file")
+    a.add_argument("service", help="the service's name")
+    a.add_argument("file", help="UTF-8: a CSV with an email column (and name), "
+                                "email,name lines, or one address a line")
+    a.add_argument("--confirmed", action="store_true",
+                   help="they agreed already (else: asked to confirm by the sender's runs)")
+    a = actions.add_parser("export", help="write the subscribers as CSV")
+    a.add_argument("service", help="the service's name")
+    a.add_argument("file", nargs="?", help="where to write (default: standard output)")
+    p.set_defaults(func=cmd_subscriber)
+
+    p = sub.add_parser("newsletter", help="letters to all subscribers of some services")
+    actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
+    a = actions.add_parser("create", help="make a job; prints its name")
+    a.add_argument("--services", required=True, help="service names, e.g. news,offers")
+    a.add_argument("--subject", required=True, help='a template, e.g. "News for {{ name }}"')
+    body = a.add_mutually_exclusive_group(required=True)
+    body.add_argument("--body", help="the text, a template")
+    body.add_argument("--body-file", help="a UTF-8 file with the text")
+    a.add_argument("--html-file", help="a UTF-8 file with an HTML version (optional)")
+    a.add_argument("--at", metavar="YYYY-MM-DD HH:MM",
+                   help='start time in timezone, e.g. "2026-12-01 09:00" (default: now; not in the past)')
+    actions.add_parser("list", help="the jobs and their progress")
+    actions.add_parser("cancel", help="stop a job and delete it").add_argument(
+        "job", help="its name, as create printed it")
+    p.set_defaults(func=cmd_newsletter)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    # A subscriber line that is not UTF-8 is printed byte for byte, as it is in the file.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="surrogateescape")
+    words = sys.argv[1:] if argv is None else argv
+    if any(_NOT_UTF8.search(word) for word in words):
+        print("vykhukhol: an argument is not UTF-8 text; nothing changed", file=sys.stderr)
+        return 1
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    try:
+        args.func(Context(args.data), args)
+    except VykhukholError as exc:
+        print(f"vykhukhol: {exc.message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("vykhukhol: interrupted", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0
+    except OSError as exc:  # a file named on the command line: missing folder, no permission
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"vykhukhol: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 1
+    return 0

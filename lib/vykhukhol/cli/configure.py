@@ -1,0 +1,73 @@
+"""The settings and the DKIM key: ``settings get|set`` and ``dkim keygen``."""
+
+from __future__ import annotations
+
+import sys
+
+from vykhukhol import settings as settings_mod
+from vykhukhol.cli.common import VALUE_ENV, Context, note_if_visible, read_secret, warn_http
+from vykhukhol.errors import BadInput
+
+
+def cmd_settings(ctx: Context, args) -> None:
+    current = ctx.settings()
+    spec = settings_mod.key(args.key)
+    if args.action == "get":
+        value = current.raw.get(spec.full, spec.default)
+        if spec.secret and not args.show:
+            value = "(set)" if value else "(not set)"
+        print(value)
+        return
+    if spec.full == "security.admin_password":
+        raise BadInput("set the admin password with `vykhukhol password`")
+    if spec.full == "mode":
+        raise BadInput("switch the mode with `vykhukhol mode debug|working`")
+    if args.generate:
+        if spec.full != "security.secret":
+            raise BadInput("--generate makes only security.secret")
+        if args.value is not None:
+            raise BadInput("give either a value or --generate, not both")
+        value = settings_mod.new_secret()
+    elif spec.secret:
+        value = read_secret(args.value, spec.full, VALUE_ENV)
+    elif args.value is None:
+        raise BadInput(f"{spec.full}: give the value")
+    else:
+        value = args.value
+    settings_mod.check(spec.full, value)
+    settings_mod.check_on_host(spec.full, value)
+    from vykhukhol.mail.dkim import verify_settings
+
+    settings_mod.update(ctx.data.settings, {spec.full: value}, verify_settings)
+    # A secret is never echoed: not to the terminal, its scroll-back or a log of the session.
+    print(f"{spec.full} {'set' if value else 'cleared'}" if spec.secret else f"{spec.full} = {value.strip()}")
+    if spec.full == "security.secret":
+        print("every confirm and unsubscribe link sent before now stops working", file=sys.stderr)
+    if spec.secret:
+        note_if_visible(args.value, VALUE_ENV)
+    if spec.full == "site_url":
+        warn_http(value.strip())
+
+
+def cmd_dkim(ctx: Context, args) -> None:
+    """``dkim keygen``: a new key in data/dkim/, the settings pointed at it, the
+    DNS record to publish."""
+    from vykhukhol.mail import dkim
+
+    before = ctx.settings()
+    domain = settings_mod.check("mail.dkim_domain", args.domain)
+    selector = settings_mod.check("mail.dkim_selector", args.selector)
+    if not domain:
+        raise BadInput("--domain is empty")
+    path, record = dkim.keygen(ctx.data.root, domain, selector)
+    settings_mod.update(ctx.data.settings, {"mail.dkim_domain": domain,
+                                            "mail.dkim_selector": selector,
+                                            "mail.dkim_key_file": ""}, dkim.verify_settings)
+    print(f"wrote the private key {path} (only its owner may read it)")
+    print(f"set mail.dkim_domain = {domain}")
+    print(f"set mail.dkim_selector = {selector}")
+    if before["mail.dkim_key_file"]:
+        print(f"set mail.dkim_key_file = (empty: the new key; it was {before['mail.dkim_key_file']})")
+    print("publish this DNS TXT record; letters are signed from now on, and receivers "
+          "verify them once the record is visible:")
+    print(record)

@@ -1,0 +1,176 @@
+"""What the lists hold: ``db``, ``service``, ``letter``, ``subscriber`` and
+``newsletter``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from vykhukhol import files, membership, newsletters, state
+from vykhukhol import services as svc
+from vykhukhol import subscribers as subs
+from vykhukhol.cli.common import Context, progress
+from vykhukhol.datadir import DataDir
+from vykhukhol.errors import BadInput, NoSecret
+from vykhukhol.timeutil import format_time, parse_local_time
+
+
+def cmd_db(ctx: Context, args) -> None:
+    ctx.settings()
+    if args.action == "add":
+        svc.add_db(ctx.data, args.name)
+        print(f"DB {args.name} added")
+    elif args.action == "remove":
+        svc.remove_db(ctx.data, args.name)
+        print(f"DB {args.name} removed")
+    else:
+        for db in svc.list_dbs(ctx.data):
+            print(db)
+
+
+def _service_values(args) -> dict[str, str]:
+    values = {}
+    for option, key in (("title", "title"), ("from_name", "from_name"), ("from_email", "from_email"),
+                        ("delete_finished", "delete_finished"), ("send_window", "send_window")):
+        value = getattr(args, option, None)
+        if value is not None:
+            values[key] = value
+    return values
+
+
+def cmd_service(ctx: Context, args) -> None:
+    ctx.settings()
+    data = ctx.data
+    if args.action == "add":
+        svc.add_service(data, args.name, args.db, _service_values(args))
+        print(f"service {args.name} added to DB {args.db} (disabled; enable it when its letters are ready)")
+    elif args.action == "edit":
+        values = _service_values(args)
+        if not values:
+            raise BadInput("nothing to change: give at least one option")
+        svc.edit_service(data, args.name, values)
+        print(f"service {args.name} changed")
+    elif args.action in ("enable", "disable"):
+        svc.edit_service(data, args.name, {"enabled": "yes" if args.action == "enable" else "no"})
+        print(f"service {args.name} {args.action}d")
+    elif args.action == "remove":
+        svc.remove_service(data, args.name)
+        state.forget_due(data, args.name)
+        print(f"service {args.name} removed")
+    else:
+        print("\t".join(("#name", "db", "state", "letters", "title")))
+        for service in svc.load_services(data):
+            print("\t".join((service.name, service.db, "enabled" if service.enabled else "disabled",
+                             str(svc.letter_count(service)), service.title)))
+
+
+def _read_file(path: str, what: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BadInput(f"{what}: cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise BadInput(f"{what}: {path} is not UTF-8 text") from None
+
+
+def _body(args) -> str:
+    return args.body if args.body is not None else _read_file(args.body_file, "--body-file")
+
+
+def cmd_letter(ctx: Context, args) -> None:
+    ctx.settings()
+    service = svc.find_service(ctx.data, args.service)
+    if args.action == "add":
+        html = _read_file(args.html_file, "--html-file") if args.html_file else None
+        number = svc.add_letter(service, args.subject, args.delay, _body(args), html)
+        print(f"letter {number} added to {service.name}")
+    elif args.action == "remove":
+        svc.remove_letter(service, args.number)
+        print(f"letter {args.number} removed from {service.name}; later letters moved up")
+    else:
+        from vykhukhol.timeutil import format_duration
+        letters = svc.load_letters(service)  # a letter that does not parse: nothing printed
+        print("\t".join(("#number", "delay", "subject", "html")))
+        for letter in letters:
+            print(f"{letter.number}\t{format_duration(letter.delay)}\t{letter.subject}"
+                  + ("\t(html)" if letter.html else ""))
+
+
+def cmd_subscriber(ctx: Context, args) -> None:
+    settings = ctx.settings()
+    data = ctx.data
+    if args.action == "add":
+        if not args.confirmed and settings.secret_problem:  # the letter could carry no link
+            raise NoSecret(settings.secret_problem)
+        result = membership.subscribe(data, settings, args.service, args.email, args.name or "",
+                                      ip="cli", confirmed=args.confirmed)
+        print({"added": f"{args.email} added" + ("" if args.confirmed else ", asked to confirm"),
+               "known": f"{args.email} is subscribed already; nothing changed",
+               "confirmed": f"{args.email} confirmed",
+               "too soon": f"{args.email} was asked to confirm less than 10 minutes ago",
+               "asked again": f"{args.email} asked to confirm again"}[result])
+    elif args.action == "remove":
+        membership.remove(data, args.service, args.email)
+        print(f"{args.email} removed from {args.service}")
+    elif args.action == "list":
+        service = svc.find_service(data, args.service)
+        print(subs.HEADER)
+        for item in subs.read(service.subscribers_path):
+            print(item.to_line() if isinstance(item, subs.Subscriber) else item.text)
+    elif args.action == "import":
+        text = _read_file(args.file, "import file")
+        from vykhukhol import importing
+
+        result = importing.import_addresses(data, settings, args.service, text, args.confirmed)
+        progress("")
+        print(f"{result['added']} added, {result['duplicates']} already there, "
+              f"{len(result['invalid'])} invalid")
+        for lineno, line, reason in result["invalid"][:50]:
+            print(f"line {lineno}: {line!r}: {reason}", file=sys.stderr)
+    elif args.action == "export":
+        export(data, args.service, args.file)
+
+
+def export(data: DataDir, service_name: str, target: str | None) -> None:
+    from vykhukhol.export import write_csv
+
+    service = svc.find_service(data, service_name)
+    try:
+        out = files.open_private(Path(target)) if target else sys.stdout
+    except FileExistsError:
+        raise BadInput("{file} exists already; nothing written (remove it or name another file)",
+                       file=target) from None
+    try:
+        write_csv(service.subscribers_path, out,
+                  progress=(lambda n: progress(f"exported {n}")) if target else None)
+    finally:
+        if target:
+            out.close()
+            progress("")
+
+
+def cmd_newsletter(ctx: Context, args) -> None:
+    settings = ctx.settings()
+    data = ctx.data
+    if args.action == "create":
+        html = _read_file(args.html_file, "--html-file") if args.html_file else None
+        try:
+            start = newsletters.check_start(parse_local_time(args.at, settings["timezone"]), args.at) \
+                if args.at else None
+        except BadInput as exc:
+            raise BadInput(f"--at: {exc.message}") from None
+        name = newsletters.create(data, args.services.split(","), args.subject, _body(args), html,
+                                  start, progress=lambda n: progress(f"recipients: {n}"))
+        progress("")
+        total = newsletters.read_job(data, name).values.get("total", "0")
+        print(name)
+        print(f"{total} recipients", file=sys.stderr)
+    elif args.action == "cancel":
+        newsletters.cancel(data, args.job)
+        print(f"newsletter {args.job} cancelled")
+    else:
+        for job in newsletters.list_jobs(data):
+            count = newsletters.counts(data.job(job.name, "list"))
+            print("\t".join((job.name, format_time(job.start), ",".join(job.services),
+                             f"{count['sent']}/{count['total']}", f"failed {count['failed']}",
+                             f"skipped {count['skipped']}", f"in doubt {count['in doubt']}")))

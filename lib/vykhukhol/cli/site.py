@@ -1,0 +1,149 @@
+"""The installation and its runs: ``init``, ``serve``, ``cron``, ``status``,
+``bounce``, ``mode`` and ``password``."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from vykhukhol import auth, locks, newsletters, runlog, sender, state
+from vykhukhol import services as svc
+from vykhukhol import settings as settings_mod
+from vykhukhol import subscribers as subs
+from vykhukhol.cli.common import PASSWORD_ENV, Context, note_if_visible, read_secret, warn_http
+from vykhukhol.datadir import CHECKOUT
+from vykhukhol.errors import Conflict, VykhukholError
+from vykhukhol.timeutil import UTC, format_time
+
+
+def cmd_init(ctx: Context, args) -> None:
+    data = ctx.data
+    if data.settings.exists():
+        raise Conflict(f"{data.root} is initialised already; change settings with `vykhukhol settings set`")
+    raw = settings_mod.initial(args.admin_email or "", args.site_url or "")
+    password = read_secret(args.password, "admin password", PASSWORD_ENV, required=False)
+    if password is not None:
+        raw["security.admin_password"] = auth.hash_password(password)
+    cgi_dir = Path(args.cgi_dir) if args.cgi_dir else CHECKOUT / "cgi"
+    data.make_skeleton()
+    settings_mod.write_initial(data.settings, raw)
+    from vykhukhol.files import RenameLock
+    RenameLock(data.newsletters, newsletters.LOCK_STEM).ensure()
+    script = rename_cron_script(cgi_dir)
+    print(f"initialised {data.root}")
+    if script:
+        url = f"{raw['site_url']}/cgi/{script.name}"
+        print(f"cron URL: {url}")
+        print(f"crontab line: */5 * * * * wget -q -t 1 -O /dev/null {url}")
+    if password is None:
+        print("no admin password yet: set one with `vykhukhol password`")
+    warn_http(raw["site_url"])
+    note_if_visible(args.password, PASSWORD_ENV)
+
+
+def rename_cron_script(cgi_dir: Path) -> Path | None:
+    """cgi/cron.py → cgi/cron-<random>.py, so strangers cannot guess the URL."""
+    existing = sorted(cgi_dir.glob("cron-*.py"))
+    if existing:
+        return existing[0]
+    shipped = cgi_dir / "cron.py"
+    if not shipped.exists():
+        return None
+    target = cgi_dir / f"cron-{secrets.token_hex(8)}.py"
+    os.rename(shipped, target)
+    return target
+
+
+def cmd_serve(ctx: Context, args) -> None:
+    from vykhukhol.web.serve import serve
+
+    serve(ctx.data, host=args.host, port=args.port, ticker=not args.no_ticker,
+          cgi_dir=Path(args.cgi_dir) if args.cgi_dir else None)
+
+
+def cmd_cron(ctx: Context, args) -> None:
+    report = sender.run(ctx.data, ctx.settings())
+    sys.stdout.write(report.text())
+
+
+def cmd_status(ctx: Context, args) -> None:
+    settings = ctx.settings()
+    data = ctx.data
+    print(f"data: {data.root}")
+    print(f"mode: {settings['mode']}")
+    block = state.block_reason(data)
+    print(f"blocked: {block.strip() if block else 'no'}")
+    print(f"secret: {'refusing: missing or too short' if settings.secret_problem else 'set'}")
+    from vykhukhol import health
+
+    cgi_dir = Path(args.cgi_dir) if args.cgi_dir else CHECKOUT / "cgi"
+    for warning in health.warnings(data, settings, cgi_dir):
+        print(f"warning: {warning}")
+    if settings["mail.dkim_domain"]:
+        from vykhukhol import compose
+        from vykhukhol.mail import dkim
+
+        problem = dkim.problem(data.root, settings)
+        print(f"dkim problem: {problem}" if problem else
+              f"dkim: signing as {settings['mail.dkim_selector']}._domainkey."
+              f"{settings['mail.dkim_domain']}")
+        signer = settings["mail.dkim_domain"]
+        for name, domain in dkim.misaligned(signer, compose.senders(data, settings)):
+            print(f"dkim note: service {name} sends from {domain}, which a signature of "
+                  f"{settings['mail.dkim_domain']} does not align with for DMARC "
+                  f"(make a key for {domain})")
+    else:
+        print("dkim: off (letters are not signed)")
+    for lock in locks.all_locks(data):
+        holder = lock.holder()
+        if holder:
+            since = datetime.fromtimestamp(holder.since, UTC)
+            print(f"lock busy: {lock.busy.relative_to(data.root)} by run {holder.lease} since {format_time(since)}")
+    for service in svc.load_services(data):
+        count = subs.counts(service.subscribers_path)
+        print(f"service {service.name} (DB {service.db}): {'enabled' if service.enabled else 'disabled'}, "
+              f"{count['new']} new, {count['active']} active, {count['done']} done"
+              + (f", {count['malformed']} malformed lines" if count["malformed"] else ""))
+    for job in newsletters.list_jobs(data):
+        count = newsletters.counts(data.job(job.name, "list"))
+        print(f"newsletter {job.name}: start {format_time(job.start)}, "
+              f"{count['sent']}/{count['total']} sent, {count['failed']} failed, "
+              f"{count['skipped']} skipped, {count['in doubt']} in doubt")
+    for entry in runlog.recent(data, 10):
+        print(f"log {entry.time} {entry.lease} {entry.level}: {entry.message}")
+
+
+def cmd_bounce(ctx: Context, args) -> None:
+    """One returned message on standard input, for a mail server's "pipe to a
+    program": exit code 0 whatever it is (a failure is a line in bounces.log),
+    so the mail server never bounces the bounce."""
+    from vykhukhol.bounces import record, sources
+
+    try:
+        print(sources.read_stdin(ctx.data, ctx.settings(), sys.stdin.buffer))
+    except Exception as exc:  # noqa: BLE001 - exit 0 is the contract with the mail server
+        reason = exc.message if isinstance(exc, VykhukholError) else f"{type(exc).__name__}: {exc}"
+        record.problem(ctx.data, record.PIPE, f"not processed: {reason}")
+        print(f"not processed: {reason}")
+
+
+def cmd_mode(ctx: Context, args) -> None:
+    ctx.settings()
+    cleared = locks.set_mode(ctx.data, ctx.data.settings, args.mode)
+    print(f"mode: {args.mode}")
+    for item in cleared:
+        print(f"cleared {item}")
+
+
+def cmd_password(ctx: Context, args) -> None:
+    ctx.settings()
+    password = read_secret(args.password, "new admin password", PASSWORD_ENV)
+    settings_mod.update(ctx.data.settings, {"security.admin_password": auth.hash_password(password)})
+    from vykhukhol.web import session  # a new password ends every admin session
+
+    session.end_all(ctx.data)
+    print("admin password set; every admin session has ended")
+    note_if_visible(args.password, PASSWORD_ENV)

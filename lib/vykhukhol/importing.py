@@ -1,0 +1,115 @@
+"""Many addresses at once into a service: the import of the admin and the CLI.
+
+The text is read with the csv module's own reader, record by record, so a
+quoted field may hold a newline (``"Smith,\\nDan"``) as a spreadsheet writes
+it. What it takes: CSV with an ``email`` column (and ``name``), header-less
+``email,name`` lines, or one address a line; ``;`` is the separator when the
+first line has more of them than commas (Russian Excel's CSV). Blank lines
+and ``#`` comment lines between records are skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+
+from vykhukhol import services as svc
+from vykhukhol import state
+from vykhukhol import subscribers as subs
+from vykhukhol.addresses import check_email, clean_name
+from vykhukhol.datadir import DataDir
+from vykhukhol.errors import BadInput
+from vykhukhol.settings import Settings
+from vykhukhol.states import SubscriberState
+from vykhukhol.timeutil import now
+
+SHOWN = 200  # characters of a refused record kept to show the admin
+
+Invalid = tuple[int, str, BadInput]  # line number, the record's text, why (str() English, .text(lang))
+
+
+def _skipped(line: str) -> bool:
+    return not line.strip() or line.lstrip().startswith("#")
+
+
+def _lines_from(first: str, rest: Iterator[str], taken: list[str]) -> Iterator[str]:
+    """``first`` and then ``rest``, each noted in ``taken``: the reader pulls one
+    line at a time, and a second only while a quoted field is still open."""
+    taken.append(first)
+    yield first + "\n"
+    for more in rest:
+        taken.append(more)
+        yield more + "\n"
+
+
+def _records(text: str, delimiter: str) -> Iterator[tuple[int, str, list[str] | BadInput]]:
+    """(first line number, text, cells or why not) of every record that is not
+    blank or a comment; a record spans lines when a quoted field holds a newline."""
+    import csv
+
+    lines = iter(text.split("\n"))
+    lineno = 0
+    for line in lines:
+        lineno += 1
+        if _skipped(line):
+            continue
+        taken: list[str] = []
+        reader = csv.reader(_lines_from(line, lines, taken), delimiter=delimiter)
+        try:
+            row: list[str] | BadInput = next(reader, [])
+        except csv.Error as exc:
+            row = BadInput("not CSV: {reason}", reason=str(exc))
+        start, lineno = lineno, lineno + len(taken) - 1
+        yield start, "\n".join(taken).rstrip("\r"), row
+
+
+def parse_import(text: str) -> tuple[list[tuple[str, str]], list[Invalid]]:
+    """Returns (valid (email, name) pairs, invalid (line number, text, reason));
+    every record that is neither blank nor a ``#`` comment is one or the other,
+    so the counts always add up."""
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+    first = next((line for line in text.split("\n") if not _skipped(line)), "")
+    delimiter = ";" if first.count(";") > first.count(",") else ","
+    valid: list[tuple[str, str]] = []
+    invalid: list[Invalid] = []
+    at, name_at = 0, 1  # no header: "address" or "address,name" a line
+    for number, (lineno, record, row) in enumerate(_records(text, delimiter)):
+        if isinstance(row, BadInput):
+            invalid.append((lineno, record[:SHOWN], row))
+            continue
+        if number == 0:
+            header = [cell.strip().lower() for cell in row]
+            if "email" in header:
+                at, name_at = header.index("email"), header.index("name") if "name" in header else None
+                continue
+        address = row[at] if len(row) > at else ""
+        person = row[name_at] if name_at is not None and len(row) > name_at else ""
+        if not address.strip():
+            invalid.append((lineno, record[:SHOWN], BadInput("no e-mail address on this line")))
+            continue
+        try:
+            valid.append((check_email(address), clean_name(person)))
+        except BadInput as exc:
+            invalid.append((lineno, record[:SHOWN], exc))
+    return valid, invalid
+
+
+def import_addresses(data: DataDir, settings: Settings, service_name: str, text: str,
+                     confirmed: bool = False) -> dict:
+    """Add every valid address at once. Unconfirmed imports are asked to confirm
+    by the sender's reminders (no mass mailing from a web request)."""
+    service = svc.find_service(data, service_name)
+    valid, invalid = parse_import(text)
+    moment = now()
+    # An unconfirmed import is dated today (the chart and the list say when it
+    # came); its last request is put one reminder period back, so the sender's
+    # next runs ask it to confirm, in its polite batches.
+    asked = None if confirmed else moment - timedelta(seconds=settings["reminder_period"])
+    new = [subs.Subscriber(email=e, name=n, state=SubscriberState.ACTIVE if confirmed
+                           else SubscriberState.NEW, subscribed=moment,
+                           confirmed=moment if confirmed else None, last_reminder=asked,
+                           ip="import")
+           for e, n in valid]
+    added, duplicates = subs.add_many(service.subscribers_path, new)
+    state.forget_due(data, service.name)
+    return {"added": added, "duplicates": duplicates, "invalid": invalid}

@@ -1,0 +1,212 @@
+"""The suppression list (SPEC 12): addresses Vykhukhol must never write to again.
+
+``data/suppressed.txt`` is one entry a line, tab-separated, a ``#`` header
+first: the address (lower-cased, as :func:`~vykhukhol.addresses.email_key`
+makes it), when (UTC, ISO 8601), why (:class:`Why`) and from where (free
+text: ``imap``, ``pipe``, ``ses``, ``admin``, ``cli``…). An erased address
+(a subscriber's right to erasure, SPEC 7) stays only as its keyed hash —
+``hmac:`` and the hex HMAC-SHA256 of the address under ``security.secret`` —
+so an unsubscribe is still honoured and a later import cannot bring it back,
+while the file no longer names anyone. (A new secret makes those hashes
+match nobody: README §18 says so.)
+
+It is the one list a list manager must never lose, so it is written like
+every other data file: an entry is appended under the file's record lock
+(one ``write``, fsynced), and a removal is one atomic rewrite. A line that
+does not parse is kept as it is by every rewrite and matches nothing.
+
+Looking one address up reads the file's bytes and searches them (no
+parsing): a subscribe answer pays about a millisecond per 100,000 entries.
+A batch (an import, a newsletter's gate) reads the file once into a set.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import hmac
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import NamedTuple
+
+from vykhukhol import files
+from vykhukhol.addresses import email_key
+from vykhukhol.datadir import DataDir
+from vykhukhol.errors import BadInput
+from vykhukhol.timeutil import format_time, parse_time
+
+FILE_NAME = "suppressed.txt"
+FIELDS = ("address", "when", "why", "from")
+HEADER = "#" + "\t".join(FIELDS)
+HASHED = "hmac:"  # an erased address: its keyed hash, never the address
+
+
+class Why(str, enum.Enum):
+    """Why an address is suppressed; the value is what the file holds."""
+
+    GONE = "address gone"            # a bounce said the address does not exist
+    BOUNCES = "soft bounces"         # bounce_limit soft failures of different letters
+    COMPLAINT = "complaint"          # a spam complaint (feedback loop, provider report)
+    ADMIN = "admin"                  # the owner put it there
+    ERASED = "erased"                # the subscriber asked for erasure (SPEC 7)
+
+    def label(self, lang: str) -> str:
+        from vykhukhol.i18n import tr
+
+        return tr(lang, _LABELS[self])
+
+
+def _(text: str) -> str:  # marks a text for the catalog (tools/i18n.py extract)
+    return text
+
+
+_LABELS = {Why.GONE: _("the address does not exist"), Why.BOUNCES: _("repeated soft bounces"),
+           Why.COMPLAINT: _("spam complaint"), Why.ADMIN: _("added by the admin"),
+           Why.ERASED: _("erased at the subscriber's request")}
+
+
+class Entry(NamedTuple):
+    address: str            # lower-cased address, or HASHED + hex for an erased one
+    when: datetime | None
+    why: str                # a Why value (kept as text: a hand-edited reason survives)
+    source: str
+
+    @property
+    def erased(self) -> bool:
+        return self.address.startswith(HASHED)
+
+    def to_line(self) -> str:
+        return "\t".join(" ".join(str(v).split()) or "-" for v in (
+            self.address, format_time(self.when), self.why, self.source))
+
+
+def path(data: DataDir):
+    return data.root / FILE_NAME
+
+
+def hashed(secret: bytes, email: str) -> str:
+    """The entry an erased address leaves: its keyed hash, never the address."""
+    digest = hmac.new(secret, b"suppressed\0" + email_key(email).encode(), hashlib.sha256)
+    return HASHED + digest.hexdigest()
+
+
+def _parse(line: str) -> Entry | None:
+    parts = line.split("\t")
+    if not line or line.startswith("#") or len(parts) < 3 or not parts[0]:
+        return None
+    try:
+        when = parse_time(parts[1])
+    except BadInput:  # a hand-edited time: the entry still suppresses
+        when = None
+    return Entry(parts[0].strip().lower(), when, parts[2], parts[3] if len(parts) > 3 else "-")
+
+
+def entries(data: DataDir) -> Iterator[Entry]:
+    """Every entry, in the file's order (lines that do not parse are skipped)."""
+    for line in files.read_lines(path(data)):
+        entry = _parse(line)
+        if entry is not None:
+            yield entry
+
+
+def _needles(secret: bytes, email: str) -> tuple[bytes, bytes]:
+    return (email_key(email).encode("utf-8", "surrogateescape") + b"\t",
+            hashed(secret, email).encode() + b"\t")
+
+
+def _holds(raw: bytes, needle: bytes) -> bool:
+    """``needle`` at the start of a line of ``raw``."""
+    at = raw.find(needle)
+    while at != -1:
+        if at == 0 or raw[at - 1:at] == b"\n":
+            return True
+        at = raw.find(needle, at + 1)
+    return False
+
+
+def is_suppressed(data: DataDir, secret: bytes, email: str) -> bool:
+    """Is this address (or its erased hash) on the list? A search of the bytes."""
+    try:
+        with open(path(data), "rb") as handle:
+            raw = handle.read()
+    except FileNotFoundError:
+        return False
+    plain, keyed = _needles(secret, email)
+    return _holds(raw, plain) or _holds(raw, keyed)
+
+
+class Checker:
+    """Many lookups against one reading of the file (imports, a newsletter batch)."""
+
+    def __init__(self, data: DataDir, secret: bytes) -> None:
+        self.secret = secret
+        self.keys = {entry.address for entry in entries(data)}
+
+    def __contains__(self, email: str) -> bool:
+        return email_key(email) in self.keys or hashed(self.secret, email) in self.keys
+
+
+def _ends_a_line(target) -> bool:
+    with open(target, "rb") as handle:
+        handle.seek(0, 2)
+        if handle.tell() == 0:
+            return True
+        handle.seek(-1, 2)
+        return handle.read(1) == b"\n"
+
+
+def add(data: DataDir, secret: bytes, email: str, why: Why, source: str,
+        moment: datetime) -> bool:
+    """Suppress an address; False if it was already (its first entry stays)."""
+    return add_many(data, secret, [email], why, source, moment) == 1
+
+
+def add_many(data: DataDir, secret: bytes, emails: Iterable[str], why: Why, source: str,
+             moment: datetime) -> int:
+    """Suppress several addresses at once; returns how many were new."""
+    target = path(data)
+    with files.record_lock(target):
+        known = Checker(data, secret)
+        new: list[str] = []
+        for email in emails:
+            key = email_key(email)
+            if key and key not in known:
+                known.keys.add(key)
+                address = hashed(secret, key) if why is Why.ERASED else key
+                new.append(Entry(address, moment, why.value, source).to_line())
+        if new:
+            if not target.exists():
+                files.atomic_write(target, HEADER + "\n")
+            elif not _ends_a_line(target):  # a hand edit without a final line end
+                new.insert(0, "")
+            files.append_line(target, "\n".join(new))
+    return len(new)
+
+
+def remove(data: DataDir, secret: bytes, email: str) -> bool:
+    """Take an address off the list (the admin's decision); False if it was not on it.
+    An erased address's hash is never removed this way: it would need the address."""
+    target = path(data)
+    key, keyed = email_key(email), hashed(secret, email)
+    with files.record_lock(target):
+        lines = list(files.read_lines(target))
+        kept = [line for line in lines
+                if (entry := _parse(line)) is None or entry.address not in (key, keyed)
+                or entry.why == Why.ERASED.value]
+        if len(kept) == len(lines):
+            return False
+        files.atomic_write(target, (line + "\n" for line in kept))
+    return True
+
+
+def erase(data: DataDir, secret: bytes, email: str, moment: datetime) -> None:
+    """The address's own entries replaced by its keyed hash (SPEC 7, erasure):
+    the file no longer names it, and it stays suppressed."""
+    target = path(data)
+    key, keyed = email_key(email), hashed(secret, email)
+    with files.record_lock(target):
+        lines = list(files.read_lines(target)) or [HEADER]
+        kept = [line for line in lines if (entry := _parse(line)) is None
+                or entry.address not in (key, keyed)]
+        kept.append(Entry(keyed, moment, Why.ERASED.value, "subscriber").to_line())
+        files.atomic_write(target, (line + "\n" for line in kept))

@@ -1,0 +1,85 @@
+"""The admin's route table: every URL, its method and its page, in one list
+read top to bottom (the first rule that matches wins, as in Werkzeug's
+``Map([Rule(...)])``), and :func:`app`, the admin app over it.
+
+The pages are plain functions in their modules and register nothing; a URL
+exists because it is written here. ``public=True`` marks the only pages open
+without a session (the login); every other page needs one, and every POST
+the session's CSRF token (:func:`.core.serve`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from vykhukhol.datadir import DataDir
+from vykhukhol.web.admin import (
+    bounces,
+    login,
+    newsletters,
+    outbox,
+    series,
+    services,
+    settings,
+    status,
+    subscribers,
+)
+from vykhukhol.web.admin.core import Rule, serve
+
+_SERVICE = "/services/(?P<name>[^/]+)"
+_LETTER = _SERVICE + r"/letters/(?P<number>\d{1,3})"
+_JOB = "/newsletters/(?P<job>[^/]+)"
+
+ROUTES: list[Rule] = [
+    Rule("GET", "/login", login.login_form, public=True),
+    Rule("POST", "/login", login.login, public=True),
+    Rule("POST", "/logout", login.logout),
+    Rule("GET", "/password", login.password_form),
+    Rule("POST", "/password", login.password_change),
+
+    Rule("GET", "/", status.status),
+    Rule("POST", "/mode", status.change_mode),
+
+    Rule("GET", "/settings", settings.settings_page),
+    Rule("POST", "/settings", settings.settings_save),
+    Rule("POST", "/settings/test", settings.settings_test),
+
+    Rule("GET", "/services", services.services_page),
+    Rule("POST", "/dbs", services.db_add),
+    Rule("POST", "/services", services.service_add),
+    Rule("GET", _SERVICE, services.service_page),
+    Rule("POST", _SERVICE, services.service_edit),
+    Rule("POST", _SERVICE + "/(?P<action>enable|disable)", services.service_toggle),
+    Rule("GET", _SERVICE + "/delete", services.service_delete_form),
+    Rule("POST", _SERVICE + "/delete", services.service_delete),
+
+    Rule("POST", _SERVICE + "/letters", series.letter_add),
+    Rule("GET", _SERVICE + "/letters/new", series.letter_new),
+    Rule("GET", _LETTER, series.letter_page),
+    Rule("POST", _LETTER, series.letter_save),
+    Rule("POST", _LETTER + "/(?P<action>up|down|delete)", series.letter_move),
+
+    Rule("GET", _SERVICE + "/subscribers", subscribers.subscribers_page),
+    Rule("POST", _SERVICE + "/subscribers", subscribers.subscriber_add),
+    Rule("POST", _SERVICE + "/subscribers/delete", subscribers.subscriber_delete),
+    Rule("POST", _SERVICE + "/import", subscribers.subscribers_import),
+    Rule("GET", _SERVICE + "/export.csv", subscribers.subscribers_export),
+
+    Rule("GET", "/newsletters/new", newsletters.newsletter_form),
+    Rule("POST", "/newsletters/new", newsletters.newsletter_create),
+    Rule("GET", "/newsletters", newsletters.newsletters_page),
+    Rule("POST", _JOB + "/cancel", newsletters.newsletter_cancel),
+    Rule("POST", _JOB + "/start", newsletters.newsletter_start),
+
+    Rule("GET", "/outbox", outbox.outbox_page),
+    Rule("GET", r"/outbox/(?P<file>[A-Za-z0-9@._+-]{1,300}\.eml)", outbox.outbox_letter),
+
+    Rule("GET", "/bounces", bounces.bounces_page),
+    Rule("GET", r"/bounces/kept/(?P<file>[0-9]{8}-[0-9]{6}-[0-9a-f]{16}\.eml)", bounces.bounce_kept),
+]
+
+
+def app(data: DataDir, cgi_dir: Path | None = None) -> Callable:
+    """The admin app; ``cgi_dir`` is where the cron script lives (for its URL)."""
+    return serve(data, ROUTES, cgi_dir)

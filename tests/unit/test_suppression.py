@@ -1,0 +1,75 @@
+"""The suppression list's file: entries, lookups, erasure by keyed hash."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from vykhukhol import suppression
+from vykhukhol.datadir import DataDir
+from vykhukhol.suppression import Why
+
+SECRET = b"s" * 40
+WHEN = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
+
+
+def test_an_added_address_is_suppressed_in_any_spelling_and_added_once(tmp_path):
+    data = DataDir(tmp_path)
+    assert not suppression.is_suppressed(data, SECRET, "Dead@Example.org")
+    assert suppression.add(data, SECRET, "Dead@Example.org", Why.GONE, "imap", WHEN)
+    assert not suppression.add(data, SECRET, "dead@example.ORG", Why.COMPLAINT, "ses", WHEN)
+    assert suppression.is_suppressed(data, SECRET, "DEAD@example.org")
+    assert not suppression.is_suppressed(data, SECRET, "ead@example.org")  # a line's start only
+    assert not suppression.is_suppressed(data, SECRET, "dead@example.or")
+    assert [e.address for e in suppression.entries(data)] == ["dead@example.org"]
+    text = (tmp_path / "suppressed.txt").read_text()
+    assert text == ("#address\twhen\twhy\tfrom\n"
+                    "dead@example.org\t2026-12-01T10:00:00Z\taddress gone\timap\n")
+
+
+def test_many_at_once_count_only_the_new_and_a_checker_answers_for_all(tmp_path):
+    data = DataDir(tmp_path)
+    suppression.add(data, SECRET, "a@example.org", Why.ADMIN, "cli", WHEN)
+    assert suppression.add_many(data, SECRET, ["a@example.org", "b@example.org", "B@example.org",
+                                               "c@example.org"], Why.ADMIN, "import", WHEN) == 2
+    checker = suppression.Checker(data, SECRET)
+    assert [e in checker for e in ("A@example.org", "b@example.org", "c@example.org",
+                                   "d@example.org")] == [True, True, True, False]
+
+
+def test_a_hand_edited_file_without_a_final_line_end_keeps_both_lines(tmp_path):
+    data = DataDir(tmp_path)
+    (tmp_path / "suppressed.txt").write_text("#address\twhen\twhy\tfrom\nold@example.org\t-\tadmin\t-")
+    suppression.add(data, SECRET, "new@example.org", Why.ADMIN, "cli", WHEN)
+    assert [e.address for e in suppression.entries(data)] == ["old@example.org", "new@example.org"]
+
+
+def test_removal_takes_the_address_off_and_keeps_the_other_lines_as_they_are(tmp_path):
+    data = DataDir(tmp_path)
+    suppression.add_many(data, SECRET, ["a@example.org", "b@example.org"], Why.ADMIN, "cli", WHEN)
+    with open(tmp_path / "suppressed.txt", "a") as handle:
+        handle.write("not a line the reader knows\n")
+    assert suppression.remove(data, SECRET, "A@example.org")
+    assert not suppression.remove(data, SECRET, "a@example.org")
+    assert not suppression.is_suppressed(data, SECRET, "a@example.org")
+    assert (tmp_path / "suppressed.txt").read_text().splitlines()[1:] == [
+        "b@example.org\t2026-12-01T10:00:00Z\tadmin\tcli", "not a line the reader knows"]
+
+
+def test_an_erased_address_stays_suppressed_but_the_file_no_longer_names_it(tmp_path):
+    data = DataDir(tmp_path)
+    suppression.add(data, SECRET, "gone@example.org", Why.COMPLAINT, "imap", WHEN)
+    suppression.erase(data, SECRET, "Gone@example.org", WHEN)
+    text = (tmp_path / "suppressed.txt").read_text()
+    assert "gone@example.org" not in text.lower() and "hmac:" in text
+    assert suppression.is_suppressed(data, SECRET, "gone@example.org")
+    assert "gone@example.org" in suppression.Checker(data, SECRET)
+    assert not suppression.is_suppressed(data, b"t" * 40, "gone@example.org")  # keyed
+    assert not suppression.remove(data, SECRET, "gone@example.org")  # erasure is not undone
+    assert suppression.add(data, SECRET, "never@example.org", Why.ERASED, "subscriber", WHEN)
+    assert "never@example.org" not in (tmp_path / "suppressed.txt").read_text()
+    assert [e.erased for e in suppression.entries(data)] == [True, True]
+
+
+def test_reasons_read_in_both_languages():
+    assert Why.GONE.label("en") == "the address does not exist"
+    assert Why.GONE.label("ru") == "адреса не существует"
