@@ -96,6 +96,18 @@ class Run:
         self.allowance = Allowance(self)
         self.presses: dict = {}     # compose.Presses: each letter's shared parts, made once
         self._tempfails: dict[str, set[str]] = {}  # target -> its keys in state/tempfail
+        self._suppressed = None     # suppression.Checker, read at the run's first letter
+
+    @property
+    def suppressed(self):
+        """The suppression list (SPEC 12), read once a run: ``email in run.suppressed``.
+        Read after the bounce mailbox, so what it suppressed counts already."""
+        if self._suppressed is None:
+            from vykhukhol import suppression
+
+            self._suppressed = suppression.Checker(
+                self.data, suppression.secret_of(self.settings))
+        return self._suppressed
 
     # -- step 7: the clock ------------------------------------------------
     def elapsed(self) -> float:
@@ -164,8 +176,9 @@ class Run:
     def deliver(self, book: journal.Journal, target: str, email: str, item: str,
                 build: Callable[[], object], meanwhile: Callable[[], None] | None = None) -> str:
         """Journal, send, journal. Returns the outcome: sent, failed, tempfail,
-        in doubt, or BROKEN when the letter itself cannot be made (the caller
-        stops serving ``target``: every letter of it would fail the same way).
+        skipped (a suppressed address: nothing sent, not counted), in doubt, or
+        BROKEN when the letter itself cannot be made (the caller stops serving
+        ``target``: every letter of it would fail the same way).
         ``meanwhile`` (the next letter's :meth:`Copy.make`) runs while the
         server works on this letter.
 
@@ -176,6 +189,10 @@ class Run:
         from vykhukhol import mail
 
         moment = format_time(self.now())
+        if email in self.suppressed:  # every letter of a run passes here: the one gate
+            self.log.write(f"{target}: {email} is on the suppression list; letter {item} skipped")
+            book.note(journal.SKIPPED, moment, target, email, item)
+            return journal.SKIPPED
         try:
             mail.check_address(email)
         except BadInput as exc:

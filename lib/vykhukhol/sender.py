@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -163,8 +163,8 @@ def resend_confirmations(run: Run) -> bool:
         except (NotFound, BadInput):
             continue
         sub = subs.find(service.subscribers_path, email)
-        if sub is None or sub.state.confirmed:
-            continue  # confirmed by a later letter, or gone
+        if sub is None or sub.state.confirmed or sub.email in run.suppressed:
+            continue  # confirmed by a later letter, gone, or suppressed (SPEC 12)
         if run.stopped or run.time_left() <= 0 or not run.allowance.take():
             for later in waiting[index:]:
                 state.note_unsent(run.data, *later, EPOCH)
@@ -258,7 +258,7 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
         batch = list(islice(rows, run.news_left))
         if not batch:
             break
-        home = suppression_gate(services, batch)
+        home = suppression_gate(services, batch, run.suppressed)
         copies = [None if (service := home.get(email_key(row.email))) is None else Copy(partial(
             compose.newsletter, service, subject, text, html, run.settings, row.email,
             row.name, run.lease, run.now(), run.presses, job=job.name)) for row in batch]
@@ -271,13 +271,15 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
             outcome = run.deliver(book, job.name, row.email, str(row.index), copy, meanwhile)
             if outcome == BROKEN:
                 return
-            if outcome != journal.TEMPFAIL:
+            if outcome not in (journal.TEMPFAIL, journal.SKIPPED):
                 run.news_left -= 1
 
 
-def suppression_gate(services: dict[str, svc.Service], batch: list) -> dict[str, svc.Service]:
-    """Which of the batch's addresses are still confirmed subscribers, and of which service."""
-    wanted = {email_key(row.email) for row in batch}
+def suppression_gate(services: dict[str, svc.Service], batch: list,
+                     suppressed: Container[str] = ()) -> dict[str, svc.Service]:
+    """Which of the batch's addresses are still confirmed subscribers, and of
+    which service; none on the suppression list (SPEC 12)."""
+    wanted = {email_key(row.email) for row in batch if row.email not in suppressed}
     home: dict[str, svc.Service] = {}
     for service in services.values():
         for sub in subs.among(service.subscribers_path, wanted):
@@ -687,7 +689,7 @@ def send_letters(run: Run, work: Work, book: journal.Journal) -> None:
         outcome = run.deliver(book, service.name, email, str(number), copy, meanwhile)
         if outcome == BROKEN:
             broken.add(number)
-        elif outcome != journal.TEMPFAIL:
+        elif outcome not in (journal.TEMPFAIL, journal.SKIPPED):
             run.serial_left -= 1
 
 
@@ -711,7 +713,7 @@ def remind_and_clean(run: Run, worked: list[Work], book: journal.Journal) -> Non
             outcome = run.deliver(book, service.name, email, "reminder", copy, meanwhile)
             if outcome == BROKEN:
                 break
-            if outcome != journal.TEMPFAIL:
+            if outcome not in (journal.TEMPFAIL, journal.SKIPPED):
                 run.serial_left -= 1
 
 
@@ -831,7 +833,7 @@ def splice_taken(run: Run, work: Work, items_of: dict[str, set[str]],
 def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,
                  record: journal.Record) -> subs.Subscriber:
     """One journalled letter written into the subscriber's line."""
-    if record.outcome == journal.TEMPFAIL or record.outcome == journal.SKIPPED:
+    if record.outcome == journal.TEMPFAIL:
         return sub
     if record.outcome == journal.IN_DOUBT:
         run.log.write(f"{service.name}: letter {record.item} to {sub.email} got no answer (a run "
@@ -842,6 +844,8 @@ def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,
         moment = run.now()
     if record.outcome == journal.FAILED:
         return sub.replace(failures=sub.failures + 1)
+    # SKIPPED: a suppressed address (SPEC 12). Its letter's turn passes unsent,
+    # as a sent one's would, so it is not taken again by every run.
     if record.item == "reminder":
         if sub.state is not SubscriberState.NEW:
             return sub
@@ -849,6 +853,8 @@ def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,
     number = int(record.item)
     if sub.sent >= number:
         return sub  # folded before (a journal left by a kill after its fold)
+    if record.outcome == journal.SKIPPED:
+        return sub.replace(sent=number, last_sent=moment)
     return sub.replace(sent=number, last_sent=moment, failures=0)
 
 

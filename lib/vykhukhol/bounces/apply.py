@@ -286,6 +286,11 @@ def _judge(data: DataDir, settings: Settings, finder: Finder, raw: bytes, source
             plan.ledger.append((name, address))
     elif verdict.kind in (kinds.COMPLAINT, kinds.UNSUBSCRIBE):
         plan.unsub += [(s, address) for s in services]
+        if verdict.kind == kinds.COMPLAINT:  # never written to again (SPEC 12); a repeat adds nothing
+            from vykhukhol import suppression
+
+            suppression.add(data, suppression.secret_of(settings), address,
+                            suppression.Why.COMPLAINT, source, now())
     elif verdict.kind == kinds.KEPT:
         record.keep(data, mid, raw)
     return _noted(plan, result, source)
