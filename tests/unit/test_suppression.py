@@ -105,3 +105,16 @@ def test_search_pages_newest_first_and_counts_what_matches(tmp_path):
     found = suppression.search(data, "U1", 1, 10)
     assert found.total == 10 and found.pages == 1
     assert suppression.search(data, "nobody", 1, 10) == suppression.Page([], 0, 1, 1)
+
+
+def test_a_lookup_matches_whole_first_fields_only_in_any_line_ending(tmp_path):
+    (tmp_path / "suppressed.txt").write_bytes(
+        b"first@example.org\t-\tadmin\tcli\r\n"        # a hand edit: no header, CRLF
+        b"ann@example.org.uk\t-\tadmin\tcli\r\n"
+        b"x\tann@example.org\tadmin\tcli\r\n"          # the address in another field
+        b"last@example.org\t-\tadmin\tcli")             # no final line end
+    data = DataDir(tmp_path)
+    for email in ("first@example.org", "LAST@example.org"):
+        assert suppression.is_suppressed(data, SECRET, email), email
+    for email in ("ann@example.org", "irst@example.org", "first@example.or"):
+        assert not suppression.is_suppressed(data, SECRET, email), email
