@@ -11,10 +11,11 @@ from vykhukhol.addresses import check_email
 from vykhukhol.errors import BadInput
 from vykhukhol.timeutil import format_time, now
 from vykhukhol.web.admin.core import Admin, local_time
+from vykhukhol.web.admin.subscribers import MAX_IMPORT_BYTES, MAX_IMPORT_LINES
 from vykhukhol.web.http import Response
 
 PAGE_SIZE = 50          # entries a page
-IMPORT_BYTES = 20 * 1024 * 1024
+IMPORT_BYTES = 20 * 1024 * 1024  # the form's own limit; the import's caps are the Subscribers page's
 
 
 def _secret(admin: Admin) -> bytes:
@@ -83,9 +84,21 @@ def suppressed_import(admin: Admin, args: dict) -> Response:
                                    status=400)
     if not content.strip():
         return suppressed_page(admin, args, error=admin._("Nothing to import."), status=400)
+    # The Subscribers page's caps and words: one upload must not hold the thread for minutes.
+    if len(raw or content.encode()) > MAX_IMPORT_BYTES or content.count("\n") > MAX_IMPORT_LINES:
+        return suppressed_page(admin, args, status=413, error=admin._(
+            "The import is larger than {size} MiB or {lines} lines; nothing was imported. "
+            "Split the list into parts.", size=MAX_IMPORT_BYTES // (1024 * 1024), lines=MAX_IMPORT_LINES))
+    import csv
+
     from vykhukhol import importing
 
-    result = importing.suppress_addresses(admin.data, _secret(admin), content, "admin", now())
+    try:
+        result = importing.suppress_addresses(admin.data, _secret(admin), content, "admin", now())
+    except csv.Error:
+        return suppressed_page(admin, args, status=400, error=admin._(
+            "The file cannot be read as CSV: a field is far too long, or a quote is not closed; "
+            "nothing was imported."))
     return suppressed_page(admin, args, result=result)
 
 
