@@ -125,3 +125,12 @@ def test_the_subscribers_page_refuses_a_suppressed_address_and_counts_skipped_im
     assert status == 200
     assert "1 address is on the suppression list and was skipped." in page
     assert list(site.subscribers("news")) == ["new@example.org"]
+
+
+def test_an_import_over_the_caps_is_refused_whole(site, admin):
+    from vykhukhol.web.admin.subscribers import MAX_IMPORT_LINES
+
+    text = "a@example.org\n" * (MAX_IMPORT_LINES + 1)
+    status, _, page = admin("POST", "/suppressed/import", {"text": text})
+    assert status == 413 and "nothing was imported" in page
+    assert listed(site) == []
