@@ -34,6 +34,7 @@ from vykhukhol.timeutil import format_duration, format_time, seconds_between
 if TYPE_CHECKING:  # the e-mail package is imported only by runs that send
     from vykhukhol import mail
     from vykhukhol.mail.lanes import Lanes
+    from vykhukhol.suppression import Checker
 
 SEND_SHARE = 0.5       # share of time_limit in which new letters may start
 HARD_SHARE = 0.8       # no SMTP command may wait past this share of time_limit
@@ -109,10 +110,10 @@ class Run:
         self.allowance = Allowance(self)
         self.presses: dict = {}     # compose.Presses: each letter's shared parts, made once
         self._tempfails: dict[str, set[str]] = {}  # target -> its keys in state/tempfail
-        self._suppressed = None     # suppression.Checker, read at the run's first letter
+        self._suppressed: Checker | None = None  # read at the run's first letter
 
     @property
-    def suppressed(self):
+    def suppressed(self) -> Checker:
         """The suppression list (SPEC 12), read once a run: ``email in run.suppressed``.
         Read after the bounce mailbox, so what it suppressed counts already."""
         if self._suppressed is None:

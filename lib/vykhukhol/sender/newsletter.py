@@ -4,9 +4,9 @@ exhausted is reported to the admin (:mod:`.news_report`) and deleted.
 
 Each recipient must still be a confirmed subscriber of one of the job's
 services, and not on the suppression list (:func:`suppression_gate`), else
-the row is "skipped". The letters'
-outcomes are journalled (``state/news.journal``) and folded into the jobs'
-ledgers (:func:`fold_newsletters`) before the lock is given back.
+the row is "skipped". The letters' outcomes are journalled
+(``state/news.journal``) and folded into the jobs' ledgers
+(:func:`fold_newsletters`) before the lock is given back.
 """
 
 from __future__ import annotations
