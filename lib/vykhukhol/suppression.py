@@ -268,6 +268,13 @@ def write_csv(data: DataDir, out, progress=None) -> int:
     no use elsewhere, so it is left out (the file itself keeps it)."""
     from vykhukhol.export import write_table
 
-    rows = ([entry.address, format_time(entry.when), entry.why, entry.source]
-            for entry in entries(data) if not entry.erased)
-    return write_table(out, FIELDS, rows, progress)
+    def rows():
+        for line in files.read_lines(path(data)):
+            # the lines _parse takes, their cells as written (no time parsed and made again)
+            cells = line.split("\t")[:len(FIELDS)]
+            address = cells[0].strip().lower()
+            if line.startswith("#") or len(cells) < 3 or not address or address.startswith(HASHED):
+                continue
+            yield [address, *cells[1:]] + ["-"] * (len(FIELDS) - len(cells))
+
+    return write_table(out, FIELDS, rows(), progress)
