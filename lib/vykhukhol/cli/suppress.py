@@ -12,7 +12,7 @@ from vykhukhol.addresses import check_email
 from vykhukhol.cli.common import Context, progress
 from vykhukhol.cli.lists import _read_file
 from vykhukhol.errors import BadInput, NotFound
-from vykhukhol.timeutil import format_time, now
+from vykhukhol.timeutil import now
 
 SHOWN_INVALID = 50  # refused lines of an import named on stderr
 
@@ -68,4 +68,4 @@ def export(ctx: Context, target: str | None) -> None:
             out.close()
             progress("")
     if target:
-        print(f"{count} addresses written to {target} ({format_time(now())})", file=sys.stderr)
+        print(f"{count} addresses written to {target}", file=sys.stderr)
