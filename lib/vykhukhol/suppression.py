@@ -17,7 +17,7 @@ does not parse is kept as it is by every rewrite and matches nothing.
 
 Looking one address up reads the file's bytes and searches them (no
 parsing): a subscribe answer pays one read and two searches of the file
-(README §16, figure 11: ~17 ms of CPU at 100,000 entries on a loaded machine).
+(README §16, figure 12: ~17 ms of CPU at 100,000 entries on a loaded machine).
 A batch (an import, a newsletter's gate) reads the file once into a set.
 """
 
