@@ -120,7 +120,7 @@ def forget_everywhere(data: DataDir, settings: Settings, address: str, why: supp
     from vykhukhol import membership
 
     if not suppressed:
-        suppression.add(data, settings.secret, address, why, source, moment)
+        suppression.add(data, suppression.secret_of(settings), address, why, source, moment)
     gone = []
     for service in svc.load_services(data):
         try:
@@ -167,8 +167,8 @@ def soft_in_service(data: DataDir, settings: Settings, service_name: str,
             return sub.replace(failures=after[sub.key])
 
         if over:
-            suppression.add_many(data, settings.secret, sorted(over), suppression.Why.BOUNCES,
-                                 source, moment)
+            suppression.add_many(data, suppression.secret_of(settings), sorted(over),
+                                 suppression.Why.BOUNCES, source, moment)
         subs.rewrite(path, change, parse=lambda _, line: email_key(line.split("\t", 1)[0]) in after)
         state.lower_due(data, service_name, None, path)
     for key in sorted(over):

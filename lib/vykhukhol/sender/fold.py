@@ -179,7 +179,8 @@ def count_refusals(run: Run, work: Work, soft: dict[str, list[str]], lost: set[s
                       (suppression.Why.BOUNCES, {k for k, v in after.items()
                                                  if v >= work.rules.bounce_limit} - lost)):
         if keys:
-            suppression.add_many(run.data, run.settings.secret, sorted(keys), why, "smtp", moment)
+            suppression.add_many(run.data, suppression.secret_of(run.settings), sorted(keys), why,
+                                 "smtp", moment)
     return after
 
 
@@ -227,7 +228,7 @@ def splice_taken(run: Run, work: Work, items_of: dict[str, set[str]],
 def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,
                  record: journal.Record) -> subs.Subscriber:
     """One journalled letter written into the subscriber's line."""
-    if record.outcome == journal.TEMPFAIL or record.outcome == journal.SKIPPED:
+    if record.outcome == journal.TEMPFAIL:
         return sub
     if record.outcome == journal.IN_DOUBT:
         run.log.write(f"{service.name}: letter {record.item} to {sub.email} got no answer (a run "
@@ -238,6 +239,8 @@ def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,
         moment = run.now()
     if record.outcome == journal.FAILED:
         return sub  # counted by its cause before the rewrite (fold_service)
+    # SKIPPED: a suppressed address (SPEC 12). Its letter's turn passes unsent,
+    # as a sent one's would, so it is not taken again by every run.
     if record.item == "reminder":
         if sub.state is not SubscriberState.NEW:
             return sub
@@ -245,4 +248,4 @@ def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,
     number = int(record.item)
     if sub.sent >= number:
         return sub  # folded before (a journal left by a kill after its fold)
-    return sub.replace(sent=number, last_sent=moment)
+    return sub.replace(sent=number, last_sent=moment)  # a hand-over never resets failures
