@@ -108,10 +108,11 @@ def tell_refusals(run: Run) -> None:
     refusals at hand-over counted, and one alert for each run whose letters
     came back so past the line (more than 5 %, at least 5; late bounces are
     counted for the run that sent the letter)."""
+    # counts.refused_path, without importing the bounces package on an idle tick
+    if not (run.letters_out or run.refusals or (run.data.state / "refused").exists()):
+        return
     from vykhukhol.bounces import counts
 
-    if not (run.letters_out or run.refusals or counts.refused_path(run.data).exists()):
-        return
     try:
         if run.letters_out or run.refusals:
             counts.note_refused(run.data, run.refusals, run.now(), {run.lease: run.letters_out})
