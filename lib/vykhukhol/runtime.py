@@ -328,6 +328,12 @@ class Run:
 
             if exc.code is not None:
                 reading = reasons.smtp_reason(exc.code, "", exc.detail)
+                # Which command was refused is known here, and it decides what
+                # "user unknown" means: to RCPT TO, the address; after DATA, a filter.
+                said = _ANSWERED.get(exc.stage)
+                if said:
+                    reading = reasons.read(reading.status, exc.detail, "failed",
+                                           str(exc.code), context=said)
             else:  # sendmail's words: read like a report's diagnostic
                 reading = reasons.read(text=exc.detail, action="failed")
             if reading.cause is reasons.Cause.DELAY:  # a 5xx never is: read as soft
@@ -513,6 +519,9 @@ class Allowance:
             if values.get("day") == day:
                 values["day_count"] = str(max(0, int(values.get("day_count", 0)) - unused))
         state.change_kv(self.run.data.state / "counters", change)
+
+
+_ANSWERED = {"rcpt": "in reply to RCPT TO command", "data": "in reply to end of DATA command"}
 
 
 def _deferral(value: str | None) -> tuple[datetime | None, datetime | None, int]:

@@ -243,11 +243,12 @@ def test_a_failed_newsletter_row_is_written_in_the_ledger(site, smtp_server):
     assert len(delivered(smtp_server, AMY)) == 1
 
 
-@pytest.mark.parametrize(("stage", "reply"), PERMANENT)
+@pytest.mark.parametrize(("stage", "reply"), PERMANENT + [("rcpt", "550 User unknown")])
 def test_a_refusal_at_hand_over_acts_by_its_reason(site, smtp_server, stage, reply):
     """SPEC 5, "What a failure count means", at SMTP time: 550 "no such user" is an
     address gone (deleted and suppressed at once); 554 "rejected as spam" is the
-    sender refused (never counted on the subscriber). The run goes on either way."""
+    sender refused (never counted on the subscriber). "User unknown" without a code
+    is believed as the answer to RCPT TO. The run goes on either way."""
     series_site(site, smtp_server)
     answer(smtp_server, stage, BOB, reply)
     start = now()
