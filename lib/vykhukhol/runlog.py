@@ -35,15 +35,16 @@ class Ended(NamedTuple):
 
     seconds: str   # how long it took, as written ("0.3")
     why: str       # the outcome's English label, perhaps with a note in brackets
-    letters: str   # letters sent
+    letters: str   # letters handed over to the mail server
 
 
 ENDED = "run ended"  # how a run's last line begins
 
 
 def ended_line(seconds: float, why: str, letters: int) -> str:
-    """The last line of a run."""
-    return f"{ENDED} after {seconds:.1f}s: {why}; letters {letters}"
+    """The last line of a run; ``letters``: how many the mail server accepted
+    ("handed over", never "sent" or "delivered": SPEC 12)."""
+    return f"{ENDED} after {seconds:.1f}s: {why}; handed over {letters}"
 
 
 def parse_ended(message: str) -> Ended | None:
@@ -54,7 +55,9 @@ def parse_ended(message: str) -> Ended | None:
 
     # Anchored at both ends: a search would retry its lazy middle at every
     # "after" in a long line, in time growing with the square of its length.
-    found = re.fullmatch(r"run ended after ([\d.]+)s: (.*); letters (\d+)", message)
+    # "; letters N" is how logs written before 2026-12 end the line.
+    found = re.fullmatch(r"run ended after ([\d.]+)s: (.*); (?:handed over|letters) (\d+)",
+                         message)
     return Ended(*found.groups()) if found else None
 
 
