@@ -400,6 +400,11 @@ def _effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdi
         if kind == tags.NEWSLETTER:
             plan.history.append((name, "complaints" if verdict.kind == kinds.COMPLAINT
                                  else "unsubscribed"))
+        if verdict.kind == kinds.COMPLAINT:  # never written to again (SPEC 12); a repeat adds nothing
+            from vykhukhol import suppression
+
+            suppression.add(data, finder.secret, address, suppression.Why.COMPLAINT, source,
+                            now())
     elif verdict.kind == kinds.KEPT:
         record.keep(data, result.id, raw)
     return _noted(plan, result, source)
