@@ -108,14 +108,30 @@ def entries(data: DataDir) -> list[Entry]:
     return [entry for entry in map(parse, files.read_lines(path(data))) if entry is not None]
 
 
-def _change(data: DataDir, change) -> None:
-    """Rewrite the file under its record lock: ``change(dict job -> Entry)``."""
+def _change(data: DataDir, jobs: Iterable[str], change) -> None:
+    """Rewrite the file under its record lock: ``change(dict job -> Entry)`` gets
+    the lines of ``jobs`` (those the file has) and may change or add them; every
+    other line is copied as it is, unparsed (a history of years is one short
+    rewrite per bounce batch)."""
     target = path(data)
     files.make_folder(target.parent)
+    wanted = set(jobs)
     with files.record_lock(target):
-        table = {entry.job: entry for entry in entries(data)}
+        lines = [line for line in files.read_lines(target) if line and not line.startswith("#")]
+        table = {}
+        for line in lines:
+            if line.split("\t", 1)[0] in wanted:
+                entry = parse(line)
+                if entry is not None:
+                    table[entry.job] = entry
+        found = set(table)
         change(table)
-        files.atomic_write(target, [HEADER + "\n"] + [e.to_line() + "\n" for e in table.values()])
+        out = [HEADER + "\n"]
+        for line in lines:
+            job = line.split("\t", 1)[0]
+            out.append((table[job].to_line() if job in found else line) + "\n")
+        out += [table[job].to_line() + "\n" for job in table if job not in found]
+        files.atomic_write(target, out)
 
 
 def begin(data: DataDir, job: str, subject: str, services: Iterable[str],
@@ -126,7 +142,7 @@ def begin(data: DataDir, job: str, subject: str, services: Iterable[str],
         old = table.get(job, Entry(job))
         table[job] = replace(old, subject=subject, services=tuple(services),
                              started=old.started if old.started != "-" else format_time(started))
-    _change(data, change)
+    _change(data, [job], change)
 
 
 def close(data: DataDir, job: str, services: Iterable[str], ledger: Mapping[str, int],
@@ -141,7 +157,7 @@ def close(data: DataDir, job: str, services: Iterable[str], ledger: Mapping[str,
             subject=subject if subject is not None else old.subject,
             finished=format_time(finished),
             **{key: int(ledger.get(key, 0)) for key in ("handed", "failed", "in_doubt")})
-    _change(data, change)
+    _change(data, [job], change)
 
 
 def count(data: DataDir, changes: Mapping[tuple[str, str], int], once: str = "",
@@ -168,7 +184,7 @@ def count(data: DataDir, changes: Mapping[tuple[str, str], int], once: str = "",
             grown = {field: getattr(old, field) + n for (name, field), n in changes.items()
                      if name == job}
             table[job] = replace(old, once=once or old.once, **grown)
-    _change(data, change)
+    _change(data, [job for job, _ in changes], change)
 
 
 def finished_jobs(data: DataDir) -> list[tuple[str, list[str]]]:
@@ -181,5 +197,10 @@ def finished_jobs(data: DataDir) -> list[tuple[str, list[str]]]:
             result.append((parts[0], [s for s in parts[1].split(",") if s]))
     # A line begun by a late report on a job older than this file may not know
     # the services: finished.txt's line says them then.
-    result += [(entry.job, list(entry.services)) for entry in entries(data) if entry.services]
+    for line in files.read_lines(path(data)):  # two fields of each line: no Entry needed
+        parts = line.split("\t", 3)
+        if len(parts) >= 3 and parts[0] and not line.startswith("#"):
+            services = [s for s in parts[2].split(",") if s and s != "-"]
+            if services:
+                result.append((parts[0], services))
     return result
