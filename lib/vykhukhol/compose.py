@@ -1,7 +1,7 @@
 """Turn a letter template and a recipient into an e-mail message.
 
 One place for the context every template sees (``name``, ``email``,
-``service``, ``unsubscribe_url``, ``date``, and ``confirm_url`` in
+``service``, ``unsubscribe_url``, ``manage_url``, ``date``, and ``confirm_url`` in
 confirmation requests), the sender's name and address, the list headers, and
 the envelope sender (SPEC 12): every letter made here leaves from its own
 tagged bounce address, which also stands in ``List-Unsubscribe`` as the
@@ -61,6 +61,7 @@ def context(service: Service, settings: Settings, email: str, name: str,
         "service": service.title,
         "unsubscribe_url": tokens.unsubscribe_link(settings["site_url"], settings.secret,
                                                    service.name, email),
+        "manage_url": tokens.manage_link(settings["site_url"], settings.secret, email),
         "date": moment.strftime("%Y-%m-%d"),
     })
 

@@ -11,6 +11,7 @@ ledgers (:func:`fold_newsletters`) before the lock is given back.
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import datetime
 from functools import partial
 from itertools import islice
 
@@ -99,7 +100,7 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
         batch = list(islice(rows, run.news_left))
         if not batch:
             break
-        home = suppression_gate(services, batch)
+        home = suppression_gate(services, batch, run.now())
         letters = [Letter(job.name, row.email, str(row.index), None
                           if (service := home.get(email_key(row.email))) is None else Copy(partial(
                               compose.newsletter, service, subject, text, html, run.settings,
@@ -109,12 +110,18 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
             return  # stopped, or the letter cannot be made: the job waits for a fix
 
 
-def suppression_gate(services: dict[str, svc.Service], batch: list) -> dict[str, svc.Service]:
-    """Which of the batch's addresses are still confirmed subscribers, and of which service."""
+def suppression_gate(services: dict[str, svc.Service], batch: list,
+                     moment: datetime | None = None) -> dict[str, svc.Service]:
+    """Which of the batch's addresses are still confirmed subscribers, and of
+    which service. A subscriber paused at ``moment`` (their own page) is not:
+    the row is skipped, as a pause asks for no letters at all."""
     wanted = {email_key(row.email) for row in batch}
     home: dict[str, svc.Service] = {}
     for service in services.values():
         for sub in subs.among(service.subscribers_path, wanted):
+            until = sub.paused_until if moment is not None else None
+            if until is not None and until > moment:
+                continue
             if sub.state.confirmed and sub.key not in home:
                 home[sub.key] = service
     return home
