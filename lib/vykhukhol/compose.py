@@ -148,3 +148,18 @@ def newsletter(service: Service, subject: str, text: str, html: str | None,
         else bounce_address(service, settings, tag.NEWSLETTER, job, email)
     return _message(service, settings, email, name, subject, text, html, run_id, ctx, bounce,
                     presses=presses)
+
+
+def plain_letter(settings: Settings, email: str, subject: str, text: str,
+                 moment: datetime) -> mail.Outgoing:
+    """A letter of the site itself, not of a list (the link to a subscriber's
+    own page): plain text as given, no template, no list headers, from the
+    site's address."""
+    import secrets
+
+    from_name, from_email = sender_of(None, settings)
+    message = mail.build_message(from_name=from_name, from_email=from_email, to_email=email,
+                                 subject=subject, text=text, run_id=f"web-{secrets.token_hex(4)}",
+                                 date=moment)
+    return mail.Outgoing(message.as_bytes(policy=mail.POLICY),
+                         mail.check_address(from_email), from_email)
