@@ -15,7 +15,14 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from test_web_flow import FORM, Server
-from webtools import Page, assert_clean_page, assert_security_headers, free_port, path_of, plain_text
+from webtools import (
+    Page,
+    assert_clean_page,
+    assert_security_headers,
+    free_port,
+    path_of,
+    plain_text,
+)
 
 from vykhukhol import newsletters, suppression, tokens
 from vykhukhol.timeutil import now
