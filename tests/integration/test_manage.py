@@ -260,3 +260,19 @@ def test_a_page_without_a_link_mails_it_the_same_way_for_anyone(site, server):
     # A bad address: the form again with the reason; nothing sent.
     bad = server.request("POST", "/cgi/manage.py", b"action=send_link&email=not-an-address", FORM)
     assert bad.status == 400 and "not valid" in bad.body
+
+
+def test_the_unsubscribe_page_links_the_own_page(site, server):
+    from webtools import link_in
+
+    subscribed_with_a_letter(site, server)
+    letter = [m for m in site.outbox() if ANNA in str(m["To"])][-1]
+    unsubscribe = server.request("GET", path_of(link_in(plain_text(letter), "unsubscribe.py")))
+    assert unsubscribe.status == 200, unsubscribe
+    found = re.findall(r'href="([^"]*/cgi/manage\.py\?[^"]*)"', unsubscribe.body)
+    assert len(found) == 1, unsubscribe.body
+    own = server.request("GET", path_of(found[0].replace("&amp;", "&")))
+    assert own.status == 200 and ANNA in own.body
+    # An unsubscribe link that is not valid links nothing.
+    forged = server.request("GET", f"/cgi/unsubscribe.py?s=news&e={ANNA}&t={'0' * 32}")
+    assert "manage.py" not in forged.body
