@@ -44,7 +44,9 @@ LINE_STATE_FILES = ("unsent-confirmations", "tempfail")  # in data/state/, one a
 
 def _pattern(email: str) -> re.Pattern[str]:
     """The address as a whole word of a line, in any letter case."""
-    return re.compile(r"(?<![\w.%+@-])" + re.escape(email_key(email)) + r"(?![\w.-])",
+    # Not inside a longer address: no address character before it, and after
+    # it none, nor a dot that goes on with one (a sentence's full stop may follow).
+    return re.compile(r"(?<![\w.%+@-])" + re.escape(email_key(email)) + r"(?![\w-]|\.[\w-])",
                       re.IGNORECASE)
 
 
