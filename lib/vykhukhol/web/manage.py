@@ -239,7 +239,7 @@ def _own_page(site: Site, email: str, token: str, notice: str = "", error: str =
                      + _form(lang, email, token, "pause", tr(lang, "Pause"),
                              f"<label for=\"until\">{escape(tr(lang, 'Until'))}</label>"
                              f"<input type=\"date\" id=\"until\" name=\"until\" required"
-                             f" min=\"{_local_date(settings, moment)}\">", "block")
+                             f" min=\"{moment.strftime('%Y-%m-%d')}\">", "block")
                      + "</section>\n")
         parts.append(f"<section><h2>{escape(tr(lang, 'Leave everything'))}</h2>"
                      + _form(lang, email, token, "leave_all", tr(lang, "Leave every list"))
@@ -260,6 +260,9 @@ def _own_page(site: Site, email: str, token: str, notice: str = "", error: str =
 
 
 def _local_date(settings, moment: datetime) -> str:
+    """The day of ``moment`` in the site's time zone. (Reading the zone brings
+    zoneinfo: only a page that shows a pause's date pays for it; the date
+    field's ``min`` is the UTC day, and the POST checks the real bound.)"""
     from zoneinfo import ZoneInfo
 
     return moment.astimezone(ZoneInfo(settings["timezone"])).strftime("%Y-%m-%d")
