@@ -276,3 +276,28 @@ def test_the_unsubscribe_page_links_the_own_page(site, server):
     # An unsubscribe link that is not valid links nothing.
     forged = server.request("GET", f"/cgi/unsubscribe.py?s=news&e={ANNA}&t={'0' * 32}")
     assert "manage.py" not in forged.body
+
+
+def test_the_link_letters_are_capped_like_the_subscribe_form(site, server):
+    site.set(subscribe_hourly_limit=2)
+    site.subscriber("news", ANNA, name="Anna")
+    for _ in range(4):
+        answer = server.request("POST", "/cgi/manage.py", urlencode(
+            {"action": "send_link", "email": ANNA}).encode(), FORM)
+        assert answer.status == 200 and "Check your mailbox" in answer.body
+    from test_web_flow import wait_for
+    assert wait_for(lambda: len([m for m in site.outbox() if ANNA in str(m["To"])]) >= 2)
+    import time
+    time.sleep(1.0)  # letters go after the answer: give a third one the time to show up
+    assert len([m for m in site.outbox() if ANNA in str(m["To"])]) == 2
+
+
+def test_public_is_a_service_setting_of_the_command_line(site):
+    site.service("news")
+    site.ok("service", "edit", "news", "--public", "no")
+    assert "public = no" in (site.data.db("main") / "news" / "service.ini").read_text()
+    site.ok("service", "edit", "news", "--title", "News")  # other edits keep it
+    from vykhukhol import services as svc
+    assert svc.find_service(site.data, "news").public is False
+    site.ok("service", "edit", "news", "--public", "yes")
+    assert svc.find_service(site.data, "news").public is True
