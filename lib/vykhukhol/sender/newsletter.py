@@ -3,14 +3,16 @@
 exhausted is reported to the admin (:mod:`.news_report`) and deleted.
 
 Each recipient must still be a confirmed subscriber of one of the job's
-services (:func:`suppression_gate`), else the row is "skipped". The letters'
-outcomes are journalled (``state/news.journal``) and folded into the jobs'
-ledgers (:func:`fold_newsletters`) before the lock is given back.
+services, and not on the suppression list (:func:`suppression_gate`), else
+the row is "skipped". The letters' outcomes are journalled
+(``state/news.journal``) and folded into the jobs' ledgers
+(:func:`fold_newsletters`) before the lock is given back.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Container
 from datetime import datetime
 from functools import partial
 from itertools import islice
@@ -100,7 +102,7 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
         batch = list(islice(rows, run.news_left))
         if not batch:
             break
-        home = suppression_gate(services, batch, run.now())
+        home = suppression_gate(services, batch, run.suppressed, run.now())
         letters = [Letter(job.name, row.email, str(row.index), None
                           if (service := home.get(email_key(row.email))) is None else Copy(partial(
                               compose.newsletter, service, subject, text, html, run.settings,
@@ -111,11 +113,13 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
 
 
 def suppression_gate(services: dict[str, svc.Service], batch: list,
+                     suppressed: Container[str] = (),
                      moment: datetime | None = None) -> dict[str, svc.Service]:
     """Which of the batch's addresses are still confirmed subscribers, and of
-    which service. A subscriber paused at ``moment`` (their own page) is not:
-    the row is skipped, as a pause asks for no letters at all."""
-    wanted = {email_key(row.email) for row in batch}
+    which service; none on the suppression list (SPEC 12), and none paused
+    at ``moment`` (their own page): the row is skipped, as a pause asks for
+    no letters at all."""
+    wanted = {email_key(row.email) for row in batch if row.email not in suppressed}
     home: dict[str, svc.Service] = {}
     for service in services.values():
         for sub in subs.among(service.subscribers_path, wanted):
