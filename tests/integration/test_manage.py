@@ -235,6 +235,10 @@ def test_erase_removes_every_line_and_keeps_only_the_hash(site, server):
             assert b"anna@example.org" not in path.read_bytes().replace(b"jimanna@", b""), path
     assert suppression.is_suppressed(site.data, secret, ANNA)
     assert "jimanna@example.org" in site.subscribers("news")  # a longer address is someone else
+    # A later import cannot bring it back: the hash is enough for the suppression list.
+    (site.root.parent / "list.txt").write_text(f"{ANNA}\nnew@example.org\n")
+    site.cli("subscriber", "import", "news", str(site.root.parent / "list.txt"), "--confirmed")
+    assert ANNA not in site.subscribers("news") and "new@example.org" in site.subscribers("news")
 
     again = post(server, page, "erase", sure="yes")
     assert again.status == 200 and "Nothing to erase" in again.body
