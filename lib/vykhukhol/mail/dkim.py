@@ -3,7 +3,8 @@
 With ``mail.dkim_domain`` set, :meth:`Transport.send <vykhukhol.mail.Transport.send>`
 signs each letter with a :class:`Signer` just before it is handed over (after
 ``dev_redirect`` rewrote ``To``, so the signature covers what is sent), over
-the headers of :data:`SIGNED` that the letter has: rsa-sha256,
+the headers of :data:`SIGNED` that the letter has, with those of
+:data:`OVERSIGNED` signed once more than they occur: rsa-sha256,
 relaxed/relaxed. The signing itself is dkimpy's (``dkim.sign``), imported only
 when a letter is signed, with its RSA step done by OpenSSL through the
 ``cryptography`` package when that is installed (the same signature, ten and
@@ -37,10 +38,16 @@ if TYPE_CHECKING:
 KEY_BITS = 2048
 MIN_KEY_BITS = 1024  # what receivers still accept (RFC 8301)
 FOLDER = "dkim"      # under the data directory, 0700; each key 0600
-#: What is signed, in this order, where the letter has it (RFC 8058 section 4
-#: wants both List-Unsubscribe headers covered).
-SIGNED = (b"From", b"To", b"Subject", b"Date", b"Message-ID", b"List-Id",
+#: What is signed, in this order, where the letter has it (SPEC 12; RFC 8058
+#: section 4 wants both List-Unsubscribe headers covered).
+SIGNED = (b"From", b"To", b"Subject", b"Date", b"Message-ID", b"MIME-Version",
+          b"Content-Type", b"Content-Transfer-Encoding", b"List-Id",
           b"List-Unsubscribe", b"List-Unsubscribe-Post")
+#: Signed once more than they occur (after :data:`SIGNED`, absent ones too), so
+#: that a copy added after signing breaks the signature (RFC 6376 section
+#: 8.15): a second From or Subject shown instead of ours, or a one-click
+#: unsubscribe link slipped into a letter that had none.
+OVERSIGNED = (b"From", b"Subject", b"List-Unsubscribe", b"List-Unsubscribe-Post")
 _TXT_CHUNK = 255  # the longest character-string a TXT record holds (RFC 1035 3.3)
 
 
@@ -155,8 +162,7 @@ class Signer:
         """``data`` (a whole letter, CRLF line ends) with its DKIM-Signature on top."""
         import dkim
 
-        present = _header_names(data)
-        include = [name for name in SIGNED if name.lower() in present]
+        include = signed_headers(data)
         try:
             signature = dkim.sign(data, self.selector, self.domain, self.key,
                                   include_headers=include,
@@ -223,11 +229,24 @@ def _rsa_sign(digest, private_key: dict) -> bytes:
     return key.sign(digest.digest(), padding.PKCS1v15(), utils.Prehashed(hashes.SHA256()))
 
 
-def _header_names(data: bytes) -> set[bytes]:
-    """The lower-cased names of the letter's header fields."""
+def signed_headers(data: bytes) -> list[bytes]:
+    """The ``h=`` list for this letter: each field of :data:`SIGNED` as often
+    as the letter has it, then each of :data:`OVERSIGNED` once more than that
+    (dkimpy signs a name listed past its last copy as an empty field)."""
+    counts = _header_counts(data)
+    include = [name for name in SIGNED for _ in range(counts.get(name.lower(), 0))]
+    return include + [name for name in OVERSIGNED]
+
+
+def _header_counts(data: bytes) -> dict[bytes, int]:
+    """How often each header field (lower-cased name) stands in the letter's head."""
     head = data.split(b"\r\n\r\n", 1)[0]
-    return {line.split(b":", 1)[0].strip().lower() for line in head.split(b"\r\n")
-            if line and line[:1] not in (b" ", b"\t")}
+    counts: dict[bytes, int] = {}
+    for line in head.split(b"\r\n"):
+        if line and line[:1] not in (b" ", b"\t"):
+            name = line.split(b":", 1)[0].strip().lower()
+            counts[name] = counts.get(name, 0) + 1
+    return counts
 
 
 # --------------------------------------------------------------------------- keys

@@ -141,6 +141,12 @@ class SmtpTransport(Transport):
 
     # -- the connection
 
+    def _helo(self) -> str:
+        """The greeting's name (SPEC 9): never the bare address smtplib
+        would fall back to."""
+        cfg = self.config
+        return cfg.helo_name or cfg.from_email.rpartition("@")[2] or "localhost"
+
     def _where(self) -> str:
         return f"{self.config.smtp_host}:{self.config.smtp_port}"
 
@@ -171,11 +177,11 @@ class SmtpTransport(Transport):
                 import ssl
                 context = ssl.create_default_context()
             if cfg.smtp_security == "ssl":
-                conn = smtplib.SMTP_SSL(
-                    cfg.smtp_host, cfg.smtp_port, timeout=timeout, context=context
-                )
+                conn = smtplib.SMTP_SSL(cfg.smtp_host, cfg.smtp_port, timeout=timeout,
+                                        context=context, local_hostname=self._helo())
             else:
-                conn = smtplib.SMTP(cfg.smtp_host, cfg.smtp_port, timeout=timeout)
+                conn = smtplib.SMTP(cfg.smtp_host, cfg.smtp_port, timeout=timeout,
+                                    local_hostname=self._helo())
             conn.ehlo_or_helo_if_needed()
             if cfg.smtp_security == "starttls":
                 conn.starttls(context=context)
