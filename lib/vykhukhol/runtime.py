@@ -93,6 +93,7 @@ class Run:
         self.stopped: Outcome | None = None
         self._transport: mail.Transport | None = None
         self._lanes: Lanes | None = None  # several connections, when allowed
+        self._prepared = False      # the transport's needs (DKIM signer) checked, see deliver
         self.allowance = Allowance(self)
         self.presses: dict = {}     # compose.Presses: each letter's shared parts, made once
         self._tempfails: dict[str, set[str]] = {}  # target -> its keys in state/tempfail
@@ -190,6 +191,8 @@ class Run:
             if isinstance(exc, OverBudget):  # a template too heavy: the owner must know
                 self.alert(alerts.CANNOT_RENDER, detail=f"{target}, {item}: {exc.message}")
             return BROKEN
+        if not self._prepared and not self._prepare(target):
+            return journal.TEMPFAIL  # not begun: not counted, nothing in doubt
         lanes = self.lanes()
         if lanes is not None:
             # A lane frees only once its letter's outcome is journalled: no
@@ -213,6 +216,27 @@ class Run:
         except mail.DeliveryError as exc:
             return self._journal_end(book, target, email, item, moment, exc, self.clock() - began)
         return self._journal_end(book, target, email, item, moment, None, self.clock() - began)
+
+    def _prepare(self, target: str) -> bool:
+        """Before the run's first intent: what every letter needs is at hand
+        (the DKIM key and the modules that sign). When it is not, the run
+        says so in one line and stops: no letter touched, none in doubt."""
+        from vykhukhol.errors import MissingModule
+        from vykhukhol.mail.dkim import DkimKeyError
+
+        try:
+            lanes = self.lanes()
+            if lanes is not None:
+                lanes.prepare()
+            else:
+                self.transport().prepare()
+        except (DkimKeyError, MissingModule) as exc:
+            self.log.error(f"{target}: {exc.message}; nothing is sent unsigned, "
+                           "sending stops until it is fixed")
+            self.stop(Outcome.TEMPFAIL)
+            return False
+        self._prepared = True
+        return True
 
     def _journal_end(self, book: journal.Journal, target: str, email: str, item: str,
                      moment: str, exc: mail.DeliveryError | None, seconds: float) -> str:

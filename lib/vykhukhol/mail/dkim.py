@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vykhukhol import files
-from vykhukhol.errors import BadInput, Conflict
+from vykhukhol.errors import BadInput, Conflict, MissingModule
 
 if TYPE_CHECKING:
     from vykhukhol.settings import Settings
@@ -82,8 +82,10 @@ def load_key(path: Path) -> bytes:
                            "`vykhukhol dkim keygen --domain DOMAIN`") from None
     except OSError as exc:
         raise DkimKeyError(f"the DKIM key {path} cannot be read: {exc.strerror or exc}") from None
-    from dkim.crypto import UnparsableKeyError, parse_pem_private_key
-
+    try:
+        from dkim.crypto import UnparsableKeyError, parse_pem_private_key
+    except ImportError as exc:
+        raise MissingModule.of(exc) from None
     try:
         key = parse_pem_private_key(pem)
     except (UnparsableKeyError, ValueError, IndexError, TypeError) as exc:
@@ -144,6 +146,28 @@ def misaligned(dkim_domain: str, senders: dict[str, str]) -> list[tuple[str, str
             if not aligned(dkim_domain, address)]
 
 
+_SIGNERS: dict[tuple, Signer] = {}  # one key read and parsed per process (per key file state)
+
+
+def signer_for(domain: str, selector: str, key_file: Path) -> Signer:
+    """The process's :class:`Signer` for this key: made (the key read and
+    parsed, dkimpy and cryptography imported) on the first call, shared by
+    every transport and thread after it; made anew only when the key file
+    changes. Raises :class:`DkimKeyError` or :class:`MissingModule`."""
+    try:
+        seen = os.stat(key_file)
+        state: tuple = (seen.st_mtime_ns, seen.st_size, seen.st_ino)
+    except OSError:
+        state = ()  # load_key says what is wrong
+    which = (domain, selector, str(key_file), state)
+    signer = _SIGNERS.get(which)
+    if signer is None:
+        signer = Signer(domain, selector, key_file)
+        _SIGNERS.clear()  # an older state of the key is never used again
+        _SIGNERS[which] = signer
+    return signer
+
+
 class Signer:
     """Signs letters as ``selector._domainkey.domain``; the key is read once.
 
@@ -160,7 +184,7 @@ class Signer:
 
     def sign(self, data: bytes) -> bytes:
         """``data`` (a whole letter, CRLF line ends) with its DKIM-Signature on top."""
-        import dkim
+        import dkim  # imported by load_key already: a dictionary look-up
 
         include = signed_headers(data)
         try:

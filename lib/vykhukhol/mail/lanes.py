@@ -82,6 +82,11 @@ class Lanes:
         self._idle: list[_Lane] = []
         self.in_flight = 0
 
+    def prepare(self) -> None:
+        """What :meth:`Transport.prepare` does, once for every lane: the
+        signer is the process's own, shared by the lanes' transports."""
+        self.opener(self.config).prepare()
+
     def finished(self, block: bool = False) -> list[Finished]:
         """The letters whose lanes are done, each lane free again once taken;
         with ``block``, waits for at least one (when any is on its way)."""

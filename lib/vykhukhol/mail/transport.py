@@ -17,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from vykhukhol.errors import BadInput
+from vykhukhol.errors import BadInput, MissingModule
 from vykhukhol.mail.config import MailConfig
 from vykhukhol.mail.headers import POLICY, check_address, encode_text
 from vykhukhol.mail.message import Outgoing
@@ -130,19 +130,30 @@ class Transport(ABC):
             msg = self._signed(msg)
         self._deliver(msg, rcpt, sender, ready or _nothing, meanwhile or _nothing)
 
+    def prepare(self) -> None:
+        """Make ready what every letter will need, before the first one is
+        touched: with signing on, the process's signer (the key read and
+        parsed, dkimpy imported). Raises :class:`~.dkim.DkimKeyError` or
+        :class:`~vykhukhol.errors.MissingModule`; a sender calls it before it
+        writes a letter's intent, so such a failure leaves no letter in doubt."""
+        if self.config.dkim_domain and self._signer is None:
+            from vykhukhol.mail.dkim import signer_for
+
+            self._signer = signer_for(self.config.dkim_domain, self.config.dkim_selector,
+                                      self.config.dkim_key or Path("-"))
+
     def _signed(self, msg: EmailMessage | Outgoing) -> Outgoing:
         """The letter's bytes with a DKIM-Signature on top (the key read on the
-        first letter)."""
-        from vykhukhol.mail.dkim import DkimKeyError, Signer
+        first letter, unless :meth:`prepare` did it)."""
+        from vykhukhol.mail.dkim import DkimKeyError
 
         try:
-            if self._signer is None:
-                self._signer = Signer(self.config.dkim_domain, self.config.dkim_selector,
-                                      self.config.dkim_key or Path("-"))
+            self.prepare()
+            assert self._signer is not None
             if isinstance(msg, Outgoing):
                 return Outgoing(self._signer.sign(msg.data), msg.from_address, msg.envelope_from)
             return Outgoing(self._signer.sign(msg.as_bytes(policy=POLICY)), _from_address(msg))
-        except DkimKeyError as exc:
+        except (DkimKeyError, MissingModule) as exc:
             raise TemporaryFailure(f"{exc.message}; nothing is sent unsigned", None,
                                    "dkim") from None
 
