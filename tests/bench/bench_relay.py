@@ -13,11 +13,18 @@ the same run: a bare serial smtplib loop (``sendmail`` per letter, one
 connection) over the same proxy.
 
     python tests/bench/bench_relay.py [--letters 400] [--delay 0.010]
+    python tests/bench/bench_relay.py --dkim-rounds 3 [--letters 400] [--connections 8]
 
 Goals (whole process against the whole loop): 8 connections + pipelining
 ≥ 5 × bare; 1 connection + pipelining ≥ 1.5 × bare. The sending phase (first
 to last letter at the server) is printed beside, start-up and the final
 rewrite left out.
+
+With ``--dkim-rounds N`` it measures instead what DKIM signing costs through
+the relay (issue 20 item 3): N rounds of the same newsletter over
+``--connections`` pipelining connections with signing off, then on (a key
+from `vykhukhol dkim keygen`), alternating; the medians and their ratio.
+Goal: on ≥ 0.90 × off (signing costs at most 10%).
 """
 
 from __future__ import annotations
@@ -204,7 +211,14 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.010,
                         help="seconds the proxy holds each chunk, each way")
     parser.add_argument("--tmp", default=None, help="folder for the scratch data")
+    parser.add_argument("--dkim-rounds", type=int, default=0,
+                        help="measure DKIM off against on instead, this many rounds")
+    parser.add_argument("--connections", type=int, default=8,
+                        help="SMTP connections of the DKIM rounds")
     args = parser.parse_args()
+    if args.dkim_rounds:
+        dkim_rounds(args)
+        return
 
     kit.banner(f"bench_relay: {args.letters} letters, proxy delay {args.delay * 1000:.0f} ms "
                "each way")
@@ -240,6 +254,48 @@ def main() -> None:
           f"({eight:.2f}); 1 connection + pipelining >= 1.5 x bare: "
           f"{'met' if one >= 1.5 else 'MISSED'} ({one:.2f}); load at end {kit.load()}; "
           f"pid {os.getpid()}")
+
+
+def dkim_rounds(args: argparse.Namespace) -> None:
+    kit.banner(f"bench_relay DKIM: {args.letters} letters, {args.connections} connections "
+               f"+ pipelining, proxy delay {args.delay * 1000:.0f} ms each way, "
+               f"{args.dkim_rounds} rounds")
+    base = Path(tempfile.mkdtemp(prefix="vyk-bench-relay-dkim-", dir=args.tmp))
+    relay = Relay(args.delay)
+    rows, results = [], {"DKIM off": [], "DKIM on": []}
+    try:
+        data = prepare(base, relay.port, args.letters)
+        kit.vykhukhol("--data", str(data.root), "dkim", "keygen", "--domain", "example.org")
+        for round_no in range(1, args.dkim_rounds + 1):
+            for name, domain in (("DKIM off", ""), ("DKIM on", "example.org")):
+                kit.vykhukhol("--data", str(data.root), "settings", "set", "mail.dkim_domain",
+                              domain)
+                got = run_ours(data, relay, args.letters, args.connections, True)
+                results[name].append(got)
+                rows.append((round_no, name, f"{got['wall']:.2f}", f"{got['rate']:.0f}",
+                             f"{got['span']:.2f}", f"{(args.letters - 1) / got['span']:.0f}",
+                             got["load"]))
+                print(f"# round {round_no}, {name}: {got['wall']:.2f} s", flush=True)
+    finally:
+        relay.stop()
+        shutil.rmtree(base, ignore_errors=True)
+    print()
+    print(kit.table(["round", "sender", "wall s", "letters/s", "send span s",
+                     "letters/s (span)", "load 1/5/15"], rows))
+
+    def rate(name: str, key: str) -> float:
+        count = args.letters if key == "wall" else args.letters - 1
+        return kit.median([count / r[key] for r in results[name]])
+
+    summary = []
+    for key, what in (("wall", "whole process"), ("span", "sending phase")):
+        off, on = rate("DKIM off", key), rate("DKIM on", key)
+        summary.append([what, f"{off:.0f}", f"{on:.0f}", f"{on / off:.2f}"])
+    print()
+    print(kit.table(["median letters/s", "DKIM off", "DKIM on", "on/off"], summary))
+    ratio = rate("DKIM on", "wall") / rate("DKIM off", "wall")
+    print(f"\ngoal on >= 0.90 x off (whole process): {'met' if ratio >= 0.9 else 'MISSED'} "
+          f"({ratio:.2f}); load at end {kit.load()}; pid {os.getpid()}")
 
 
 if __name__ == "__main__":

@@ -186,10 +186,19 @@ def test_several_connections_start_no_letter_after_time_limit(site, smtp_server)
     assert sorted(got) == readers and len(got) == len(set(got))
 
 
-def test_letters_over_several_connections_are_signed_and_redirected_as_over_one(site, smtp_server):
+def test_letters_over_several_connections_are_signed_and_redirected_as_over_one(
+        site, smtp_server, monkeypatch):
     """DKIM and dev_redirect happen in Transport.send, which every lane calls: each
-    letter over 4 connections verifies, and goes to the redirect address only."""
+    letter over 4 connections verifies, and goes to the redirect address only.
+    The signatures are made by the helper process (issue 20 item 3)."""
     import dkim
+
+    from vykhukhol.mail import signing
+
+    signed_there = []
+    sign = signing.SigningProcess.sign
+    monkeypatch.setattr(signing.SigningProcess, "sign",
+                        lambda self, data: signed_there.append(data) or sign(self, data))
 
     out = site.ok("dkim", "keygen", "--domain", "example.org", "--selector", "vykhukhol")
     [line] = [x for x in out.splitlines() if "._domainkey." in x]
@@ -205,6 +214,7 @@ def test_letters_over_several_connections_are_signed_and_redirected_as_over_one(
                   if g.message["X-Vykhukhol-Original-To"] != ADMIN) == readers
     for letter_got in got:
         assert dkim.verify(letter_got.data, dnsfunc=lambda n, timeout=5: records.get(n))
+    assert len(signed_there) == len(got)
 
 
 def test_a_pipelined_refusal_followed_by_a_hang_up_keeps_the_refusals_code(smtp_server):

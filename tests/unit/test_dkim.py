@@ -93,3 +93,86 @@ def test_the_dns_record_is_cut_into_strings_of_at_most_255():
     strings = re.findall(r'"([^"]*)"', record)
     assert len(strings) == 4 and all(len(s) <= 255 for s in strings)
     assert record.startswith('s._domainkey.example.org. IN TXT "v=DKIM1; k=rsa; p=AQEB')
+
+
+# --- the signing process (several connections: DKIM on another core) ----------------
+
+def test_the_signing_loop_writes_byte_for_byte_the_signers_header(key, monkeypatch):
+    """The helper's loop, run here over pipes so the clock can be fixed: the
+    same DKIM-Signature, byte for byte, as the Signer itself makes."""
+    import io
+    import struct
+
+    from vykhukhol.mail import signing
+
+    path, records = key
+    monkeypatch.setattr(dkim, "time", SimpleNamespace(time=lambda: FIXED))
+    written = letters()
+    frames = b"".join(struct.pack(">I", len(d)) + d for d in written)
+    out = io.BytesIO()
+    signing.serve(["-", "-", "example.org", "sel", str(path)], io.BytesIO(frames), out)
+    answers, stream = [], io.BytesIO(out.getvalue())
+    while (frame := signing._read_frame(stream)) is not None:
+        answers.append(frame)
+    signer = mail_dkim.Signer("example.org", "sel", path)
+    assert answers == [b"+" + signer.header(data) for data in written]
+    for answer, data in zip(answers, written, strict=True):
+        assert dkim.verify(answer[1:] + data, dnsfunc=lambda name, timeout=5: records.get(name))
+
+
+def test_the_signing_process_signs_each_threads_own_letter(key):
+    """A real helper process, eight threads at once: each gets its own
+    letter back signed (the answers come in the order the letters went in)."""
+    import threading
+
+    from vykhukhol.mail.signing import SigningProcess
+
+    path, records = key
+    press = mail.Press(from_name="V", from_email="news@example.org", run_id="r1")
+    mine = {i: press.write(to_email=f"u{i}@example.com", subject=f"Letter {i}",
+                           text=f"Hello {i}\n" * (1 + i % 7)).data for i in range(64)}
+    got: dict[int, bytes] = {}
+    helper = SigningProcess("example.org", "sel", path)
+    try:
+        def work(numbers):
+            for i in numbers:
+                got[i] = helper.sign(mine[i])
+        threads = [threading.Thread(target=work, args=(range(t, 64, 8),)) for t in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        helper.close()
+    assert helper._process.returncode == 0
+    for i, signed in got.items():
+        assert signed.endswith(mine[i]) and signed.startswith(b"DKIM-Signature: ")
+        assert dkim.verify(signed, dnsfunc=lambda name, timeout=5: records.get(name))
+    assert len(got) == 64
+
+
+def test_a_signing_process_that_dies_fails_its_letters_it_never_hangs(key):
+    from vykhukhol.mail.signing import SigningProcess
+
+    path, _ = key
+    helper = SigningProcess("example.org", "sel", path)
+    helper.sign(letters()[0])
+    helper._process.kill()
+    helper._process.wait()
+    with pytest.raises(mail_dkim.DkimKeyError, match="signing process has ended"):
+        for _ in range(3):  # the pipe may take one more letter before it breaks
+            helper.sign(letters()[0])
+    helper.close()
+
+
+def test_a_signing_process_whose_key_is_broken_refuses_every_letter(tmp_path):
+    from vykhukhol.mail.signing import SigningProcess
+
+    path = tmp_path / "broken.key"
+    path.write_text("not a key\n")
+    helper = SigningProcess("example.org", "sel", path)
+    try:
+        with pytest.raises(mail_dkim.DkimKeyError, match="not an RSA private key"):
+            helper.sign(letters()[0])
+    finally:
+        helper.close()

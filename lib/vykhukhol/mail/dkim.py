@@ -184,16 +184,18 @@ class Signer:
 
     def sign(self, data: bytes) -> bytes:
         """``data`` (a whole letter, CRLF line ends) with its DKIM-Signature on top."""
+        return self.header(data) + data
+
+    def header(self, data: bytes) -> bytes:
+        """The DKIM-Signature header field of ``data`` (CRLF at its end)."""
         import dkim  # imported by load_key already: a dictionary look-up
 
         include = signed_headers(data)
         try:
-            signature = dkim.sign(data, self.selector, self.domain, self.key,
-                                  include_headers=include,
-                                  canonicalize=(b"relaxed", b"relaxed"))
+            return dkim.sign(data, self.selector, self.domain, self.key,
+                             include_headers=include, canonicalize=(b"relaxed", b"relaxed"))
         except dkim.DKIMException as exc:
             raise DkimKeyError(f"DKIM signing failed: {exc}") from None
-        return signature + data
 
 
 # dkimpy does RSA in pure Python (two 1024-bit modular powers a signature,

@@ -24,6 +24,7 @@ from vykhukhol.mail.message import Outgoing
 
 if TYPE_CHECKING:
     from vykhukhol.mail.dkim import Signer
+    from vykhukhol.mail.signing import SigningProcess
 
 class DeliveryError(Exception):
     """A letter was not accepted.
@@ -85,7 +86,7 @@ class Transport(ABC):
 
     def __init__(self, config: MailConfig) -> None:
         self.config = config
-        self._signer: Signer | None = None
+        self._signer: Signer | SigningProcess | None = None
 
     def send(self, msg: EmailMessage | Outgoing, recipient: str,
              envelope_from: str | None = None, ready: Callable[[], None] | None = None,
@@ -141,6 +142,11 @@ class Transport(ABC):
 
             self._signer = signer_for(self.config.dkim_domain, self.config.dkim_selector,
                                       self.config.dkim_key or Path("-"))
+
+    def use_signer(self, signer: Signer | SigningProcess) -> None:
+        """Sign with ``signer`` (anything with ``sign(data) -> signed data``)
+        instead of the process's own :class:`~.dkim.Signer`."""
+        self._signer = signer
 
     def _signed(self, msg: EmailMessage | Outgoing) -> Outgoing:
         """The letter's bytes with a DKIM-Signature on top (the key read on the
