@@ -34,6 +34,7 @@ import subprocess
 import sys
 import threading
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -80,6 +81,12 @@ class SigningProcess:
     def sign(self, data: bytes) -> bytes:
         """``data`` with its DKIM-Signature on top, as :meth:`.dkim.Signer.sign`
         makes it. Raises :class:`~.dkim.DkimKeyError` when the helper cannot sign."""
+        return self.submit(data)()
+
+    def submit(self, data: bytes) -> Callable[[], bytes]:
+        """Hand ``data`` to the helper now; the function returned waits for
+        it and gives what :meth:`sign` gives (so a caller can do something
+        else, e.g. exchange the SMTP envelope, while the helper signs)."""
         from vykhukhol.mail.dkim import DkimKeyError
 
         waiting = _Waiting()
@@ -96,10 +103,13 @@ class SigningProcess:
                 self._queue.pop()
                 self._fail("the DKIM signing process has ended")
                 raise DkimKeyError(self._broken) from None
-        waiting.done.wait()
-        if waiting.error:
-            raise DkimKeyError(waiting.error)
-        return waiting.header + data
+
+        def collect() -> bytes:
+            waiting.done.wait()
+            if waiting.error:
+                raise DkimKeyError(waiting.error)
+            return waiting.header + data
+        return collect
 
     def _read(self) -> None:
         """The helper's answers, in the order the letters went in."""

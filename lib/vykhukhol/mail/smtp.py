@@ -17,11 +17,13 @@ from vykhukhol.mail.config import MailConfig
 from vykhukhol.mail.headers import POLICY
 from vykhukhol.mail.message import Outgoing
 from vykhukhol.mail.transport import (
+    SignedLater,
     TemporaryFailure,
     Transport,
     _by_code,
     _describe,
     _reply_text,
+    signed_now,
 )
 
 
@@ -35,6 +37,7 @@ class SmtpTransport(Transport):
     """
 
     idle_check_after = 10.0  # seconds
+    takes_later = True  # a helper's signature is waited for after the envelope
 
     def __init__(self, config: MailConfig) -> None:
         super().__init__(config)
@@ -47,7 +50,9 @@ class SmtpTransport(Transport):
                  ready: Callable[[], None], meanwhile: Callable[[], None]) -> None:
         import smtplib
 
-        data = msg.data if isinstance(msg, Outgoing) else msg.as_bytes(policy=POLICY)
+        later = msg if isinstance(msg, SignedLater) else None
+        if later is None:
+            data = msg.data if isinstance(msg, Outgoing) else msg.as_bytes(policy=POLICY)
         conn = self._connection()
         stage = "mail"
         try:
@@ -56,6 +61,12 @@ class SmtpTransport(Transport):
             else:
                 replies = self._envelope_one_by_one(conn, envelope_from, recipient)
             _check_envelope(replies, envelope_from, self._hang_up)
+            if later is not None:  # signed by a helper while the envelope went
+                try:
+                    data = signed_now(later)
+                except TemporaryFailure:
+                    self._hang_up(polite=False)  # the server drops a letter with no final dot
+                    raise
             try:
                 ready()
             except BaseException:
