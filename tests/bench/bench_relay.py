@@ -168,7 +168,8 @@ def prepare(base: Path, port: int, letters: int):
     return data
 
 
-def run_ours(data, relay: Relay, letters: int, connections: int, pipelining: bool) -> dict:
+def run_ours(data, relay: Relay, letters: int, connections: int, pipelining: bool,
+             lib: Path | None = None) -> dict:
     for job in newsletters.list_jobs(data):
         newsletters.delete(data, job.name)
     for path in data.state.glob("*.journal"):
@@ -179,8 +180,9 @@ def run_ours(data, relay: Relay, letters: int, connections: int, pipelining: boo
                        "Hello {{ name or 'friend' }}, here is the news.\n" * 20)
     relay.reset(pipelining)
     began = time.perf_counter()
+    env = kit.subprocess_env() if lib is None else kit.servetools.subprocess_env(lib=lib)
     done = subprocess.run([sys.executable, "-m", "vykhukhol", "--data", str(data.root), "cron"],
-                          capture_output=True, text=True, env=kit.subprocess_env(), timeout=1800)
+                          capture_output=True, text=True, env=env, timeout=1800)
     wall = time.perf_counter() - began
     stats = relay.stats()
     if done.returncode != 0 or stats["count"] < letters:
@@ -215,6 +217,8 @@ def main() -> None:
                         help="measure DKIM off against on instead, this many rounds")
     parser.add_argument("--connections", type=int, default=8,
                         help="SMTP connections of the DKIM rounds")
+    parser.add_argument("--compare", default=None, metavar="CHECKOUT",
+                        help="DKIM rounds: also sign with another checkout's lib/, in turns")
     args = parser.parse_args()
     if args.dkim_rounds:
         dkim_rounds(args)
@@ -262,15 +266,20 @@ def dkim_rounds(args: argparse.Namespace) -> None:
                f"{args.dkim_rounds} rounds")
     base = Path(tempfile.mkdtemp(prefix="vyk-bench-relay-dkim-", dir=args.tmp))
     relay = Relay(args.delay)
-    rows, results = [], {"DKIM off": [], "DKIM on": []}
+    cases = [("DKIM off", "", None), ("DKIM on", "example.org", None)]
+    if args.compare:
+        cases.append(("DKIM on, " + Path(args.compare).name, "example.org",
+                      Path(args.compare) / "lib"))
+    rows: list = []
+    results: dict[str, list[dict]] = {name: [] for name, _, _ in cases}
     try:
         data = prepare(base, relay.port, args.letters)
         kit.vykhukhol("--data", str(data.root), "dkim", "keygen", "--domain", "example.org")
         for round_no in range(1, args.dkim_rounds + 1):
-            for name, domain in (("DKIM off", ""), ("DKIM on", "example.org")):
+            for name, domain, lib in cases:
                 kit.vykhukhol("--data", str(data.root), "settings", "set", "mail.dkim_domain",
                               domain)
-                got = run_ours(data, relay, args.letters, args.connections, True)
+                got = run_ours(data, relay, args.letters, args.connections, True, lib)
                 results[name].append(got)
                 rows.append((round_no, name, f"{got['wall']:.2f}", f"{got['rate']:.0f}",
                              f"{got['span']:.2f}", f"{(args.letters - 1) / got['span']:.0f}",
@@ -289,10 +298,12 @@ def dkim_rounds(args: argparse.Namespace) -> None:
 
     summary = []
     for key, what in (("wall", "whole process"), ("span", "sending phase")):
-        off, on = rate("DKIM off", key), rate("DKIM on", key)
-        summary.append([what, f"{off:.0f}", f"{on:.0f}", f"{on / off:.2f}"])
+        off = rate("DKIM off", key)
+        summary.append([what, f"{off:.0f}"] + [
+            f"{rate(name, key):.0f} ({rate(name, key) / off:.2f})" for name, _, _ in cases[1:]])
     print()
-    print(kit.table(["median letters/s", "DKIM off", "DKIM on", "on/off"], summary))
+    print(kit.table(["median letters/s"] + [name for name, _, _ in cases]
+                    , summary))
     ratio = rate("DKIM on", "wall") / rate("DKIM off", "wall")
     print(f"\ngoal on >= 0.90 x off (whole process): {'met' if ratio >= 0.9 else 'MISSED'} "
           f"({ratio:.2f}); load at end {kit.load()}; pid {os.getpid()}")

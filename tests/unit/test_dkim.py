@@ -176,3 +176,30 @@ def test_a_signing_process_whose_key_is_broken_refuses_every_letter(tmp_path):
             helper.sign(letters()[0])
     finally:
         helper.close()
+
+
+def test_a_signing_process_imports_dkimpy_without_dnspython(key):
+    """dnspython cost a signing process 60-140 ms; a signer never asks the
+    DNS. Signing leaves it out, and a verifier's look-up still gets the real
+    dkimpy DNS module (run in a fresh process: this one imported dkim)."""
+    import subprocess
+    import sys
+
+    path, _ = key
+    code = f"""
+import sys
+from pathlib import Path
+from vykhukhol.mail import dkim as mail_dkim
+signer = mail_dkim.signer_for("example.org", "sel", Path({str(path)!r}))
+signed = signer.sign(b"From: a@example.org\\r\\nSubject: x\\r\\n\\r\\nHello\\r\\n")
+assert signed.startswith(b"DKIM-Signature: "), signed
+assert "dns" not in sys.modules and "dkim.dnsplug" not in sys.modules, sorted(sys.modules)
+import dkim
+assert dkim.get_txt is mail_dkim._get_txt_later
+from dkim import dnsplug
+assert dnsplug.get_txt is not mail_dkim._get_txt_later and "dns.resolver" in sys.modules
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.stdout.strip() == "ok", done.stderr

@@ -18,8 +18,13 @@ the status, and a :class:`Signer` that cannot load it raises
 :class:`DkimKeyError`, which the transport turns into a temporary failure
 (the run stops; nothing leaves).
 
+dkimpy is imported without dnspython (:func:`_dkimpy`): a signer never asks
+the DNS, and that import cost a signing process 60-140 ms.
+
 Deliberately not here: verifying signatures (tests use dkimpy's ``verify``),
-DNS look-ups, ed25519 keys.
+DNS look-ups, ed25519 keys (dkimpy signs them only through PyNaCl, which
+Vykhukhol does not depend on; README 16 gives what a second signature would
+cost).
 """
 
 from __future__ import annotations
@@ -83,6 +88,7 @@ def load_key(path: Path) -> bytes:
     except OSError as exc:
         raise DkimKeyError(f"the DKIM key {path} cannot be read: {exc.strerror or exc}") from None
     try:
+        _dkimpy()
         from dkim.crypto import UnparsableKeyError, parse_pem_private_key
     except ImportError as exc:
         raise MissingModule.of(exc) from None
@@ -96,6 +102,38 @@ def load_key(path: Path) -> bytes:
         raise DkimKeyError(f"the DKIM key {path} has {bits} bits; receivers want at least "
                            f"{MIN_KEY_BITS} (make a new one with `vykhukhol dkim keygen`)")
     return pem
+
+
+def _dkimpy():
+    """dkimpy, imported without dnspython when nothing imported it before.
+
+    dkimpy imports ``dns.resolver`` as it loads (its ``dnsplug``; 60-140 ms
+    a process here, README 16), only to look up keys when it verifies; a
+    signer never asks the DNS. So its ``dnsplug`` is stood in for while it
+    loads, by a ``get_txt`` that imports the real one when first called."""
+    import sys
+
+    loaded = sys.modules.get("dkim")
+    if loaded is not None:
+        return loaded
+    import types
+
+    stand_in = types.ModuleType("dkim.dnsplug")
+    stand_in.get_txt = _get_txt_later  # type: ignore[attr-defined]
+    sys.modules["dkim.dnsplug"] = stand_in
+    try:
+        import dkim
+    finally:
+        if sys.modules.get("dkim.dnsplug") is stand_in:
+            del sys.modules["dkim.dnsplug"]  # the next import of it is the real one
+    return dkim
+
+
+def _get_txt_later(name: bytes, timeout: int = 5) -> bytes | None:
+    """dkimpy's DNS look-up, dnspython imported now (only a verifier asks)."""
+    from dkim import dnsplug
+
+    return dnsplug.get_txt(name, timeout)
 
 
 def check_key(data_root: Path, settings: Settings) -> None:
@@ -188,7 +226,7 @@ class Signer:
 
     def header(self, data: bytes) -> bytes:
         """The DKIM-Signature header field of ``data`` (CRLF at its end)."""
-        import dkim  # imported by load_key already: a dictionary look-up
+        dkim = _dkimpy()  # imported by load_key already: a dictionary look-up
 
         include = signed_headers(data)
         try:
@@ -216,7 +254,7 @@ def _route_rsa_to_openssl(pem: bytes) -> bool:
     """Let OpenSSL do dkimpy's RSA step for this key; False when it cannot."""
     global _PURE_RSA, _PURE_PARSE
     try:
-        import dkim
+        dkim = _dkimpy()
         from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric import rsa
     except ImportError:
