@@ -63,10 +63,10 @@ PASSWORD = "correct-horse-1"
 pytestmark = pytest.mark.skipif(
     not APACHE.exists(), reason="Apache is not installed (/usr/sbin/apache2 missing; apt-get install apache2)")
 
-# What the deploy notes vendor with `pip install --target lib …` (waitress is
-# only for `vykhukhol serve`).
+# What the deploy notes vendor with `pip install --target lib …`.
 DEPENDENCIES = tuple(vendorkit.declared())  # README 14 step 1 installs exactly these
-SCRIPTS = ("cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "cgi/cron.py", "admin/index.py")
+SCRIPTS = ("cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "cgi/cron.py", "cgi/hook.py",
+           "admin/index.py")
 
 BATCH = """\
 import ast, contextlib, io, sys

@@ -42,6 +42,7 @@ def run(app_name: str, script: str) -> None:
 APPS = {  # app name → (module, factory); only the one asked for is imported
     "subscribe": ("public", "subscribe"), "confirm": ("public", "confirm"),
     "unsubscribe": ("public", "unsubscribe"), "cron": ("cron", "app"), "admin": ("admin", "app"),
+    "hook": ("vykhukhol.hooks.app", "app"),  # a full name: the callbacks live in their package
 }
 
 
@@ -53,5 +54,6 @@ def make_app(app_name: str, data, cgi_dir=None):
     if app_name not in APPS:
         sys.exit(f"unknown app {app_name!r}")
     module, factory = APPS[app_name]
-    make = getattr(importlib.import_module(f"vykhukhol.web.{module}"), factory)
+    name = module if "." in module else f"vykhukhol.web.{module}"
+    make = getattr(importlib.import_module(name), factory)
     return make(data, cgi_dir) if app_name == "admin" else make(data)
