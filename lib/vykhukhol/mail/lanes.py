@@ -72,6 +72,16 @@ class _Lane:
             self._done.put((self, Finished(tag, error, time.monotonic() - began)))
 
 
+def _cores() -> int:
+    """The cores this process may run on (a helper on the only one gains nothing)."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 class Lanes:
     """Up to ``count`` SMTP connections, opened as they are first needed."""
 
@@ -95,12 +105,16 @@ class Lanes:
         on another core while the lanes wait for their servers, so the
         letter-making thread never signs."""
         self.opener(self.config).prepare()
-        if self.config.dkim_domain and self.count > 1 and self.signing is None:
+        if self.config.dkim_domain and self.count > 1 and self.signing is None \
+                and _cores() > 1:
+            from vykhukhol.mail.dkim import signer_for
             from vykhukhol.mail.signing import SigningProcess
 
             assert self.config.dkim_key is not None  # prepare() refused a missing one
+            here = signer_for(self.config.dkim_domain, self.config.dkim_selector,
+                              self.config.dkim_key)  # made by prepare(): signs until it starts
             self.signing = SigningProcess(self.config.dkim_domain, self.config.dkim_selector,
-                                          self.config.dkim_key)
+                                          self.config.dkim_key, meanwhile=here)
             for lane in self._lanes:
                 lane.transport.use_signer(self.signing)
 

@@ -24,7 +24,9 @@ Deliberately not here: the key checks (:mod:`.dkim`), when to use a helper
 (:class:`.lanes.Lanes`: several connections, signing on).
 
 The frames on the pipes: a 4-byte big-endian length, then that many bytes.
-To the helper: a letter. From it: ``+`` and the header, or ``-`` and why not.
+To the helper: a letter. From it: first ``!`` once it has started and read
+its key (until then the parent signs its letters itself), then for each
+letter ``+`` and the header, or ``-`` and why not.
 """
 
 from __future__ import annotations
@@ -36,7 +38,10 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
+
+if TYPE_CHECKING:
+    from vykhukhol.mail.dkim import Signer
 
 _LENGTH = struct.Struct(">I")
 _START = ("import sys; sys.path[:0] = sys.argv[1].split('\\n'); "
@@ -60,7 +65,8 @@ class SigningProcess:
     :meth:`sign` may be called from any thread; each caller waits for its own
     letter's header while the helper works on the ones before it."""
 
-    def __init__(self, domain: str, selector: str, key_file: Path) -> None:
+    def __init__(self, domain: str, selector: str, key_file: Path,
+                 meanwhile: Signer | None = None) -> None:
         from vykhukhol.mail.dkim import DkimKeyError
 
         path = "\n".join(p for p in sys.path if p and "\n" not in p)
@@ -75,6 +81,11 @@ class SigningProcess:
         self._queue: deque[_Waiting] = deque()
         self._lock = threading.Lock()  # a frame is written and queued as one step
         self._broken = ""
+        # Until the helper has started and read its key (it says "!"), the
+        # letters are signed by ``meanwhile`` in the caller's thread: its
+        # start-up (an interpreter, dkimpy, the key) delays no letter.
+        self._meanwhile = meanwhile
+        self._ready = threading.Event()
         self._reader = threading.Thread(target=self._read, name="dkim-signing", daemon=True)
         self._reader.start()
 
@@ -89,6 +100,9 @@ class SigningProcess:
         else, e.g. exchange the SMTP envelope, while the helper signs)."""
         from vykhukhol.mail.dkim import DkimKeyError
 
+        if self._meanwhile is not None and not self._ready.is_set():
+            signed = self._meanwhile.sign(data)
+            return lambda: signed
         waiting = _Waiting()
         with self._lock:
             if self._broken:
@@ -125,6 +139,9 @@ class SigningProcess:
                 with self._lock:
                     self._fail(f"the DKIM signing process has ended (exit code {code})")
                 return
+            if frame == b"!":  # the helper has its key: it signs from now on
+                self._ready.set()
+                continue
             with self._lock:
                 waiting = self._queue.popleft() if self._queue else None
             if waiting is None:
@@ -193,6 +210,8 @@ def serve(argv: list[str] | None = None, stdin: BinaryIO | None = None,
         refusal = ""
     except VykhukholError as exc:
         signer, refusal = None, exc.message
+    sink.write(_LENGTH.pack(1) + b"!")  # ready: the parent may stop signing itself
+    sink.flush()
     while True:
         data = _read_frame(source)
         if data is None:
