@@ -54,6 +54,8 @@ def make_app(app_name: str, data, cgi_dir=None):
     if app_name not in APPS:
         sys.exit(f"unknown app {app_name!r}")
     module, factory = APPS[app_name]
+    from vykhukhol.web.http import secure_transport
+
     name = module if "." in module else f"vykhukhol.web.{module}"
     make = getattr(importlib.import_module(name), factory)
-    return make(data, cgi_dir) if app_name == "admin" else make(data)
+    return secure_transport(make(data, cgi_dir) if app_name == "admin" else make(data), data.settings)

@@ -22,11 +22,15 @@ import re
 import sys
 import traceback
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
 from vykhukhol.errors import BadInput, VykhukholError
 from vykhukhol.web.headers import SECURITY_HEADERS  # one list: the idle cron tick sends it too
 from vykhukhol.web.response import Response
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # http.cookies (the admin's) and html (the page of last resort) are imported
 # where they are used: a CGI process of the public pages or the cron URL never
@@ -84,8 +88,8 @@ class Request:
 
     @property
     def https(self) -> bool:
-        return self.environ.get("wsgi.url_scheme") == "https" or \
-            self.environ.get("HTTPS", "").lower() in ("on", "1")
+        """Over https, as the server says, or a trusted proxy (``secure_transport``)."""
+        return _https(self.environ)
 
     @property
     def cookies(self) -> dict[str, str]:
@@ -227,6 +231,47 @@ def wsgi_app(handler: App, lang: Callable[[], str] = lambda: "en") -> Callable:
         return respond(response, start_response, head)
 
     return app
+
+
+HSTS = ("Strict-Transport-Security", "max-age=31536000")  # a year; this host only
+
+
+def secure_transport(app: Callable, settings_path: Path) -> Callable:
+    """Wrap a WSGI app for https: a request that a trusted proxy says came over
+    https (``X-Forwarded-Proto``, see ``clients.forwarded_https``) is one
+    (``wsgi.url_scheme``: the session cookie is then Secure), and an https
+    answer carries Strict-Transport-Security when ``site_url`` is https. Not
+    over plain http (RFC 6797 forbids it there, and a browser would ignore it)."""
+
+    def wrapped(environ: dict, start_response: Callable) -> Iterable[bytes]:
+        if not (_https(environ) or environ.get("HTTP_X_FORWARDED_PROTO")):
+            return app(environ, start_response)  # plain http: nothing to do, nothing read
+        try:
+            from vykhukhol import settings as settings_mod
+
+            settings = settings_mod.load(settings_path) if settings_path.exists() else None
+        except Exception:  # noqa: BLE001 - the app itself says what is wrong with them
+            settings = None
+        if settings is None:
+            return app(environ, start_response)
+        if environ.get("wsgi.url_scheme") != "https" and environ.get("HTTP_X_FORWARDED_PROTO"):
+            from vykhukhol.web.clients import forwarded_https
+
+            if forwarded_https(environ, settings["trusted_proxies"]):
+                environ["wsgi.url_scheme"] = "https"
+        if not (_https(environ) and settings["site_url"].startswith("https://")):
+            return app(environ, start_response)
+
+        def with_hsts(status: str, headers: list, exc_info=None):
+            return start_response(status, [*headers, HSTS], exc_info)
+
+        return app(environ, with_hsts)
+
+    return wrapped
+
+
+def _https(environ: dict) -> bool:
+    return environ.get("wsgi.url_scheme") == "https" or environ.get("HTTPS", "").lower() in ("on", "1")
 
 
 def _logged(action: Callable[[], None], environ: dict) -> Callable[[], None]:
