@@ -20,21 +20,20 @@ from __future__ import annotations
 
 import re
 import sys
-import traceback
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
 from vykhukhol.errors import BadInput, VykhukholError
 from vykhukhol.web.headers import SECURITY_HEADERS  # one list: the idle cron tick sends it too
 from vykhukhol.web.response import Response
 
+TYPE_CHECKING = False  # typing is not imported: a public page pays for every import
 if TYPE_CHECKING:
     from pathlib import Path
 
-# http.cookies (the admin's) and html (the page of last resort) are imported
-# where they are used: a CGI process of the public pages or the cron URL never
-# needs them, and each costs it ~2 ms.
+# http.cookies (the admin's), html (the page of last resort) and traceback are
+# imported where they are used: a CGI process of the public pages or the cron
+# URL never needs them, and each costs it ~2 ms.
 
 MAX_FORM_BYTES = 64 * 1024        # a public form: a few short fields
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024  # admin imports
@@ -106,8 +105,6 @@ class Request:
         """POST fields (first value of each); BadInput for a broken or oversized body."""
         if self._form is not None:
             return self._form
-        import multipart
-
         try:
             length = int(self.environ.get("CONTENT_LENGTH") or 0)
         except ValueError:
@@ -128,6 +125,8 @@ class Request:
             for key, value in parse_fields(body, "the form"):
                 self._form.setdefault(key, value)
             return self._form
+        import multipart  # with tempfile, shutil and wsgiref: only for a multipart body
+
         try:
             forms, files = multipart.parse_form_data(
                 self.environ, strict=True, memory_limit=max_bytes, disk_limit=max_bytes,
@@ -216,6 +215,8 @@ def wsgi_app(handler: App, lang: Callable[[], str] = lambda: "en") -> Callable:
             if exc.status >= 500:
                 print(f"vykhukhol: {exc.message}", file=environ.get("wsgi.errors", sys.stderr))
         except Exception:  # noqa: BLE001 - no traceback ever reaches a page
+            import traceback
+
             print(traceback.format_exc(), file=environ.get("wsgi.errors", sys.stderr))
             response = error_page(500, _lang(lang))
         head = environ.get("REQUEST_METHOD", "").upper() == "HEAD"
@@ -284,6 +285,8 @@ def _logged(action: Callable[[], None], environ: dict) -> Callable[[], None]:
         except VykhukholError as exc:
             print(f"vykhukhol: {exc.message}", file=errors)
         except Exception:  # noqa: BLE001 - after the answer there is no page to spoil
+            import traceback
+
             print(traceback.format_exc(), file=errors)
 
     return run
