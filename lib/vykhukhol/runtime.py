@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo
 from vykhukhol import alerts, journal, state
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
-from vykhukhol.errors import BadInput, OverBudget, VykhukholError
+from vykhukhol.errors import BadInput, MissingModule, OverBudget, VykhukholError
 from vykhukhol.runlog import RunLog
 from vykhukhol.settings import Settings
 from vykhukhol.states import Outcome
@@ -205,6 +205,11 @@ class Run:
             if isinstance(exc, OverBudget):  # a template too heavy: the owner must know
                 self.alert(alerts.CANNOT_RENDER, detail=f"{target}, {item}: {exc.message}")
             return Delivery.BROKEN
+        except ImportError as exc:  # a host that vendored too little (README 14)
+            self.log.error(f"{target}: {MissingModule.of(exc).message}; nothing is sent "
+                           "until it is fixed")
+            self.stop(Outcome.TEMPFAIL)
+            return Delivery.TEMPFAIL  # not begun: not counted, nothing in doubt
         if not self._prepared and not self._prepare(target):
             return Delivery.TEMPFAIL  # not begun: not counted, nothing in doubt
         lanes = self.lanes()
@@ -237,7 +242,6 @@ class Run:
         """Before the run's first intent: what every letter needs is at hand
         (the DKIM key and the modules that sign). When it is not, the run
         says so in one line and stops: no letter touched, none in doubt."""
-        from vykhukhol.errors import MissingModule
         from vykhukhol.mail.dkim import DkimKeyError
 
         try:
