@@ -79,7 +79,8 @@ class SigningProcess:
             raise DkimKeyError(f"the DKIM signing process cannot start: "
                                f"{exc.strerror or exc}") from None
         self._queue: deque[_Waiting] = deque()
-        self._lock = threading.Lock()  # a frame is written and queued as one step
+        self._lock = threading.Lock()    # the queue (the reader takes only this one)
+        self._writing = threading.Lock()  # one writer at a time: the queue's order is the pipe's
         self._broken = ""
         # Until the helper has started and read its key (it says "!"), the
         # letters are signed by ``meanwhile`` in the caller's thread: its
@@ -104,18 +105,21 @@ class SigningProcess:
             signed = self._meanwhile.sign(data)
             return lambda: signed
         waiting = _Waiting()
-        with self._lock:
-            if self._broken:
-                raise DkimKeyError(self._broken)
-            self._queue.append(waiting)
+        # The reader never waits for a writer (a long letter blocked on a
+        # full pipe), so the helper can always hand its answers over.
+        with self._writing:
+            with self._lock:
+                if self._broken:
+                    raise DkimKeyError(self._broken)
+                self._queue.append(waiting)
             try:
                 stdin = self._process.stdin
                 assert stdin is not None
                 stdin.write(_LENGTH.pack(len(data)) + data)
                 stdin.flush()
             except OSError:
-                self._queue.pop()
-                self._fail("the DKIM signing process has ended")
+                with self._lock:
+                    self._fail("the DKIM signing process has ended")
                 raise DkimKeyError(self._broken) from None
 
         def collect() -> bytes:
