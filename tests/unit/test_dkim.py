@@ -206,3 +206,32 @@ print("ok")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)
     assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_a_run_killed_with_kill_9_leaves_no_signing_process_behind(key):
+    """The helper reads until its pipe closes: the parent's death ends it."""
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    path, _ = key
+    code = f"""
+import os, signal
+from pathlib import Path
+from vykhukhol.mail.signing import SigningProcess
+helper = SigningProcess("example.org", "sel", Path({str(path)!r}))
+helper.sign(b"From: a@example.org\\r\\nSubject: x\\r\\n\\r\\nHello\\r\\n")
+print(helper._process.pid, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    pid = int(done.stdout.split()[0])
+    status = Path(f"/proc/{pid}/status")
+    for _ in range(100):
+        if not status.exists() or "\nState:\tZ" in status.read_text():
+            break  # gone, or a zombie waiting for whoever reaps orphans here
+        time.sleep(0.05)
+    else:
+        raise AssertionError(f"the signing process {pid} outlived its parent")
