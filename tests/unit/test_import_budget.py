@@ -62,6 +62,7 @@ LINK_PAGE = PAGE | {"vykhukhol.tokens"}
 POST_SOON = PAGE | {
     "unicodedata", "vykhukhol.membership", "vykhukhol.subscribers", "vykhukhol.states",
     "vykhukhol.state", "vykhukhol.series", "vykhukhol.tokens", "vykhukhol.web.clients",
+    "vykhukhol.suppression", "mmap",  # a suppressed address is answered alike but stores nothing (SPEC 12)
     # filelock and what it brings (logging with traceback, threading, decimal, platform): the
     # record lock is taken before the answer, and filelock is the lock the sender takes too
     "filelock", "filelock.version", "filelock._filesystem", "filelock._filesystem._files",
