@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import base64
 import os
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -185,6 +186,7 @@ def misaligned(dkim_domain: str, senders: dict[str, str]) -> list[tuple[str, str
 
 
 _SIGNERS: dict[tuple, Signer] = {}  # one key read and parsed per process (per key file state)
+_MAKING = threading.Lock()
 
 
 def signer_for(domain: str, selector: str, key_file: Path) -> Signer:
@@ -198,11 +200,12 @@ def signer_for(domain: str, selector: str, key_file: Path) -> Signer:
     except OSError:
         state = ()  # load_key says what is wrong
     which = (domain, selector, str(key_file), state)
-    signer = _SIGNERS.get(which)
-    if signer is None:
-        signer = Signer(domain, selector, key_file)
-        _SIGNERS.clear()  # an older state of the key is never used again
-        _SIGNERS[which] = signer
+    with _MAKING:  # serve's threads: one Signer, and dkimpy's RSA step routed once
+        signer = _SIGNERS.get(which)
+        if signer is None:
+            signer = Signer(domain, selector, key_file)
+            _SIGNERS.clear()  # an older state of the key is never used again
+            _SIGNERS[which] = signer
     return signer
 
 
