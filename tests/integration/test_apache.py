@@ -65,7 +65,8 @@ pytestmark = pytest.mark.skipif(
 
 # What the deploy notes vendor with `pip install --target lib …`.
 DEPENDENCIES = tuple(vendorkit.declared())  # README 14 step 1 installs exactly these
-SCRIPTS = ("cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "cgi/cron.py", "cgi/hook.py",
+SCRIPTS = ("cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "cgi/manage.py", "cgi/cron.py",
+           "cgi/hook.py",
            "admin/index.py")
 
 BATCH = """\
