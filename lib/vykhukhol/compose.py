@@ -52,15 +52,16 @@ def bounce_address(service: Service | None, settings: Settings, kind: str, name:
 
 
 def context(service: Service, settings: Settings, email: str, name: str,
-            moment: datetime) -> dict[str, str]:
+            moment: datetime, job: str | None = None) -> dict[str, str]:
     """What a template sees; no value can end a line of the letter (see
-    :func:`render.one_line_values`)."""
+    :func:`render.one_line_values`). A newsletter ``job``'s unsubscribe link
+    names it, so the newsletters' history counts who left from it."""
     return render.one_line_values({
         "name": name,
         "email": email,
         "service": service.title,
         "unsubscribe_url": tokens.unsubscribe_link(settings["site_url"], settings.secret,
-                                                   service.name, email),
+                                                   service.name, email, job),
         "manage_url": tokens.manage_link(settings["site_url"], settings.secret, email),
         "date": moment.strftime("%Y-%m-%d"),
     })
@@ -143,7 +144,7 @@ def newsletter(service: Service, subject: str, text: str, html: str | None,
     letter) the envelope is tagged for the service."""
     from vykhukhol.bounces import tag
 
-    ctx = context(service, settings, email, name, moment)
+    ctx = context(service, settings, email, name, moment, job)
     bounce = bounce_address(service, settings, tag.SERVICE, service.name, email) if job is None \
         else bounce_address(service, settings, tag.NEWSLETTER, job, email)
     return _message(service, settings, email, name, subject, text, html, run_id, ctx, bounce,

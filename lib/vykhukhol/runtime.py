@@ -77,7 +77,7 @@ class Report:
         out = [f"run {self.lease}", f"started {format_time(self.started)}"]
         out += self.lines
         for target, count in sorted(self.sent.items()):
-            out.append(f"sent {count} for {target}")
+            out.append(f"handed over {count} for {target}")  # accepted by the server: SPEC 12
         out.append(f"ended {format_time(self.ended)}: {self.outcome.value}")
         return "\n".join(out) + "\n"
 

@@ -31,14 +31,20 @@ def check(secret: bytes, service: str, email: str, purpose: str, token: str) -> 
     return hmac.compare_digest(make(secret, service, email, purpose), token)
 
 
-def link(site_url: str, script: str, secret: bytes, service: str, email: str, purpose: str) -> str:
-    """The full URL of a confirm or unsubscribe page for one subscriber."""
-    query = urlencode({"s": service, "e": email, "t": make(secret, service, email, purpose)})
-    return f"{site_url.rstrip('/')}/cgi/{script}?{query}"
+def link(site_url: str, script: str, secret: bytes, service: str, email: str, purpose: str,
+         job: str | None = None) -> str:
+    """The full URL of a confirm or unsubscribe page for one subscriber; ``job``
+    (a newsletter's) only says which letter the link came from, for the
+    newsletters' history: it is not signed, and grants nothing."""
+    fields = {"s": service, "e": email, "t": make(secret, service, email, purpose)}
+    if job:
+        fields["n"] = job
+    return f"{site_url.rstrip('/')}/cgi/{script}?{urlencode(fields)}"
 
 
-def unsubscribe_link(site_url: str, secret: bytes, service: str, email: str) -> str:
-    return link(site_url, "unsubscribe.py", secret, service, email, "unsubscribe")
+def unsubscribe_link(site_url: str, secret: bytes, service: str, email: str,
+                     job: str | None = None) -> str:
+    return link(site_url, "unsubscribe.py", secret, service, email, "unsubscribe", job)
 
 
 def confirm_link(site_url: str, secret: bytes, service: str, email: str) -> str:

@@ -224,6 +224,9 @@ def build_parser() -> Parser:
     a.add_argument("--at", metavar="YYYY-MM-DD HH:MM",
                    help='start time in timezone, e.g. "2026-12-01 09:00" (default: now; not in the past)')
     actions.add_parser("list", help="the jobs and their progress")
+    a = actions.add_parser("history", help="every newsletter: handed over, failed, bounced, "
+                                           "complaints, unsubscribed (newest first)")
+    a.add_argument("--json", action="store_true", help="a JSON list of objects")
     actions.add_parser("cancel", help="stop a job and delete it").add_argument(
         "job", help="its name, as create printed it")
     p.set_defaults(func=cmd_newsletter)

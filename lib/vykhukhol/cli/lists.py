@@ -164,9 +164,28 @@ def cmd_newsletter(ctx: Context, args) -> None:
     elif args.action == "cancel":
         newsletters.cancel(data, args.job)
         print(f"newsletter {args.job} cancelled")
+    elif args.action == "history":
+        print_history(newsletters.history_now(data), args.json)
     else:
         for job in newsletters.list_jobs(data):
             count = newsletters.counts(data.job(job.name, "list"))
             print("\t".join((job.name, format_time(job.start), ",".join(job.services),
-                             f"{count['sent']}/{count['total']}", f"failed {count['failed']}",
+                             f"handed over {count['sent']}/{count['total']}", f"failed {count['failed']}",
                              f"skipped {count['skipped']}", f"in doubt {count['in doubt']}")))
+
+
+def print_history(entries: list, as_json: bool) -> None:
+    """``newsletter history``: one line per newsletter (tab-separated, a header
+    first), or with ``--json`` a list of objects. Times are UTC; "handed" is
+    what the mail server accepted, not what was delivered."""
+    if as_json:
+        import json
+
+        print(json.dumps([entry.to_json() for entry in entries], ensure_ascii=False, indent=1))
+        return
+    print("#job\tstarted\tfinished\thanded over\tfailed\tin doubt\tbounced\tcomplaints\t"
+          "unsubscribed\tservices\tsubject")
+    for e in entries:
+        print("\t".join((e.job, e.started, e.finished, str(e.handed), str(e.failed),
+                         str(e.in_doubt), str(e.bounced), str(e.complaints),
+                         str(e.unsubscribed), ",".join(e.services) or "-", e.subject or "-")))

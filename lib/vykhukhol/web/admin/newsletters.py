@@ -12,7 +12,7 @@ from vykhukhol.datadir import check_name
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import now, parse_local_time
-from vykhukhol.web.admin.core import Admin
+from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.admin.series import SAMPLE, preview_letter
 from vykhukhol.web.admin.settings import send_now
 from vykhukhol.web.http import Response
@@ -93,7 +93,9 @@ def newsletters_page(admin: Admin, args: dict) -> Response:
                      "start": start_local.strftime("%Y-%m-%d %H:%M"),
                      "start_input": start_local.strftime("%Y-%m-%dT%H:%M"),
                      "due": job.start <= now()})
-    return admin.page("newsletters.html", jobs=jobs, states=LedgerState)
+    return admin.page("newsletters.html", jobs=jobs, states=LedgerState,
+                      history=newsletters.history_now(admin.data),
+                      local=lambda t: "" if t == "-" else local_time(admin.settings, t))
 
 
 def _job(admin: Admin, name: str) -> str:
