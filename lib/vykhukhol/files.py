@@ -49,6 +49,11 @@ LOCK_TIMEOUT = 20.0  # seconds a writer waits for a record lock before giving up
 FILE_MODE = 0o600
 FOLDER_MODE = 0o700
 NOBODY_ELSE = 0o007  # the bits a rewrite takes away from an older, wider file
+# The one exception: the public archive (archive/ beside cgi/, README "The
+# public archive") is written for the web server to serve as static files, so
+# it is readable by all — and holds nothing personal by construction.
+PUBLIC_FILE_MODE = 0o644
+PUBLIC_FOLDER_MODE = 0o755
 
 
 def _read_umask() -> int:
@@ -93,6 +98,32 @@ def make_folder(path: Path) -> None:
                 raise
 
 
+def make_public_folder(path: Path) -> None:
+    """A folder of the public archive, and its missing parents (the web
+    server must pass through them): :data:`PUBLIC_FOLDER_MODE` less the umask."""
+    path = Path(path)
+    missing = []
+    while not path.exists() and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=PUBLIC_FOLDER_MODE)
+        except FileExistsError:
+            if not folder.is_dir():
+                raise
+
+
+def write_public(path: Path, content: str) -> None:
+    """:func:`atomic_write` for a file of the public archive: readable by the
+    web server (:data:`PUBLIC_FILE_MODE` less the umask), whatever it was."""
+    try:
+        make_public_folder(Path(path).parent)
+    except OSError as exc:
+        raise StorageError(f"cannot write {Path(path).name}: {exc.strerror or exc}") from exc
+    _replace(path, (content.encode("utf-8"),), PUBLIC_FILE_MODE, public=True)
+
+
 def _fsync_dir(folder: Path) -> None:
     try:
         fd = os.open(folder, os.O_RDONLY)
@@ -123,7 +154,7 @@ def atomic_write_bytes(path: Path, chunks: Iterable[bytes], new_mode: int = FILE
     _replace(path, chunks, new_mode)
 
 
-def _replace(path: Path, chunks: Iterable[bytes], new_mode: int) -> None:
+def _replace(path: Path, chunks: Iterable[bytes], new_mode: int, public: bool = False) -> None:
     path = Path(path)
     folder = path.parent
     tmp_name = None
@@ -136,7 +167,8 @@ def _replace(path: Path, chunks: Iterable[bytes], new_mode: int) -> None:
             out.flush()
             os.fsync(out.fileno())
         with contextlib.suppress(OSError):
-            mode = path.stat().st_mode & 0o777 & ~NOBODY_ELSE if path.exists() else masked(new_mode)
+            mode = path.stat().st_mode & 0o777 & ~NOBODY_ELSE if path.exists() and not public \
+                else masked(new_mode)
             os.chmod(tmp_name, mode)
         os.replace(tmp_name, path)
         tmp_name = None

@@ -37,7 +37,7 @@ from itertools import islice
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from vykhukhol import alerts, dueindex, files, idle, journal, newsletters, schedule, state
+from vykhukhol import alerts, archive, dueindex, files, idle, journal, newsletters, schedule, state
 from vykhukhol import services as svc
 from vykhukhol import subscribers as subs
 from vykhukhol.addresses import email_key
@@ -93,6 +93,7 @@ def run(data: DataDir, settings: Settings, clock: Callable[[], float] = time.mon
         current.log.write(f"run ended after {current.elapsed():.1f}s: "
                           f"{current.report.outcome.label('en')}; "
                           f"letters {sum(current.report.sent.values())}")
+        archive.after_run(current)  # SPEC 7: what went public in this run is published
         idle.after_run(current)  # nothing due: the proof that lets the next ticks skip all this
     return current.report
 

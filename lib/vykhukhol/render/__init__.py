@@ -86,6 +86,7 @@ SAMPLE_CONTEXT = {
     "name": "Ivan Petrov", "email": "ivan@example.org", "service": "Sample service",
     "unsubscribe_url": "https://example.org/cgi/unsubscribe.py?s=sample&e=ivan%40example.org&t=x",
     "confirm_url": "https://example.org/cgi/confirm.py?s=sample&e=ivan%40example.org&t=x",
+    "web_url": "https://example.org/archive/sample/letter-001.html",
     "date": "2026-01-31",
 }
 
