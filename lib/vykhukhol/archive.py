@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 FILE_NAME = re.compile(r"index\.html|feed\.atom|letter-[0-9]{3}\.html|news-[a-z0-9][a-z0-9_-]{0,39}\.html")
 PREVIEW = "preview"  # the item of the admin's test letter: no copy to show
 WAITING, SENT = "waiting", "sent"
+HTML_MARK = "=== html ==="  # a kept copy's HTML part follows this line, as in a job's .letter
 FEED_ENTRIES = 50  # the newest letters the feed carries; the index lists them all
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")  # not allowed in XML
 _LINK = re.compile(r"https?://[^\s<>\"'()\[\]{}]+[^\s<>\"'()\[\]{}.,;:!?]")
@@ -106,8 +107,6 @@ class Kept:
 def keep_newsletter(data: DataDir, job: str, services: list[str], subject: str, text: str,
                     html: str | None, public: bool) -> None:
     """Keep a copy of a new job's letter (called by :func:`newsletters.create`)."""
-    from vykhukhol.newsletters import HTML_MARK
-
     check_name(job, "newsletter name")
     head = (f"Subject: {subject}\nServices: {','.join(services)}\n"
             f"Public: {'yes' if public else 'no'}\nCreated: {format_time(now())}\n\n")
@@ -125,8 +124,6 @@ def forget_newsletter(data: DataDir, job: str) -> None:
 
 
 def kept_newsletter(data: DataDir, job: str) -> Kept | None:
-    from vykhukhol.newsletters import HTML_MARK
-
     try:
         check_name(job, "newsletter name")
     except BadInput:
