@@ -36,8 +36,8 @@ Variables that are not given render as nothing (``{{ nmae }}`` is empty,
 becomes :class:`~vykhukhol.errors.BadInput` with ``"<what>: line N: <reason>"``.
 
 The context the project passes is ``name``, ``email``, ``service``,
-``unsubscribe_url`` and ``date`` (and ``confirm_url`` in confirmation
-requests); this module does not insist on it.
+``unsubscribe_url``, ``web_url`` and ``date`` (and ``confirm_url`` in
+confirmation requests); this module does not insist on it.
 
 What is where: :mod:`.budget` holds the bounds and the estimates of what
 one step would build; :mod:`.sandbox` the environment that checks every
