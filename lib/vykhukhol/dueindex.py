@@ -46,6 +46,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
+from enum import IntEnum
 from heapq import nsmallest
 from itertools import compress
 from itertools import count as count_up
@@ -58,7 +59,18 @@ from vykhukhol.errors import BadInput
 from vykhukhol.series import LETTER, MAX_FAILURES, NOTHING, REMIND, Rules, next_action
 
 MAGIC = b"vykhukhol due index 1\n"
-SEND, ASK, TIDY = 1, 2, 3  # what is due on a line: a series letter, a reminder, clean-up
+
+
+class Due(IntEnum):
+    """What is due on a line; the number is the byte the index file keeps."""
+
+    SEND = 1   # a series letter
+    ASK = 2    # a reminder to confirm
+    TIDY = 3   # clean-up (deletion, or the ``done`` mark)
+
+
+SEND, ASK, TIDY = Due.SEND, Due.ASK, Due.TIDY
+
 CHECK_EVERY = 4096          # lines read between two looks at the clock while building
 TIDY_PER_RUN = 20_000       # clean-up lines one run takes at most (the rest: the next run)
 MARK_EVERY = 4 << 20        # bytes between two marks (where the CRC so far is kept)

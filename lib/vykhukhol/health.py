@@ -30,7 +30,7 @@ Translate = Callable[..., str]
 # Modules every cron tick or page loads: if their bytecode is missing or stale
 # for the interpreter running now, the others are too (compileall does all).
 KEY_MODULES = ("vykhukhol/__init__.py", "vykhukhol/idle.py", "vykhukhol/files.py",
-               "vykhukhol/sender.py", "vykhukhol/web/http.py")
+               "vykhukhol/sender/__init__.py", "vykhukhol/web/http.py")
 LIB = Path(__file__).resolve().parents[1]
 
 
@@ -125,6 +125,12 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
 
     if hosted and bounce_record.no_source(data, settings):
         found.append(_("Nothing reads the bounces: set mail.bounce_mailbox, or have the mail server pipe the bounce address to `vykhukhol bounce` (README, Deliverability). Until then dead addresses keep getting letters."))
+    from vykhukhol.hooks import guide as hooks_guide
+
+    quiet = hooks_guide.quiet_provider(data, settings)
+    if quiet:
+        found.append(_("Letters go through {provider}, but none of its callbacks has arrived in 7 days: its bounces and complaints may be lost. Check its webhook against `vykhukhol hooks` (README section 17).",
+                       provider=hooks_guide.STEPS[quiet][0]))
     if settings.secret_problem:
         found.append(_(NO_SECRET))
     for problem in settings.problems:

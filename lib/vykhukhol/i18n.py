@@ -146,4 +146,10 @@ SETTING_LABELS: dict[str, str] = {
     "mail.bounce_cafile": "Bounce mailbox CA file",
     "security.secret": "Link-signing secret",
     "security.admin_password": "Admin password",
+    "hooks.key": "Callback key of the mail providers",
+    "hooks.mailgun_signing_key": "Mailgun webhook signing key",
+    "hooks.sendgrid_public_key": "SendGrid verification key",
+    "hooks.postmark_user": "Postmark webhook user",
+    "hooks.postmark_password": "Postmark webhook password",
+    "hooks.sns_test_host": "SNS certificate host (tests only)",
 }

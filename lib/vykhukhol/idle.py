@@ -177,8 +177,9 @@ def tick(root: str, environ: dict | None = None, moment: float | None = None) ->
         return None  # the full way reports what is wrong with state/
     until = format_time(datetime.fromtimestamp(float(proof.values["until"]), timezone.utc))
     elapsed = time.monotonic() - began
-    line = f"run ended after {elapsed:.1f}s: all done (nothing due before {until}); letters 0"
-    _log(root, lease, now, line)
+    from vykhukhol.runlog import ended_line
+
+    _log(root, lease, now, ended_line(elapsed, f"all done (nothing due before {until})", 0))
     return (f"run {lease}\nstarted {format_time(now)}\nnothing due before {until}\n"
             f"ended {format_time(now)}: done\n")
 
@@ -359,7 +360,7 @@ def _prove(run) -> float | None:
     from vykhukhol import files, newsletters, state
     from vykhukhol import services as svc
     from vykhukhol import settings as settings_mod
-    from vykhukhol.sender import rules_of
+    from vykhukhol.series import rules_of
     from vykhukhol.timeutil import parse_time
 
     data = run.data
@@ -388,10 +389,10 @@ def _prove(run) -> float | None:
             return None
         enabled.append(service)
         summary = state.read_due(data, service.name)
-        if summary is None or summary[1] != rules_of(run, service).fingerprint() \
-                or summary[2] != state.file_stamp(service.subscribers_path):
+        if summary is None or summary.fingerprint != rules_of(run, service).fingerprint() \
+                or summary.stamp != state.file_stamp(service.subscribers_path):
             return None
-        next_due = parse_time(summary[0])
+        next_due = parse_time(summary.next)
         if next_due is not None:
             until = min(until, next_due.timestamp())
     if not enabled or until <= moment:

@@ -2,7 +2,8 @@
 
 ``data/log/run.log``, tab-separated: time, lease id, level, message. Capped in
 size and rotated (``run.log.1`` … ``run.log.3``). The admin status page and
-``vykhukhol status`` read the recent lines back.
+``vykhukhol status`` read the recent lines back. The last line of every run,
+full or idle, is made by :func:`ended_line` and read by :func:`parse_ended`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,34 @@ class Entry(NamedTuple):
     lease: str
     level: str
     message: str
+
+
+class Ended(NamedTuple):
+    """What a run's last line says."""
+
+    seconds: str   # how long it took, as written ("0.3")
+    why: str       # the outcome's English label, perhaps with a note in brackets
+    letters: str   # letters sent
+
+
+ENDED = "run ended"  # how a run's last line begins
+
+
+def ended_line(seconds: float, why: str, letters: int) -> str:
+    """The last line of a run."""
+    return f"{ENDED} after {seconds:.1f}s: {why}; letters {letters}"
+
+
+def parse_ended(message: str) -> Ended | None:
+    """A run's last line read back; None for any other line (or a torn one)."""
+    if not message.startswith(ENDED):
+        return None
+    import re  # only readers of the log: the idle tick writes, and imports no re
+
+    # Anchored at both ends: a search would retry its lazy middle at every
+    # "after" in a long line, in time growing with the square of its length.
+    found = re.fullmatch(r"run ended after ([\d.]+)s: (.*); letters (\d+)", message)
+    return Ended(*found.groups()) if found else None
 
 
 class RunLog:

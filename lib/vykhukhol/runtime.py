@@ -1,33 +1,31 @@
-"""One run's machinery: its clock, quotas, transport, log and report, the
-sending limits shared across runs, and the rename locks at its door.
+"""One run's machinery: its clock, quotas, transport, log and report, and
+the sending limits shared across runs.
 
 :mod:`vykhukhol.sender` holds the steps of SPEC 5 and uses what is here:
 :class:`Run` (step 7's clock is :meth:`Run.may_send`; every letter goes
-through :meth:`Run.deliver`, which journals it before and after — with
-several SMTP connections the "after" comes as each connection answers, and
-:meth:`Run.drain` waits for the last ones before a journal is folded),
-:func:`take_lock` (steps 7 and 8: a dead holder blocks the sender, a live one
-is refused) and :func:`release` (step 6). :func:`set_mode` is the admin's
-switch that clears a self-block.
+through :meth:`Run.deliver`, which journals it before and after and answers
+with a :class:`Delivery` — with several SMTP connections the "after" comes
+as each connection answers, and :meth:`Run.drain` waits for the last ones
+before a journal is folded). The locks at the run's door (steps 6, 7, 8) and
+the admin's mode switch are in :mod:`vykhukhol.locks`.
 """
 
 from __future__ import annotations
 
-import os
 import secrets
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import Enum
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from vykhukhol import alerts, files, journal, newsletters, state
-from vykhukhol import services as svc
+from vykhukhol import alerts, journal, state
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
-from vykhukhol.errors import BadInput, LockBusy, OverBudget, StorageError, VykhukholError
+from vykhukhol.errors import BadInput, OverBudget, VykhukholError
 from vykhukhol.runlog import RunLog
 from vykhukhol.settings import Settings
 from vykhukhol.states import Outcome
@@ -43,9 +41,23 @@ SMTP_TIMEOUT_MAX = 20.0  # seconds one SMTP command may take at most
 REWRITE_RATE = 4e6     # bytes a second a parse-and-rewrite manages (measured 3-5 MB/s, tests/bench)
 COPY_RATE = 50e6       # bytes a second a rewrite that copies most lines unparsed manages (measured 135)
 TEMPFAIL_GIVE_UP = 3 * 86400  # a letter failing temporarily this long becomes failed
-LOST = None            # marker: a lock step failed in a way that ends the run
-BROKEN = "broken"      # marker: a letter that cannot be made (a template broken by FTP, or too heavy)
-HANDED = "handed"      # marker: a letter on its way over one of several connections
+
+
+class Delivery(Enum):
+    """How :meth:`Run.deliver` ended for one letter (the first four are the
+    journal's words for it)."""
+
+    SENT = journal.SENT
+    FAILED = journal.FAILED
+    TEMPFAIL = journal.TEMPFAIL        # not sent, not counted: a later run retries
+    IN_DOUBT = journal.IN_DOUBT        # the server may have it: never sent again
+    BROKEN = "broken"    # the letter cannot be made (a template broken by FTP, or too heavy)
+    HANDED = "handed"    # on its way over one of several connections, counted like a sent one
+
+    @property
+    def counted(self) -> bool:
+        """Whether it counts against the run's quota."""
+        return self not in (Delivery.TEMPFAIL, Delivery.BROKEN)
 
 
 @dataclass
@@ -122,7 +134,8 @@ class Run:
 
     def stop(self, outcome: Outcome, soft: bool = False) -> None:
         """Stop sending; a quota stop only ends one kind of letters."""
-        if self.report.outcome in (Outcome.DONE, Outcome.QUOTA) or outcome is Outcome.ERROR:
+        if self.report.outcome in (Outcome.DONE, Outcome.QUOTA) \
+                or outcome in (Outcome.STORAGE, Outcome.SETTINGS):
             self.report.outcome = outcome
         if not soft:
             self.stopped = outcome
@@ -163,7 +176,8 @@ class Run:
             self._transport = None
 
     def deliver(self, book: journal.Journal, target: str, email: str, item: str,
-                build: Callable[[], object], meanwhile: Callable[[], None] | None = None) -> str:
+                build: Callable[[], object], meanwhile: Callable[[], None] | None = None
+                ) -> Delivery:
         """Journal, send, journal. Returns the outcome: sent, failed, tempfail,
         in doubt, or BROKEN when the letter itself cannot be made (the caller
         stops serving ``target``: every letter of it would fail the same way).
@@ -182,7 +196,7 @@ class Run:
         except BadInput as exc:
             self.log.write(f"{target}: {email} is not an address mail can go to: {exc.message}")
             book.note(journal.FAILED, moment, target, email, item)
-            return journal.FAILED
+            return Delivery.FAILED
         try:
             message = build()
         except BadInput as exc:
@@ -190,7 +204,7 @@ class Run:
                            "it is skipped until it is fixed (nobody loses or skips it)")
             if isinstance(exc, OverBudget):  # a template too heavy: the owner must know
                 self.alert(alerts.CANNOT_RENDER, detail=f"{target}, {item}: {exc.message}")
-            return BROKEN
+            return Delivery.BROKEN
         lanes = self.lanes()
         if lanes is not None:
             # A lane frees only once its letter's outcome is journalled: no
@@ -199,21 +213,23 @@ class Run:
             if not self.stopped and self.time_left() <= 0:
                 self.stop(Outcome.TIME)
             if self.stopped:
-                return journal.TEMPFAIL  # not begun: not counted
+                return Delivery.TEMPFAIL  # not begun: not counted
         if not self.allowance.take():
             self.stop(Outcome.LIMIT)
-            return journal.TEMPFAIL
+            return Delivery.TEMPFAIL
         on_disk = book.intend(moment, target, email, item)
         if lanes is not None:
             on_disk()
             lanes.hand(message, email, self.hard_deadline(), (book, target, email, item, moment))
-            return HANDED
+            return Delivery.HANDED
         began = self.clock()
         try:
             self.transport().send(message, email, ready=on_disk, meanwhile=meanwhile)
         except mail.DeliveryError as exc:
-            return self._journal_end(book, target, email, item, moment, exc, self.clock() - began)
-        return self._journal_end(book, target, email, item, moment, None, self.clock() - began)
+            ended = self._journal_end(book, target, email, item, moment, exc, self.clock() - began)
+        else:
+            ended = self._journal_end(book, target, email, item, moment, None, self.clock() - began)
+        return Delivery(ended)
 
     def _journal_end(self, book: journal.Journal, target: str, email: str, item: str,
                      moment: str, exc: mail.DeliveryError | None, seconds: float) -> str:
@@ -265,7 +281,7 @@ class Run:
             exc = end.error
             if isinstance(exc, VykhukholError):  # a settings error, as in Transport.send
                 self.log.error(f"{target}: {email} was not sent: {exc.message}")
-                self.stop(Outcome.ERROR)
+                self.stop(Outcome.SETTINGS)
                 book.note(journal.TEMPFAIL, moment, target, email, item)
             elif exc is not None and not isinstance(exc, mail.DeliveryError):
                 raise exc  # a defect: the letter's intent stays, in doubt
@@ -425,132 +441,6 @@ class Allowance:
         state.change_kv(self.run.data.state / "counters", change)
 
 
-# --- temporary failures that last -------------------------------------------
-
-def _hostname() -> str:
-    """This machine's name, as socket.gethostname() gives it (without importing socket)."""
-    return os.uname().nodename
-
-
 def _tempfail_key(target: str, email: str, item: str) -> str:
+    """A letter's key in ``data/state/tempfail``."""
     return f"{target}|{email_key(email)}|{item}"
-
-
-class Copy:
-    """One recipient's letter, made when first asked for, or earlier by
-    :meth:`make` while the SMTP server is busy with the letter before it (so
-    the two overlap); a failure to make it waits for the asking."""
-
-    def __init__(self, build: Callable[[], object]) -> None:
-        self._build: Callable[[], object] | None = build
-        self._made: object = None
-        self._error: Exception | None = None
-
-    def make(self) -> None:
-        """Never raises."""
-        if self._build is not None:
-            build, self._build = self._build, None
-            try:
-                self._made = build()
-            except Exception as exc:  # noqa: BLE001 - kept for __call__, which raises it
-                self._error = exc
-
-    def __call__(self) -> object:
-        """The letter (once: the copy lets go of it, a batch can be long)."""
-        self.make()
-        if self._error is not None:
-            raise self._error
-        made, self._made = self._made, None
-        return made
-
-
-def one_ahead(copies: list[Copy | None]) -> Iterator[tuple[Copy | None, Callable[[], None] | None]]:
-    """Each copy with what to do while it is sent: make the one after it."""
-    for i, here in enumerate(copies):
-        after = copies[i + 1] if i + 1 < len(copies) else None
-        yield here, (after.make if after is not None else None)
-
-
-# --- locks: steps 6, 7 and 8 -------------------------------------------------
-
-def _lock_is_dead(lock: files.RenameLock, time_limit: int) -> tuple[bool, float]:
-    """(did the holder die?, its age in seconds)."""
-    holder = lock.holder()
-    if holder is None:
-        return False, 0.0
-    age = time.time() - holder.since
-    return age > time_limit or not _holder_alive(lock), age
-
-
-def _holder_alive(lock: files.RenameLock) -> bool:
-    """False only when the lock names a process of this host that is gone."""
-    parts = (files.read_text(lock.busy, "") or "").strip().split("\t")
-    if len(parts) < 3 or parts[2] != _hostname():
-        return True
-    try:
-        os.kill(int(parts[1]), 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, ValueError):
-        return True
-    return True
-
-
-def take_lock(run: Run, lock: files.RenameLock, what: str) -> bool | None:
-    """Steps 7 and 8 at the door: True when the lock is ours; False when another
-    live run holds it or the rename failed (alerted); LOST when the holder died
-    (the sender blocks itself)."""
-    lock.ensure()
-    dead, age = _lock_is_dead(lock, run.time_limit)
-    if dead:
-        reason = (f"a run holding {what} died {format_duration(int(age))} after it started "
-                  f"(time_limit is {format_duration(run.time_limit)})")
-        state.set_block(run.data, reason, format_duration(int(age)))
-        run.log.error(f"blocked: {reason}")
-        run.alert(alerts.DOWN_BY_HOSTER, time_limit=format_duration(run.time_limit),
-                  age=format_duration(int(age)))
-        run.stop(Outcome.BLOCKED)
-        return LOST
-    try:
-        lock.acquire(f"{run.lease}\t{os.getpid()}\t{_hostname()}")
-    except LockBusy:
-        run.alert(alerts.CANNOT_LAUNCH, detail=f"{what} is held by another run")
-        run.stop(Outcome.BUSY, soft=True)
-        return False
-    except StorageError as exc:
-        run.alert(alerts.CANNOT_LAUNCH, detail=exc.message)
-        run.stop(Outcome.BUSY, soft=True)
-        return False
-    return True
-
-
-def release(run: Run, lock: files.RenameLock, what: str) -> bool:
-    """Step 6: rename the lock back to free; if that fails, alert and stop."""
-    try:
-        lock.release()
-    except StorageError as exc:
-        run.alert(alerts.CANNOT_TERMINATE, detail=exc.message)
-        run.stop(Outcome.BUSY)
-        return False
-    return True
-
-
-# --- the admin's switch -----------------------------------------------------------
-
-def set_mode(data: DataDir, settings_path, mode: str) -> list[str]:
-    """Switch the mode; switching to working clears a self-block and the stale
-    locks (SPEC 5 step 7). Returns what was cleared, for the user to read."""
-    from vykhukhol import settings as settings_mod
-
-    current = settings_mod.load(settings_path)
-    cleared = []
-    if mode == "working":
-        if state.clear_block(data):
-            cleared.append("the self-block")
-        limit = current["time_limit"]
-        locks = [newsletters.lock(data)] + [svc.db_lock(data, db) for db in svc.list_dbs(data)]
-        for lock in locks:
-            if _lock_is_dead(lock, limit)[0] and lock.force_free():
-                cleared.append(f"the stale lock {lock.busy.relative_to(data.root)}")
-    settings_mod.update(settings_path, {"mode": mode})
-    return cleared

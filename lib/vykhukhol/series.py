@@ -10,10 +10,15 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
+from vykhukhol import services as svc
 from vykhukhol.states import SubscriberState
 from vykhukhol.subscribers import Subscriber
 from vykhukhol.timeutil import UTC, after
+
+if TYPE_CHECKING:
+    from vykhukhol.runtime import Run
 
 MAX_FAILURES = 3  # permanent refusals in a row before a subscriber is deleted
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -33,6 +38,13 @@ class Rules:
         """Changes whenever a rule that moves due times changes (letters, settings)."""
         text = f"{self.delays}|{self.reminder_period}|{self.reminder_count}|{self.delete_finished}"
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def rules_of(run: Run, service: svc.Service) -> Rules:
+    """The service's rules under the run's settings (BadInput: its letters'
+    delays cannot be read)."""
+    return Rules(tuple(svc.letter_delays(service)), run.settings["reminder_period"],
+                 run.settings["reminder_count"], service.delete_finished)
 
 
 @dataclass(frozen=True)

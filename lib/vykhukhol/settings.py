@@ -1,6 +1,6 @@
 """The settings table (SPEC 4): every key, its default, and how it is checked.
 
-``data/settings.ini`` holds sections ``[main]``, ``[mail]`` and ``[security]``.
+``data/settings.ini`` holds sections ``[main]``, ``[mail]``, ``[security]`` and ``[hooks]``.
 Keys are addressed as ``news_per_run`` (``[main]``) or ``mail.smtp_port``.
 Each value is validated on every way in (admin page, CLI); an unreadable value
 already in the file falls back to its default and is reported, so a typo made
@@ -79,6 +79,7 @@ def _url(value: str) -> str:
     return value.rstrip("/")
 
 
+MODES = ("working", "debug")  # working: letters may be sent; debug: nothing is sent
 MIN_SECRET = 32  # characters of security.secret; init writes 43 (32 random bytes, URL-safe)
 NO_SECRET = (f"security.secret is missing or shorter than {MIN_SECRET} characters, so links cannot "
              "be signed: the subscriber pages, the links in letters and the sender refuse to work "
@@ -96,6 +97,41 @@ def _secret(value: str) -> str:
 def new_secret() -> str:
     """A fresh link-signing secret: 32 random bytes, 43 URL-safe characters."""
     return secrets.token_urlsafe(32)
+
+
+MIN_HOOK_KEY = 32  # characters of hooks.key; init and `vykhukhol hooks --new-key` write 43
+
+
+def _hook_key(value: str) -> str:
+    """Empty (callbacks refused), or a long URL-safe key: it travels in a URL."""
+    import re
+
+    if value and not re.fullmatch(rf"[A-Za-z0-9_-]{{{MIN_HOOK_KEY},200}}", value):
+        raise BadInput("must be at least {count} letters, digits, - or _", count=MIN_HOOK_KEY)
+    return value
+
+
+def _public_key(value: str) -> str:
+    """Empty, or SendGrid's verification key as its console shows it (base64)."""
+    import base64
+    import binascii
+
+    if value:
+        try:
+            base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise BadInput("must be the verification key as the provider shows it (base64)") from None
+    return value
+
+
+def _test_host(value: str) -> str:
+    """Empty, or host:port — for tests only (README §17): SNS certificates may
+    come from there as well as from Amazon's own hosts."""
+    import re
+
+    if value and not re.fullmatch(r"[A-Za-z0-9.-]{1,200}:[0-9]{1,5}", value):
+        raise BadInput("must be host:port")
+    return value
 
 
 def _timezone(value: str) -> str:
@@ -217,7 +253,7 @@ class Key:
 KEYS: dict[str, Key] = {
     key.full: key
     for key in (
-        Key("main", "mode", "debug", _choice("working", "debug"), "working (letters may be sent) or debug (nothing is sent)"),
+        Key("main", "mode", "debug", _choice(*MODES), "working (letters may be sent) or debug (nothing is sent)"),
         Key("main", "admin_email", "", _optional_mailbox, "where alerts and reports go (empty: log only)"),
         Key("main", "site_url", "http://127.0.0.1:8080", _url, "public base URL of the installation, for links in letters"),
         Key("main", "news_per_run", "50", _count(1, 100000), "newsletter letters one run may send"),
@@ -252,6 +288,12 @@ KEYS: dict[str, Key] = {
         Key("mail", "dkim_key_file", "", _text(500), "DKIM private key (empty: data/dkim/<domain>.<selector>.key)", web=False),
         Key("security", "secret", "", _secret, "signs links; made at init", secret=True),
         Key("security", "admin_password", "", _text(500), "salted scrypt hash of the admin password", secret=True),
+        Key("hooks", "key", "", _hook_key, "the key in the providers' callback URLs; made at init (`vykhukhol hooks --new-key`)", secret=True),
+        Key("hooks", "mailgun_signing_key", "", _text(200), "Mailgun's HTTP webhook signing key (empty: Mailgun's callbacks refused)", secret=True),
+        Key("hooks", "sendgrid_public_key", "", _public_key, "SendGrid's Signed Event Webhook verification key (empty: the key in the URL only)"),
+        Key("hooks", "postmark_user", "", _text(200), "the basic-auth user set on Postmark's webhook (empty: none)"),
+        Key("hooks", "postmark_password", "", _text(200), "the basic-auth password set on Postmark's webhook", secret=True),
+        Key("hooks", "sns_test_host", "", _test_host, "tests only: host:port SNS certificates may also come from", web=False),
     )
 }
 
@@ -365,7 +407,7 @@ def load(path: Path) -> Settings:
 
 def _write(path: Path, raw: dict[str, str]) -> None:
     lines = ["# Vykhukhol settings. Edit with the admin page or `vykhukhol settings set`.\n"]
-    for section in ("main", "mail", "security"):
+    for section in ("main", "mail", "security", "hooks"):
         lines.append(f"\n[{section}]\n")
         for name, spec in KEYS.items():
             if spec.section == section and name in raw:
@@ -401,6 +443,7 @@ def initial(admin_email: str = "", site_url: str = "") -> dict[str, str]:
     """The values ``vykhukhol init`` writes: every default, plus a fresh secret."""
     raw = {name: spec.default for name, spec in KEYS.items()}
     raw["security.secret"] = new_secret()
+    raw["hooks.key"] = new_secret()
     if admin_email:
         raw["admin_email"] = admin_email
     if site_url:

@@ -4,7 +4,7 @@ Each is a tab-separated ``key<TAB>value`` file, rewritten atomically under its
 record lock: round-robin times (``served``), alert times (``alerts``), the
 block flag (``blocked``), sending-limit counters (``counters``), the
 per-service next-due summaries (``due-<service>``), series letters that keep
-failing temporarily (``tempfail-<db>``), and the confirmation letters a
+failing temporarily (``tempfail``), and the confirmation letters a
 subscribe page could not send (``unsent-confirmations``).
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from vykhukhol import files
 from vykhukhol.datadir import DataDir
@@ -103,12 +104,20 @@ def file_stamp(path: Path) -> str:
     return f"{info.st_mtime_ns}:{info.st_size}"
 
 
-def read_due(data: DataDir, service: str) -> tuple[str, str, str] | None:
-    """(next due time or '-', fingerprint, file stamp) as last computed, or None."""
+class DueSummary(NamedTuple):
+    """A service's next-due summary, as last computed."""
+
+    next: str          # the next due time, or '-' (nothing will ever be due)
+    fingerprint: str   # the rules it was computed under (series.Rules.fingerprint)
+    stamp: str         # the subscriber file it was computed from (file_stamp)
+
+
+def read_due(data: DataDir, service: str) -> DueSummary | None:
+    """The summary as last computed, or None."""
     values = read_kv(data.state / f"due-{service}")
     if not {"next", "fingerprint", "stamp"} <= values.keys():
         return None
-    return values["next"], values["fingerprint"], values["stamp"]
+    return DueSummary(values["next"], values["fingerprint"], values["stamp"])
 
 
 def write_due(data: DataDir, service: str, next_due: datetime | None, fingerprint: str,

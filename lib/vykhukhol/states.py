@@ -60,7 +60,8 @@ class Outcome(_Labelled):
     OFF = "off"
     BLOCKED = "blocked"
     BUSY = "busy"
-    ERROR = "storage error"
+    STORAGE = "storage error"     # the disk refused a write
+    SETTINGS = "settings error"   # a setting keeps letters from leaving (a transport that cannot start)
 
 
 # Each label's English; the Russian is in the catalog (i18n) under the context
@@ -83,5 +84,6 @@ _LABELS: dict[Enum, str] = {
     Outcome.OFF: "script is in debug mode",
     Outcome.BLOCKED: "sender is blocked",
     Outcome.BUSY: "another run holds the lock",
-    Outcome.ERROR: "the disk refused a write",
+    Outcome.STORAGE: "the disk refused a write",
+    Outcome.SETTINGS: "a setting keeps letters from leaving",
 }

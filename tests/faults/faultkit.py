@@ -40,7 +40,7 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP
 
-from vykhukhol import dueindex, newsletters, runlog
+from vykhukhol import dueindex, idle, newsletters, runlog
 from vykhukhol import settings as settings_mod
 from vykhukhol import subscribers as subs
 from vykhukhol.datadir import DataDir
@@ -385,9 +385,11 @@ def assert_data_parses(data: DataDir) -> None:
             parts = line.split("\t")
             if len(parts) != 6 or parts[0] not in EVENTS:
                 problems.append(f"{journal.name}:{number}: not a journal line: {line[:120]!r}")
+    if (data.state / "idle").is_file() and idle.read_proof(str(data.root)) is None:
+        problems.append("state/idle: not a whole idle proof")  # written whole, or not at all
     for path in sorted(data.state.iterdir()):
         if path.is_file() and not path.name.endswith((".journal", ".lock")) \
-                and path.name != "blocked" and not path.name.startswith("."):
+                and path.name not in ("blocked", "idle") and not path.name.startswith("."):
             for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
                 if line and not line.startswith("#") and "\t" not in line:
                     problems.append(f"state/{path.name}: not a key<TAB>value line: {line[:80]!r}")

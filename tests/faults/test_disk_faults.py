@@ -42,7 +42,7 @@ import pytest
 from faultkit import LONG, assert_data_parses, in_doubt, log_entries, subscriber_sets
 from pyfakefs.fake_filesystem_unittest import Patcher
 
-from vykhukhol import cli, files, mail, newsletters, sender, state
+from vykhukhol import cli, files, locks, mail, newsletters, sender, state
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol import subscribers as subs
@@ -302,8 +302,8 @@ def test_a_disk_fault_at_a_write_site_keeps_old_files_and_ends_the_run_cleanly(
                 set(outbox_letters(data)) | doubted(data) >= owed:
             break
         if state.block_reason(data) is not None:
-            sender.set_mode(data, data.settings, "debug")
-            sender.set_mode(data, data.settings, "working")
+            locks.set_mode(data, data.settings, "debug")
+            locks.set_mode(data, data.settings, "working")
         sender.run(data, settings_mod.load(data.settings))
     sent = outbox_letters(data)
     twice = sorted(k for k, n in sent.items() if n > 1)

@@ -65,6 +65,7 @@ pytestmark = pytest.mark.skipif(
 # only for `vykhukhol serve`).
 DEPENDENCIES = ("filelock", "Jinja2", "multipart", "email-validator")
 SCRIPTS = ("cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "cgi/view.py", "cgi/cron.py",
+           "cgi/hook.py",
            "admin/index.py")
 
 BATCH = """\

@@ -41,7 +41,7 @@ CHECKOUT = Path(__file__).resolve().parents[2]
 SITE_URL = "http://localhost"
 FORM = "application/x-www-form-urlencoded"
 SCRIPTS = ["cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "cgi/cron.py",
-           "admin/index.py"]
+           "cgi/hook.py", "admin/index.py"]
 
 
 @dataclass

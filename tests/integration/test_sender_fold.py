@@ -9,10 +9,11 @@ from datetime import timedelta
 
 import pytest
 
-from vykhukhol import sender, state
 from vykhukhol import services as svc
+from vykhukhol import state
 from vykhukhol import subscribers as subs
-from vykhukhol.timeutil import now
+from vykhukhol.sender import serial
+from vykhukhol.timeutil import format_time, now
 
 HOUR, DAY = 3600, 86400
 SERIES = [("One {{ name }}", "0s", "Hello {{ name }}, one."),
@@ -104,12 +105,12 @@ def test_a_subscriber_added_during_a_run_is_kept_and_the_next_run_scans_again(si
     """A subscribe between the scan and the fold: its line survives the fold, and
     the summary sends the next run to read the file instead of trusting the scan."""
     service = populate(site, delete_finished=False)
-    real = sender.send_letters
+    real = serial.send_letters
 
     def subscribe_meanwhile(run, work, book):
         real(run, work, book)
         site.subscriber("course", "meanwhile@example.org", ago=60)
-    monkeypatch.setattr(sender, "send_letters", subscribe_meanwhile)
+    monkeypatch.setattr(serial, "send_letters", subscribe_meanwhile)
     moment = now() + timedelta(minutes=1)
     site.run_at(moment)
     monkeypatch.undo()
@@ -117,7 +118,7 @@ def test_a_subscriber_added_during_a_run_is_kept_and_the_next_run_scans_again(si
     members = site.subscribers("course")
     assert "meanwhile@example.org" in members and members["meanwhile@example.org"].sent == 0
     due, _, stamp = state.read_due(site.data, "course")
-    assert due <= sender.format_time(moment)
+    assert due <= format_time(moment)
     assert stamp == state.file_stamp(service.subscribers_path)
     site.set(serial_per_run=50)
     site.run_at(moment + timedelta(minutes=1))

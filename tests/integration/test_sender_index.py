@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from vykhukhol import dueindex, sender, state
+from vykhukhol import dueindex, runtime, series, state
+from vykhukhol import services as svc
 from vykhukhol import subscribers as subs
+from vykhukhol.sender import serial
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
 
@@ -112,7 +114,7 @@ def series_of_runs(site, path: Path, keep_index: bool, monkeypatch, base) -> lis
                base + timedelta(days=1, hours=2), base + timedelta(days=1, hours=3),
                base + timedelta(days=2, hours=5), base + timedelta(days=3, hours=4),
                base + timedelta(days=5), base + timedelta(days=9)]
-    real = sender.send_letters
+    real = serial.send_letters
 
     def subscribe_meanwhile(run, work, book):
         real(run, work, book)
@@ -128,7 +130,7 @@ def series_of_runs(site, path: Path, keep_index: bool, monkeypatch, base) -> lis
             dueindex.remove(index)
         with pytest.MonkeyPatch.context() as patch:
             if step in (3, 6):
-                patch.setattr(sender, "send_letters", subscribe_meanwhile)
+                patch.setattr(serial, "send_letters", subscribe_meanwhile)
             report = site.run_at(moment)
         assert "error" not in site.log().lower(), site.log()
         if first is None and index.exists():
@@ -226,8 +228,8 @@ def test_a_kill_during_the_index_write_leaves_a_usable_state(site, tmp_path):
     index = site.data.state / "index" / "course.due"
     keep = tmp_path / "index.keep"
     shutil.copy(index, keep)
-    fingerprint = sender.rules_of(sender.Run(site.data, site.settings()),
-                                  sender.svc.find_service(site.data, "course")).fingerprint()
+    fingerprint = series.rules_of(runtime.Run(site.data, site.settings()),
+                                  svc.find_service(site.data, "course")).fingerprint()
     reference_root = tmp_path / "reference"
     shutil.copytree(site.data.root, reference_root)
     for attempt in range(6):
@@ -333,8 +335,8 @@ def test_an_index_naming_a_line_twice_sends_no_letter_twice(site, tmp_path):
     reference = tmp_path / "reference"
     shutil.copytree(site.data.root, reference)
     index_at = site.data.state / "index" / "course.due"
-    fingerprint = sender.rules_of(sender.Run(site.data, site.settings()),
-                                  sender.svc.find_service(site.data, "course")).fingerprint()
+    fingerprint = series.rules_of(runtime.Run(site.data, site.settings()),
+                                  svc.find_service(site.data, "course")).fingerprint()
     index = dueindex.load(index_at, fingerprint)
     doubled = dueindex.Index(index.fingerprint, index.covered, index.crc, index.stamp)
     for i in range(len(index.offsets)):

@@ -10,6 +10,12 @@ What is where:
   and ``vykhukhol bounce`` (one message on standard input);
 - :mod:`.classify` — what a message is (flufl.bounce for bounce reports;
   complaints, mailto unsubscribes, auto-replies), a pure function;
+- :mod:`.reasons` — why each refusal happened (Sisimai's reason names) and
+  whom it is about: address gone, soft, sender refused, delay; also for SMTP
+  replies at hand-over (:func:`.reasons.smtp_reason`);
+- :mod:`.formats` — where a report says which address failed and why (DSN
+  fields, the lines of reports written for people, SES JSON);
+- :mod:`.patterns` — Sisimai's error-message patterns (generated data);
 - :mod:`.apply` — whom its tag means and what it does to the subscriber
   files and ledgers, exactly once per message (its own journal);
 - :mod:`.record` — bounces.log and the messages kept for the admin.

@@ -13,6 +13,12 @@ classifies each (:mod:`.classify`), finds whom its signed tag means
 - temporary failure, auto-reply: noted in bounces.log only;
 - anything else to a tagged address: kept for the admin, never acted on.
 
+:func:`apply_reports` takes what a mail provider reported by callback
+(:mod:`vykhukhol.hooks`) as :class:`Report` objects and applies each through
+the same decision (:func:`_act`) and the same journal, keyed by the
+provider's event id; a report the provider vouches for that carries no tag
+of ours is applied to every service holding its address.
+
 Exactly once. ``data/bounces/processed.txt`` is the reader's journal, under
 its record lock for the whole batch:
 
@@ -116,6 +122,7 @@ class Finder:
         self.finished = {name: services for name, services in newsletters.finished_jobs(data)
                          if name not in self.jobs}
         self._tables: dict[tuple[str, str], dict[bytes, str]] = {}
+        self._holders: dict[str, list[str]] | None = None
 
     def job_services(self, job: str) -> list[str]:
         return [s for s in self.jobs.get(job) or self.finished.get(job) or [] if s in self.services]
@@ -137,6 +144,17 @@ class Finder:
             if address is not None and tag.is_for(self.secret, name, address):
                 return name, address
         return None
+
+    def holding(self, address: str) -> list[str]:
+        """The services whose subscriber file holds ``address``, by name (for a
+        provider's report that carries no tag of ours)."""
+        key = email_key(address)
+        if self._holders is None:
+            self._holders = defaultdict(list)
+            for name in sorted(self.services):
+                for found in self._addresses(tags.SERVICE, name):
+                    self._holders[email_key(found)].append(name)
+        return list(self._holders.get(key, []))
 
     def _table(self, kind: str, name: str) -> dict[bytes, str]:
         key = (kind, name)
@@ -214,6 +232,66 @@ def process(data: DataDir, settings: Settings, raws: list[bytes], source: str,
     return results
 
 
+@dataclass
+class Report:
+    """One event a mail service provider reported by its callback
+    (:mod:`vykhukhol.hooks`), as the same report by mail would be classified."""
+
+    event: str   # the provider's own id of the event: one id is applied once
+    kind: str    # classify's PERMANENT, TEMPORARY, COMPLAINT or UNSUBSCRIBE (AUTO_REPLY: noted)
+    address: str
+    reason: str
+    tag: str = ""  # our tag, where the provider returned it (a header, its metadata, the envelope)
+
+
+def report_id(source: str, event: str) -> str:
+    """A provider event's id in the journal: 16 hex digits, like a message's."""
+    return hashlib.sha256(f"hook\0{source}\0{event}".encode()).hexdigest()[:16]
+
+
+def apply_reports(data: DataDir, settings: Settings, reports: list[Report],
+                  source: str) -> list[Result]:
+    """Apply what a provider's callback reports, through the same rules and the
+    same journal as mail (so exactly once per event id, whatever kills the
+    process). The letter is found by the report's tag where it carries one,
+    else by its address in every service that holds it. Raises what
+    :func:`process` raises when the results cannot be put on disk."""
+    path = journal_path(data)
+    files.make_folder(path.parent)
+    with files.record_lock(path):
+        seen = recover(data, settings)
+        finder = Finder(data, settings.secret)
+        plan = Plan(time=format_time(now()))
+        results: list[Result] = []
+        repeats: list[record.Line] = []
+        for report in reports:
+            rid = report_id(source, report.event)
+            if rid in seen:  # the provider retried: said in the log, applied no more
+                results.append(Result(rid, "repeated", address=report.address,
+                                      reason="processed before", repeated=True))
+                repeats.append(record.line(rid, record.REPEATED, "-", report.address, source,
+                                           "processed before"))
+                continue
+            seen.add(rid)
+            plan.ids.append(rid)
+            address = report.address.strip().lower()
+            parsed = tags.parse(report.tag) if report.tag else None
+            if parsed is None and "@" in report.tag:
+                split = tags.split_address(report.tag, settings["mail.verp_separator"])
+                parsed = split[1] if split else None
+            verdict = kinds.Verdict(report.kind, report.reason,
+                                    tags=[(report.tag, parsed)] if parsed else [],
+                                    named={address} if address else set(), sender=address)
+            result = Result(rid, report.kind, address=address or "-", reason=report.reason)
+            raw = json.dumps(report.__dict__, ensure_ascii=False, indent=1).encode()
+            results.append(_act(data, finder, result, verdict, raw, source, plan, by_address=True))
+        if plan.ids:
+            _run_plan(data, settings, secrets.token_hex(6), plan, fresh=True)
+        if repeats:
+            record.write(data, repeats)
+    return results
+
+
 def _one(data: DataDir, settings: Settings, finder: Finder, raw: bytes, source: str,
          plan: Plan, seen: set[str], tries) -> Result:
     """One message's result: set aside, refused unread, or judged."""
@@ -253,11 +331,31 @@ def _judge(data: DataDir, settings: Settings, finder: Finder, raw: bytes, source
     plan.ids.append(mid)
     if verdict.kind == kinds.REFUSED:
         return _noted(plan, result, source)
+    return _act(data, finder, result, verdict, raw, source, plan)
+
+
+def _act(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdict, raw: bytes,
+         source: str, plan: Plan, by_address: bool = False) -> Result:
+    """What a verdict does: whom its tag (or, for a report the provider vouches
+    for, its address) means, and its effects, added to the plan. Mail and a
+    provider's callback (:func:`apply_reports`) both come through here, so they
+    follow one set of rules."""
     found, kind = None, ""
     for _, tag in verdict.tags:  # best first: the envelope's, then the returned letter's
         found, kind = finder.who(tag, sorted(verdict.named) + [verdict.sender]), tag.kind
         if found is not None:
             break
+    if found is None and by_address:
+        named = sorted(verdict.named)
+        holding = finder.holding(named[0]) if named else []
+        if holding:
+            result.address = named[0]
+            result.target = "service " + ",".join(holding)
+            return _effects(data, finder, result, verdict, raw, source, plan, tags.SERVICE,
+                            holding[0], holding)
+        result.kind, result.reason = "unknown address", (
+            f"no list holds this address; {verdict.kind}: {verdict.reason}")
+        return _noted(plan, result, source)
     if found is None:
         if verdict.tags:
             result.kind, result.reason = "unknown tag", (
@@ -268,18 +366,24 @@ def _judge(data: DataDir, settings: Settings, finder: Finder, raw: bytes, source
             result.reason += "; no tag"
             return _noted(plan, result, source)
         result.kind, result.reason = kinds.KEPT, f"no tag of ours; {verdict.reason}"
-        record.keep(data, mid, raw)
+        record.keep(data, result.id, raw)
         return _noted(plan, result, source)
     name, address = found
     result.address = address
     result.target = f"service {name}" if kind == tags.SERVICE else f"newsletter {name}"
     services = [name] if kind == tags.SERVICE else finder.job_services(name)
+    return _effects(data, finder, result, verdict, raw, source, plan, kind, name, services)
+
+
+def _effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdict, raw: bytes,
+             source: str, plan: Plan, kind: str, name: str, services: list[str]) -> Result:
+    address = result.address
     if verdict.kind == kinds.PERMANENT:
         if verdict.named and email_key(address) not in {email_key(a) for a in verdict.named}:
             result.kind = kinds.KEPT
             result.reason = (f"the report names {', '.join(sorted(verdict.named)[:3])}, not the "
                              f"address the tag was made for: kept for the admin")
-            record.keep(data, mid, raw)
+            record.keep(data, result.id, raw)
             return _noted(plan, result, source)
         plan.fail += [(s, address) for s in services]
         if kind == tags.NEWSLETTER and name in finder.jobs:
@@ -287,7 +391,7 @@ def _judge(data: DataDir, settings: Settings, finder: Finder, raw: bytes, source
     elif verdict.kind in (kinds.COMPLAINT, kinds.UNSUBSCRIBE):
         plan.unsub += [(s, address) for s in services]
     elif verdict.kind == kinds.KEPT:
-        record.keep(data, mid, raw)
+        record.keep(data, result.id, raw)
     return _noted(plan, result, source)
 
 

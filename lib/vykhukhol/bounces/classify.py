@@ -14,14 +14,22 @@ The kinds, in the order they are tried:
   ``mailto:`` of ``List-Unsubscribe``);
 - ``permanent`` / ``temporary`` — a delivery report, as :mod:`flufl.bounce`
   (GNU Mailman's detectors: RFC 3464 DSNs, Postfix, Exim, qmail, Yahoo,
-  Microsoft and a dozen more) reads it; permanent wins when it names both;
+  Microsoft and a dozen more) reads it, or, in a format it misses, as
+  :mod:`.formats` does; permanent wins when it names both, and a report whose
+  every failure is a delay is temporary;
 - ``auto-reply`` — ``Auto-Submitted``, ``X-Autoreply``, ``Precedence:
   auto_reply`` and the like: a vacation notice, never a bounce;
 - ``kept`` — anything else: kept for the admin, never acted on;
 - ``refused`` — too big to read: logged, nothing else.
 
-Deliberately not here: hand-written bounce patterns (the library holds the
-field's knowledge of them) and any decision about subscriber files.
+For a delivery report, ``readings`` says why each named address failed and
+``cause`` the class that weighs most on a subscriber (:mod:`.reasons`:
+address gone, soft, sender refused, delay); ``kind``, ``named`` and
+``reason`` keep the meaning :mod:`.apply` and the Bounces page read.
+
+Deliberately not here: the patterns (Sisimai's, in :mod:`.patterns`; the
+readers in :mod:`.formats` and :mod:`.reasons`) and any decision about
+subscriber files.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ import re
 from dataclasses import dataclass, field
 from email.message import Message
 
+from vykhukhol.bounces import formats, reasons
 from vykhukhol.bounces import tag as tags
 
 MAX_MESSAGE_BYTES = 2_000_000   # a bounce with its original letter attached stays far below
@@ -58,6 +67,10 @@ class Verdict:
     named: set[str] = field(default_factory=set)  # addresses a report says failed (lower case)
     sender: str = ""                                 # the From address, for an unsubscribe
     subject: str = ""
+    # Why each named address failed (SPEC 5, "What a failure count means"), and
+    # the class that matters most for the subscriber: gone, soft, sender, delay.
+    readings: dict[str, reasons.Reading] = field(default_factory=dict)
+    cause: reasons.Cause | None = None
 
 
 def classify(raw: bytes, separator: str) -> Verdict:
@@ -88,10 +101,27 @@ def classify(raw: bytes, separator: str) -> Verdict:
     except Exception as exc:  # noqa: BLE001 - a detector choking on a broken message
         verdict.reason = f"the bounce detectors could not read it ({type(exc).__name__})"
         return verdict
+    try:
+        text = formats.report_text(message, parts)
+        dsn = {failed.address: failed for failed in
+               formats.delivery_status(parts) or formats.json_failures(text)}
+        temporary, permanent = _named_by_report(text, set(dsn), temporary, permanent)
+        readings = _readings(message, text, dsn, subject, temporary | permanent)
+    except Exception:  # noqa: BLE001 - our own readers must never cost the library's verdict
+        readings = {}
+    if not (permanent or temporary) and readings:
+        # A format flufl.bounce does not know: ours found the failed addresses.
+        delays = {a for a, r in readings.items() if r.cause is reasons.Cause.DELAY}
+        permanent, temporary = set(readings) - delays, delays
     if permanent or temporary:
         verdict.kind = PERMANENT if permanent else TEMPORARY
         verdict.named = permanent or temporary
-        verdict.reason = (f"{'permanent' if permanent else 'temporary'} failure reported for "
+        verdict.readings = {a: r for a, r in readings.items() if a in verdict.named}
+        if verdict.readings and all(r.cause is reasons.Cause.DELAY
+                                    for r in verdict.readings.values()):
+            verdict.kind = TEMPORARY  # a delay notice flufl.bounce took for a failure
+        verdict.cause = _worst(verdict.readings.values(), verdict.kind)
+        verdict.reason = (f"{verdict.kind} failure reported for "
                           + ", ".join(sorted(verdict.named)[:3]))
         status = _status_code(parts)
         if status:
@@ -197,12 +227,110 @@ def _library_failures(message: Message) -> tuple[set[str], set[str]]:
 
 
 def _texts(found) -> set[str]:
+    """The library's findings that are addresses (it also returns JSON fragments,
+    pipe commands and bare host names from some formats): lower case."""
     result = set()
     for item in found:
         text = item.decode("utf-8", "replace") if isinstance(item, bytes) else str(item)
-        text = text.strip().strip("<>").lower()
-        if "@" in text and len(text) <= 254:
-            result.add(text)
+        address = formats.checked(text) if "@" in text else None
+        if address is not None:
+            result.add(address)
+    return result
+
+
+_CAUSE_ORDER = (reasons.Cause.GONE, reasons.Cause.SOFT, reasons.Cause.SENDER, reasons.Cause.DELAY)
+
+
+def _worst(found, kind: str) -> reasons.Cause:
+    """The class of a report as a whole: the one that weighs most on a subscriber."""
+    causes = {reading.cause for reading in found}
+    for cause in _CAUSE_ORDER:
+        if cause in causes:
+            return cause
+    return reasons.Cause.DELAY if kind == TEMPORARY else reasons.Cause.SOFT
+
+
+_REPORT_SUBJECT = re.compile(
+    r"undeliver|undelivered|delivery (?:status|failure|failed|notification|has failed)|"
+    r"returned mail|mail delivery|failure notice|could not be delivered|non[- ]?delivery|"
+    r"delivery problem|rejected|mail system error|nicht zustellbar|unzustellbar|"
+    r"error|bounce|warning|delayed|returned to sender|unable to deliver|"
+    r"не доставлено|недоставлен|ошибка доставки|エラー|配信", re.IGNORECASE)
+
+
+def _looks_like_report(message: Message, subject: str) -> bool:
+    """A message written by a mail system about a letter (not by a person)."""
+    sender = _first_address(_header(message, "from")) or _first_address(
+        _header(message, "return-path")) or "<>"
+    robot = formats._ROBOTS.match(sender) is not None \
+        or str(message.get("return-path", "")).strip() in ("<>", "")
+    return message.get_content_type() == "multipart/report" or (
+        robot and bool(_REPORT_SUBJECT.search(subject))) or (
+        robot and _header(message, "x-failed-recipients") != "")
+
+
+_REPORT_WORDS = re.compile(r"could not be delivered|undeliverable|not delivered|delivery failed|"
+                           r"error: |failed permanently|permanent error|no such user|"
+                           r"unable to deliver", re.IGNORECASE)
+
+
+def _says_undelivered(message: Message, text: str) -> bool:
+    """A mail system's message whose subject says nothing ("Re: …") but whose
+    first lines say the letter was not delivered (Verizon, some carriers)."""
+    sender = _first_address(_header(message, "from"))
+    return formats._ROBOTS.match(sender) is not None and bool(_REPORT_WORDS.search(text[:2000]))
+
+
+def _named_by_report(text: str, ours: set[str], temporary: set[str],
+                     permanent: set[str]) -> tuple[set[str], set[str]]:
+    """flufl.bounce's addresses without those the report does not say failed:
+    the help desk of a "please contact <support@…>" line, the recipients of a
+    bounce forwarded inside the returned letter."""
+
+    def keep(found: set[str]) -> set[str]:
+        kept = {a for a in found if not formats.only_as_contact(text, a)}
+        if ours and kept & ours:
+            kept &= ours
+        return kept
+    return keep(temporary), keep(permanent)
+
+
+def _readings(message: Message, text: str, dsn: dict[str, formats.Failed], subject: str,
+              found: set[str]) -> dict[str, reasons.Reading]:
+    """Why each failed address failed; when ``found`` (flufl.bounce's) is empty
+    and the message is a report, the addresses our readers find."""
+    if not found and not dsn and not _looks_like_report(message, subject) \
+            and not _says_undelivered(message, text):
+        return {}
+    ours = {address.lower() for name in ("from", "to", "cc", "return-path", "reply-to",
+                                         "delivered-to", "sender")
+            for address in _ADDRESS.findall(_header(message, name))}
+    near = {failed.address: failed for failed in formats.text_failures(text, ours)}
+    for address in _texts(_ADDRESS.findall(_header(message, "x-failed-recipients"))):
+        near.setdefault(address, formats.Failed(address))
+    if found:
+        wanted = found
+    elif dsn:
+        wanted = set(dsn)
+    else:
+        wanted = set(near)
+    warning = formats.is_warning(subject, text)
+    result = {}
+    for address in wanted:
+        window = near[address].text if address in near else formats.window(text, address)
+        if address in dsn and (dsn[address].status or dsn[address].text):
+            failed = dsn[address]
+            status = reasons.prefer(failed.status, failed.text)
+            if not failed.text and status.endswith(".0.0"):  # the words beside it may say more
+                status = reasons.prefer(status, window)
+            reading = reasons.read(status, failed.text, failed.action,
+                                   context=f"{window}\n{failed.fields}")
+        else:
+            action = "delayed" if warning else ""
+            reading = reasons.read("", "", action, context=window)
+            if reading.reason == "onhold" and text:
+                reading = reasons.read("", "", action, context=text[:3000])
+        result[address] = reading
     return result
 
 

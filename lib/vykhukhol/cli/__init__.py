@@ -109,9 +109,12 @@ def build_parser() -> Parser:
     p.set_defaults(func=cmd_status)
     sub.add_parser("bounce", help="read one returned message on standard input").set_defaults(
         func=cmd_bounce)
+    from vykhukhol.hooks import guide as hooks_guide  # its logic lives in the hooks package
+
+    hooks_guide.register(sub)
 
     p = sub.add_parser("mode", help="debug (off) or working")
-    p.add_argument("mode", choices=["debug", "working"],
+    p.add_argument("mode", choices=sorted(settings_mod.MODES),
                    help="debug: nothing is sent; working: letters go (also clears a block)")
     p.set_defaults(func=cmd_mode)
 

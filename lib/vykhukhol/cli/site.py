@@ -9,7 +9,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from vykhukhol import auth, newsletters, runlog, runtime, sender, state
+from vykhukhol import auth, locks, newsletters, runlog, sender, state
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol import subscribers as subs
@@ -97,8 +97,7 @@ def cmd_status(ctx: Context, args) -> None:
                   f"(make a key for {domain})")
     else:
         print("dkim: off (letters are not signed)")
-    locks = [newsletters.lock(data)] + [svc.db_lock(data, db) for db in svc.list_dbs(data)]
-    for lock in locks:
+    for lock in locks.all_locks(data):
         holder = lock.holder()
         if holder:
             since = datetime.fromtimestamp(holder.since, UTC)
@@ -133,7 +132,7 @@ def cmd_bounce(ctx: Context, args) -> None:
 
 def cmd_mode(ctx: Context, args) -> None:
     ctx.settings()
-    cleared = runtime.set_mode(ctx.data, ctx.data.settings, args.mode)
+    cleared = locks.set_mode(ctx.data, ctx.data.settings, args.mode)
     print(f"mode: {args.mode}")
     for item in cleared:
         print(f"cleared {item}")

@@ -43,6 +43,7 @@ APPS = {  # app name → (module, factory); only the one asked for is imported
     "subscribe": ("public", "subscribe"), "confirm": ("public", "confirm"),
     "unsubscribe": ("public", "unsubscribe"), "cron": ("cron", "app"), "admin": ("admin", "app"),
     "view": ("archive", "view"), "archive": ("archive", "static"),
+    "hook": ("vykhukhol.hooks.app", "app"),  # a full name: the callbacks live in their package
 }
 
 
@@ -54,5 +55,6 @@ def make_app(app_name: str, data, cgi_dir=None):
     if app_name not in APPS:
         sys.exit(f"unknown app {app_name!r}")
     module, factory = APPS[app_name]
-    make = getattr(importlib.import_module(f"vykhukhol.web.{module}"), factory)
+    name = module if "." in module else f"vykhukhol.web.{module}"
+    make = getattr(importlib.import_module(name), factory)
     return make(data, cgi_dir) if app_name == "admin" else make(data)

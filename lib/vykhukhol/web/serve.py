@@ -1,7 +1,8 @@
 """``vykhukhol serve``: the same apps under waitress, plus a ticker.
 
 Serves ``/cgi/subscribe.py``, ``/cgi/confirm.py``, ``/cgi/unsubscribe.py``,
-``/cgi/view.py``, the public archive's files under ``/archive/``, the renamed cron script ``/cgi/cron-<random>.py`` (only under the name it
+``/cgi/view.py``, ``/cgi/hook.py/{provider}`` (the mail providers' callbacks),
+the public archive's files under ``/archive/``, the renamed cron script ``/cgi/cron-<random>.py`` (only under the name it
 has in the CGI folder), and ``/admin/``. The ticker starts a sender run every
 minute in this process (``--no-ticker``: none). SIGTERM and SIGINT stop both
 cleanly: the ticker finishes the run it is in, then the server closes.
@@ -38,7 +39,7 @@ def dispatcher(data: DataDir, cgi_dir: Path,
     from vykhukhol.web.cgi import make_app
 
     apps = {name: make_app(name, data, cgi_dir) for name in ("subscribe", "confirm", "unsubscribe",
-                                                     "view", "cron", "admin", "archive")}
+                                                     "view", "cron", "admin", "hook", "archive")}
 
     def app(environ: dict, start_response: Callable) -> Iterable[bytes]:
         # Mounted below a prefix (Passenger's SCRIPT_NAME "/lists"), links stay below it.
@@ -57,6 +58,10 @@ def dispatcher(data: DataDir, cgi_dir: Path,
             if name in ("subscribe.py", "confirm.py", "unsubscribe.py", "view.py"):
                 environ["SCRIPT_NAME"], environ["PATH_INFO"] = mount + path, ""
                 return apps[name[:-3]](environ, start_response)
+            if name.startswith("hook.py/"):  # the provider's name follows, as under CGI
+                environ["SCRIPT_NAME"] = f"{mount}/cgi/hook.py"
+                environ["PATH_INFO"] = name[len("hook.py"):]
+                return apps["hook"](environ, start_response)
             if CRON_NAME.fullmatch(name) and (cgi_dir / name).is_file():
                 return apps["cron"](environ, start_response)
         if path.startswith("/archive/"):  # the public archive's files (what Apache serves itself)

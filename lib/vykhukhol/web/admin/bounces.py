@@ -111,9 +111,21 @@ def _bounce_kind(admin: Admin, kind: str) -> str:
         "repeated": admin._("read again"),
         "unknown tag": admin._("a tag that matches nobody"),
         "deleted": admin._("subscriber deleted"), "problem": admin._("mailbox problem"),
+        "unknown address": admin._("an address on no list"),
+        "callback": admin._("notice from a provider"),
+        "callback refused": admin._("callback refused"),
         "pipe problem": admin._("not processed"),
     }
     return labels.get(kind, kind)
+
+
+def _bounce_source(admin: Admin, source: str) -> str:
+    """Where a result came from: the mailbox, the pipe, or a provider's callback."""
+    labels = {"imap": admin._("bounce mailbox"), "pop3": admin._("bounce mailbox"),
+              "pipe": admin._("pipe"), "ses": "Amazon SES", "postmark": "Postmark",
+              "mailgun": "Mailgun", "sendgrid": "SendGrid",
+              "generic": admin._("callback (generic)")}
+    return labels.get(source, source)
 
 
 def _bounce_target(admin: Admin, target: str) -> str:
@@ -132,7 +144,7 @@ def bounces_page(admin: Admin, args: dict) -> Response:
              "kind": _bounce_kind(admin, "pipe problem" if (line.kind, line.source) == (
                  "problem", record.PIPE) else line.kind),
              "target": _bounce_target(admin, line.target), "address": line.address,
-             "source": line.source, "reason": _reason(admin, line.reason)}
+             "source": _bounce_source(admin, line.source), "reason": _reason(admin, line.reason)}
             for line in record.recent(admin.data, BOUNCES_SHOWN)]
     kept = record.kept_messages(admin.data)[:BOUNCES_SHOWN]
     return admin.page("bounces.html", rows=rows, kept=kept,

@@ -3,12 +3,12 @@ the 30-day chart, recent runs and alerts, and the cron line to paste."""
 
 from __future__ import annotations
 
-import re
 from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from vykhukhol import newsletters, runlog, runtime, state
+from vykhukhol import locks as locks_mod
+from vykhukhol import runlog, state
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol import subscribers as subs
@@ -25,7 +25,7 @@ CHART_DAYS = 30
 def status(admin: Admin, args: dict) -> Response:
     data, settings = admin.data, admin.settings
     locks = []
-    for lock in [newsletters.lock(data)] + [svc.db_lock(data, db) for db in svc.list_dbs(data)]:
+    for lock in locks_mod.all_locks(data):
         holder = lock.holder()
         if holder:
             age = int(datetime.now(UTC).timestamp() - holder.since)
@@ -54,13 +54,11 @@ def recent_runs(entries: list[runlog.Entry], lang: str = "en") -> list[dict]:
     for entry in entries:
         run = runs.setdefault(entry.lease, {"lease": entry.lease, "start": entry.time,
                                             "end": "", "letters": "", "why": "", "alerts": 0})
-        if entry.message.startswith("run ended"):
+        if entry.message.startswith(runlog.ENDED):
             run["end"] = entry.time
-            # Anchored at both ends: a search would retry its lazy middle at every
-            # "after" in a long line, in time growing with the square of its length.
-            found = re.fullmatch(r"run ended after ([\d.]+)s: (.*); letters (\d+)", entry.message)
+            found = runlog.parse_ended(entry.message)
             if found:
-                run["duration"], run["why"], run["letters"] = found.groups()
+                run["duration"], run["why"], run["letters"] = found
                 if run["why"] in outcomes:
                     run["why"] = outcomes[run["why"]].label(lang)
         if entry.level == "alert":
@@ -117,9 +115,9 @@ def chart(admin: Admin) -> dict:
 
 def change_mode(admin: Admin, args: dict) -> Response:
     mode = admin.request.form().get("mode", "")
-    if mode not in ("debug", "working"):
+    if mode not in settings_mod.MODES:
         raise BadInput(admin._("Unknown mode."))
-    cleared = runtime.set_mode(admin.data, admin.data.settings, mode)
+    cleared = locks_mod.set_mode(admin.data, admin.data.settings, mode)
     message = admin._("Mode: {mode}.", mode=mode)
     if cleared:
         message += " " + admin._("Cleared: {what}.", what=", ".join(cleared))

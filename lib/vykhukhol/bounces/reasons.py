@@ -1,0 +1,366 @@
+"""Why a letter was refused, and whom the refusal is about (SPEC 5, "What a
+failure count means").
+
+Every refusal — a delivery report's ``Status``/``Diagnostic-Code``, the text
+a mail system wrote beside the address, an SMTP reply at hand-over — is read
+into a :class:`Reading`: Sisimai's name for the reason (``userunknown``,
+``mailboxfull``, ``blocked`` …, kept for the log) and the :class:`Cause` it
+belongs to, which decides what happens to the subscriber:
+
+- ``address gone`` — the address does not exist (any more): deleted, suppressed;
+- ``soft`` — the mailbox cannot take it now: counted per different letter;
+- ``sender refused`` — our host, our address or our letter was refused: never
+  counted on the subscriber;
+- ``delay`` — not delivered yet: noted.
+
+The patterns are Sisimai's (:mod:`.patterns`); the order of the checks
+follows its ``reason.Find``: the diagnostic text first, then the enhanced
+status code, then the rarer patterns. :func:`smtp_reason` reads a reply at
+hand-over; :func:`read` reads a report's fields. Both are pure functions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+
+def _(text: str) -> str:
+    """Marks a label for the catalog (tools/i18n.py); :meth:`Cause.label` translates it."""
+    return text
+
+
+class Cause(str, Enum):
+    """The four classes of refusal; the value is what bounces.log writes."""
+
+    GONE = "address gone"
+    SOFT = "soft"
+    SENDER = "sender refused"
+    DELAY = "delay"
+
+    def label(self, lang: str) -> str:
+        """The class in ``lang`` (``ru`` or ``en``)."""
+        from vykhukhol.i18n import tr
+
+        return tr(lang, _LABELS[self])
+
+
+_LABELS = {
+    Cause.GONE: _("address gone"),
+    Cause.SOFT: _("mailbox cannot take it now"),
+    Cause.SENDER: _("sender refused"),
+    Cause.DELAY: _("not delivered yet"),
+}
+
+#: Sisimai's reason names by the class they belong to. What is not about the
+#: address nor about the sender (the recipient's system failing, a pipe
+#: program failing, an unreadable report) is soft: it may pass, and only a
+#: run of different letters failing deletes the address.
+CLASS_OF: dict[str, Cause] = {
+    **dict.fromkeys(("userunknown", "hostunknown", "hasmoved", "notaccept", "suppressed"),
+                    Cause.GONE),
+    **dict.fromkeys(("mailboxfull", "suspend", "filtered", "expired", "systemfull", "systemerror",
+                     "networkerror", "mailererror", "onhold", "undefined"), Cause.SOFT),
+    **dict.fromkeys(("blocked", "badreputation", "spamdetected", "virusdetected", "authfailure",
+                     "requireptr", "speeding", "toomanyconn", "policyviolation", "mesgtoobig",
+                     "exceedlimit", "rejected", "norelaying", "securityerror", "contenterror",
+                     "notcompliantrfc", "syntaxerror", "failedstarttls"), Cause.SENDER),
+}
+
+#: Sisimai's reason for each enhanced status code it gives one to (smtp/status).
+STATUS_REASONS: dict[str, str] = {
+    "4.1.6": "hasmoved", "4.1.7": "rejected", "4.1.8": "rejected", "4.1.9": "systemerror",
+    "4.2.1": "blocked", "4.2.2": "mailboxfull", "4.2.3": "exceedlimit", "4.2.4": "filtered",
+    "4.3.1": "systemfull", "4.3.2": "notaccept", "4.3.3": "systemerror", "4.3.5": "systemerror",
+    "4.4.1": "expired", "4.4.2": "networkerror", "4.4.3": "systemerror", "4.4.4": "networkerror",
+    "4.4.5": "systemfull", "4.4.6": "networkerror", "4.4.7": "expired", "4.4.8": "networkerror",
+    "4.5.3": "systemerror", "4.5.5": "systemerror", "4.6.0": "contenterror",
+    "4.6.2": "contenterror", "4.6.5": "contenterror", "4.7.1": "blocked", "4.7.2": "blocked",
+    "4.7.5": "securityerror", "4.7.6": "securityerror", "4.7.7": "securityerror",
+    "4.7.12": "securityerror", "4.7.15": "securityerror", "4.7.16": "mesgtoobig",
+    "4.7.24": "authfailure", "4.7.25": "requireptr", "4.7.26": "authfailure",
+    "5.1.0": "userunknown", "5.1.1": "userunknown", "5.1.2": "hostunknown",
+    "5.1.3": "userunknown", "5.1.4": "filtered", "5.1.6": "hasmoved", "5.1.7": "rejected",
+    "5.1.8": "rejected", "5.1.9": "systemerror", "5.1.10": "notaccept", "5.2.0": "filtered",
+    "5.2.1": "filtered", "5.2.2": "mailboxfull", "5.2.3": "exceedlimit", "5.2.4": "filtered",
+    "5.3.0": "systemerror", "5.3.1": "systemfull", "5.3.2": "notaccept", "5.3.3": "systemerror",
+    "5.3.4": "mesgtoobig", "5.3.5": "systemerror", "5.4.0": "networkerror",
+    "5.4.3": "systemerror", "5.4.4": "hostunknown", "5.5.2": "syntaxerror",
+    "5.5.3": "toomanyconn", "5.5.4": "systemerror", "5.5.5": "systemerror",
+    "5.5.6": "syntaxerror", "5.7.0": "securityerror", "5.7.1": "securityerror",
+    "5.7.2": "securityerror", "5.7.3": "securityerror", "5.7.4": "securityerror",
+    "5.7.5": "securityerror", "5.7.6": "securityerror", "5.7.7": "securityerror",
+    "5.7.8": "securityerror", "5.7.9": "securityerror", "5.7.10": "securityerror",
+    "5.7.11": "securityerror", "5.7.13": "suspend", "5.7.14": "securityerror",
+    "5.7.15": "securityerror", "5.7.16": "mesgtoobig", "5.7.17": "hasmoved",
+    "5.7.18": "hasmoved", "5.7.19": "securityerror", "5.7.20": "authfailure",
+    "5.7.21": "authfailure", "5.7.22": "authfailure", "5.7.23": "authfailure",
+    "5.7.24": "authfailure", "5.7.25": "requireptr", "5.7.26": "authfailure",
+    "5.7.27": "notaccept", "5.7.28": "spamdetected", "5.7.29": "authfailure",
+    "5.7.30": "failedstarttls",
+}
+
+# Status names too vague to decide alone: Sisimai tries the rarer patterns
+# before it trusts them (its GetRetried list).
+_VAGUE = frozenset({"undefined", "onhold", "systemerror", "securityerror", "expired",
+                    "networkerror", "hostunknown", "userunknown"})
+
+_CONTINUED = re.compile(r"(?<=\s)[245]\d\d-(?:[245]\.\d{1,3}\.\d{1,3}\s)?")
+STATUS = re.compile(r"\b([245])\.(\d{1,3})\.(\d{1,3})\b")
+REPLY = re.compile(r"(?<![\d.])([245]\d\d)(?=[ -]|$)")
+_MAX_TEXT = 4000  # a diagnostic is a line or two; the rest of a long text says nothing more
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One refusal read: its class, Sisimai's reason name, the codes seen."""
+
+    cause: Cause
+    reason: str           # Sisimai's name: "userunknown", "mailboxfull", "blocked" …
+    status: str = ""      # the enhanced status code, "5.1.1"
+    code: str = ""        # the SMTP reply code, "550"
+
+    def log_text(self) -> str:
+        """The reading for bounces.log: ``address gone: userunknown 5.1.1``."""
+        codes = " ".join(c for c in (self.status, self.code) if c)
+        return f"{self.cause.value}: {self.reason}" + (f" {codes}" if codes else "")
+
+
+def _included(name: str, text: str) -> bool:
+    from vykhukhol.bounces import patterns
+
+    if any(piece in text for piece in patterns.ISNOT.get(name, ())):
+        return False
+    if any(piece in text for piece in patterns.INDEX.get(name, ())):
+        return True
+    return any(_aligned(text, pieces) for pieces in patterns.PAIRS.get(name, ()))
+
+
+def _aligned(text: str, pieces: tuple[str, ...]) -> bool:
+    """Every piece in ``text``, each after the one before (Sisimai's ``Aligned``)."""
+    at = 0
+    for piece in pieces:
+        found = text.find(piece, at)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True
+
+
+def command(text: str) -> str:
+    """The SMTP command a refusal answered (``RCPT``, ``DATA``, ``MAIL``, ``EHLO``),
+    as reports write it; "" when they do not say."""
+    found = _COMMAND.findall(text[:_MAX_TEXT])
+    if not found:
+        lower = " ".join(text[:_MAX_TEXT].lower().split())
+        if "my name was rejected" in lower:  # qmail: the greeting was refused
+            return "EHLO"
+        if any(phrase in lower for phrase in _RCPT_PHRASES):
+            return "RCPT"
+        return ""
+    word = found[-1].lower().replace(" ", "")
+    if word.startswith("rcpt"):
+        return "RCPT"
+    if "data" in word or word.startswith("endof"):
+        return "DATA"
+    if word.startswith("mail"):
+        return "MAIL"
+    return "EHLO"
+
+
+_COMMAND = re.compile(
+    r"(?:(?:in reply to|after|>>>|progress was|said \d{3} for|like our)[ \t]+|smtp:|^[ \t]*|\[)"
+    r"((?:end of )?data|rcpt[ _]to|rcpt|mail[ _]from|ehlo|helo)\b", re.IGNORECASE | re.MULTILINE)
+# Words only a refusal of RCPT TO uses (Postfix, PowerMTA).
+_RCPT_PHRASES = ("x-powermta-bouncecategory: bad-mailbox",)
+STRICT = False
+_BEFORE_DATA = ("RCPT", "MAIL", "EHLO")
+
+
+def reason_name(status: str, text: str, action: str = "", said: str | None = None,
+                code: str = "") -> str:
+    """Sisimai's reason name for a refusal, from its enhanced status code, its
+    diagnostic text and (in a DSN) its ``Action``; ``onhold`` when nothing says.
+
+    As in Sisimai, "user unknown" is believed when the status code says so or
+    the refusal answered ``RCPT TO``; said after the letter's text (some
+    providers' content filters answer so), or where the report does not say
+    when, it is ``filtered`` — a soft failure, never one that deletes at once.
+    ``said`` is the SMTP command when the caller read it from more text.
+    """
+    from vykhukhol.bounces import patterns
+
+    said = command(text) if said is None else said
+    # "550-5.2.1" at the start of each continued line of a reply splits its words.
+    text = " ".join(_CONTINUED.sub(" ", text[:_MAX_TEXT].lower()).split())
+    for name, phrases in _OWN_PHRASES.items():
+        if any(phrase in text for phrase in phrases):
+            return name
+    if status.startswith("2."):
+        return "delivered"
+    by_status = STATUS_REASONS.get(status, "")
+    # A 5.1.1 written in the text (a transcript's own line) counts as much as the field.
+    unknown_by_code = by_status == "userunknown" or said != "DATA" and any(
+        STATUS_REASONS.get(".".join(code)) == "userunknown" and code[0] == "5"
+        for code in STATUS.findall(text))
+    for name in patterns.FIRST:
+        if said in ("MAIL", "EHLO") and CLASS_OF[name] is Cause.GONE:
+            continue  # refused before any recipient was named: about the sender
+        if name == "userunknown":
+            if by_status == "suspend":
+                continue
+            if unknown_by_code and _included(name, text) or by_status == "userunknown":
+                if not any(_included(other, text) for other in _NOT_UNKNOWN):
+                    return name
+            elif said == "RCPT" and _included(name, text):
+                return name
+            elif said != "DATA" and (any(phrase in text for phrase in _GONE_PHRASES)
+                                     or any(_aligned(text, pair) for pair in _GONE_PAIRS)):
+                return name
+            elif STRICT and not said and not by_status and _included(name, text) \
+                    and not ("unknown user" in text and "user unknown" not in text):
+                # "550 Unknown user" with no command is what Japanese carriers'
+                # content filters answer after DATA: Sisimai reads it as filtered.
+                return name
+        elif name == "filtered":
+            if by_status in ("suspend", "hasmoved", "hostunknown", "notaccept"):
+                continue  # the code is specific: a content filter it is not
+            if by_status == "filtered" or said not in _BEFORE_DATA:
+                if _included("userunknown", text) or _included(name, text):
+                    return name
+        elif _included(name, text):
+            return name
+    if by_status and by_status not in _VAGUE:
+        return by_status
+    if said == "EHLO":
+        return "blocked"  # refused at the greeting: the sending host
+    if code in ("500", "501", "502", "503", "504") and not status[2:3].strip("0"):
+        return "syntaxerror"  # our command was not understood
+    for name, phrases in patterns.FORMATS.items():
+        if said in ("MAIL", "EHLO") and CLASS_OF[name] is Cause.GONE:
+            continue
+        if any(phrase in text for phrase in phrases):
+            return name
+    for name in patterns.ORDER[len(patterns.FIRST):]:
+        if said in ("MAIL", "EHLO") and CLASS_OF[name] is Cause.GONE:
+            continue
+        if _included(name, text):
+            return name
+    if said in ("MAIL", "EHLO") and CLASS_OF.get(by_status) is Cause.GONE:
+        return "rejected" if said == "MAIL" else "blocked"
+    if by_status:
+        return by_status
+    if status[:3] in ("5.6", "4.6"):
+        return "contenterror"
+    if status[:3] in ("5.7", "4.7"):
+        return "securityerror"
+    if action.lower() in ("delayed", "expired"):
+        return "expired"
+    if said == "EHLO":
+        return "blocked"
+    return "onhold"
+
+
+# Sentences single mail systems write about a recipient that does not exist,
+# whatever the command (Sisimai's lhost readers: Domino, Notes, IMail,
+# Exchange 2003, InterScan MSS, Verizon, Outlook).
+_GONE_PHRASES = (
+    "not listed in domino directory", "not listed in public name & address book",
+    "no se encuentra en el directorio de domino", "non répertorié dans l'annuaire domino",
+    "domino ディレクトリには見つかりません", "ディレクトリのリストにありません",
+    "invalid final delivery userid", "unknown user:", "(000c05a6)", "unknown recipient",
+    "please check if address is correct", "no valid recipients for this mm",
+    "because the address couldn't be found",
+    "no mailbox here by that name",
+)
+_GONE_PAIRS = (("interscan messaging security suite", "unable to deliver"),)
+
+# Sentences that decide alone, before Sisimai's patterns: a mailing list that
+# refuses our post (Google Groups, in English and Japanese).
+_OWN_PHRASES = {
+    # Google Groups writes in the sender's language; its help link is in every one.
+    "rejected": ("you may not have permission to post messages to the group",
+                 "グループにメッセージを投稿する権限がない", "https://groups.google.com/support/"),
+    # GMX / 1&1: the sending IP is on their block list.
+    "blocked": ("to clarify.) (bl)",),
+}
+
+# Texts that, beside a 5.1.1, say the refusal was about something else.
+_NOT_UNKNOWN = ("norelaying", "blocked", "mailboxfull", "hasmoved", "rejected", "notaccept")
+
+
+def prefer(status: str, diagnostic: str) -> str:
+    """The status code to believe: the last one in the diagnostic text (the remote
+    server's own, after a relay's summary) when it has one — a DSN's ``Status``
+    is often the relay's guess, ``5.1.1`` for ``552 5.2.2 Over quota`` — else
+    the ``Status`` field."""
+    codes = [".".join(code) for code in STATUS.findall(diagnostic or "")]
+    specific = [code for code in codes if not code.endswith(".0.0")]
+    return (specific or codes or [_status(status)])[-1]
+
+
+def read(status: str = "", text: str = "", action: str = "", code: str = "",
+         context: str = "") -> Reading:
+    """The reading of one failed recipient of a report.
+
+    ``status`` is the enhanced code (``5.1.1``; found in ``text`` when empty),
+    ``text`` the diagnostic and any words the report put beside the address,
+    ``action`` the DSN's ``Action`` (``failed``, ``delayed``; empty in a
+    report without one), ``code`` the SMTP reply (``550``; found in ``text``
+    when empty). ``context`` is the report's text around the address: read for
+    the SMTP command, and for the reason when the diagnostic alone says none.
+    A 4.x.x status without ``Action: failed`` is a delay; with it, the server
+    gave up retrying.
+    """
+    status = _status(status) or _status(text) or _status(context)
+    code = code or _reply(text) or _reply(context)
+    action = action.strip().lower()
+    said = command(f"{text}\n{context}")
+    name = reason_name(status, text, action, said, code) if text.strip() else "onhold"
+    if name in ("onhold", "undefined") and context:
+        name = reason_name(status, f"{text}\n{context}", action, said, code)
+    text = f"{text}\n{context}"
+    temporary = (status.startswith("4.") or (not status and code.startswith("4")))
+    if action == "delayed" or (temporary and action not in ("failed", "")):
+        return Reading(Cause.DELAY, name, status, code)
+    if name == "delivered":
+        return Reading(Cause.DELAY, name, status, code)
+    cause = CLASS_OF.get(name, Cause.SOFT)
+    if cause is Cause.GONE and temporary and not _said_by_text(name, text):
+        # A 4.x.x code alone is no proof the address is gone: the server gave up.
+        cause = Cause.SOFT
+    return Reading(cause, name, status, code)
+
+
+def _said_by_text(name: str, text: str) -> bool:
+    return _included(name, " ".join(text[:_MAX_TEXT].lower().split()))
+
+
+def smtp_reason(code: int, enhanced: str = "", text: str = "") -> Reading:
+    """The reading of an SMTP reply at hand-over (``550``, ``5.1.1``, ``User unknown``).
+
+    A 4xx reply is a delay whatever it says (the recipient is deferred and
+    tried again); its reason name still tells what was said. A 5xx reply is
+    read as a report's failed recipient would be.
+    """
+    code_text = str(code)
+    status = _status(enhanced) or _status(text[:200])
+    if code_text.startswith("4"):
+        if status.startswith("5."):
+            status = ""  # a 4xx reply with a 5.x.x code: the reply code decides
+        name = reason_name(status, text, "delayed")
+        return Reading(Cause.DELAY, name, status, code_text)
+    if status.startswith("4."):
+        status = ""
+    return read(status, text, "failed", code_text)
+
+
+def _status(text: str) -> str:
+    found = STATUS.search(text or "")
+    return ".".join(found.groups()) if found else ""
+
+
+def _reply(text: str) -> str:
+    found = REPLY.search(text or "")
+    return found.group(1) if found else ""

@@ -1,0 +1,22 @@
+"""Mail service providers' callbacks: bounces and complaints reported by HTTPS
+(SPEC 12, "Mail service providers"; README §17).
+
+``POST {site_url}/cgi/hook.py/{provider}?key={hooks.key}``. What is where:
+
+- :mod:`.app` — the WSGI app: the provider's name, the key, the body's size,
+  then the provider's module, then :func:`vykhukhol.bounces.apply.apply_reports`;
+- :mod:`.common` — what every provider shares: the answer with a status,
+  reading JSON, the key and basic-auth checks (constant time);
+- one module per provider — :mod:`.ses` (through SNS, with its signature and
+  certificate), :mod:`.mailgun`, :mod:`.postmark`, :mod:`.sendgrid` and
+  :mod:`.generic` — each turns the provider's documented body into
+  :class:`~vykhukhol.bounces.apply.Report` objects, after its own proof;
+- :mod:`.guide` — ``vykhukhol hooks``: the URLs and the steps in each console.
+
+Deliberately not here: any rule about what a bounce or a complaint does to a
+subscriber. A callback's report goes through the same function as a report
+by mail, so both follow one set of rules and one exactly-once journal
+(``data/bounces/processed.txt``, keyed by the provider's event id).
+"""
+
+PROVIDERS = ("ses", "postmark", "mailgun", "sendgrid", "generic")

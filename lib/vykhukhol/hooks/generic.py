@@ -1,0 +1,56 @@
+"""The generic form, for any provider or script without a module of its own.
+
+The body is one JSON object or an array of them::
+
+    {"address": "ann@example.org", "kind": "permanent",
+     "diagnostic": "550 5.1.1 user unknown", "id": "evt-1", "tag": "s1…"}
+
+``kind`` is ``permanent``, ``temporary``, ``complaint`` or ``unsubscribe``;
+``diagnostic``, ``id`` (the same id is applied once; without one, the same
+address, kind and diagnostic are) and ``tag`` (our tag, or the tagged bounce
+address, where the sender kept it) are optional. The key in the URL is the
+only proof.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from vykhukhol.bounces import classify as kinds
+from vykhukhol.bounces.apply import Report
+from vykhukhol.hooks.common import MAX_EVENTS, Refused, address, json_body, text
+
+if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
+    from vykhukhol.datadir import DataDir
+    from vykhukhol.settings import Settings
+
+KINDS = (kinds.PERMANENT, kinds.TEMPORARY, kinds.COMPLAINT, kinds.UNSUBSCRIBE)
+
+
+def read(body: bytes, environ: dict, settings: Settings, data: DataDir) -> list[Report]:
+    found = json_body(body)
+    items = found if isinstance(found, list) else [found]
+    if not items or len(items) > MAX_EVENTS:
+        raise Refused(400, f"expected 1 to {MAX_EVENTS} reports")
+    reports = []
+    for number, item in enumerate(items, start=1):
+        if not isinstance(item, dict):
+            raise Refused(400, f"report {number} is not a JSON object")
+        who = address(item.get("address"))
+        kind = text(item.get("kind"), 20)
+        if not who:
+            raise Refused(400, f"report {number}: no valid address")
+        if kind not in KINDS:
+            raise Refused(400, f"report {number}: kind must be one of {', '.join(KINDS)}")
+        diagnostic = text(item.get("diagnostic"), 200)
+        event = text(item.get("id"), 200) or f"{who}\0{kind}\0{diagnostic}"
+        reports.append(Report(event, kind, who, _reason(kind, diagnostic), text(item.get("tag"), 100)))
+    return reports
+
+
+def _reason(kind: str, diagnostic: str) -> str:
+    said = {kinds.PERMANENT: "permanent failure reported by callback",
+            kinds.TEMPORARY: "temporary failure reported by callback",
+            kinds.COMPLAINT: "a spam complaint reported by callback",
+            kinds.UNSUBSCRIBE: "an unsubscribe reported by callback"}[kind]
+    return f"{said} ({diagnostic})" if diagnostic else said

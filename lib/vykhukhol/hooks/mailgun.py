@@ -1,0 +1,91 @@
+"""Mailgun's webhooks, JSON form (README §17).
+
+Mailgun posts ``{"signature": {"timestamp", "token", "signature"},
+"event-data": {...}}`` (documentation.mailgun.com, "Securing Webhooks" and
+the event structure). The proof: ``signature`` is the hex HMAC-SHA256 of
+``timestamp`` followed by ``token``, keyed with the domain's HTTP webhook
+signing key (``hooks.mailgun_signing_key``); a timestamp more than
+:data:`MAX_AGE` seconds away from now is refused, so a captured request
+cannot be played again later. Events: ``failed`` with ``severity``
+``permanent`` or ``temporary``, ``complained``, ``unsubscribed``; others are
+answered 200 and do nothing. ``event-data.id`` is the event's id.
+
+Our tag is read from the envelope sender Mailgun reports
+(``envelope.sender``), from ``user-variables`` (``vykhukhol-tag``), or
+from the letter's ``X-Vykhukhol-Tag`` header where Mailgun returns it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+from typing import TYPE_CHECKING
+
+from vykhukhol.bounces import classify as kinds
+from vykhukhol.bounces.apply import Report
+from vykhukhol.hooks.common import Refused, address, json_body, text
+
+if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
+    from vykhukhol.datadir import DataDir
+    from vykhukhol.settings import Settings
+
+MAX_AGE = 900  # seconds between Mailgun's signing and our check, either way
+
+
+def read(body: bytes, environ: dict, settings: Settings, data: DataDir, clock=time.time) -> list[Report]:
+    key = settings["hooks.mailgun_signing_key"]
+    if not key:
+        raise Refused(403, "hooks.mailgun_signing_key is not set: Mailgun's callbacks cannot be checked")
+    found = json_body(body)
+    if not isinstance(found, dict):
+        raise Refused(400, "expected a Mailgun webhook body (a JSON object)")
+    signed = found.get("signature")
+    if not isinstance(signed, dict):
+        raise Refused(403, "no signature")
+    stamp, token, signature = (text(signed.get(k), 200) for k in ("timestamp", "token", "signature"))
+    if not stamp.isdigit() or not token or not signature:
+        raise Refused(403, "the signature is incomplete")
+    expected = hmac.new(key.encode(), (stamp + token).encode(), hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected.encode(), signature.lower().encode()):
+        raise Refused(403, "the signature does not verify")
+    if abs(clock() - int(stamp)) > MAX_AGE:
+        raise Refused(403, f"the signature's timestamp is more than {MAX_AGE} seconds away from now")
+    event = found.get("event-data")
+    if not isinstance(event, dict):
+        raise Refused(400, "no event-data")
+    name = text(event.get("event"), 40)
+    if name == "failed":
+        kind = kinds.PERMANENT if text(event.get("severity"), 20) == "permanent" else kinds.TEMPORARY
+    elif name == "complained":
+        kind = kinds.COMPLAINT
+    elif name == "unsubscribed":
+        kind = kinds.UNSUBSCRIBE
+    else:
+        return []
+    who = address(event.get("recipient"))
+    if not who:
+        raise Refused(400, "the event names no valid recipient")
+    status = event.get("delivery-status") if isinstance(event.get("delivery-status"), dict) else {}
+    said = text(status.get("description"), 160) or text(status.get("message"), 160) \
+        or text(event.get("reason"), 80)
+    code = text(status.get("code"), 10)
+    reason = f"Mailgun {name}" + (f" ({event.get('severity')})" if name == "failed" else "") \
+        + (f": {code} {said}".rstrip() if code or said else "")
+    return [Report(text(event.get("id"), 200) or token, kind, who, reason, _tag(event))]
+
+
+def _tag(event: dict) -> str:
+    variables = event.get("user-variables")
+    if isinstance(variables, dict) and text(variables.get("vykhukhol-tag"), 100):
+        return text(variables.get("vykhukhol-tag"), 100)
+    envelope = event.get("envelope")
+    if isinstance(envelope, dict) and text(envelope.get("sender"), 254):
+        return text(envelope.get("sender"), 254)
+    message = event.get("message")
+    headers = message.get("headers") if isinstance(message, dict) else None
+    if isinstance(headers, dict):
+        for name, value in headers.items():
+            if isinstance(name, str) and name.lower() == "x-vykhukhol-tag":
+                return text(value, 100)
+    return ""

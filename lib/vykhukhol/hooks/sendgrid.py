@@ -1,0 +1,99 @@
+"""SendGrid's Event Webhook (README §17).
+
+SendGrid posts a JSON array of events (twilio.com/docs/sendgrid, "Event
+Webhook Reference"), each with ``email``, ``event``, ``sg_event_id`` (the
+event's id), ``reason``/``status`` and, for ``bounce``, ``type``
+(``bounce`` or ``blocked``); custom arguments of the letter appear as fields
+of their own (``vykhukhol_tag``). Events: ``bounce`` (type ``bounce``:
+permanent; ``blocked``: temporary), ``dropped`` (by its reason), ``spamreport``
+(a complaint), ``unsubscribe``/``group_unsubscribe``; others do nothing.
+
+The proof: the key in the URL and, with ``hooks.sendgrid_public_key`` set
+(the Signed Event Webhook's verification key, base64 DER), the ECDSA
+P-256/SHA-256 signature in ``X-Twilio-Email-Event-Webhook-Signature`` over the
+``X-Twilio-Email-Event-Webhook-Timestamp`` header followed by the raw body.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import time
+from typing import TYPE_CHECKING
+
+from vykhukhol.bounces import classify as kinds
+from vykhukhol.bounces.apply import Report
+from vykhukhol.hooks.common import MAX_EVENTS, Refused, address, json_body, text
+
+if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
+    from vykhukhol.datadir import DataDir
+    from vykhukhol.settings import Settings
+
+MAX_AGE = 900  # seconds between SendGrid's signing and our check, either way
+
+# Why SendGrid dropped a letter (it keeps its own suppression lists), and what that is here.
+DROPPED = {"bounced address": kinds.PERMANENT, "invalid": kinds.PERMANENT,
+           "spam reporting address": kinds.COMPLAINT, "unsubscribed address": kinds.UNSUBSCRIBE}
+
+
+def read(body: bytes, environ: dict, settings: Settings, data: DataDir, clock=time.time) -> list[Report]:
+    public_key = settings["hooks.sendgrid_public_key"]
+    if public_key:
+        verify(public_key, environ.get("HTTP_X_TWILIO_EMAIL_EVENT_WEBHOOK_SIGNATURE", ""),
+               environ.get("HTTP_X_TWILIO_EMAIL_EVENT_WEBHOOK_TIMESTAMP", ""), body, clock())
+    events = json_body(body)
+    if not isinstance(events, list) or len(events) > MAX_EVENTS:
+        raise Refused(400, f"expected a JSON array of at most {MAX_EVENTS} events")
+    reports = []
+    for event in events:
+        if not isinstance(event, dict):
+            raise Refused(400, "an event is not a JSON object")
+        report = _report(event)
+        if report is not None:
+            reports.append(report)
+    return reports
+
+
+def verify(public_key: str, signature: str, stamp: str, body: bytes, now: float) -> None:
+    """Refused 403 unless ``signature`` is SendGrid's over ``stamp`` + ``body``."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.serialization import load_der_public_key
+
+    if not signature or not stamp.strip().isdigit():
+        raise Refused(403, "no Signed Event Webhook signature")
+    if abs(now - int(stamp)) > MAX_AGE:
+        raise Refused(403, f"the signature's timestamp is more than {MAX_AGE} seconds away from now")
+    try:
+        key = load_der_public_key(base64.b64decode(public_key))
+        if not isinstance(key, ec.EllipticCurvePublicKey):
+            raise ValueError("not an elliptic-curve key")
+        key.verify(base64.b64decode(signature, validate=True), stamp.encode() + body,
+                   ec.ECDSA(hashes.SHA256()))
+    except (InvalidSignature, binascii.Error, ValueError):
+        raise Refused(403, "the signature does not verify") from None
+
+
+def _report(event: dict) -> Report | None:
+    name = text(event.get("event"), 40)
+    why = text(event.get("reason"), 160)
+    if name == "bounce":
+        kind = kinds.TEMPORARY if text(event.get("type"), 20) == "blocked" else kinds.PERMANENT
+    elif name == "dropped":
+        kind = DROPPED.get(why.lower(), kinds.TEMPORARY)
+    elif name == "spamreport":
+        kind = kinds.COMPLAINT
+    elif name in ("unsubscribe", "group_unsubscribe"):
+        kind = kinds.UNSUBSCRIBE
+    else:
+        return None
+    who = address(event.get("email"))
+    if not who:
+        raise Refused(400, "an event names no valid email")
+    status = text(event.get("status"), 10)
+    kind_said = f"{name} ({event.get('type')})" if name == "bounce" and event.get("type") else name
+    reason = f"SendGrid {kind_said}" + (f": {status} {why}".rstrip() if status or why else "")
+    event_id = text(event.get("sg_event_id"), 200) or \
+        f"{text(event.get('sg_message_id'), 200)}/{name}/{who}/{text(event.get('timestamp'), 20)}"
+    return Report(event_id, kind, who, reason, text(event.get("vykhukhol_tag"), 100))

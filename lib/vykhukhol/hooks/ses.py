@@ -1,0 +1,227 @@
+"""Amazon SES notifications through an SNS topic (README §17).
+
+SNS posts a JSON envelope (docs.aws.amazon.com/sns, "Verifying the
+signatures of Amazon SNS messages"; raw message delivery off):
+
+- ``SubscriptionConfirmation``: verified, then its ``SubscribeURL`` is
+  fetched — only when it is ``https://sns.<region>.amazonaws.com/…`` — and the
+  topic is kept as *the* topic: a message of any other topic is refused;
+- ``Notification``: verified; its ``Message`` is SES's notification
+  (``notificationType`` ``Bounce`` with ``bounceType`` ``Permanent``/
+  ``Transient``/``Undetermined`` and ``bouncedRecipients``, or ``Complaint``
+  with ``complainedRecipients``); anything else does nothing;
+- ``UnsubscribeConfirmation``: verified, noted, nothing else.
+
+The signature: ``SignatureVersion`` 1 is SHA1withRSA, 2 SHA256withRSA, over
+the documented canonical string (each present field's name and value, one a
+line, in a fixed order per type), with the public key of the certificate at
+``SigningCertURL``. That URL must be ``https://sns.<region>.amazonaws.com/….pem``
+(``hooks.sns_test_host`` adds one host:port, for tests only); the certificate
+is fetched over verified TLS once and kept under ``data/bounces/sns/``.
+
+The letter is found by our tag in ``mail.source`` (the envelope sender SES
+reports) or in an ``X-Vykhukhol-Tag`` header (when the identity includes the
+original headers), else by the address. Each recipient's event id is the SNS
+MessageId and the address.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from vykhukhol import files
+from vykhukhol.bounces import classify as kinds
+from vykhukhol.bounces.apply import Report
+from vykhukhol.hooks.common import MAX_EVENTS, Refused, address, json_body, text
+
+if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
+    from vykhukhol.datadir import DataDir
+    from vykhukhol.settings import Settings
+
+AMAZON_HOST = re.compile(r"sns\.[a-z0-9-]{1,40}\.amazonaws\.com(\.cn)?")
+FETCH_TIMEOUT = 10     # seconds for the certificate or the SubscribeURL
+MAX_CERT_BYTES = 20_000
+# The canonical string's fields, in the documented order, per message type.
+SIGNED = {
+    "Notification": ("Message", "MessageId", "Subject", "Timestamp", "TopicArn", "Type"),
+    "SubscriptionConfirmation": ("Message", "MessageId", "SubscribeURL", "Timestamp", "Token",
+                                 "TopicArn", "Type"),
+}
+SIGNED["UnsubscribeConfirmation"] = SIGNED["SubscriptionConfirmation"]
+
+
+class Outcome(list):
+    """The reports of one SNS message, plus what else happened (for the log)."""
+
+    note: str = ""
+
+
+def read(body: bytes, environ: dict, settings: Settings, data: DataDir, fetch=None) -> list[Report]:
+    fetch = fetch or _fetch
+    message = json_body(body)
+    if not isinstance(message, dict) or text(message.get("Type"), 40) not in SIGNED:
+        raise Refused(400, "not an SNS message (is raw message delivery on? turn it off)")
+    kind = message["Type"]
+    test_host = settings["hooks.sns_test_host"]
+    verify(message, data, test_host, fetch)
+    topic = text(message.get("TopicArn"), 300)
+    pinned = _pinned(data)
+    if pinned and pinned != topic:
+        raise Refused(403, "a message of another SNS topic than the one confirmed first")
+    outcome = Outcome()
+    if kind == "SubscriptionConfirmation":
+        url = message.get("SubscribeURL")
+        if not isinstance(url, str) or not allowed_url(url, test_host):
+            raise Refused(403, "the SubscribeURL is not on an SNS host")
+        fetch(url, 100_000)
+        _pin(data, topic)
+        outcome.note = f"subscribed to the SNS topic {topic}"
+        return outcome
+    if kind == "UnsubscribeConfirmation":
+        outcome.note = f"SNS says the subscription to {topic} ended"
+        return outcome
+    if not pinned:
+        _pin(data, topic)  # confirmed by hand in the console: the first signed topic stays
+    outcome.extend(_notification(text(message.get("MessageId"), 200), message.get("Message")))
+    return outcome
+
+
+def allowed_url(url: str, test_host: str = "") -> bool:
+    """An https URL on an SNS host (or on the test host, where one is set)."""
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname or "", parts.port
+    except ValueError:
+        return False
+    if parts.scheme != "https" or parts.username or parts.password:
+        return False
+    if AMAZON_HOST.fullmatch(host) and port in (None, 443):
+        return True
+    return bool(test_host) and f"{host}:{port}" == test_host
+
+
+def canonical(message: dict) -> bytes:
+    """The string SNS signs: ``name\\nvalue\\n`` for each of the type's fields present."""
+    lines = []
+    for name in SIGNED[message["Type"]]:
+        value = message.get(name)
+        if value is None:
+            if name == "Subject":
+                continue
+            raise Refused(400, f"the SNS message has no {name}")
+        lines += [name, str(value)]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def verify(message: dict, data, test_host: str, fetch) -> None:
+    from cryptography import x509
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import padding, rsa
+
+    version = text(message.get("SignatureVersion"), 4)
+    if version not in ("1", "2"):
+        raise Refused(403, "an SNS SignatureVersion other than 1 or 2")
+    url = message.get("SigningCertURL")
+    if not isinstance(url, str) or not allowed_url(url, test_host) or not url.endswith(".pem"):
+        raise Refused(403, "the signing certificate is not on an SNS host")
+    try:
+        signature = base64.b64decode(text(message.get("Signature"), 2000), validate=True)
+        cert = x509.load_pem_x509_certificate(_certificate(data, url, fetch))
+        key = cert.public_key()
+        if not isinstance(key, rsa.RSAPublicKey):
+            raise ValueError("not an RSA key")
+        key.verify(signature, canonical(message), padding.PKCS1v15(),
+                   hashes.SHA1() if version == "1" else hashes.SHA256())  # noqa: S303 - SNS's v1
+    except (InvalidSignature, ValueError):
+        raise Refused(403, "the SNS signature does not verify") from None
+
+
+def _certificate(data, url: str, fetch) -> bytes:
+    path = data.root / "bounces" / "sns" / (hashlib.sha256(url.encode()).hexdigest()[:32] + ".pem")
+    kept = files.read_text(path)
+    if kept:
+        return kept.encode("ascii", "replace")
+    pem = fetch(url, MAX_CERT_BYTES)
+    if b"-----BEGIN CERTIFICATE-----" not in pem:
+        raise Refused(403, "the signing certificate URL gave no certificate")
+    files.atomic_write(path, pem.decode("ascii", "replace"), new_mode=0o600)
+    return pem
+
+
+def _fetch(url: str, limit: int) -> bytes:
+    """GET over TLS checked against the system's CAs; Refused 503 when it fails
+    (SNS tries again later)."""
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None  # the checked host only: never follow it elsewhere
+
+    opener = urllib.request.build_opener(
+        NoRedirect, urllib.request.HTTPSHandler(context=ssl.create_default_context()))
+    try:
+        with opener.open(url, timeout=FETCH_TIMEOUT) as answer:
+            return answer.read(limit)
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise Refused(503, f"could not fetch {urlsplit(url).hostname}: "
+                           f"{getattr(exc, 'reason', exc)}") from None
+
+
+def _topic_path(data):
+    return data.root / "bounces" / "sns-topic.txt"
+
+
+def _pinned(data) -> str:
+    return (files.read_text(_topic_path(data)) or "").strip()
+
+
+def _pin(data, topic: str) -> None:
+    files.atomic_write(_topic_path(data), topic + "\n", new_mode=0o600)
+
+
+def _notification(message_id: str, inner) -> list[Report]:
+    notice = json_body(inner.encode("utf-8")) if isinstance(inner, str) else None
+    if not isinstance(notice, dict):
+        raise Refused(400, "the SNS Message is not an SES notification")
+    what = text(notice.get("notificationType") or notice.get("eventType"), 40)
+    tag = _tag(notice.get("mail"))
+    if what == "Bounce":
+        bounce = notice.get("bounce") if isinstance(notice.get("bounce"), dict) else {}
+        which = text(bounce.get("bounceType"), 20)
+        kind = kinds.PERMANENT if which == "Permanent" else kinds.TEMPORARY
+        people = bounce.get("bouncedRecipients")
+        head = f"SES {which or 'bounce'} bounce ({text(bounce.get('bounceSubType'), 40)})"
+    elif what == "Complaint":
+        complaint = notice.get("complaint") if isinstance(notice.get("complaint"), dict) else {}
+        kind, people = kinds.COMPLAINT, complaint.get("complainedRecipients")
+        head = "SES complaint" + (f" ({text(complaint.get('complaintFeedbackType'), 40)})"
+                                  if complaint.get("complaintFeedbackType") else "")
+    else:
+        return []  # deliveries and the like
+    if not isinstance(people, list) or len(people) > MAX_EVENTS:
+        raise Refused(400, "the SES notification lists no recipients")
+    reports = []
+    for person in people:
+        who = address(person.get("emailAddress")) if isinstance(person, dict) else ""
+        if not who:
+            continue
+        diagnostic = text(person.get("diagnosticCode"), 160)
+        reports.append(Report(f"{message_id}/{who}", kind, who,
+                              head + (f": {diagnostic}" if diagnostic else ""), tag))
+    return reports
+
+
+def _tag(mail) -> str:
+    if not isinstance(mail, dict):
+        return ""
+    for header in mail.get("headers") or []:
+        if isinstance(header, dict) and text(header.get("name"), 40).lower() == "x-vykhukhol-tag":
+            return text(header.get("value"), 100)
+    return text(mail.get("source"), 254)

@@ -1,0 +1,95 @@
+"""Sending a batch of letters against a quota: the one loop every kind of
+letter goes through (newsletters, series letters, reminders).
+
+Each letter is made while the server takes in the one before it
+(:class:`Copy`, :func:`one_ahead`); before each, the run's clock, quota and
+limits are asked (SPEC 5 step 7, :meth:`~vykhukhol.runtime.Run.may_send`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from enum import Enum
+from typing import NamedTuple
+
+from vykhukhol import journal
+from vykhukhol.runtime import Delivery, Run
+from vykhukhol.timeutil import format_time
+
+
+class Copy:
+    """One recipient's letter, made when first asked for, or earlier by
+    :meth:`make` while the SMTP server is busy with the letter before it (so
+    the two overlap); a failure to make it waits for the asking."""
+
+    def __init__(self, build: Callable[[], object]) -> None:
+        self._build: Callable[[], object] | None = build
+        self._made: object = None
+        self._error: Exception | None = None
+
+    def make(self) -> None:
+        """Never raises."""
+        if self._build is not None:
+            build, self._build = self._build, None
+            try:
+                self._made = build()
+            except Exception as exc:  # noqa: BLE001 - kept for __call__, which raises it
+                self._error = exc
+
+    def __call__(self) -> object:
+        """The letter (once: the copy lets go of it, a batch can be long)."""
+        self.make()
+        if self._error is not None:
+            raise self._error
+        made, self._made = self._made, None
+        return made
+
+
+def one_ahead(copies: list[Copy | None]) -> Iterator[tuple[Copy | None, Callable[[], None] | None]]:
+    """Each copy with what to do while it is sent: make the one after it."""
+    for i, here in enumerate(copies):
+        after = copies[i + 1] if i + 1 < len(copies) else None
+        yield here, (after.make if after is not None else None)
+
+
+class Letter(NamedTuple):
+    """One letter of a batch, as the journal names it."""
+
+    target: str        # the service or the newsletter job
+    email: str
+    item: str          # the letter's number, "reminder", or the ledger row
+    copy: Copy | None  # None: the recipient is no longer subscribed (journalled as skipped)
+
+
+class Ended(Enum):
+    """Why :func:`send_batch` returned."""
+
+    ALL = "all"            # every letter of the batch had its turn
+    STOPPED = "stopped"    # time, quota, limits or a stop: no more letters of this kind
+    BROKEN = "broken"      # a letter cannot be made: the rest of the batch waits
+
+
+def send_batch(run: Run, quota: str, book: journal.Journal, letters: list[Letter],
+               broken: set[str] | None = None) -> Ended:
+    """Send the letters in order while ``run.may_send(quota)``; each one that
+    counts takes one off the run's ``quota``. A letter that cannot be made
+    ends the batch, unless ``broken`` is given: then its item goes there and
+    the batch's other letters of that item are passed over."""
+    for letter, (copy, meanwhile) in zip(letters, one_ahead([each.copy for each in letters]),
+                                         strict=True):
+        if not run.may_send(quota):
+            return Ended.STOPPED
+        if broken is not None and letter.item in broken:
+            continue  # its recipients wait, untouched, for a run after the fix
+        if copy is None:
+            book.note(journal.SKIPPED, format_time(run.now()), letter.target, letter.email,
+                      letter.item)
+            continue
+        outcome = run.deliver(book, letter.target, letter.email, letter.item, copy, meanwhile)
+        if outcome is Delivery.BROKEN:
+            if broken is None:
+                return Ended.BROKEN
+            broken.add(letter.item)
+        elif outcome.counted:
+            setattr(run, quota, getattr(run, quota) - 1)
+    return Ended.ALL

@@ -1,0 +1,186 @@
+"""Step 2 of SPEC 5: due newsletters, oldest start first, at most
+``news_per_run`` letters, under the newsletters' lock; a job whose list is
+exhausted is reported to the admin (:mod:`.news_report`) and deleted.
+
+Each recipient must still be a confirmed subscriber of one of the job's
+services (:func:`suppression_gate`), else the row is "skipped". The letters'
+outcomes are journalled (``state/news.journal``) and folded into the jobs'
+ledgers (:func:`fold_newsletters`) before the lock is given back.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import partial
+from itertools import islice
+
+from vykhukhol import files, journal, newsletters
+from vykhukhol import services as svc
+from vykhukhol import subscribers as subs
+from vykhukhol.addresses import email_key
+from vykhukhol.errors import BadInput, NotFound, VykhukholError
+from vykhukhol.locks import Released, Taken, release, take_lock
+from vykhukhol.runtime import Run
+from vykhukhol.sender.batch import Copy, Ended, Letter, send_batch
+from vykhukhol.sender.news_report import newsletter_report, subject_as_sent
+from vykhukhol.states import LedgerState
+from vykhukhol.timeutil import format_time
+
+
+def send_newsletters(run: Run) -> bool:
+    """Step 2: due newsletters, oldest start first, ``news_per_run`` letters at
+    most. False: the run ends here (a dead run held the lock, or it could not
+    be given back); a lock another run holds costs only this step."""
+    data = run.data
+    due = [job for job in newsletters.list_jobs(data) if job.start <= run.now()]
+    lock = newsletters.lock(data)
+    book = journal.Journal(data.state / "news.journal", run.lease)
+    # Swept even when no job is left (a kill during the last one's rewrite): a
+    # live rewrite's file is younger than time_limit, so no lock is needed.
+    if files.remove_stale_temps(data.newsletters, run.time_limit):
+        run.log.write("removed the temporary files a killed rewrite left in newsletters")
+    newsletters.sweep_locks(data)  # and the lock files of jobs that are gone
+    if not due and lock.holder() is None and not book.path.exists():
+        return True
+    taken = take_lock(run, lock, "the newsletters")
+    if taken is not Taken.OURS:
+        return taken is Taken.REFUSED
+    touched: set[str] = set()
+    try:
+        touched |= fold_newsletters(run, book)
+        for job in due:
+            if not run.may_send("news_left"):
+                break
+            serve_job(run, job, book)
+            touched.add(job.name)
+    finally:
+        try:
+            run.drain()  # the letters still on their way (several connections) journalled
+            touched |= fold_newsletters(run, book)
+            for name in sorted(touched):
+                finish_if_exhausted(run, name)
+        finally:  # a full disk while folding still frees the lock; the journal waits
+            book.close()
+            released = release(run, lock, "the newsletters")
+    return released is Released.FREE
+
+
+def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
+    """One job's next rows, batch by batch; a job that can no longer be served
+    (its letter, list or services gone or broken) is deleted."""
+    from vykhukhol import compose, render  # Jinja2 and the e-mail builder: only when sending
+    data = run.data
+    _, letter_path, list_path = newsletters.paths(data, job.name)
+    try:
+        subject, text, html = newsletters.read_letter(data, job.name)
+        for source, what in ((subject, "subject"), (text, "text"), (html or "", "HTML")):
+            render.check_syntax(source, what)  # its cost is met letter by letter
+        if not list_path.is_file():
+            raise NotFound("its recipient list is missing")
+        services = {}
+        for name in job.services:
+            try:
+                services[name] = svc.find_service(data, name)
+            except NotFound:
+                continue
+        if not services:
+            raise NotFound("none of its services exists any more")
+    except VykhukholError as exc:
+        run.log.error(f"newsletter {job.name} is inadequate and deleted: {exc.message}")
+        newsletters.delete(data, job.name)
+        return
+    run.keep_time_for(list_path)
+    if job.values.get("first_run", "-") == "-":
+        newsletters.change_job(data, job.name, lambda j: j.values.update(
+            first_run=format_time(run.now())))
+    rows = (row for row in newsletters.read_rows(list_path, job.cursor)
+            if row.state is LedgerState.PENDING)
+    while run.may_send("news_left"):
+        batch = list(islice(rows, run.news_left))
+        if not batch:
+            break
+        home = suppression_gate(services, batch)
+        letters = [Letter(job.name, row.email, str(row.index), None
+                          if (service := home.get(email_key(row.email))) is None else Copy(partial(
+                              compose.newsletter, service, subject, text, html, run.settings,
+                              row.email, row.name, run.lease, run.now(), run.presses,
+                              job=job.name))) for row in batch]
+        if send_batch(run, "news_left", book, letters) is not Ended.ALL:
+            return  # stopped, or the letter cannot be made: the job waits for a fix
+
+
+def suppression_gate(services: dict[str, svc.Service], batch: list) -> dict[str, svc.Service]:
+    """Which of the batch's addresses are still confirmed subscribers, and of which service."""
+    wanted = {email_key(row.email) for row in batch}
+    home: dict[str, svc.Service] = {}
+    for service in services.values():
+        for sub in subs.among(service.subscribers_path, wanted):
+            if sub.state.confirmed and sub.key not in home:
+                home[sub.key] = service
+    return home
+
+
+def fold_newsletters(run: Run, book: journal.Journal) -> set[str]:
+    """Write the journalled outcomes into the ledgers; returns the jobs touched."""
+    records = book.records()
+    by_job: dict[str, dict[int, journal.Record]] = defaultdict(dict)
+    for record in records:
+        by_job[record.target][int(record.item)] = record
+    for name, rows in by_job.items():
+        try:
+            newsletters.read_job(run.data, name)
+        except (NotFound, BadInput):
+            continue  # cancelled meanwhile
+        _, _, list_path = newsletters.paths(run.data, name)
+
+        def apply(row: newsletters.Row, rows=rows, name=name) -> newsletters.Row:
+            record = rows.get(row.index)
+            if record is None or record.outcome == journal.TEMPFAIL:
+                return row
+            if record.outcome == journal.IN_DOUBT:
+                run.log.write(f"newsletter {name}: the letter to {row.email} got no answer "
+                              "(a run died, or the server went silent); it is counted in doubt "
+                              "and not sent again")
+            return newsletters.Row(row.index, row.email, row.name, LedgerState(record.outcome),
+                                   record.time, record.lease)
+
+        newsletters.rewrite_rows(list_path, apply, only=rows.keys())
+        pending = [i for i, r in rows.items() if r.outcome == journal.TEMPFAIL]
+        cursor = min(pending) if pending else max(rows) + 1
+        newsletters.change_job(run.data, name, lambda j, cursor=cursor: j.values.update(
+            cursor=str(max(j.cursor, cursor)), last_run=format_time(run.now()),
+            runs=str(int(j.values.get("runs", "0") or 0) + 1)))
+    book.clear()
+    return set(by_job)
+
+
+def finish_if_exhausted(run: Run, name: str) -> None:
+    """A job whose list is exhausted: report to the admin in Russian, delete its files."""
+    data = run.data
+    try:
+        job = newsletters.read_job(data, name)
+    except NotFound:
+        return
+    _, _, list_path = newsletters.paths(data, name)
+    if any(row.state is LedgerState.PENDING for row in newsletters.read_rows(list_path, job.cursor)):
+        return
+    count = newsletters.counts(list_path)
+    failed = [row.email for row in newsletters.read_rows(list_path) if row.state is LedgerState.FAILED]
+    subject, _, _ = newsletters.read_letter(data, name)
+    subject = subject_as_sent(data, job, subject, run.now())
+    report = newsletter_report(job, subject, count, failed, run.now(), run.settings["timezone"])
+    run.log.write(f"newsletter {name} finished: {count['sent']} sent, {count['failed']} failed, "
+                  f"{count['skipped']} skipped, {count['in doubt']} in doubt")
+    admin = run.settings["admin_email"]
+    if admin:
+        from vykhukhol import mail
+
+        message = mail.build_message(
+            from_name="Vykhukhol", from_email=run.settings["mail.from_email"] or admin,
+            to_email=admin, subject=f"Рассылка завершена: {subject}"[:200], text=report,
+            run_id=run.lease)
+        try:
+            run.transport().send(message, admin)
+        except mail.DeliveryError as exc:
+            run.log.error(f"the report of newsletter {name} could not be mailed: {exc.detail}")
+    newsletters.delete(data, name)

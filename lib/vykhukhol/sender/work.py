@@ -1,0 +1,70 @@
+"""What the series step works with: what one service has due (:class:`Work`),
+what was taken from its due index (:class:`Scan`), the DB whose lock the
+run holds (:class:`Held`), and where the due index lives on disk."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vykhukhol import dueindex, journal
+from vykhukhol import services as svc
+from vykhukhol import subscribers as subs
+from vykhukhol.errors import StorageError
+from vykhukhol.runtime import Run
+from vykhukhol.series import Rules
+
+
+@dataclass
+class Scan:
+    """What find_work took from the service's due index, so the fold can splice
+    the changed lines into the file and move the index along with it."""
+
+    index: dueindex.Index
+    rows: dict[int, tuple[bytes, subs.Subscriber]]  # offset → the line's bytes, as parsed
+    saved: bool = True  # the index on disk is this one
+
+
+@dataclass
+class Work:
+    """What one service has due now."""
+
+    service: svc.Service
+    rules: Rules
+    letters: list = field(default_factory=list)     # (due, email, name, number)
+    reminders: list = field(default_factory=list)   # (due, email, name)
+    tidy: bool = False  # clean-up is due even if nothing is sent
+    scan: Scan | None = None  # None: a fold of a killed run's journal, which parses all
+
+    @property
+    def idle(self) -> bool:
+        return not (self.letters or self.reminders or self.tidy)
+
+
+@dataclass
+class Held:
+    """A DB whose lock this run holds: its journal, its services as read under
+    the lock, and the services worked on."""
+
+    db: str
+    book: journal.Journal
+    services: list[svc.Service] = field(default_factory=list)
+    worked: list[Work] = field(default_factory=list)
+
+
+def index_path(run: Run, service: svc.Service) -> Path:
+    return run.data.state / "index" / f"{service.name}.due"
+
+
+def save_index(run: Run, service: svc.Service, index: dueindex.Index | None) -> None:
+    """Write the service's due index (None: delete it). A disk that refuses is
+    logged and the run goes on: an index left behind no longer matches the
+    file, so the next run reads the file again."""
+    try:
+        if index is None:
+            dueindex.remove(index_path(run, service))
+        else:
+            dueindex.save(index_path(run, service), index)
+    except StorageError as exc:
+        run.log.error(f"service {service.name}: its due index could not be written: "
+                      f"{exc.message}")

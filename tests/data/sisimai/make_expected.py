@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Writes expected.csv from go-sisimai's tests (a development tool).
+
+    python3 tests/data/sisimai/make_expected.py GO_SISIMAI_GIT SET_OF_EMAILS_GIT > expected.csv
+
+Each ``fact/*-lhost-*_test.go`` holds a ``publiclist`` table: per sample
+file ``set-of-emails/maildir/bsd/lhost-<engine>-<label>.eml``, one row per
+failed recipient with Sisimai's status, reply code, reason and hard-bounce
+flag. Rows whose file is not in the set-of-emails checkout are left out (and
+listed on stderr), as are the files no table names.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import subprocess
+import sys
+
+# go-sisimai names two engines differently from their sample files.
+RENAMED = {"mailmarshalsmtp": "mailmarshal", "interscanmss": "trendmicro"}
+TABLE = re.compile(r'publiclist := \[\]\[\]IsExpected\{(.*?)\n\t\}[;\s]*'
+                   r'EngineTest\(t, "(\w+)", publiclist, true\)', re.S)
+ROW = re.compile(r'\{"(\w+)",\s*(\d+),\s*"([^"]*)",\s*"([^"]*)",\s*"(\w*)",\s*(true|false),'
+                 r'\s*"([^"]*)"\}')
+
+
+def main(go_git: str, emails_git: str) -> None:
+    def git(git_dir: str, *args: str) -> str:
+        return subprocess.run(["git", "--git-dir", git_dir, *args], capture_output=True,
+                              text=True, check=True).stdout
+
+    samples = {path.rsplit("/", 1)[-1]
+               for path in git(emails_git, "ls-tree", "--name-only", "HEAD", "maildir/bsd/").split()}
+    rows, missing = [], set()
+    for path in git(go_git, "ls-tree", "--name-only", "HEAD", "fact/").split():
+        if "-lhost-" not in path:
+            continue
+        table = TABLE.search(git(go_git, "show", f"HEAD:{path}"))
+        if table is None:
+            continue
+        body, engine = table.groups()
+        engine = RENAMED.get(engine.lower(), engine.lower())
+        for row in ROW.finditer(body):
+            label, index, status, code, reason, hard, _ = row.groups()
+            name = f"lhost-{engine}-{label}.eml"
+            if name in samples:
+                rows.append((name, index, status, code, reason, hard))
+            else:
+                missing.add(name)
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(("file", "index", "status", "reply_code", "reason", "hard_bounce"))
+    writer.writerows(rows)
+    named = {row[0] for row in rows}
+    print("no such sample:", sorted(missing), file=sys.stderr)
+    print("no expectation:", sorted(s for s in samples if s.startswith("lhost-") and s not in named),
+          file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

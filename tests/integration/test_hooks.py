@@ -1,0 +1,616 @@
+"""Mail providers' callbacks over real HTTP (SPEC 12, "Mail service providers";
+README §17): a real ``vykhukhol serve`` for every provider, and the CGI
+script as its own process.
+
+Bodies are the providers' documented shapes (tests/data/hooks/, with its
+README saying where each comes from), signed here with keys this test makes:
+Mailgun's HMAC key, SendGrid's ECDSA pair, and for SES a local certificate
+authority whose certificate for 127.0.0.1 a loopback HTTPS server presents
+(``SSL_CERT_FILE`` makes ``serve`` trust it) while serving the SNS signing
+certificate and the SubscribeURL. ``hooks.sns_test_host`` lets the verifier
+accept that loopback host; production accepts only
+``https://sns.<region>.amazonaws.com/``, and a test shows another host is
+refused without being asked. Nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import hmac
+import http.client
+import http.server
+import json
+import os
+import ssl
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+
+from servetools import ServeProcess, subprocess_env
+from vykhukhol import services as svc
+from vykhukhol import settings as settings_mod
+from vykhukhol import subscribers as subs
+from vykhukhol.bounces import tag as tags
+from vykhukhol.datadir import DataDir
+
+PAYLOADS = Path(__file__).resolve().parents[1] / "data" / "hooks"
+TOPIC = "arn:aws:sns:eu-west-1:123456789012:ses-feedback"
+MAILGUN_KEY = "key-mailgun-signing-0123456789abcdef"
+
+
+def payload(name: str) -> str:
+    return (PAYLOADS / name).read_text(encoding="utf-8")
+
+
+# --- a local certificate authority and the loopback "SNS" --------------------
+
+class Authority:
+    """A CA, a TLS certificate for 127.0.0.1 and an SNS signing key, made here."""
+
+    def __init__(self, folder: Path) -> None:
+        import ipaddress
+
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import rsa
+        from cryptography.x509.oid import NameOID
+
+        def name(text: str):
+            return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, text)])
+
+        start = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=1)
+        end = start + dt.timedelta(days=30)
+        ca_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        ca = (x509.CertificateBuilder().subject_name(name("Test CA")).issuer_name(name("Test CA"))
+              .public_key(ca_key.public_key()).serial_number(1).not_valid_before(start)
+              .not_valid_after(end)
+              .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+              .sign(ca_key, hashes.SHA256()))
+
+        def issued(subject: str, key, san=None):
+            builder = (x509.CertificateBuilder().subject_name(name(subject)).issuer_name(ca.subject)
+                       .public_key(key.public_key()).serial_number(x509.random_serial_number())
+                       .not_valid_before(start).not_valid_after(end))
+            if san is not None:
+                builder = builder.add_extension(x509.SubjectAlternativeName(san), critical=False)
+            return builder.sign(ca_key, hashes.SHA256())
+
+        self.tls_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        tls = issued("127.0.0.1", self.tls_key, [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))])
+        self.sign_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        signing = issued("sns.amazonaws.com", self.sign_key)
+        pem = serialization.Encoding.PEM
+        self.ca_file = folder / "ca.pem"
+        self.ca_file.write_bytes(ca.public_bytes(pem))
+        self.tls_file = folder / "tls.pem"
+        self.tls_file.write_bytes(tls.public_bytes(pem) + self.tls_key.private_bytes(
+            pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+        self.signing_pem = signing.public_bytes(pem)
+
+    def sign(self, message: dict, version: str = "1") -> dict:
+        """``message`` with SNS's Signature over its canonical string."""
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import padding
+
+        fields = {"Notification": ("Message", "MessageId", "Subject", "Timestamp", "TopicArn", "Type"),
+                  "SubscriptionConfirmation": ("Message", "MessageId", "SubscribeURL", "Timestamp",
+                                               "Token", "TopicArn", "Type")}[message["Type"]]
+        text = "".join(f"{k}\n{message[k]}\n" for k in fields if k in message)
+        digest = hashes.SHA1() if version == "1" else hashes.SHA256()
+        signed = dict(message, SignatureVersion=version)
+        signed["Signature"] = base64.b64encode(
+            self.sign_key.sign(text.encode(), padding.PKCS1v15(), digest)).decode()
+        return signed
+
+
+class LoopbackSns:
+    """An HTTPS server on 127.0.0.1 that serves the signing certificate and
+    counts each GET (a confirmed SubscribeURL, a fetched certificate)."""
+
+    def __init__(self, authority: Authority) -> None:
+        hits: list[str] = []
+        pem = authority.signing_pem
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - the http.server name
+                hits.append(self.path)
+                body = pem if self.path.endswith(".pem") else b"<ConfirmSubscriptionResponse/>"
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.hits = hits
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(authority.tls_file)
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        self.host = f"127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def url(self, path: str) -> str:
+        return f"https://{self.host}{path}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+# --- the installation and its server ------------------------------------------
+
+class Hooked:
+    """One initialised data directory, served by one ``vykhukhol serve``."""
+
+    def __init__(self, root: Path, authority: Authority, sns: LoopbackSns) -> None:
+        self.root = root
+        self.data = DataDir(root / "data")
+        self.cgi_dir = root / "cgi"
+        self.authority, self.sns = authority, sns
+        self.sendgrid_key = None
+        self.proc: ServeProcess | None = None
+
+    @property
+    def key(self) -> str:
+        return settings_mod.load(self.data.settings)["hooks.key"]
+
+    def subscribers(self, service: str) -> dict[str, subs.Subscriber]:
+        path = svc.find_service(self.data, service).subscribers_path
+        return {s.email: s for s in subs.subscribers(path)}
+
+    def log(self) -> list[list[str]]:
+        path = self.data.log / "bounces.log"
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        return [line.split("\t") for line in text.splitlines()]
+
+    def post(self, provider: str, body: bytes | str, key: str | None = None,
+             headers: dict[str, str] | None = None, path: str | None = None) -> tuple[int, str]:
+        body = body.encode() if isinstance(body, str) else body
+        query = urlencode({"key": self.key if key is None else key}) if key != "" else ""
+        conn = http.client.HTTPConnection("127.0.0.1", self.proc.port, timeout=30)
+        conn.request("POST", (path or f"/cgi/hook.py/{provider}") + (f"?{query}" if query else ""),
+                     body=body, headers={"Content-Type": "application/json", **(headers or {})})
+        answer = conn.getresponse()
+        text = answer.read().decode("utf-8", "replace")
+        conn.close()
+        return answer.status, text
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def hooked(tmp_path_factory) -> Hooked:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    root = tmp_path_factory.mktemp("hooks")
+    authority = Authority(root)
+    sns = LoopbackSns(authority)
+    site = Hooked(root, authority, sns)
+    site.cgi_dir.mkdir()
+    data = str(site.data.root)
+    import subprocess
+    import sys
+
+    from servetools import LIB  # noqa: F401 - the checkout's lib, as serve runs it
+
+    def cli(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "vykhukhol", "--data", data, *args],
+                              capture_output=True, text=True, env=subprocess_env(), timeout=60,
+                              input="correct-horse-1\n")
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    cli("init", "--password", "-", "--cgi-dir", str(site.cgi_dir),
+        "--site-url", "https://lists.example.org")
+    cli("mode", "working")
+    sendgrid = ec.generate_private_key(ec.SECP256R1())
+    site.sendgrid_key = sendgrid
+    public = base64.b64encode(sendgrid.public_key().public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)).decode()
+    settings_mod.update(site.data.settings, {
+        "hooks.mailgun_signing_key": MAILGUN_KEY, "hooks.sendgrid_public_key": public,
+        "hooks.sns_test_host": sns.host, "mail.from_email": "news@example.org"})
+    for name in ("news", "digest"):
+        if not site.data.db("main").exists():
+            svc.add_db(site.data, "main")
+        svc.add_service(site.data, name, "main", {"title": name.title()})
+        svc.edit_service(site.data, name, {"enabled": "yes"})
+    from types import SimpleNamespace
+
+    proc = ServeProcess(SimpleNamespace(root=site.data.root, cgi_dir=site.cgi_dir), free_port(),
+                        root / "serve")
+    # serve trusts the local authority for its https fetches, as it trusts Amazon's in production
+    old = os.environ.get("SSL_CERT_FILE")
+    os.environ["SSL_CERT_FILE"] = str(authority.ca_file)
+    try:
+        proc.start()
+    finally:
+        if old is None:
+            os.environ.pop("SSL_CERT_FILE")
+        else:
+            os.environ["SSL_CERT_FILE"] = old
+    site.proc = proc
+    yield site
+    proc.stop()
+    sns.close()
+
+
+def subscribe(site: Hooked, address: str, *services: str) -> None:
+    from vykhukhol.states import SubscriberState
+    from vykhukhol.timeutil import now
+
+    for service in services:
+        subs.add(svc.find_service(site.data, service).subscribers_path, subs.Subscriber(
+            email=address, name="", state=SubscriberState("active"), subscribed=now(),
+            confirmed=now(), sent=1, last_sent=now(), reminders=0, last_reminder=None,
+            failures=0, ip="127.0.0.1"))
+
+
+def snapshot(site: Hooked) -> dict[str, bytes]:
+    """Every file of the data directory, for 'nothing changed'."""
+    return {str(p.relative_to(site.data.root)): p.read_bytes()
+            for p in sorted(site.data.root.rglob("*")) if p.is_file() and ".lock" not in p.name}
+
+
+def mailgun_body(name: str, recipient: str, event_id: str, stamp: int | None = None,
+                 key: str = MAILGUN_KEY, sender: str = "news@example.org") -> str:
+    body = json.loads(payload(name).replace("RECIPIENT", recipient).replace("SENDER", sender))
+    stamp = int(time.time()) if stamp is None else stamp
+    token = hashlib.sha256(event_id.encode()).hexdigest()[:50]
+    body["signature"] = {"timestamp": str(stamp), "token": token, "signature": hmac.new(
+        key.encode(), f"{stamp}{token}".encode(), hashlib.sha256).hexdigest()}
+    body["event-data"]["id"] = event_id
+    return json.dumps(body)
+
+
+# --- the key, the provider's name, the body --------------------------------------
+
+@pytest.mark.parametrize("provider", ["ses", "postmark", "mailgun", "sendgrid", "generic"])
+def test_a_wrong_or_missing_key_is_403_and_changes_nothing(hooked, provider):
+    subscribe(hooked, f"keyless-{provider}@example.net", "news")
+    before = snapshot(hooked)
+    body = payload("generic.json").replace("RECIPIENT", f"keyless-{provider}@example.net") \
+        .replace("temporary", "permanent")
+    for key in ("", "wrong" * 9, hooked.key[:-1] + ("A" if hooked.key[-1] != "A" else "B")):
+        status, text = hooked.post(provider, body, key=key)
+        assert status == 403, text
+    assert snapshot(hooked) == before
+
+
+def test_an_unknown_provider_is_404(hooked):
+    status, text = hooked.post("sparkpost", "{}")
+    assert status == 404 and "ses" in text
+
+
+def test_a_body_over_a_megabyte_or_not_json_is_refused_and_changes_nothing(hooked):
+    subscribe(hooked, "big@example.net", "news")
+    before_subs = hooked.subscribers("news")
+    status, text = hooked.post("generic", b"[" + b" " * 1_100_000 + b"]")
+    assert status == 413, text
+    for broken in ('{"address": "big@example.net", "kind": "permanent"', "\xff", "[]", '"text"',
+                   '{"address": "not an address", "kind": "permanent"}',
+                   '{"address": "big@example.net", "kind": "delete everything"}'):
+        status, text = hooked.post("generic", broken.encode("latin-1"))
+        assert status == 400, (broken, text)
+    assert hooked.subscribers("news") == before_subs
+
+
+# --- each provider ---------------------------------------------------------------
+
+def test_generic_temporary_failure_is_noted_once_and_counts_nothing(hooked):
+    subscribe(hooked, "full@example.net", "news")
+    body = payload("generic.json").replace("RECIPIENT", "full@example.net").replace("evt-1", "evt-full")
+    assert hooked.post("generic", body) == (200, "ok: 1 applied, 0 seen before\n")
+    assert hooked.post("generic", body) == (200, "ok: 0 applied, 1 seen before\n")
+    assert hooked.subscribers("news")["full@example.net"].failures == 0
+    lines = [line for line in hooked.log() if line[4] == "full@example.net"]
+    assert [(line[2], line[5]) for line in lines] == [("temporary", "generic"),
+                                                      ("repeated", "generic")], lines
+
+
+def test_mailgun_permanent_failure_counts_once_in_every_service_holding_the_address(hooked):
+    subscribe(hooked, "gone@example.net", "news", "digest")
+    body = mailgun_body("mailgun_failed.json", "gone@example.net", "mg-gone-1")
+    status, text = hooked.post("mailgun", body)
+    assert (status, text) == (200, "ok: 1 applied, 0 seen before\n")
+    status, text = hooked.post("mailgun", body)  # Mailgun retries: the same event id
+    assert (status, text) == (200, "ok: 0 applied, 1 seen before\n")
+    assert hooked.subscribers("news")["gone@example.net"].failures == 1
+    assert hooked.subscribers("digest")["gone@example.net"].failures == 1
+    line = next(line for line in hooked.log() if line[4] == "gone@example.net")
+    assert line[2] == "permanent" and line[5] == "mailgun" and "550" in line[6]
+
+
+def test_mailgun_finds_the_letter_by_our_tag_in_the_envelope_sender(hooked):
+    """The address is in both services, the tag names one: only that one counts."""
+    subscribe(hooked, "tagged@example.net", "news", "digest")
+    secret = settings_mod.load(hooked.data.settings).secret
+    sender = tags.bounce_address("news@example.org", "+", tags.make(secret, tags.SERVICE, "digest",
+                                                                     "tagged@example.net"))
+    body = mailgun_body("mailgun_failed.json", "tagged@example.net", "mg-tagged", sender=sender)
+    assert hooked.post("mailgun", body)[0] == 200
+    assert hooked.subscribers("news")["tagged@example.net"].failures == 0
+    assert hooked.subscribers("digest")["tagged@example.net"].failures == 1
+
+
+def test_mailgun_refuses_a_bad_signature_or_a_stale_timestamp(hooked):
+    subscribe(hooked, "forged@example.net", "news")
+    before = snapshot(hooked)
+    forged = mailgun_body("mailgun_failed.json", "forged@example.net", "mg-forged", key="not the key")
+    assert hooked.post("mailgun", forged)[0] == 403
+    stale = mailgun_body("mailgun_failed.json", "forged@example.net", "mg-stale",
+                         stamp=int(time.time()) - 3600)
+    status, text = hooked.post("mailgun", stale)
+    assert status == 403 and "timestamp" in text
+    changed = {k for k in snapshot(hooked) if snapshot(hooked)[k] != before.get(k)}
+    assert changed <= {"log/bounces.log"}  # the refusal is noted for the owner, nothing else
+    assert hooked.subscribers("news")["forged@example.net"].failures == 0
+
+
+def test_mailgun_complaint_unsubscribes_from_every_service(hooked):
+    subscribe(hooked, "angry@example.net", "news", "digest")
+    body = mailgun_body("mailgun_complained.json", "angry@example.net", "mg-angry")
+    assert hooked.post("mailgun", body)[0] == 200
+    for service in ("news", "digest"):
+        found = hooked.subscribers(service).get("angry@example.net")
+        assert found is None or found.state.value == "unsubscribed", found
+
+
+def test_postmark_hard_bounce_and_complaint_and_its_basic_auth(hooked):
+    subscribe(hooked, "pm-gone@example.net", "news")
+    subscribe(hooked, "pm-angry@example.net", "news")
+    bounce = payload("postmark_bounce.json").replace("RECIPIENT", "pm-gone@example.net")
+    complaint = payload("postmark_spam_complaint.json").replace("RECIPIENT", "pm-angry@example.net")
+    settings_mod.update(hooked.data.settings, {"hooks.postmark_user": "pm",
+                                               "hooks.postmark_password": "pm-password"})
+    try:
+        assert hooked.post("postmark", bounce)[0] == 401
+        wrong = base64.b64encode(b"pm:guess").decode()
+        assert hooked.post("postmark", bounce, headers={"Authorization": f"Basic {wrong}"})[0] == 401
+        assert hooked.subscribers("news")["pm-gone@example.net"].failures == 0
+        right = {"Authorization": "Basic " + base64.b64encode(b"pm:pm-password").decode()}
+        assert hooked.post("postmark", bounce, headers=right) == (200, "ok: 1 applied, 0 seen before\n")
+        assert hooked.post("postmark", complaint, headers=right)[0] == 200
+    finally:
+        settings_mod.update(hooked.data.settings, {"hooks.postmark_user": "",
+                                                   "hooks.postmark_password": ""})
+    assert hooked.subscribers("news")["pm-gone@example.net"].failures == 1
+    angry = hooked.subscribers("news").get("pm-angry@example.net")
+    assert angry is None or angry.state.value == "unsubscribed"
+    assert any(line[5] == "postmark" and line[2] == "complaint" for line in hooked.log())
+
+
+def sendgrid_post(hooked: Hooked, body: str, stamp: str | None = None, key=None):
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    stamp = stamp or str(int(time.time()))
+    signature = (key or hooked.sendgrid_key).sign(stamp.encode() + body.encode(),
+                                                  ec.ECDSA(hashes.SHA256()))
+    return hooked.post("sendgrid", body, headers={
+        "X-Twilio-Email-Event-Webhook-Signature": base64.b64encode(signature).decode(),
+        "X-Twilio-Email-Event-Webhook-Timestamp": stamp})
+
+
+def test_sendgrid_signed_events_bounce_blocked_and_spam_report(hooked):
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    for who in ("sg-gone", "sg-blocked", "sg-angry", "sg-open"):
+        subscribe(hooked, f"{who}@example.net", "news")
+    body = (payload("sendgrid_events.json").replace("BOUNCED", "sg-gone@example.net")
+            .replace("BLOCKED", "sg-blocked@example.net").replace("COMPLAINED", "sg-angry@example.net")
+            .replace("OPENED", "sg-open@example.net"))
+    before = snapshot(hooked)
+    assert sendgrid_post(hooked, body, key=ec.generate_private_key(ec.SECP256R1()))[0] == 403
+    assert hooked.post("sendgrid", body)[0] == 403  # no signature at all
+    assert hooked.subscribers("news")["sg-gone@example.net"].failures == 0
+    assert set(snapshot(hooked)) - set(before) <= {"log/bounces.log"}
+    assert sendgrid_post(hooked, body) == (200, "ok: 3 applied, 0 seen before\n")
+    assert sendgrid_post(hooked, body) == (200, "ok: 0 applied, 3 seen before\n")
+    now = hooked.subscribers("news")
+    assert now["sg-gone@example.net"].failures == 1
+    assert now["sg-blocked@example.net"].failures == 0  # blocked: the sender's trouble, noted
+    assert now["sg-open@example.net"].failures == 0
+    angry = now.get("sg-angry@example.net")
+    assert angry is None or angry.state.value == "unsubscribed"
+
+
+# --- SES through SNS ---------------------------------------------------------------
+
+def sns_message(hooked: Hooked, kind: str, recipient: str, message_id: str, version: str = "1",
+                topic: str = TOPIC, cert: str | None = None) -> str:
+    envelope = json.loads(payload("sns_notification.json"))
+    notice = payload(f"ses_{kind}.json").replace("RECIPIENT", recipient).replace("SOURCE",
+                                                                                 "news@example.org")
+    envelope.update(Message=json.dumps(json.loads(notice)), MessageId=message_id, TopicArn=topic,
+                    SigningCertURL=cert or hooked.sns.url("/SimpleNotificationService-test.pem"))
+    return json.dumps(hooked.authority.sign(envelope, version))
+
+
+def confirm(hooked: Hooked) -> tuple[int, str]:
+    message = json.loads(payload("sns_subscription.json"))
+    message.update(SubscribeURL=hooked.sns.url("/?Action=ConfirmSubscription&Token=2336412f37"),
+                   SigningCertURL=hooked.sns.url("/SimpleNotificationService-test.pem"))
+    return hooked.post("ses", json.dumps(hooked.authority.sign(message, "2")),
+                       headers={"x-amz-sns-message-type": "SubscriptionConfirmation",
+                                "Content-Type": "text/plain; charset=UTF-8"})
+
+
+def test_ses_through_sns_confirms_verifies_v1_and_v2_and_pins_the_topic(hooked):
+    subscribe(hooked, "ses-gone@example.net", "news")
+    subscribe(hooked, "ses-angry@example.net", "news", "digest")
+    status, text = confirm(hooked)
+    assert status == 200, text
+    assert any("ConfirmSubscription" in hit for hit in hooked.sns.hits), hooked.sns.hits
+    assert (hooked.data.root / "bounces" / "sns-topic.txt").read_text().strip() == TOPIC
+    assert list((hooked.data.root / "bounces" / "sns").glob("*.pem"))  # the certificate, kept
+
+    bounce = sns_message(hooked, "bounce", "ses-gone@example.net", "sns-1", version="1")
+    assert hooked.post("ses", bounce) == (200, "ok: 1 applied, 0 seen before\n")
+    assert hooked.post("ses", bounce) == (200, "ok: 0 applied, 1 seen before\n")
+    complaint = sns_message(hooked, "complaint", "ses-angry@example.net", "sns-2", version="2")
+    assert hooked.post("ses", complaint)[0] == 200
+    assert hooked.subscribers("news")["ses-gone@example.net"].failures == 1
+    for service in ("news", "digest"):
+        angry = hooked.subscribers(service).get("ses-angry@example.net")
+        assert angry is None or angry.state.value == "unsubscribed"
+    fetched = [hit for hit in hooked.sns.hits if hit.endswith(".pem")]
+    assert len(fetched) == 1, fetched  # fetched once, then read from data/
+
+    # another topic, a forged signature, a certificate elsewhere: refused, nothing counted
+    subscribe(hooked, "ses-safe@example.net", "news")
+    other = sns_message(hooked, "bounce", "ses-safe@example.net", "sns-3",
+                        topic="arn:aws:sns:eu-west-1:999999999999:someone-else")
+    status, text = hooked.post("ses", other)
+    assert status == 403 and "topic" in text
+    forged = json.loads(sns_message(hooked, "bounce", "ses-safe@example.net", "sns-4"))
+    forged["Message"] = forged["Message"].replace("Permanent", "Transient")
+    assert hooked.post("ses", json.dumps(forged))[0] == 403
+    hits = len(hooked.sns.hits)
+    foreign = sns_message(hooked, "bounce", "ses-safe@example.net", "sns-5",
+                          cert="https://sns.eu-west-1.amazonaws.com.evil.example/cert.pem")
+    status, text = hooked.post("ses", foreign)
+    assert status == 403 and "certificate" in text
+    plain_http = sns_message(hooked, "bounce", "ses-safe@example.net", "sns-6",
+                             cert=hooked.sns.url("/x.pem").replace("https", "http"))
+    assert hooked.post("ses", plain_http)[0] == 403
+    assert len(hooked.sns.hits) == hits  # none of them was even fetched
+    assert hooked.subscribers("news")["ses-safe@example.net"].failures == 0
+    raw = payload("ses_bounce.json").replace("RECIPIENT", "ses-safe@example.net")
+    status, text = hooked.post("ses", raw)  # raw message delivery on: no SNS envelope
+    assert status == 400 and "raw message delivery" in text
+
+
+def test_sns_without_the_test_host_accepts_only_amazons_hosts():
+    from vykhukhol.hooks.ses import allowed_url
+
+    assert allowed_url("https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-1.pem")
+    assert allowed_url("https://sns.cn-north-1.amazonaws.com.cn/x.pem")
+    for url in ("https://127.0.0.1:8443/x.pem", "http://sns.eu-west-1.amazonaws.com/x.pem",
+                "https://sns.eu-west-1.amazonaws.com.evil.example/x.pem",
+                "https://evil.example/sns.eu-west-1.amazonaws.com/x.pem",
+                "https://user@sns.eu-west-1.amazonaws.com/x.pem",
+                "https://sns.eu-west-1.amazonaws.com:8443/x.pem", "https://amazonaws.com/x.pem"):
+        assert not allowed_url(url), url
+    assert allowed_url("https://127.0.0.1:8443/x.pem", "127.0.0.1:8443")
+
+
+# --- the command, the CGI script -------------------------------------------------------
+
+def test_hooks_command_prints_each_url_and_new_key_retires_the_old(hooked):
+    def cli(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "vykhukhol", "--data", str(hooked.data.root),
+                               "hooks", *args], capture_output=True, text=True,
+                              env=subprocess_env(), timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    old = hooked.key
+    printed = cli()
+    for provider in ("ses", "postmark", "mailgun", "sendgrid", "generic"):
+        assert f"https://lists.example.org/cgi/hook.py/{provider}?key={old}" in printed
+    renewed = cli("--new-key")
+    assert hooked.key != old and f"?key={hooked.key}" in renewed
+    subscribe(hooked, "rekeyed@example.net", "news")
+    body = payload("generic.json").replace("RECIPIENT", "rekeyed@example.net").replace("evt-1", "r")
+    assert hooked.post("generic", body, key=old)[0] == 403
+    assert hooked.post("generic", body)[0] == 200
+
+
+def test_the_cgi_script_takes_a_callback_and_refuses_a_wrong_key(tmp_path):
+    from test_cgi import copy_checkout, parse_cgi, vykhukhol
+
+    root = tmp_path / "install"
+    copy_checkout(root)
+    data_root = tmp_path / "data"
+    vykhukhol("--data", str(data_root), "init", "--cgi-dir", str(root / "cgi"),
+              "--password", "correct-horse-1", "--site-url", "https://lists.example.org")
+    (root / "cgi" / "vykhukhol.path").write_text(f"{data_root}\n", encoding="utf-8")
+    data = DataDir(data_root)
+    svc.add_db(data, "main")
+    svc.add_service(data, "news", "main", {"title": "News"})
+    site = Hooked(tmp_path, None, None)  # type: ignore[arg-type]
+    site.data = data
+    subscribe(site, "cgi-gone@example.net", "news")
+    key = settings_mod.load(data.settings)["hooks.key"]
+    script = root / "cgi" / "hook.py"
+    body = payload("generic.json").replace("RECIPIENT", "cgi-gone@example.net") \
+        .replace("temporary", "permanent").encode()
+
+    def run(query: str, path: str = "/generic"):
+        environ = {"GATEWAY_INTERFACE": "CGI/1.1", "SERVER_NAME": "localhost", "SERVER_PORT": "80",
+                   "SERVER_PROTOCOL": "HTTP/1.1", "REQUEST_METHOD": "POST",
+                   "SCRIPT_NAME": "/cgi/hook.py", "PATH_INFO": path, "QUERY_STRING": query,
+                   "SCRIPT_FILENAME": str(script), "REMOTE_ADDR": "127.0.0.1",
+                   "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)),
+                   "PATH": os.environ["PATH"], "PYTHONNOUSERSITE": "1"}
+        done = subprocess.run([str(script)], env=environ, input=body, capture_output=True,
+                              cwd=script.parent, timeout=60)
+        assert done.returncode == 0, done.stderr.decode()
+        return parse_cgi(done.stdout, done.stderr)
+
+    assert run("key=wrong").status == 403
+    assert run(f"key={key}", "/nonesuch").status == 404
+    assert site.subscribers("news")["cgi-gone@example.net"].failures == 0
+    page = run(f"key={key}")
+    assert page.status == 200, page
+    assert site.subscribers("news")["cgi-gone@example.net"].failures == 1
+
+
+# --- Passenger's app, the status page, the Bounces page ------------------------------
+
+def test_passenger_app_routes_callbacks_and_the_status_page_warns_while_the_provider_is_quiet(site):
+    """The whole-site WSGI app (Passenger's) takes /cgi/hook.py/…; with SendGrid as
+    the SMTP host, status warns until a SendGrid callback has come, and the
+    Bounces page names the provider."""
+    from servetools import call, environ, log_in
+    from vykhukhol import health
+    from vykhukhol.web.cgi import make_app
+    from vykhukhol.web.serve import dispatcher
+
+    site.set(mail__transport="smtp", mail__smtp_host="smtp.sendgrid.net",
+             mail__from_email="news@example.org")
+    site.service("news")
+    site.subscriber("news", "quiet@example.net")
+    warned = health.warnings(site.data, site.settings(), site.cgi_dir)
+    assert any("SendGrid" in w and "7 days" in w for w in warned), warned
+
+    app = dispatcher(site.data, site.cgi_dir)
+    key = site.settings()["hooks.key"]
+    body = payload("sendgrid_events.json").replace("BOUNCED", "quiet@example.net")
+    body = json.dumps(json.loads(body)[:1]).encode()
+    status, _, text, _ = call(app, environ("POST", "/cgi/hook.py/sendgrid", "key=nope", body,
+                                           "application/json", str(len(body))))
+    assert status == 403, text
+    assert any("SendGrid" in w for w in health.warnings(site.data, site.settings(), site.cgi_dir))
+    status, _, text, _ = call(app, environ("POST", "/cgi/hook.py/sendgrid", f"key={key}", body,
+                                           "application/json", str(len(body))))
+    assert status == 200, text
+    assert site.subscribers("news")["quiet@example.net"].failures == 1
+    warned = health.warnings(site.data, site.settings(), site.cgi_dir)
+    assert not any("SendGrid" in w for w in warned), warned
+
+    admin = make_app("admin", site.data, site.cgi_dir)
+    cookie, _ = log_in(admin)
+    status, _, page, _ = call(admin, environ("GET", "/bounces", "", b"", "", "missing",
+                                             script="/admin", HTTP_COOKIE=cookie))
+    assert status == 200
+    row = next(r for r in page.split("<tr>") if "quiet@example.net" in r)
+    assert "<td>SendGrid</td>" in row, row
