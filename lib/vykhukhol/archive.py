@@ -12,8 +12,9 @@ host no Python at all: Apache serves them as files (``archive/.htaccess``),
 ``serve`` and Passenger through :func:`vykhukhol.web.archive.static`.
 
 What is published: a service whose ``archive`` is on, and of it each series
-letter marked ``Public: yes`` once it has first gone out, and each newsletter
-created ``--public`` once its job has ended. A letter is rendered as a
+letter marked ``Public: yes`` once it has first gone out (or, when it went
+out while the archive was off, when the archive is turned on), and each
+newsletter created ``--public`` once its job has ended. A letter is rendered as a
 recipient with no name would read it: ``name`` and ``email`` are empty, and
 the personal links (``unsubscribe_url``, ``manage_url``) are a neutral text,
 so no page can name or act for anyone. Pages show the text part, escaped,
@@ -220,6 +221,10 @@ def _publish_newsletters(run: Run) -> None:
         return
     for marker in sorted(data.letters.glob("*.publish")):
         job = marker.stem
+        try:
+            check_name(job)
+        except BadInput:
+            continue  # not one of ours (a file put there by hand)
         if run.report.sent.get(job):
             files.atomic_write(marker, SENT + "\n")
         if data.job(job, "job").exists():
@@ -298,8 +303,30 @@ def switch(data: DataDir, settings: Settings, name: str, on: bool) -> svc.Servic
     """``vykhukhol archive on|off`` and the admin's switch: the service's
     ``archive`` flag, and its folder built (on) or removed (off)."""
     service = svc.edit_service(data, name, {"archive": "yes" if on else "no"})
+    if on:
+        catch_up(data, service)
     build(data, settings, service)
     return service
+
+
+def catch_up(data: DataDir, service: svc.Service) -> None:
+    """Public series letters that went out while the archive was off (the
+    runs publish only into an archive that is on): published now, dated now.
+    One read of the subscriber file, at the owner's click, never in a run."""
+    from vykhukhol import subscribers as subs
+
+    try:
+        letters = svc.load_letters(service)
+    except BadInput:
+        return
+    have = {e.ref for e in entries(data, service.name) if e.kind == "letter"}
+    waiting = [letter.number for letter in letters if letter.public and str(letter.number) not in have]
+    if not waiting:
+        return
+    furthest = max((sub.sent for sub in subs.subscribers(service.subscribers_path)), default=0)
+    stamp = format_time(now())
+    add_entries(data, service.name, [Entry(stamp, "letter", str(n)) for n in waiting
+                                     if n <= furthest])
 
 
 # --- the files ------------------------------------------------------------------------------

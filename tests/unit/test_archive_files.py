@@ -83,3 +83,25 @@ def test_web_url_is_the_page_only_for_a_public_letter_of_an_archive_that_is_on(d
     assert archive.web_url(config, service, "1", "a@example.org", True) == \
         "https://lists.example.org/archive/news/letter-001.html"
     assert "view.py" in archive.web_url(config, service, "2", "a@example.org", False)
+
+
+def test_turning_the_archive_on_publishes_the_public_letters_that_went_out_meanwhile(data, tmp_path):
+    """A run publishes only into an archive that is on; the switch catches up on the rest."""
+    from vykhukhol import subscribers as subs
+    from vykhukhol.states import SubscriberState
+    from vykhukhol.timeutil import now
+
+    data, config = data
+    service = svc.find_service(data, "news")
+    for number in (1, 2, 3):
+        svc.add_letter(service, f"Letter {number}", "0s", "x", public=number != 2)
+    moment = now()
+    subs.add(service.subscribers_path, subs.Subscriber(
+        email="a@example.org", name="", state=SubscriberState.ACTIVE, subscribed=moment,
+        confirmed=moment, sent=2, last_sent=moment, reminders=0, last_reminder=None, failures=0,
+        ip="-"))
+    archive.switch(data, config, "news", True)
+    folder = tmp_path / "web" / "archive" / "news"
+    assert (folder / "letter-001.html").is_file()
+    assert not (folder / "letter-002.html").exists()  # gone out, but not public
+    assert not (folder / "letter-003.html").exists()  # public, but nobody has had it yet

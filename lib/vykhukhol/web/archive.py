@@ -66,8 +66,7 @@ def static(data: DataDir) -> Callable:
             body = path.read_bytes()
         except OSError:
             raise HttpError(404) from None
-        return Response(body, 200, TYPES[path.suffix],
-                        headers=[("Cache-Control", "public, max-age=300")])
+        return Response(body, 200, TYPES[path.suffix])
 
     return wsgi_app(handle, lambda: _lang(data))
 
