@@ -350,7 +350,9 @@ def build(data: DataDir, settings: Settings, service: svc.Service) -> int:
     lang = settings["language"]
     pages = _pages(data, settings, service)
     for page in pages:
-        files.write_public(target / page.name, letter_page(settings, service, page, lang))
+        text = letter_page(settings, service, page, lang)
+        if files.read_text(target / page.name) != text:  # a page already right is left alone:
+            files.write_public(target / page.name, text)  # a publication writes one, not all
     files.write_public(target / "index.html", index_page(settings, service, pages, lang))
     files.write_public(target / "feed.atom", feed(settings, service, pages))
     wanted = {page.name for page in pages} | {"index.html", "feed.atom"}
