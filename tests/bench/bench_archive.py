@@ -74,6 +74,22 @@ def median_ms(action, runs: int) -> float:
     return statistics.median(times)
 
 
+def measure(root: Path, letters: int, runs: int) -> tuple[float, float, float]:
+    """(build, hook with nothing to publish, hook publishing one letter), in ms."""
+    data, config = site(root, letters)
+    service = svc.find_service(data, "news")
+    build = median_ms(lambda: archive.build(data, config, service), runs)
+    idle = median_ms(lambda: archive.after_run(fake_run(data, config, None)), runs)
+    last = str(min(letters // 2, svc.MAX_LETTERS - 1) + 1)
+
+    def publish_one() -> None:  # the last series letter unpublished, then published by a run
+        kept = [e for e in archive.entries(data, "news") if e.ref != last]
+        archive._entries_path(data, "news").write_text(
+            "".join(f"{e.time}\t{e.kind}\t{e.ref}\n" for e in kept))
+        archive.after_run(fake_run(data, config, last))
+    return build, idle, median_ms(publish_one, runs)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--letters", default="10,100,500")
@@ -84,19 +100,7 @@ def main() -> None:
     for letters in (int(n) for n in args.letters.split(",")):
         root = Path(tempfile.mkdtemp(prefix="vykhukhol-bench-archive-", dir=args.tmp))
         try:
-            data, config = site(root, letters)
-            service = svc.find_service(data, "news")
-            build = median_ms(lambda: archive.build(data, config, service), args.runs)
-            idle = median_ms(lambda: archive.after_run(fake_run(data, config, None)), args.runs)
-            last = str(min(letters // 2, svc.MAX_LETTERS - 1) + 1)
-
-            def publish_one() -> None:
-                archive.add_entries(data, "news", [])  # keeps the file as it is
-                lines = [e for e in archive.entries(data, "news") if e.ref != last]
-                archive._entries_path(data, "news").write_text(
-                    "".join(f"{e.time}\t{e.kind}\t{e.ref}\n" for e in lines))
-                archive.after_run(fake_run(data, config, last))
-            one = median_ms(publish_one, args.runs)
+            build, idle, one = measure(root, letters, args.runs)
             load = "/".join(f"{x:.2f}" for x in os.getloadavg())
             print(f"{letters:>8} {build:>10.1f} {idle:>17.2f} {one:>13.1f}  {load}")
         finally:
