@@ -11,7 +11,7 @@ two to the same answers.
 from __future__ import annotations
 
 import re
-import unicodedata
+from functools import lru_cache
 
 from vykhukhol.errors import BadInput
 
@@ -21,7 +21,6 @@ MAX_DOMAIN = 253  # RFC 1035, as email-validator counts it
 
 _ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"  # RFC 5322 atext
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"  # RFC 952/1123, at most 63
-_PLAIN = re.compile(rf"({_ATOM}(?:\.{_ATOM})*)@((?:{_LABEL}\.)+([A-Za-z]{{2,63}}))")
 # Top-level domains that email-validator refuses as special-use (its
 # SPECIAL_USE_DOMAIN_NAMES), and a few reserved ones it may refuse one day:
 # addresses there are always left to it.
@@ -54,10 +53,17 @@ def check_mailbox(address: str) -> str:
     return address
 
 
+@lru_cache(maxsize=1)
+def _plain() -> re.Pattern:
+    """The plain-address pattern, compiled on first use: a page that reads no
+    address (the subscribe form, the cron URL) does not pay for it."""
+    return re.compile(rf"({_ATOM}(?:\.{_ATOM})*)@((?:{_LABEL}\.)+([A-Za-z]{{2,63}}))")
+
+
 def plain_address(address: str) -> str | None:
     """``address`` with its domain lower-cased if it is plain enough to need no
     email-validator (which accepts every such address the same way), else None."""
-    match = _PLAIN.fullmatch(address)
+    match = _plain().fullmatch(address)
     if match is None or len(address) > MAX_EMAIL:
         return None
     local, domain, tld = match.groups()
@@ -88,5 +94,7 @@ def email_key(address: str) -> str:
 
 def clean_name(name: str) -> str:
     """A display name: control characters (tabs, line breaks) removed, length capped."""
+    import unicodedata  # only where a name is read
+
     text = "".join(" " if unicodedata.category(ch)[0] == "C" else ch for ch in (name or ""))
     return " ".join(text.split())[:MAX_NAME]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from vykhukhol.errors import BadInput
@@ -46,11 +45,34 @@ def locate(explicit: str | os.PathLike | None = None, scripts_dir: Path | None =
     return (CHECKOUT / "data").resolve()
 
 
-@dataclass(frozen=True)
 class DataDir:
-    """Paths inside one data directory. It creates nothing by itself."""
+    """Paths inside one data directory. It creates nothing by itself.
 
-    root: Path
+    Immutable, compared and hashed by its root. A plain class, not a frozen
+    dataclass: :mod:`dataclasses` imports :mod:`inspect`, a cost every CGI
+    process of a public page would pay (issue 20)."""
+
+    __slots__ = ("root",)
+
+    def __init__(self, root: str | os.PathLike) -> None:
+        object.__setattr__(self, "root", Path(root))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"DataDir is immutable: cannot set {name}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DataDir):
+            return NotImplemented
+        return self.root == other.root
+
+    def __hash__(self) -> int:
+        return hash(self.root)
+
+    def __repr__(self) -> str:
+        return f"DataDir(root={self.root!r})"
+
+    def __reduce__(self) -> tuple:  # copy and pickle make a new one, never set the root
+        return (DataDir, (self.root,))
 
     @property
     def settings(self) -> Path:

@@ -29,7 +29,7 @@ Translate = Callable[..., str]
 
 # Modules every cron tick or page loads: if their bytecode is missing or stale
 # for the interpreter running now, the others are too (compileall does all).
-KEY_MODULES = ("vykhukhol/__init__.py", "vykhukhol/idle.py", "vykhukhol/files.py",
+KEY_MODULES = ("vykhukhol/__init__.py", "vykhukhol/idle.py", "vykhukhol/files/__init__.py",
                "vykhukhol/sender/__init__.py", "vykhukhol/web/http.py")
 LIB = Path(__file__).resolve().parents[1]
 

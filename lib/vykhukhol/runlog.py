@@ -9,33 +9,32 @@ full or idle, is made by :func:`ended_line` and read by :func:`parse_ended`.
 from __future__ import annotations
 
 import sys
-from collections import deque
-from typing import TYPE_CHECKING, NamedTuple
+from collections import deque, namedtuple
 
 from vykhukhol import files
 from vykhukhol.errors import StorageError
 from vykhukhol.timeutil import format_time, now
 
-if TYPE_CHECKING:  # the idle cron tick imports this module: no dataclasses, no pathlib
+TYPE_CHECKING = False  # the idle cron tick imports this module: no typing, dataclasses, pathlib
+if TYPE_CHECKING:
     from vykhukhol.datadir import DataDir
 
 MAX_BYTES = 1_000_000  # one log file before rotation
 KEEP = 3               # rotated files kept
 
 
-class Entry(NamedTuple):
-    time: str
-    lease: str
-    level: str
-    message: str
+class Entry(namedtuple("Entry", "time lease level message")):  # typing.NamedTuple imports typing
+    """One line of the run log: time, lease, level, message (all text)."""
+
+    __slots__ = ()
 
 
-class Ended(NamedTuple):
-    """What a run's last line says."""
+class Ended(namedtuple("Ended", "seconds why letters")):  # not typing.NamedTuple: see Entry
+    """What a run's last line says: ``seconds`` how long it took, as written
+    ("0.3"); ``why`` the outcome's English label, perhaps with a note in
+    brackets; ``letters`` the letters sent (all text)."""
 
-    seconds: str   # how long it took, as written ("0.3")
-    why: str       # the outcome's English label, perhaps with a note in brackets
-    letters: str   # letters sent
+    __slots__ = ()
 
 
 ENDED = "run ended"  # how a run's last line begins

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import configparser
 import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +17,6 @@ from vykhukhol import files
 from vykhukhol.addresses import check_mailbox, clean_name
 from vykhukhol.datadir import DataDir, check_name
 from vykhukhol.errors import BadInput, Conflict, NotFound, StorageError
-from vykhukhol.subscribers import HEADER
 from vykhukhol.timeutil import format_duration, parse_duration
 
 LOCK_STEM = "db"
@@ -118,6 +116,8 @@ def remove_db(data: DataDir, db: str) -> None:
         raise NotFound("no DB {db}", db=repr(db))
     if any(load_services(data, db)):
         raise Conflict("DB {db} still has services; remove them first", db=repr(db))
+    import shutil  # not at the top: a public page loads this module
+
     shutil.rmtree(folder)
 
 
@@ -235,6 +235,8 @@ def add_service(data: DataDir, name: str, db: str, values: dict[str, str]) -> Se
         raise StorageError(f"cannot create service {name!r}: {exc.strerror}") from exc
     service = Service(name=name, db=db, folder=folder)
     _write_ini(service, values)
+    from vykhukhol.subscribers import HEADER  # the subscriber files' module: not for a GET page
+
     files.atomic_write(service.subscribers_path, HEADER + "\n")
     return _load(folder, db)
 
@@ -252,6 +254,8 @@ def remove_service(data: DataDir, name: str) -> None:
     trash = service.folder.with_name(f".removed-{name}-{os.getpid()}")
     try:
         os.rename(service.folder, trash)  # one atomic step: the service is gone at once
+        import shutil
+
         shutil.rmtree(trash)
     except OSError as exc:
         raise StorageError(f"cannot remove service {name!r}: {exc.strerror}") from exc

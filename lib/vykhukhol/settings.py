@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import configparser
 import ipaddress
+import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -65,17 +66,27 @@ def _program(value: str) -> str:
     return value
 
 
+# The characters RFC 3986 allows in a URL: no quote, no angle bracket, no
+# backslash, nothing outside ASCII (an IDN host is written in its xn-- form).
+# site_url ends up in attributes (the form snippet) and in mail headers.
+MAX_URL = 300  # the links made of it must stay far below a header line's 998 octets
+URL_CHARS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
+
+
 def _url(value: str) -> str:
     from urllib.parse import urlsplit
 
     try:
         parts = urlsplit(value)
         host = parts.hostname
+        parts.port  # noqa: B018 - a port that is not a number raises here
     except ValueError:
         host = None
-    if not value.startswith(("http://", "https://")) or any(c.isspace() for c in value) \
-            or not host or parts.query or parts.fragment:
-        raise BadInput("must be an http:// or https:// address with a host name and without spaces")
+    if not value.startswith(("http://", "https://")) or not URL_CHARS.fullmatch(value) \
+            or not host or parts.query or parts.fragment or len(value) > MAX_URL:
+        raise BadInput("must be an http:// or https:// address with a host name, of the characters "
+                       "a URL may hold (no spaces, quotes or angle brackets), at most {count} characters",
+                       count=MAX_URL)
     return value.rstrip("/")
 
 

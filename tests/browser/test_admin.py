@@ -50,8 +50,15 @@ def outbox_letters(site: Any, to: str | None = None) -> list[EmailMessage]:
     return found
 
 
-def newest_letter(site: Any, to: str) -> EmailMessage:
-    letters = outbox_letters(site, to)
+def newest_letter(site: Any, to: str, within: float = 5.0) -> EmailMessage:
+    """The newest letter to ``to``; waits up to ``within`` seconds for the first,
+    since a confirmation letter is written by serve's background thread after
+    the page has answered (tens of milliseconds later)."""
+    import time
+
+    deadline = time.monotonic() + within
+    while not (letters := outbox_letters(site, to)) and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert letters, f"no letter to {to} in the outbox"
     return letters[-1]
 

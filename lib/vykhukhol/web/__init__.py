@@ -1,5 +1,5 @@
 """The web side: public subscriber pages, the cron URL, the admin, and `serve`.
 
 Every app here is a plain WSGI callable, run the same way by a CGI script
-(``wsgiref.handlers.CGIHandler``) and by waitress under ``vykhukhol serve``.
+(``vykhukhol.web.cgi.serve``) and by waitress under ``vykhukhol serve``.
 """

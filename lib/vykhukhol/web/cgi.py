@@ -4,28 +4,29 @@ The data directory is found as SPEC 3 says, with ``vykhukhol.path`` looked for
 beside the calling script. Work a page hands to ``Request.after`` (a
 confirmation letter) runs once the whole answer is written and flushed to the
 web server, so the visitor's page does not wait for the mail server.
+
+The answer is written by :func:`serve`, a CGI gateway of a few lines that does
+what ``wsgiref.handlers.CGIHandler`` did for us (the same environ, the same
+``Status:`` header) without importing wsgiref: every CGI request is a new
+process, and a page pays for each import (issue 20).
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from pathlib import Path
 
 
 def run(app_name: str, script: str) -> None:
     if app_name == "cron":
-        import os
-
         from vykhukhol import idle  # an idle tick answers before the rest is imported
 
         if idle.serve_cgi(idle.data_root(os.path.dirname(os.path.realpath(script)))):
             return
-    from wsgiref.handlers import CGIHandler
-
     from vykhukhol.datadir import DataDir, locate
     from vykhukhol.web.http import AFTER
 
-    data = DataDir(locate(None, Path(script).resolve().parent))
+    data = DataDir(locate(None, os.path.dirname(os.path.realpath(script))))
     app = make_app(app_name, data)
     later: list = []
 
@@ -33,8 +34,7 @@ def run(app_name: str, script: str) -> None:
         environ[AFTER] = later.extend
         return app(environ, start_response)
 
-    CGIHandler().run(with_after)
-    sys.stdout.flush()
+    serve(with_after)
     for action in later:
         action()
 
@@ -55,6 +55,74 @@ def make_app(app_name: str, data, cgi_dir=None):
     if app_name not in APPS:
         sys.exit(f"unknown app {app_name!r}")
     module, factory = APPS[app_name]
+    from vykhukhol.web.http import secure_transport
+
     name = module if "." in module else f"vykhukhol.web.{module}"
     make = getattr(importlib.import_module(name), factory)
-    return make(data, cgi_dir) if app_name == "admin" else make(data)
+    return secure_transport(make(data, cgi_dir) if app_name == "admin" else make(data), data.settings)
+
+
+# The request's own variables, which the server hands over as bytes and
+# Python decodes with the file system's encoding: PEP 3333 wants them as
+# latin-1 text of the same bytes (what wsgiref.handlers.read_environ does).
+_REQUEST_KEYS = frozenset(("SCRIPT_NAME", "PATH_INFO", "QUERY_STRING", "REQUEST_METHOD",
+                           "AUTH_TYPE", "CONTENT_TYPE", "CONTENT_LENGTH", "HTTPS",
+                           "REMOTE_USER", "REMOTE_IDENT"))
+
+
+def _is_request_key(key: str) -> bool:
+    if key.startswith("REDIRECT_"):
+        return _is_request_key(key[len("REDIRECT_"):])
+    return key in _REQUEST_KEYS or key.startswith(("HTTP_", "SSL_"))
+
+
+def cgi_environ(stdin=None) -> dict:
+    """The WSGI environ of this CGI request (PEP 3333, as wsgiref's CGIHandler
+    made it); the body is read from ``stdin`` (default: standard input)."""
+    encoding = sys.getfilesystemencoding()
+    environ = {key: value.encode(encoding, "surrogateescape").decode("iso-8859-1")
+               if _is_request_key(key) else value for key, value in os.environ.items()}
+    environ.update({
+        "wsgi.input": sys.stdin.buffer if stdin is None else stdin, "wsgi.errors": sys.stderr, "wsgi.version": (1, 0),
+        "wsgi.run_once": True, "wsgi.multithread": False, "wsgi.multiprocess": True,
+        "wsgi.url_scheme": "https" if environ.get("HTTPS", "off").lower() in ("on", "1", "yes")
+        else "http",
+    })
+    return environ
+
+
+def serve(app, stdin=None, stdout=None) -> None:
+    """Run the WSGI ``app`` once for this CGI request and write its answer
+    (``Status:`` and the headers, a blank line, the body) to ``stdout``
+    (default: standard output), flushed."""
+    environ = cgi_environ(stdin)
+    head: list[str] = []
+    written: list[bytes] = []  # what an app gives the write() of start_response (PEP 3333)
+
+    def start_response(status: str, headers: list[tuple[str, str]], exc_info=None):
+        for name, value in headers:
+            if any(c in name or c in value for c in "\r\n\0"):  # header injection: refuse
+                raise ValueError(f"a control character in the header {name!r}")
+        head[:] = [f"Status: {status}\r\n", *(f"{name}: {value}\r\n" for name, value in headers),
+                   "\r\n"]
+        return written.append
+
+    out = sys.stdout.buffer if stdout is None else stdout
+    try:
+        result = app(environ, start_response)
+        try:
+            chunks = list(result)  # an app may call write() while it yields
+            body = b"".join(written) + b"".join(chunks)
+        finally:
+            getattr(result, "close", lambda: None)()
+        if not head:
+            raise RuntimeError("the app did not start its response")
+        answer = "".join(head).encode("latin-1") + body
+    except Exception:  # noqa: BLE001 - the server gets a plain 500, the log the traceback
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
+        answer = (b"Status: 500 Internal Server Error\r\nContent-Type: text/plain\r\n"
+                  b"Content-Length: 21\r\n\r\nInternal Server Error")
+    out.write(answer)
+    out.flush()

@@ -38,22 +38,8 @@ def client_address(environ: dict, trusted_proxies: str) -> str:
         return peer
     import ipaddress
 
-    networks = []
-    for item in trusted_proxies.replace(",", " ").split():
-        try:
-            networks.append(ipaddress.ip_network(item, strict=False))
-        except ValueError:
-            continue  # settings refuse a bad value; a hand edit must not open anything
-
-    def trusted(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-        """The address if it is a trusted proxy, else None."""
-        try:
-            ip = ipaddress.ip_address(address.split("%")[0])
-        except ValueError:
-            return None
-        return ip if any(ip in net for net in networks) else None
-
-    if trusted(peer) is None:
+    networks = _networks(trusted_proxies)
+    if not _trusted(peer, networks):
         return peer
     hops = [hop.strip() for hop in environ.get("HTTP_X_FORWARDED_FOR", "").split(",")]
     for hop in reversed(hops):
@@ -61,10 +47,46 @@ def client_address(environ: dict, trusted_proxies: str) -> str:
             ip = ipaddress.ip_address(hop)
         except ValueError:
             break  # not an address: believe nothing further left; the last proxy is the client
-        if trusted(hop) is None:
+        if not _trusted(hop, networks):
             return str(ip)
         peer = str(ip)
     return peer
+
+
+def forwarded_https(environ: dict, trusted_proxies: str) -> bool:
+    """Whether a trusted proxy says the client reached it over https
+    (``X-Forwarded-Proto: https``). From anyone else the header means nothing:
+    a client could make a plain-http request look secure. The proxy nearest
+    to us writes last, so the right-most value counts."""
+    said = environ.get("HTTP_X_FORWARDED_PROTO", "")
+    if not said or not trusted_proxies.strip():
+        return False
+    if not _trusted(environ.get("REMOTE_ADDR", "") or "", _networks(trusted_proxies)):
+        return False
+    return said.rsplit(",", 1)[-1].strip().lower() == "https"
+
+
+def _networks(trusted_proxies: str) -> list:
+    import ipaddress
+
+    networks = []
+    for item in trusted_proxies.replace(",", " ").split():
+        try:
+            networks.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            continue  # settings refuse a bad value; a hand edit must not open anything
+    return networks
+
+
+def _trusted(address: str, networks: list) -> bool:
+    """Whether ``address`` is one of the trusted proxies."""
+    import ipaddress
+
+    try:
+        ip = ipaddress.ip_address(address.split("%")[0])
+    except ValueError:
+        return False
+    return any(ip in net for net in networks)
 
 
 def client_key(address: str) -> str:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import re
 import sys
-import traceback
 from collections.abc import Callable, Iterable
 from urllib.parse import parse_qsl
 
@@ -28,9 +27,13 @@ from vykhukhol.errors import BadInput, VykhukholError
 from vykhukhol.web.headers import SECURITY_HEADERS  # one list: the idle cron tick sends it too
 from vykhukhol.web.response import Response
 
-# http.cookies (the admin's) and html (the page of last resort) are imported
-# where they are used: a CGI process of the public pages or the cron URL never
-# needs them, and each costs it ~2 ms.
+TYPE_CHECKING = False  # typing is not imported: a public page pays for every import
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# http.cookies (the admin's), html (the page of last resort) and traceback are
+# imported where they are used: a CGI process of the public pages or the cron
+# URL never needs them, and each costs it ~2 ms.
 
 MAX_FORM_BYTES = 64 * 1024        # a public form: a few short fields
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024  # admin imports
@@ -84,8 +87,8 @@ class Request:
 
     @property
     def https(self) -> bool:
-        return self.environ.get("wsgi.url_scheme") == "https" or \
-            self.environ.get("HTTPS", "").lower() in ("on", "1")
+        """Over https, as the server says, or a trusted proxy (``secure_transport``)."""
+        return _https(self.environ)
 
     @property
     def cookies(self) -> dict[str, str]:
@@ -102,8 +105,6 @@ class Request:
         """POST fields (first value of each); BadInput for a broken or oversized body."""
         if self._form is not None:
             return self._form
-        import multipart
-
         try:
             length = int(self.environ.get("CONTENT_LENGTH") or 0)
         except ValueError:
@@ -124,6 +125,8 @@ class Request:
             for key, value in parse_fields(body, "the form"):
                 self._form.setdefault(key, value)
             return self._form
+        import multipart  # with tempfile, shutil and wsgiref: only for a multipart body
+
         try:
             forms, files = multipart.parse_form_data(
                 self.environ, strict=True, memory_limit=max_bytes, disk_limit=max_bytes,
@@ -212,6 +215,8 @@ def wsgi_app(handler: App, lang: Callable[[], str] = lambda: "en") -> Callable:
             if exc.status >= 500:
                 print(f"vykhukhol: {exc.message}", file=environ.get("wsgi.errors", sys.stderr))
         except Exception:  # noqa: BLE001 - no traceback ever reaches a page
+            import traceback
+
             print(traceback.format_exc(), file=environ.get("wsgi.errors", sys.stderr))
             response = error_page(500, _lang(lang))
         head = environ.get("REQUEST_METHOD", "").upper() == "HEAD"
@@ -229,6 +234,47 @@ def wsgi_app(handler: App, lang: Callable[[], str] = lambda: "en") -> Callable:
     return app
 
 
+HSTS = ("Strict-Transport-Security", "max-age=31536000")  # a year; this host only
+
+
+def secure_transport(app: Callable, settings_path: Path) -> Callable:
+    """Wrap a WSGI app for https: a request that a trusted proxy says came over
+    https (``X-Forwarded-Proto``, see ``clients.forwarded_https``) is one
+    (``wsgi.url_scheme``: the session cookie is then Secure), and an https
+    answer carries Strict-Transport-Security when ``site_url`` is https. Not
+    over plain http (RFC 6797 forbids it there, and a browser would ignore it)."""
+
+    def wrapped(environ: dict, start_response: Callable) -> Iterable[bytes]:
+        if not (_https(environ) or environ.get("HTTP_X_FORWARDED_PROTO")):
+            return app(environ, start_response)  # plain http: nothing to do, nothing read
+        try:
+            from vykhukhol import settings as settings_mod
+
+            settings = settings_mod.load(settings_path) if settings_path.exists() else None
+        except Exception:  # noqa: BLE001 - the app itself says what is wrong with them
+            settings = None
+        if settings is None:
+            return app(environ, start_response)
+        if environ.get("wsgi.url_scheme") != "https" and environ.get("HTTP_X_FORWARDED_PROTO"):
+            from vykhukhol.web.clients import forwarded_https
+
+            if forwarded_https(environ, settings["trusted_proxies"]):
+                environ["wsgi.url_scheme"] = "https"
+        if not (_https(environ) and settings["site_url"].startswith("https://")):
+            return app(environ, start_response)
+
+        def with_hsts(status: str, headers: list, exc_info=None):
+            return start_response(status, [*headers, HSTS], exc_info)
+
+        return app(environ, with_hsts)
+
+    return wrapped
+
+
+def _https(environ: dict) -> bool:
+    return environ.get("wsgi.url_scheme") == "https" or environ.get("HTTPS", "").lower() in ("on", "1")
+
+
 def _logged(action: Callable[[], None], environ: dict) -> Callable[[], None]:
     """``action``, its failure told to the server's error stream (the page is gone)."""
     errors = environ.get("wsgi.errors", sys.stderr)
@@ -239,6 +285,8 @@ def _logged(action: Callable[[], None], environ: dict) -> Callable[[], None]:
         except VykhukholError as exc:
             print(f"vykhukhol: {exc.message}", file=errors)
         except Exception:  # noqa: BLE001 - after the answer there is no page to spoil
+            import traceback
+
             print(traceback.format_exc(), file=errors)
 
     return run

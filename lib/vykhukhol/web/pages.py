@@ -3,50 +3,72 @@
 Templates live in ``lib/vykhukhol/templates/``; a service may override any
 public page by putting a file of the same name in its folder's ``pages/``.
 Every template gets ``t(key, **values)`` for its sentences and ``lang``.
+
+The public pages that nobody overrides are drawn by their plain-Python form
+(:mod:`vykhukhol.web.plainpages`) instead: a CGI process then never imports
+Jinja2. A service whose ``pages/`` holds the page or ``base.html`` pays for it.
 """
 
 from __future__ import annotations
 
-import re
+import os
 from functools import lru_cache
-from pathlib import Path
-
-import jinja2
-from markupsafe import Markup, escape
 
 from vykhukhol.i18n import t
 from vykhukhol.web.response import Response
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
 
 
 @lru_cache(maxsize=16)
-def _environment(override: str | None) -> jinja2.Environment:
+def _environment(override: str | None):  # -> jinja2.Environment
+    import jinja2  # only for the admin's pages and a service's own templates
+
     loaders: list[jinja2.BaseLoader] = []
     if override:
         loaders.append(jinja2.FileSystemLoader(override))
-    loaders.append(jinja2.FileSystemLoader(str(TEMPLATES)))
+    loaders.append(jinja2.FileSystemLoader(TEMPLATES))
     env = jinja2.Environment(loader=jinja2.ChoiceLoader(loaders), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)
     env.filters["code"] = code_spans
     return env
 
 
-_BACKTICKS = re.compile(r"`([^`<>]+)`")
-
-
-def code_spans(text: object) -> Markup:
+def code_spans(text: object):  # -> markupsafe.Markup
     """``text`` escaped, with each `command` in backticks shown as <code> (the
     sentences name commands to type; backticks are how they are written)."""
-    return Markup(_BACKTICKS.sub(r"<code>\1</code>", str(escape(text))))
+    import re
+
+    from markupsafe import Markup, escape
+
+    return Markup(re.sub(r"`([^`<>]+)`", r"<code>\1</code>", str(escape(text))))
 
 
-def render(template_name: str, lang: str, status: int = 200, override: Path | None = None,
-           **context: object) -> Response:
-    env = _environment(str(override) if override and override.is_dir() else None)
-    template = env.get_template(template_name)
-    body = template.render(lang=lang, t=lambda key, /, **kw: t(lang, key, **kw), **context)
-    return Response(body, status)
+def render(template_name: str, lang: str, status: int = 200,
+           override: str | os.PathLike | None = None, **context: object) -> Response:
+    """``template_name`` drawn in ``lang``; ``override`` is a service's pages/ folder."""
+    def text(key: str, /, **kw: object) -> str:
+        return t(lang, key, **kw)
+
+    folder = str(override) if override and os.path.isdir(override) else None
+    plain = _plain(template_name, folder)
+    if plain is not None:
+        return Response(plain(lang, text, context), status)
+    template = _environment(folder).get_template(template_name)
+    return Response(template.render(lang=lang, t=text, **context), status)
+
+
+def _plain(template_name: str, folder: str | None):
+    """The plain-Python form of ``template_name``, unless there is none, the
+    service's folder overrides the page or the base it extends, or the
+    template was edited since the plain form was written from it."""
+    from vykhukhol.web import plainpages
+
+    page = plainpages.PAGES.get(template_name)
+    if page is None or folder is not None and any(
+            os.path.exists(os.path.join(folder, name)) for name in (template_name, "base.html")):
+        return None
+    return page if plainpages.current(template_name) else None
 
 
 def render_error(status: int, lang: str, detail: str = "") -> Response:

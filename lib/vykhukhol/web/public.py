@@ -11,13 +11,16 @@ goes out after the page, see ``Request.after``), so the answer's time does not
 tell a new address from a known one either. Letters are capped per client
 address and hour (``subscribe_hourly_limit``); over it the page is the same,
 nothing is stored or sent, and the run log says so.
+
+The subscriber files' machinery (:mod:`vykhukhol.membership`) is imported by
+the actions that change them, not by the GET pages (issue 20: a CGI process
+pays for every import).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from vykhukhol import membership
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol.addresses import check_email
@@ -107,6 +110,8 @@ def subscribe(data: DataDir) -> Callable:
         except BadInput:
             return site.page("subscribe.html", service, 400, service=service, email=email[:254],
                              name=name[:100], error=t(site.lang, "form.invalid_email"))
+        from vykhukhol import membership
+
         client = request.client(site.settings["trusted_proxies"])
         outcome = membership.subscribe(data, site.settings, service.name, address, name,
                                        ip=client or "-", may_mail=hourly_cap(data, site, client),
@@ -158,12 +163,19 @@ def _button_page(site: Site, purpose: str, service: svc.Service, email: str, tok
     could make the site print any text under its name ("Confirm that
     <your bank wants your password>"). The token says nothing of whether the
     address is subscribed, so this tells nobody who is."""
-    if not membership.check_token(site.settings, service.name, email, purpose, token):
+    if not _token_ok(site, service, email, purpose, token):
         return site.message("link.invalid_title", "link.invalid_text", service, 400)
     return site.page("button.html", service, title=t(site.lang, f"{purpose}.title"),
                      text=t(site.lang, f"{purpose}.text", email=email, service=service.title),
                      button=t(site.lang, f"{purpose}.button"), action=f"{purpose}.py",
                      s=service.name, e=email, token=token)
+
+
+def _token_ok(site: Site, service: svc.Service, email: str, purpose: str, token: str) -> bool:
+    """Whether ``token`` signs (service, email, purpose); compared in constant time."""
+    from vykhukhol import tokens
+
+    return tokens.check(site.settings.secret, service.name, email or "", purpose, token or "")
 
 
 def confirm(data: DataDir) -> Callable:
@@ -173,7 +185,9 @@ def confirm(data: DataDir) -> Callable:
         service, email, token = _link(request, site)
         if request.method != "POST":
             return _button_page(site, "confirm", service, email, token)
-        if not membership.check_token(site.settings, service.name, email, "confirm", token) \
+        from vykhukhol import membership
+
+        if not _token_ok(site, service, email, "confirm", token) \
                 or not membership.confirm(data, site.settings, service.name, email):
             return site.message("link.invalid_title", "link.invalid_text", service, 400)
         return site.message("confirm.done_title", "confirm.done_text", service,
@@ -191,7 +205,9 @@ def unsubscribe(data: DataDir) -> Callable:
             return _button_page(site, "unsubscribe", service, email, token)
         # RFC 8058 one-click: the POST body is "List-Unsubscribe=One-Click" and the
         # fields come in the query string; request.value() reads either.
-        if membership.check_token(site.settings, service.name, email, "unsubscribe", token):
+        if _token_ok(site, service, email, "unsubscribe", token):
+            from vykhukhol import membership
+
             membership.unsubscribe(data, service.name, email)
         return site.message("unsubscribe.done_title", "unsubscribe.done_text", service)
 

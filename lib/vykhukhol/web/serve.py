@@ -9,7 +9,9 @@ cleanly: the ticker finishes the run it is in, then the server closes.
 
 waitress refuses a body larger than the app would take (``MAX_UPLOAD_BYTES``)
 with 413 before reading it, and drops a connection that sends nothing for
-``CHANNEL_TIMEOUT`` seconds. Work a page hands to ``Request.after`` (a
+``CHANNEL_TIMEOUT`` seconds between requests; ``web/guard.py`` gives each
+request a deadline and the server a connection limit, so slow clients cannot
+keep others out. Work a page hands to ``Request.after`` (a
 confirmation letter) runs in one background thread, after the answer.
 """
 
@@ -124,14 +126,13 @@ def local_url(host: str, port: int) -> str:
 
 def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool = True,
           cgi_dir: Path | None = None) -> None:
-    import waitress
-
     from vykhukhol import demo
+    from vykhukhol.web.guard import guarded_server
 
     cgi_dir = cgi_dir or CHECKOUT / "cgi"
     afterwards = Afterwards()
     try:
-        server = waitress.create_server(
+        server = guarded_server(
             dispatcher(data, cgi_dir, afterwards.submit), host=host, port=port, threads=THREADS,
             ident="vykhukhol", max_request_body_size=MAX_UPLOAD_BYTES,
             channel_timeout=CHANNEL_TIMEOUT,

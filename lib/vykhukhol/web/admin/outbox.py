@@ -46,4 +46,22 @@ def outbox_letter(admin: Admin, args: dict) -> Response:
         raise NotFound(admin._("No such letter."))
     shown = mail.show_outbox(path)  # whatever the file holds: never a 500
     return admin.page("outbox_letter.html", file=args["file"], headers=shown.headers,
-                      plain=shown.plain, html=shown.html)
+                      plain=own_links(shown.plain, admin.settings["site_url"]), html=shown.html)
+
+
+def own_links(text: str, site_url: str) -> list[tuple[str, bool]]:
+    """``text`` in pieces, each (piece, is a link): the links to this
+    installation's own pages (the confirmation link the local demo is tried
+    with) are made clickable; no other address is, since a subscriber's name
+    in a letter could carry one."""
+    import re
+
+    own = re.compile(re.escape(site_url) + r"/[^\s<>\"'`]*")
+    pieces: list[tuple[str, bool]] = []
+    at = 0
+    for found in own.finditer(text):
+        url = found.group(0).rstrip(".,;:!?)")  # the end of a sentence is not the link's
+        pieces += [(text[at:found.start()], False), (url, True)]
+        at = found.start() + len(url)
+    pieces.append((text[at:], False))
+    return [piece for piece in pieces if piece[0]]

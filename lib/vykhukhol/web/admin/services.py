@@ -81,9 +81,14 @@ def service_page(admin: Admin, args: dict, error: str = "", status: int = 200,
 
 
 def form_snippet(settings: settings_mod.Settings, service: svc.Service) -> str:
-    action = f"{settings['site_url']}/cgi/subscribe.py"
+    """The subscribe form to paste into a site. Escaped although settings
+    refuse a site_url with quotes: a hand-edited settings.ini is not checked
+    until it is loaded, and the snippet goes into the owner's own pages."""
+    from html import escape
+
+    action = escape(f"{settings['site_url']}/cgi/subscribe.py")
     return (f'<form method="post" action="{action}">\n'
-            f'  <input type="hidden" name="service" value="{service.name}">\n'
+            f'  <input type="hidden" name="service" value="{escape(service.name)}">\n'
             '  <input type="email" name="email" required placeholder="e-mail">\n'
             '  <input type="text" name="name" placeholder="name">\n'
             '  <input type="text" name="website" value="" tabindex="-1" autocomplete="off" '

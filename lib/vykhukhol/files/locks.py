@@ -1,0 +1,218 @@
+"""Locks: the record lock around one read-modify-write of a file (filelock,
+imported only by a process that takes one; ``quick_record_lock`` is the same
+``flock`` without it), and the original's rename lock ``db.free``/``db.busy``.
+
+Part of :mod:`vykhukhol.files`; import the names from there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from vykhukhol.errors import LockBusy, StorageError
+from vykhukhol.files.modes import FILE_MODE, masked, read_text, remove
+from vykhukhol.files.rewrite import atomic_write
+
+TYPE_CHECKING = False  # typing itself is not imported: a CGI page pays for every import
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    import filelock
+
+LOCK_TIMEOUT = 20.0  # seconds a writer waits for a record lock before giving up
+
+
+_LOCKS: dict[str, filelock.FileLock] = {}  # imported on first use: a GET page takes no lock
+# filelock chmods a lock file to the mode it is given, umask or not (and
+# without one, older releases chose 0644); it insists on owner read and write.
+_LOCK_MODE = masked(FILE_MODE) | 0o600
+
+
+@contextlib.contextmanager
+def record_lock(path: str | os.PathLike, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """Hold ``<path>.lock`` for one short read-modify-write of ``path``.
+
+    Reentrant within a thread (one FileLock object per path, each thread with
+    its own descriptor), exclusive across threads and processes.
+    """
+    import filelock  # ~16-30 ms of start-up, paid only by a process that locks
+
+    lock_path = os.path.abspath(f"{path}.lock")
+    try:
+        lock = _LOCKS.get(lock_path)
+        if lock is None:
+            lock = _LOCKS.setdefault(lock_path, filelock.FileLock(
+                lock_path, thread_local=True, mode=_LOCK_MODE))
+        with lock.acquire(timeout=timeout):
+            yield
+    except filelock.Timeout:
+        raise LockBusy(f"{os.path.basename(path)} is being changed by another process; try again") from None
+    except OSError as exc:
+        raise StorageError(f"cannot lock {os.path.basename(path)}: {exc.strerror or exc}; "
+                           "check the folder's permissions and free space") from None
+
+
+@contextlib.contextmanager
+def quick_record_lock(path: str | os.PathLike, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """The same lock as :func:`record_lock` (``flock`` on ``<path>.lock``, which
+    is what filelock takes on POSIX), without importing filelock: for the idle
+    cron tick (:mod:`vykhukhol.idle`), whose whole cost is its imports. Not
+    reentrant. Raises OSError when it cannot be had in ``timeout`` seconds."""
+    import fcntl
+    import time
+
+    fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, _LOCK_MODE)
+    try:
+        give_up = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > give_up:
+                    raise
+                time.sleep(0.01)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def drop_lock(path: str | os.PathLike) -> bool:
+    """Delete ``<path>.lock`` unless someone holds it; True if it went.
+
+    Only for a lock whose every critical section would now change nothing (the
+    file it guards is gone for good, or what it guards is settled): a process
+    that opened the lock file just before it went may still take it, on the
+    deleted file, while the next one takes a new file. Two holders at once are
+    harmless only then. A held lock is left for a later sweep."""
+    lock_path = f"{path}.lock"
+    if not os.path.exists(lock_path):
+        return False
+    try:
+        with record_lock(path, timeout=0):
+            remove(lock_path)  # while we hold it: nobody is inside
+    except (LockBusy, StorageError):
+        return False
+    return True
+
+
+class Holder:  # not a dataclass nor a NamedTuple: the idle cron tick imports this module
+    """Who holds a busy rename lock, as far as the lock file tells."""
+
+    __slots__ = ("lease", "since")
+
+    def __init__(self, lease: str, since: float) -> None:
+        self.lease = lease
+        self.since = since  # epoch seconds
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Holder):
+            return NotImplemented
+        return (self.lease, self.since) == (other.lease, other.since)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Holder(lease={self.lease!r}, since={self.since!r})"
+
+
+class RenameLock:
+    """``<stem>.free`` ⇄ ``<stem>.busy`` in ``folder``.
+
+    ``acquire`` raises :class:`LockBusy` when another run holds it and
+    :class:`StorageError` when the rename fails for another reason.
+    """
+
+    def __init__(self, folder: str | os.PathLike, stem: str) -> None:
+        from pathlib import Path  # callers read .free and .busy as paths
+
+        self.folder = Path(folder)
+        self.free = self.folder / f"{stem}.free"
+        self.busy = self.folder / f"{stem}.busy"
+
+    def ensure(self) -> None:
+        """Create the free file when neither file exists (a fresh or copied folder)."""
+        if not self.free.exists() and not self.busy.exists():
+            with record_lock(self.free):
+                if not self.free.exists() and not self.busy.exists():
+                    atomic_write(self.free, "")
+            # The record lock guarded only this creation; one of the two files is
+            # there for good now, so its lock file need not stay (issue 9, item 13).
+            drop_lock(self.free)
+
+    def holder(self) -> Holder | None:
+        """The lease holding the lock, or None while it is free.
+
+        A busy file not stamped yet was renamed a moment ago: its age is its
+        ctime (a rename sets ctime, not mtime), and its lease reads "".
+        """
+        try:
+            info = self.busy.stat()
+        except FileNotFoundError:
+            return None
+        text = (read_text(self.busy, "") or "").strip()
+        if not text:
+            return Holder(lease="", since=info.st_ctime)
+        return Holder(lease=text.split("\t")[0], since=info.st_mtime)
+
+    def acquire(self, lease: str) -> None:
+        try:
+            os.rename(self.free, self.busy)
+        except FileNotFoundError:
+            if self.busy.exists():
+                raise LockBusy(f"{self.busy.name} is held") from None
+            raise StorageError(f"cannot rename {self.free.name}: the lock file is missing") from None
+        except OSError as exc:
+            raise StorageError(f"cannot rename {self.free.name}: {exc.strerror or exc}") from exc
+        # The rename made it ours; stamp it with our lease and the start time.
+        with contextlib.suppress(OSError):
+            fd = os.open(self.busy, os.O_WRONLY | os.O_TRUNC)
+            try:
+                os.write(fd, lease.encode())
+            finally:
+                os.close(fd)
+            os.utime(self.busy)
+
+    def release(self) -> None:
+        try:
+            # Unstamp first, so a run that looks between our rename and the next
+            # holder's stamp never reads our (soon dead) pid.
+            os.truncate(self.busy, 0)
+            os.rename(self.busy, self.free)
+        except OSError as exc:
+            raise StorageError(f"cannot rename {self.busy.name} back: {exc.strerror or exc}") from exc
+
+    def force_free(self) -> bool:
+        """Clear a stale busy lock (the admin's debug→working switch). True if one was cleared."""
+        if not self.busy.exists():
+            self.ensure()
+            return False
+        if self.free.exists():
+            remove(self.busy)
+        else:
+            self.release()
+        return True
+
+
+def rotate(path: str | os.PathLike, max_bytes: int, keep: int = 3) -> None:
+    """Move ``path`` to ``path.1`` (and older ones along) once it passes ``max_bytes``."""
+    try:
+        if os.stat(path).st_size < max_bytes:
+            return
+    except FileNotFoundError:
+        return
+    with record_lock(path):
+        try:
+            if os.stat(path).st_size < max_bytes:
+                return
+            for index in range(keep - 1, 0, -1):
+                older = f"{path}.{index}"
+                if os.path.exists(older):
+                    os.replace(older, f"{path}.{index + 1}")
+            os.replace(path, f"{path}.1")
+        except OSError as exc:
+            raise StorageError(f"cannot rotate {os.path.basename(path)}: {exc.strerror or exc}") from exc

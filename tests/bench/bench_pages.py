@@ -1,0 +1,217 @@
+"""Whole CGI processes of the public pages and the idle cron tick, against the floor.
+
+Two installed copies (lib/, cgi/, admin/ copied to a scratch folder and
+initialised, bytecode compiled first with compileall, as a host runs them):
+one whose service ``news`` has ``--sizes`` subscribers, for the pages, and one
+whose service has as many with nothing due for ten years, for the idle tick.
+Per size, ``--runs`` rounds; each round times, in turns, ``python3 -c pass``
+(the floor: the venv's interpreter that runs the scripts, under the same CGI
+environment) and every case once:
+
+- ``GET subscribe``: the form (cgi/subscribe.py?service=news);
+- ``POST subscribe``: a new address (form on stdin, outbox transport); the
+  answer is counted until its Content-Length bytes have come, as the visitor
+  waits (the confirmation letter goes out after it), and the process apart;
+- ``GET confirm`` and ``GET unsubscribe``: a valid signed link's button page;
+- ``idle tick``: the renamed cron script when nothing is due.
+
+Wall and CPU time (user + system of the child) of each; the medians less the
+floor's are what the goals are about (issue 20). After the rounds, each case
+runs once more under ``-X importtime``: the imports it pays for, largest first.
+
+    python tests/bench/bench_pages.py [--sizes 1k,100k] [--runs 20]
+
+Run it with the venv's python (``.venv/bin/python``): its folder goes first on
+PATH, so the scripts' ``#!/usr/bin/env python3`` and the floor are that one.
+Goals above the floor: GET subscribe ≤ 40 ms, POST subscribe at 100k ≤ 90 ms,
+idle tick ≤ 25 ms (confirm and unsubscribe: as GET subscribe).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+import benchkit as kit
+from bench_subscribe import post_timed
+
+from vykhukhol import settings as settings_mod  # noqa: E402 - benchkit put lib/ on the path
+from vykhukhol import tokens  # noqa: E402
+
+FAR = "3650d"
+SETTLE = 2.5  # seconds: files written a moment ago are too fresh for the idle proof
+GOALS = {"GET subscribe": 0.040, "POST subscribe": 0.090, "GET confirm": 0.040,
+         "GET unsubscribe": 0.040, "idle tick": 0.025}
+KNOWN = "user1@example.org"  # a subscriber of write_subscribers' files
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed_get(root: Path, script: Path, query: str = "") -> tuple[float, float, bytes]:
+    """(wall, CPU, body) of one GET; fails unless it answers 200."""
+    cpu = children_cpu()
+    took, status, body = kit.run_cgi(root, script, "GET", query)
+    if status != 200:
+        raise RuntimeError(f"GET {script.name}?{query}: {status} {body[:300]!r}")
+    return took, children_cpu() - cpu, body
+
+
+def floor_run(root: Path, script: Path) -> tuple[float, float]:
+    environ = kit.cgi_environ(root, script)
+    cpu = children_cpu()
+    began = time.perf_counter()
+    subprocess.run(["python3", "-c", "pass"], env=environ, check=True)
+    return time.perf_counter() - began, children_cpu() - cpu
+
+
+def floor_imports(root: Path, script: Path) -> list[str]:
+    """What ``python3 -X importtime -c pass`` imports after ``site``: must be nothing."""
+    done = subprocess.run(["python3", "-X", "importtime", "-c", "pass"], capture_output=True,
+                          text=True, env=kit.cgi_environ(root, script), check=True)
+    names = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line]
+    return names[names.index("site") + 1:] if "site" in names else names
+
+
+def import_profile(root: Path, script: Path, method: str = "GET", query: str = "",
+                   body: bytes = b"", top: int = 8) -> str:
+    """The imports of one run under -X importtime: their total and the largest by own time."""
+    environ = kit.cgi_environ(root, script, method, query, body)
+    environ["PYTHONPROFILEIMPORTTIME"] = "1"
+    done = subprocess.run([str(script)], env=environ, input=body, capture_output=True,
+                          cwd=script.parent, timeout=300)
+    rows = []
+    for line in done.stderr.decode().splitlines():
+        if line.startswith("import time:") and "self [us]" not in line:
+            own, total, name = (part.strip() for part in line[len("import time:"):].split("|"))
+            rows.append((int(own), int(total), name))
+    after_site = rows[[r[2] for r in rows].index("site") + 1:] if any(r[2] == "site" for r in rows) else rows
+    whole = sum(own for own, _, _ in after_site) / 1000
+    largest = sorted(after_site, reverse=True)[:top]
+    return (f"{len(after_site)} modules, {whole:.1f} ms; largest own: "
+            + ", ".join(f"{name} {own / 1000:.1f}" for own, _, name in largest))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1k,100k", help="subscribers of the service")
+    parser.add_argument("--runs", type=int, default=20, help="rounds per size")
+    parser.add_argument("--tmp", default=None, help="folder for the scratch data")
+    args = parser.parse_args()
+    sizes = kit.parse_sizes(args.sizes)
+
+    kit.banner(f"bench_pages: sizes {args.sizes}, {args.runs} rounds each")
+    base = Path(tempfile.mkdtemp(prefix="vyk-bench-pages-", dir=args.tmp))
+    rows, profiles, verdicts = [], [], []
+    try:
+        root, data = kit.make_install(base / "pages")
+        settings_mod.update(data.settings, {"subscribe_hourly_limit": "1000000"})
+        service = kit.add_service(data, "news", letters=[("Lesson 1", "1d", "Hello.\n")])
+        secret = settings_mod.load(data.settings).secret
+        idle_root, idle_data = kit.make_install(base / "idle")
+        idle_service = kit.add_service(idle_data, "quiet", letters=[("Lesson 1", FAR, "Hello.\n")])
+        for folder in (root, idle_root):
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(folder / "lib")], check=True)
+        cgi = root / "cgi"
+        cron = sorted((idle_root / "cgi").glob("cron-*.py"))[0]
+        beyond = floor_imports(root, cgi / "subscribe.py")
+        print(f"python3 -X importtime -c pass imports after site: {beyond or 'nothing'}")
+        links = {purpose: urlencode({"s": "news", "e": KNOWN,
+                                     "t": tokens.make(secret, "news", KNOWN, purpose)})
+                 for purpose in ("confirm", "unsubscribe")}
+
+        for size in sizes:
+            kit.write_subscribers(service.subscribers_path, size, "idle")
+            kit.write_subscribers(idle_service.subscribers_path, size, "idle")
+            for path in [*data.state.glob("due-*"), *idle_data.state.glob("due-*")]:
+                path.unlink()
+            time.sleep(SETTLE)
+            kit.run_cgi(idle_root, cron)  # the full run that leaves the idle proof
+            time.sleep(SETTLE)
+            counter = iter(range(10**9))
+
+            def post(size: int = size, counter=counter) -> tuple[float, float]:
+                body = urlencode({"service": "news", "email": f"r{size}.{next(counter)}@example.net",
+                                  "name": "Новый Читатель"}).encode()
+                cpu = children_cpu()
+                answer, _, status = post_timed(root, cgi / "subscribe.py", body)
+                if status != 200:
+                    raise RuntimeError(f"POST subscribe: {status}")
+                return answer, children_cpu() - cpu
+
+            def idle() -> tuple[float, float]:
+                took, cpu, body = timed_get(idle_root, cron)
+                if b"nothing due before" not in body:
+                    raise RuntimeError(f"the tick was not answered by the idle proof: {body!r}")
+                return took, cpu
+
+            cases = {
+                "GET subscribe": lambda: timed_get(root, cgi / "subscribe.py", "service=news")[:2],
+                "POST subscribe": post,
+                "GET confirm": lambda: timed_get(root, cgi / "confirm.py", links["confirm"])[:2],
+                "GET unsubscribe": lambda: timed_get(root, cgi / "unsubscribe.py",
+                                                     links["unsubscribe"])[:2],
+                "idle tick": idle,
+            }
+            for case in cases.values():  # warm-up: caches of the OS and of the catalogs
+                case()
+            walls = {name: [] for name in ["floor", *cases]}
+            cpus = {name: [] for name in walls}
+            for _ in range(args.runs):
+                for name, case in [("floor", lambda: floor_run(root, cgi / "subscribe.py")),
+                                   *cases.items()]:
+                    wall, cpu = case()
+                    walls[name].append(wall)
+                    cpus[name].append(cpu)
+            floor, floor_cpu = kit.median(walls["floor"]), kit.median(cpus["floor"])
+            rows.append((kit.human(size), "python3 -c pass", kit.ms(floor), kit.ms(kit.p90(walls["floor"])),
+                         "-", kit.ms(floor_cpu), "-", "-", kit.load()))
+            for name in cases:
+                above = kit.median(walls[name]) - floor
+                goal = GOALS[name]
+                met = "met" if above <= goal else "MISSED"
+                if name == "POST subscribe" and size != 100_000:
+                    met = "(at 100k)"
+                rows.append((kit.human(size), name, kit.ms(kit.median(walls[name])),
+                             kit.ms(kit.p90(walls[name])), kit.ms(above),
+                             kit.ms(kit.median(cpus[name])), kit.ms(kit.median(cpus[name]) - floor_cpu),
+                             f"{kit.ms(goal)} {met}", kit.load()))
+                verdicts.append(met)
+            print(f"# {kit.human(size)} done, load {kit.load()}", flush=True)
+            if size == max(sizes):
+                body = urlencode({"service": "news", "email": "profile@example.net"}).encode()
+                for name, (script, method, query, data_in) in {
+                    "GET subscribe": (cgi / "subscribe.py", "GET", "service=news", b""),
+                    "POST subscribe": (cgi / "subscribe.py", "POST", "", body),
+                    "GET confirm": (cgi / "confirm.py", "GET", links["confirm"], b""),
+                    "GET unsubscribe": (cgi / "unsubscribe.py", "GET", links["unsubscribe"], b""),
+                    "idle tick": (cron, "GET", "", b""),
+                }.items():
+                    where = idle_root if script == cron else root
+                    profiles.append(f"{name}: {import_profile(where, script, method, query, data_in)}")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+    print()
+    print(kit.table(["subscribers", "what", "wall median ms", "wall p90 ms", "median - floor ms",
+                     "CPU median ms", "CPU - floor ms", "goal above floor", "load 1/5/15"], rows))
+    print()
+    print(f"imports under -X importtime at {kit.human(max(sizes))} (own time, ms; inflated by the probe):")
+    for line in profiles:
+        print(f"  {line}")
+    print()
+    missed = verdicts.count("MISSED")
+    print(f"goals: {'all met' if not missed else f'{missed} MISSED'}; load at end {kit.load()}")
+
+
+if __name__ == "__main__":
+    main()
