@@ -230,11 +230,8 @@ def _publish_newsletters(run: Run) -> None:
         if data.job(job, "job").exists():
             continue  # still being sent
         went_out = (files.read_text(marker, "") or "").strip() == SENT
-        files.remove(marker)
         kept = kept_newsletter(data, job)
-        if not went_out or kept is None:
-            continue
-        for name in kept.services:
+        for name in kept.services if went_out and kept else []:
             try:
                 service = svc.find_service(data, name)
             except (NotFound, BadInput):
@@ -243,6 +240,7 @@ def _publish_newsletters(run: Run) -> None:
             if service.archive:
                 build(data, run.settings, service)
                 run.log.write(f"{name}: published in the archive: newsletter {job}")
+        files.remove(marker)  # only now: a build that failed is tried again by the next run
 
 
 # --- a recipient's own copy (cgi/view.py) ----------------------------------------------------
