@@ -46,6 +46,7 @@ MESSAGES: dict[str, str] = {
     "unsubscribe.title": "Unsubscribe",
     "unsubscribe.text": "Unsubscribe {email} from \"{service}\"?",
     "unsubscribe.button": "Unsubscribe",
+    "unsubscribe.manage": "All your lists, a pause, your data",
     "unsubscribe.done_title": "You are unsubscribed",
     "unsubscribe.done_text": "This address will receive no more letters from this list.",
     "error.title": "Error",

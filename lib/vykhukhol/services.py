@@ -22,7 +22,7 @@ from vykhukhol.timeutil import format_duration, parse_duration
 LOCK_STEM = "db"
 MAX_LETTERS = 999
 SERVICE_FIELDS = ("title", "enabled", "from_name", "from_email", "delete_finished",
-                  "send_window", "confirm_subject", "confirm_body", "archive")
+                  "send_window", "confirm_subject", "confirm_body", "public", "archive")
 
 
 def _yes_no(value: str, what: str) -> bool:
@@ -47,6 +47,7 @@ class Service:
     send_window: str = ""
     confirm_subject: str = ""
     confirm_body: str = ""
+    public: bool = True  # listed on every subscriber's own page, with a join button (SPEC 7)
     archive: bool = False  # its public letters are published (vykhukhol.archive)
 
     @property
@@ -153,11 +154,12 @@ def _load(folder: Path, db: str) -> Service:
     get = section.get if section else (lambda key, default="": default)
     service = Service(name=folder.name, db=db, folder=folder)
     service.title = get("title", "") or folder.name
-    for flag in ("enabled", "delete_finished", "archive"):
+    for flag, default in (("enabled", "no"), ("delete_finished", "no"), ("public", "yes"),
+                          ("archive", "no")):
         try:
-            setattr(service, flag, _yes_no(get(flag, "no"), flag))
+            setattr(service, flag, _yes_no(get(flag, default), flag))
         except BadInput:
-            setattr(service, flag, False)
+            setattr(service, flag, False)  # a hand-edited value nobody can read: the safe side
     service.from_name = get("from_name", "")
     service.from_email = get("from_email", "")
     service.send_window = get("send_window", "")
@@ -183,7 +185,7 @@ def check_fields(values: dict[str, str]) -> dict[str, str]:
             value = clean_name(value)
         elif key == "from_email":
             value = check_mailbox(value) if value.strip() else ""
-        elif key in ("enabled", "delete_finished", "archive"):
+        elif key in ("enabled", "delete_finished", "public", "archive"):
             value = "yes" if _yes_no(value, key) else "no"
         elif key == "send_window":
             value = schedule.validate(value) if value.strip() else ""
@@ -202,7 +204,8 @@ def _write_ini(service: Service, values: dict[str, str]) -> None:
         "from_name": service.from_name, "from_email": service.from_email,
         "delete_finished": "yes" if service.delete_finished else "no",
         "send_window": service.send_window, "confirm_subject": service.confirm_subject,
-        "confirm_body": service.confirm_body, "archive": "yes" if service.archive else "no",
+        "confirm_body": service.confirm_body, "public": "yes" if service.public else "no",
+        "archive": "yes" if service.archive else "no",
     })
     current.update(values)
     lines = ["[service]\n"]

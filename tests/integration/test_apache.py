@@ -64,9 +64,8 @@ pytestmark = pytest.mark.skipif(
 # What the deploy notes vendor with `pip install --target lib …` (waitress is
 # only for `vykhukhol serve`).
 DEPENDENCIES = ("filelock", "Jinja2", "multipart", "email-validator")
-SCRIPTS = ("cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "cgi/view.py", "cgi/cron.py",
-           "cgi/hook.py",
-           "admin/index.py")
+SCRIPTS = ("cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "cgi/manage.py", "cgi/view.py",
+           "cgi/cron.py", "cgi/hook.py", "admin/index.py")
 
 BATCH = """\
 import ast, contextlib, io, sys
