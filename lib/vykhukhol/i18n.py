@@ -136,6 +136,7 @@ SETTING_LABELS: dict[str, str] = {
     "mail.smtp_user": "SMTP login",
     "mail.smtp_password": "SMTP password",
     "mail.smtp_connections": "SMTP connections",
+    "mail.helo_name": "SMTP greeting name",
     "mail.sendmail_path": "sendmail program",
     "mail.dev_redirect": "Send everything to (trial)",
     "mail.verp_separator": "Bounce tag separator",

@@ -281,6 +281,11 @@ def main(argv: list[str] | None = None) -> int:
     except VykhukholError as exc:
         print(f"vykhukhol: {exc.message}", file=sys.stderr)
         return 1
+    except ImportError as exc:  # a host that vendored too little: one line, not a traceback
+        from vykhukhol.errors import MissingModule
+
+        print(f"vykhukhol: {MissingModule.of(exc).message}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("vykhukhol: interrupted", file=sys.stderr)
         return 1

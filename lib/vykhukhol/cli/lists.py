@@ -6,10 +6,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from vykhukhol import files, membership, newsletters, state
+from vykhukhol import membership, newsletters, state
 from vykhukhol import services as svc
 from vykhukhol import subscribers as subs
-from vykhukhol.cli.common import Context, progress
+from vykhukhol.cli.common import Context, export_target, progress
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NoSecret
 from vykhukhol.timeutil import format_time, parse_local_time
@@ -142,18 +142,8 @@ def export(data: DataDir, service_name: str, target: str | None) -> None:
     from vykhukhol.export import write_csv
 
     service = svc.find_service(data, service_name)
-    try:
-        out = files.open_private(Path(target)) if target else sys.stdout
-    except FileExistsError:
-        raise BadInput("{file} exists already; nothing written (remove it or name another file)",
-                       file=target) from None
-    try:
-        write_csv(service.subscribers_path, out,
-                  progress=(lambda n: progress(f"exported {n}")) if target else None)
-    finally:
-        if target:
-            out.close()
-            progress("")
+    with export_target(target) as (out, counted):
+        write_csv(service.subscribers_path, out, progress=counted)
 
 
 def cmd_newsletter(ctx: Context, args) -> None:
