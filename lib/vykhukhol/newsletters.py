@@ -220,9 +220,11 @@ def check_start(start: datetime, typed: str = "") -> datetime:
 
 def create(data: DataDir, services: list[str], subject: str, text: str,
            html: str | None = None, start: datetime | None = None,
-           progress: Callable[[int], None] | None = None) -> str:
-    """Make a job; returns its name. Nothing is left behind when it fails."""
-    from vykhukhol import render
+           progress: Callable[[int], None] | None = None, public: bool = False) -> str:
+    """Make a job; returns its name. Nothing is left behind when it fails.
+    ``public``: published in its services' archives once it ends (a copy of
+    the letter is kept either way, :func:`vykhukhol.archive.keep_newsletter`)."""
+    from vykhukhol import archive, render
     html = given_html(html)
     services = [check_name(s.strip(), "service name") for s in services if s.strip()]
     if not services:
@@ -262,6 +264,7 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
         if html:
             letter += f"\n{HTML_MARK}\n{html}"
         files.atomic_write(letter_path, letter)
+        archive.keep_newsletter(data, name, services, subject, text or "", html, public)
         files.atomic_write(list_path, rows())
         job = Job(name=name, services=services, start=start or moment, created=moment,
                   values={"cursor": "0", "total": str(total), "runs": "0"})
@@ -269,6 +272,7 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
     except BaseException:
         for path in (job_path, letter_path, list_path):
             files.remove(path)
+        archive.forget_newsletter(data, name)
         raise
     return name
 
@@ -359,9 +363,12 @@ def finished_jobs(data: DataDir) -> list[tuple[str, list[str]]]:
 
 
 def cancel(data: DataDir, name: str) -> None:
+    from vykhukhol import archive
+
     if not data.job(name, "job").exists():
         raise NotFound(f"no newsletter {name!r}")
     delete(data, name)
+    archive.forget_newsletter(data, name)
 
 
 def reschedule(data: DataDir, name: str, start: datetime) -> Job:

@@ -83,7 +83,8 @@ def cmd_letter(ctx: Context, args) -> None:
     service = svc.find_service(ctx.data, args.service)
     if args.action == "add":
         html = _read_file(args.html_file, "--html-file") if args.html_file else None
-        number = svc.add_letter(service, args.subject, args.delay, _body(args), html)
+        number = svc.add_letter(service, args.subject, args.delay, _body(args), html,
+                                public=args.public)
         print(f"letter {number} added to {service.name}")
     elif args.action == "remove":
         svc.remove_letter(service, args.number)
@@ -91,10 +92,10 @@ def cmd_letter(ctx: Context, args) -> None:
     else:
         from vykhukhol.timeutil import format_duration
         letters = svc.load_letters(service)  # a letter that does not parse: nothing printed
-        print("\t".join(("#number", "delay", "subject", "html")))
+        print("\t".join(("#number", "delay", "subject", "html", "public")))
         for letter in letters:
             print(f"{letter.number}\t{format_duration(letter.delay)}\t{letter.subject}"
-                  + ("\t(html)" if letter.html else ""))
+                  f"\t{'(html)' if letter.html else '-'}\t{'public' if letter.public else '-'}")
 
 
 def cmd_subscriber(ctx: Context, args) -> None:
@@ -156,7 +157,8 @@ def cmd_newsletter(ctx: Context, args) -> None:
         except BadInput as exc:
             raise BadInput(f"--at: {exc.message}") from None
         name = newsletters.create(data, args.services.split(","), args.subject, _body(args), html,
-                                  start, progress=lambda n: progress(f"recipients: {n}"))
+                                  start, progress=lambda n: progress(f"recipients: {n}"),
+                                  public=args.public)
         progress("")
         total = newsletters.read_job(data, name).values.get("total", "0")
         print(name)
@@ -189,3 +191,21 @@ def print_history(entries: list, as_json: bool) -> None:
         print("\t".join((e.job, e.started, e.finished, str(e.handed), str(e.failed),
                          str(e.in_doubt), str(e.bounced), str(e.complaints),
                          str(e.unsubscribed), ",".join(e.services) or "-", e.subject or "-")))
+
+
+def cmd_archive(ctx: Context, args) -> None:
+    from vykhukhol import archive
+
+    settings = ctx.settings()
+    if args.action == "build":
+        service = svc.find_service(ctx.data, args.service)
+        count = archive.build(ctx.data, settings, service)
+    else:
+        service = archive.switch(ctx.data, settings, args.service, args.action == "on")
+        count = len(archive.entries(ctx.data, service.name))
+    if service.archive:
+        print(f"archive of {service.name} is on: {archive.index_url(settings, service.name)} "
+              f"({count} letters published so far), written in "
+              f"{archive.folder(settings) / service.name}")
+    else:
+        print(f"archive of {service.name} is off; its pages are removed")

@@ -33,7 +33,7 @@ def _audience(admin: Admin) -> tuple[list[dict], int]:
 def newsletter_form(admin: Admin, args: dict, fields: dict | None = None, error: str = "",
                     preview: dict | None = None, status: int = 200) -> Response:
     audience, unique = _audience(admin)
-    fields = fields or {"services": [], "subject": "", "text": "", "html": "", "at": ""}
+    fields = fields or {"services": [], "subject": "", "text": "", "html": "", "at": "", "public": ""}
     return admin.page("newsletter_new.html", status, audience=audience, unique=unique,
                       fields=fields, error=error, preview=preview or {})
 
@@ -42,7 +42,8 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
     form = admin.request.form()
     chosen = [k[len("svc_"):] for k in form if k.startswith("svc_")]
     fields = {"services": chosen, "subject": form.get("subject", ""), "text": form.get("text", ""),
-              "html": form.get("html", ""), "at": form.get("at", "").replace("T", " ")}
+              "html": form.get("html", ""), "at": form.get("at", "").replace("T", " "),
+              "public": "yes" if form.get("public") == "yes" else ""}
     action = form.get("action", "create")
     if action in ("preview", "test"):
         service = None
@@ -72,7 +73,7 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
                                          fields["at"]) \
             if fields["at"].strip() else None
         name = newsletters.create(admin.data, chosen, fields["subject"], fields["text"],
-                                  fields["html"] or None, start)
+                                  fields["html"] or None, start, public=fields["public"] == "yes")
     except BadInput as exc:
         return newsletter_form(admin, args, fields, exc.text(admin.lang), status=400)
     return admin.done("/newsletters", admin._("Newsletter {name} created.", name=name))
