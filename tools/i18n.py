@@ -37,7 +37,7 @@ PLURAL_FORMS = ("nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<
 # One string literal, or several side by side (Python joins them); not an f-string.
 _STRING = r"""((?:"(?:[^"\\\n]|\\.)*"\s*|'(?:[^'\\\n]|\\.)*'\s*)+)"""
 _SINGLE = re.compile(r'(?:\b_\(|\btr\(\s*[\w.]+,|\b(?:BadInput|NotFound|Conflict|Forbidden|'
-                     r'VykhukholError|Term|_TooCostly)\(|\bHttpError\(\s*\d+,)\s*' + _STRING
+                     r'VykhukholError|MissingModule|Term|_TooCostly)\(|\bHttpError\(\s*\d+,)\s*' + _STRING
                      + r'''(?!\s*(?:[+%"']|f["']))''')
 _PLURAL = re.compile(r'(?:\b_n\(|\bntr\(\s*[\w.]+,)\s*' + _STRING + r',\s*' + _STRING)
 _MENU = re.compile(r'\(\s*"/[a-z/]*",\s*"([^"]+)"\)')
@@ -55,7 +55,7 @@ def used_messages() -> tuple[set[str], set[tuple[str, str]]]:
     bounds of a letter template). The CLI keeps English, so the cli package is skipped.
     """
     sys.path.insert(0, str(ROOT / "lib"))
-    from vykhukhol import health, i18n, render
+    from vykhukhol import alerts, health, i18n, render
     from vykhukhol.settings import KEYS
 
     texts: set[str] = set()
@@ -72,6 +72,7 @@ def used_messages() -> tuple[set[str], set[tuple[str, str]]]:
     texts |= {en if isinstance(en, str) else en[1] for en in i18n.MESSAGES.values()}
     texts |= set(render.PARTS)
     texts.add(health.NO_SECRET)  # shown through a name: _(NO_SECRET)
+    texts |= {text for pair in alerts.BODIES.values() for text in pair}  # alerts.body()
     return {t for t in texts if t.strip()}, plurals
 
 

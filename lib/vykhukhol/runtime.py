@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo
 from vykhukhol import alerts, journal, state
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
-from vykhukhol.errors import BadInput, OverBudget, VykhukholError
+from vykhukhol.errors import BadInput, MissingModule, OverBudget, VykhukholError
 from vykhukhol.runlog import RunLog
 from vykhukhol.settings import Settings
 from vykhukhol.states import Outcome
@@ -74,13 +74,14 @@ class Report:
     ended: datetime | None = None
     outcome: Outcome = Outcome.DONE
     sent: Counter = field(default_factory=Counter)
+    items: defaultdict = field(default_factory=lambda: defaultdict(set))  # target → items sent
     lines: list[str] = field(default_factory=list)
 
     def text(self) -> str:
         out = [f"run {self.lease}", f"started {format_time(self.started)}"]
         out += self.lines
         for target, count in sorted(self.sent.items()):
-            out.append(f"sent {count} for {target}")
+            out.append(f"handed over {count} for {target}")  # accepted by the server: SPEC 12
         out.append(f"ended {format_time(self.ended)}: {self.outcome.value}")
         return "\n".join(out) + "\n"
 
@@ -110,6 +111,7 @@ class Run:
         self.stopped: Outcome | None = None
         self._transport: mail.Transport | None = None
         self._lanes: Lanes | None = None  # several connections, when allowed
+        self._prepared = False      # the transport's needs (DKIM signer) checked, see deliver
         self.allowance = Allowance(self)
         self.presses: dict = {}     # compose.Presses: each letter's shared parts, made once
         self._tempfails: dict[str, dict[str, str]] = {}  # target -> its lines in state/tempfail
@@ -228,6 +230,13 @@ class Run:
             if isinstance(exc, OverBudget):  # a template too heavy: the owner must know
                 self.alert(alerts.CANNOT_RENDER, detail=f"{target}, {item}: {exc.message}")
             return Delivery.BROKEN
+        except ImportError as exc:  # a host that vendored too little (README 14)
+            self.log.error(f"{target}: {MissingModule.of(exc).message}; nothing is sent "
+                           "until it is fixed")
+            self.stop(Outcome.TEMPFAIL)
+            return Delivery.TEMPFAIL  # not begun: not counted, nothing in doubt
+        if not self._prepared and not self._prepare(target):
+            return Delivery.TEMPFAIL  # not begun: not counted, nothing in doubt
         lanes = self.lanes()
         if lanes is not None:
             # A lane frees only once its letter's outcome is journalled: no
@@ -254,6 +263,26 @@ class Run:
             ended = self._journal_end(book, target, email, item, moment, None, self.clock() - began)
         return Delivery(ended)
 
+    def _prepare(self, target: str) -> bool:
+        """Before the run's first intent: what every letter needs is at hand
+        (the DKIM key and the modules that sign). When it is not, the run
+        says so in one line and stops: no letter touched, none in doubt."""
+        from vykhukhol.mail.dkim import DkimKeyError
+
+        try:
+            lanes = self.lanes()
+            if lanes is not None:
+                lanes.prepare()
+            else:
+                self.transport().prepare()
+        except (DkimKeyError, MissingModule) as exc:
+            self.log.error(f"{target}: {exc.message}; nothing is sent unsigned, "
+                           "sending stops until it is fixed")
+            self.stop(Outcome.TEMPFAIL)
+            return False
+        self._prepared = True
+        return True
+
     def _journal_end(self, book: journal.Journal, target: str, email: str, item: str,
                      moment: str, exc: mail.DeliveryError | None, seconds: float) -> str:
         """Note how a letter ended (in doubt: its intent stays alone)."""
@@ -271,6 +300,7 @@ class Run:
             outcome = journal.SENT
             self.forget_tempfail(target, email, item)
             self.report.sent[target] += 1
+            self.report.items[target].add(item)  # which letters went out: the archive's question
         if outcome in (journal.SENT, journal.FAILED):
             self.letters_out += 1
         self.slowest_letter = max(self.slowest_letter, seconds)

@@ -22,7 +22,7 @@ from vykhukhol.timeutil import format_duration, parse_duration
 LOCK_STEM = "db"
 MAX_LETTERS = 999
 SERVICE_FIELDS = ("title", "enabled", "from_name", "from_email", "delete_finished",
-                  "send_window", "confirm_subject", "confirm_body")
+                  "send_window", "confirm_subject", "confirm_body", "public", "archive")
 
 
 def _yes_no(value: str, what: str) -> bool:
@@ -47,6 +47,8 @@ class Service:
     send_window: str = ""
     confirm_subject: str = ""
     confirm_body: str = ""
+    public: bool = True  # listed on every subscriber's own page, with a join button (SPEC 7)
+    archive: bool = False  # its public letters are published (vykhukhol.archive)
 
     @property
     def subscribers_path(self) -> Path:
@@ -69,6 +71,14 @@ class Letter:
     body: str
     html: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def public(self) -> bool:
+        """Marked ``Public: yes``: it goes to the service's public archive."""
+        try:
+            return _yes_no(self.headers.get("public", "no"), "Public")
+        except BadInput:
+            return False
 
 
 def db_lock(data: DataDir, db: str) -> files.RenameLock:
@@ -144,11 +154,12 @@ def _load(folder: Path, db: str) -> Service:
     get = section.get if section else (lambda key, default="": default)
     service = Service(name=folder.name, db=db, folder=folder)
     service.title = get("title", "") or folder.name
-    for flag in ("enabled", "delete_finished"):
+    for flag, default in (("enabled", "no"), ("delete_finished", "no"), ("public", "yes"),
+                          ("archive", "no")):
         try:
-            setattr(service, flag, _yes_no(get(flag, "no"), flag))
+            setattr(service, flag, _yes_no(get(flag, default), flag))
         except BadInput:
-            setattr(service, flag, False)
+            setattr(service, flag, False)  # a hand-edited value nobody can read: the safe side
     service.from_name = get("from_name", "")
     service.from_email = get("from_email", "")
     service.send_window = get("send_window", "")
@@ -174,7 +185,7 @@ def check_fields(values: dict[str, str]) -> dict[str, str]:
             value = clean_name(value)
         elif key == "from_email":
             value = check_mailbox(value) if value.strip() else ""
-        elif key in ("enabled", "delete_finished"):
+        elif key in ("enabled", "delete_finished", "public", "archive"):
             value = "yes" if _yes_no(value, key) else "no"
         elif key == "send_window":
             value = schedule.validate(value) if value.strip() else ""
@@ -193,7 +204,8 @@ def _write_ini(service: Service, values: dict[str, str]) -> None:
         "from_name": service.from_name, "from_email": service.from_email,
         "delete_finished": "yes" if service.delete_finished else "no",
         "send_window": service.send_window, "confirm_subject": service.confirm_subject,
-        "confirm_body": service.confirm_body,
+        "confirm_body": service.confirm_body, "public": "yes" if service.public else "no",
+        "archive": "yes" if service.archive else "no",
     })
     current.update(values)
     lines = ["[service]\n"]
@@ -277,7 +289,8 @@ def parse_letter(text: str, number: int = 0) -> Letter:
 
 
 def format_letter(letter: Letter) -> str:
-    return f"Subject: {letter.subject}\nDelay: {format_duration(letter.delay)}\n\n{letter.body}"
+    public = "Public: yes\n" if letter.public else ""
+    return f"Subject: {letter.subject}\nDelay: {format_duration(letter.delay)}\n{public}\n{letter.body}"
 
 
 def given_html(html: str | None) -> str | None:
@@ -355,7 +368,7 @@ def _write_letter(service: Service, number: int, letter: Letter) -> None:
 
 
 def add_letter(service: Service, subject: str, delay: str, body: str,
-               html: str | None = None, position: int | None = None) -> int:
+               html: str | None = None, position: int | None = None, public: bool = False) -> int:
     """Add a letter at the end (or at ``position``); returns its number."""
     html = given_html(html)
     subject, seconds = check_letter(subject, delay, body, html)
@@ -363,7 +376,7 @@ def add_letter(service: Service, subject: str, delay: str, body: str,
         letters = load_letters(service)
         if len(letters) >= MAX_LETTERS:
             raise BadInput("a series has at most {count} letters", count=MAX_LETTERS)
-        new = Letter(0, subject, seconds, body or "", html or None)
+        new = Letter(0, subject, seconds, body or "", html or None, _public(public))
         at = len(letters) + 1 if position is None else max(1, min(position, len(letters) + 1))
         letters.insert(at - 1, new)
         _save_series(service, letters)
@@ -371,14 +384,19 @@ def add_letter(service: Service, subject: str, delay: str, body: str,
 
 
 def edit_letter(service: Service, number: int, subject: str, delay: str, body: str,
-                html: str | None = None) -> None:
+                html: str | None = None, public: bool = False) -> None:
     html = given_html(html)
     subject, seconds = check_letter(subject, delay, body, html)
     with files.record_lock(service.letters_dir / "series"):
         letters = load_letters(service)
         if not 1 <= number <= len(letters):
             raise NotFound(f"service {service.name!r} has no letter {number}")
-        _write_letter(service, number, Letter(number, subject, seconds, body or "", html or None))
+        _write_letter(service, number, Letter(number, subject, seconds, body or "", html or None,
+                                              _public(public)))
+
+
+def _public(public: bool) -> dict[str, str]:
+    return {"public": "yes"} if public else {}
 
 
 def remove_letter(service: Service, number: int) -> None:

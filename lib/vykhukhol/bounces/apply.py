@@ -49,12 +49,12 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vykhukhol import files, newsletters, suppression
+from vykhukhol import files, history, newsletters, suppression
 from vykhukhol import services as svc
 from vykhukhol.addresses import email_key
 from vykhukhol.bounces import classify as kinds
@@ -94,11 +94,14 @@ class Plan:
     log: list[str] = field(default_factory=list)                   # bounces.log lines
     time: str = ""
     refused: list[tuple[str, str]] = field(default_factory=list)   # (run, reason): sender refused
+    history: list[tuple[str, str]] = field(default_factory=list)   # (job, history.LATE field)
+    bounced: int = 0                                               # for the status chart
 
     def to_json(self) -> str:
         return json.dumps({"ids": self.ids, "soft": self.soft, "gone": self.gone,
                            "ledger": self.ledger, "unsub": self.unsub, "log": self.log,
-                           "time": self.time, "refused": self.refused},
+                           "time": self.time, "refused": self.refused,
+                           "history": self.history, "bounced": self.bounced},
                           ensure_ascii=True, separators=(",", ":"))
 
     @classmethod
@@ -111,7 +114,8 @@ class Plan:
         return cls(list(raw["ids"]), [tuple(x) for x in raw.get("soft", [])] + old,
                    list(raw.get("gone", [])), [tuple(x) for x in raw["ledger"]],
                    [tuple(x) for x in raw["unsub"]], list(raw["log"]), raw.get("time", ""),
-                   [tuple(x) for x in raw.get("refused", [])])
+                   [tuple(x) for x in raw.get("refused", [])],
+                   [tuple(x) for x in raw.get("history", [])], int(raw.get("bounced", 0)))
 
 
 def message_id(raw: bytes) -> str:
@@ -413,8 +417,11 @@ def _effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdi
         result.reason = f"{reading.log_text()}; {result.reason}"
         if reading.cause is reasons.Cause.DELAY:
             return _noted(plan, result, source)
+        plan.bounced += 1
         if kind == tags.NEWSLETTER and name in finder.jobs:
             plan.ledger.append((name, address))  # any refusal fails a newsletter's row
+        if kind == tags.NEWSLETTER:
+            plan.history.append((name, "bounced"))
         if reading.cause is reasons.Cause.GONE:
             plan.gone.append(address)
         elif reading.cause is reasons.Cause.SOFT:
@@ -424,6 +431,9 @@ def _effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdi
             plan.refused.append((verdict.run, reading.reason))
     elif verdict.kind in (kinds.COMPLAINT, kinds.UNSUBSCRIBE):
         plan.unsub += [(s, address) for s in services]
+        if kind == tags.NEWSLETTER:
+            plan.history.append((name, "complaints" if verdict.kind == kinds.COMPLAINT
+                                 else "unsubscribed"))
         if verdict.kind == kinds.COMPLAINT:  # never written to again (SPEC 12); a repeat adds nothing
             from vykhukhol import suppression
 
@@ -472,6 +482,9 @@ def _run_plan(data: DataDir, settings: Settings, batch: str, plan: Plan, fresh: 
         by_job[job].add(email_key(address))
     for job, keys in by_job.items():
         _fail_rows(data, job, keys)
+    # The newsletters' history, once per batch however often a kill repeats this step.
+    history.count(data, Counter(plan.history), once=batch)
+    record.count_day(data, settings["timezone"], plan.bounced, once=batch)
     by_service: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for service, address, letter in plan.soft:
         by_service[service][email_key(address)].append(letter)
@@ -515,7 +528,7 @@ def _fail_rows(data: DataDir, job: str, keys: set[str]) -> None:
     def mark(row: newsletters.Row) -> newsletters.Row:
         if email_key(row.email) in keys and row.state.may_become(LedgerState.FAILED, bounced=True):
             return newsletters.Row(row.index, row.email, row.name, LedgerState.FAILED,
-                                   moment, "bounce")
+                                   moment, newsletters.BOUNCED_LEASE)
         return row
 
     newsletters.rewrite_rows(list_path, mark, bounced=True)

@@ -37,11 +37,18 @@ from collections.abc import Callable
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from vykhukhol import alerts, idle, runlog, state
+from vykhukhol import alerts, archive, idle, runlog, state
 from vykhukhol import services as svc
 from vykhukhol import subscribers as subs
 from vykhukhol.datadir import DataDir
-from vykhukhol.errors import BadInput, NoSecret, NotFound, StorageError, VykhukholError
+from vykhukhol.errors import (
+    BadInput,
+    MissingModule,
+    NoSecret,
+    NotFound,
+    StorageError,
+    VykhukholError,
+)
 from vykhukhol.runtime import Report, Run
 from vykhukhol.sender.newsletter import send_newsletters
 from vykhukhol.sender.serial import hold_db, in_window, send_reminders, send_series
@@ -65,6 +72,9 @@ def run(data: DataDir, settings: Settings, clock: Callable[[], float] = time.mon
     except StorageError as exc:
         current.log.error(f"run ended early: {exc.message}")
         current.stop(Outcome.STORAGE)
+    except ImportError as exc:  # a host that vendored too little (README 14): one line
+        current.log.error(f"run ended early: {MissingModule.of(exc).message}")
+        current.stop(Outcome.TEMPFAIL)
     finally:
         finish(current)
     return current.report
@@ -89,7 +99,8 @@ def take_steps(run: Run) -> None:
 
 def finish(run: Run) -> None:
     """Whatever happened: unused sending allowance given back, the transport
-    closed, the day's count, the run's last log line, the idle proof."""
+    closed, the day's count, the run's last log line, the public archive, the
+    idle proof."""
     try:
         run.allowance.settle()
     except VykhukholError as exc:
@@ -100,6 +111,7 @@ def finish(run: Run) -> None:
     run.report.ended = run.now()
     run.log.write(runlog.ended_line(run.elapsed(), run.report.outcome.label("en"),
                                     sum(run.report.sent.values())))
+    archive.after_run(run)  # SPEC 7: what went public in this run is published
     idle.after_run(run)  # nothing due: the proof that lets the next ticks skip all this
 
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Container
+from datetime import datetime
 from functools import partial
 from itertools import islice
 
-from vykhukhol import files, journal, newsletters
+from vykhukhol import files, history, journal, newsletters
 from vykhukhol import services as svc
 from vykhukhol import subscribers as subs
 from vykhukhol.addresses import email_key
@@ -24,7 +25,7 @@ from vykhukhol.errors import BadInput, NotFound, VykhukholError
 from vykhukhol.locks import Released, Taken, release, take_lock
 from vykhukhol.runtime import Run
 from vykhukhol.sender.batch import Copy, Ended, Letter, send_batch
-from vykhukhol.sender.news_report import newsletter_report, subject_as_sent
+from vykhukhol.sender.news_report import newsletter_report, report_subject, subject_as_sent
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import format_time
 
@@ -95,13 +96,16 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
     if job.values.get("first_run", "-") == "-":
         newsletters.change_job(data, job.name, lambda j: j.values.update(
             first_run=format_time(run.now())))
+        # Its line in the history, which outlives the job's files (SPEC 12).
+        history.begin(data, job.name, subject_as_sent(data, job, subject, run.now()),
+                      job.services, run.now())
     rows = (row for row in newsletters.read_rows(list_path, job.cursor)
             if row.state is LedgerState.PENDING)
     while run.may_send("news_left"):
         batch = list(islice(rows, run.news_left))
         if not batch:
             break
-        home = suppression_gate(services, batch, run.suppressed)
+        home = suppression_gate(services, batch, run.suppressed, run.now())
         letters = [Letter(job.name, row.email, str(row.index), None
                           if (service := home.get(email_key(row.email))) is None else Copy(partial(
                               compose.newsletter, service, subject, text, html, run.settings,
@@ -112,13 +116,19 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
 
 
 def suppression_gate(services: dict[str, svc.Service], batch: list,
-                     suppressed: Container[str] = ()) -> dict[str, svc.Service]:
+                     suppressed: Container[str] = (),
+                     moment: datetime | None = None) -> dict[str, svc.Service]:
     """Which of the batch's addresses are still confirmed subscribers, and of
-    which service; none on the suppression list (SPEC 12)."""
+    which service; none on the suppression list (SPEC 12), and none paused
+    at ``moment`` (their own page): the row is skipped, as a pause asks for
+    no letters at all."""
     wanted = {email_key(row.email) for row in batch if row.email not in suppressed}
     home: dict[str, svc.Service] = {}
     for service in services.values():
         for sub in subs.among(service.subscribers_path, wanted):
+            until = sub.paused_until if moment is not None else None
+            if until is not None and until > moment:
+                continue
             if sub.state.confirmed and sub.key not in home:
                 home[sub.key] = service
     return home
@@ -190,7 +200,8 @@ def count_refusals(run: Run, name: str, services: list[str],
 
 
 def finish_if_exhausted(run: Run, name: str) -> None:
-    """A job whose list is exhausted: report to the admin in Russian, delete its files."""
+    """A job whose list is exhausted: report to the admin in ``language``,
+    complete its line in the history, delete its files."""
     data = run.data
     try:
         job = newsletters.read_job(data, name)
@@ -200,22 +211,26 @@ def finish_if_exhausted(run: Run, name: str) -> None:
     if any(row.state is LedgerState.PENDING for row in newsletters.read_rows(list_path, job.cursor)):
         return
     count = newsletters.counts(list_path)
+    hand = newsletters.handed_counts(list_path)
     failed = [row.email for row in newsletters.read_rows(list_path) if row.state is LedgerState.FAILED]
     subject, _, _ = newsletters.read_letter(data, name)
     subject = subject_as_sent(data, job, subject, run.now())
-    report = newsletter_report(job, subject, count, failed, run.now(), run.settings["timezone"])
-    run.log.write(f"newsletter {name} finished: {count['sent']} sent, {count['failed']} failed, "
-                  f"{count['skipped']} skipped, {count['in doubt']} in doubt")
+    lang = run.settings["language"]
+    report = newsletter_report(job, subject, count, hand, failed, run.now(),
+                               run.settings["timezone"], lang)
+    run.log.write(f"newsletter {name} finished: {hand['handed']} handed over, "
+                  f"{hand['failed']} failed, {count['skipped']} skipped, "
+                  f"{count['in doubt']} in doubt")
     admin = run.settings["admin_email"]
     if admin:
         from vykhukhol import mail
 
         message = mail.build_message(
             from_name="Vykhukhol", from_email=run.settings["mail.from_email"] or admin,
-            to_email=admin, subject=f"Рассылка завершена: {subject}"[:200], text=report,
+            to_email=admin, subject=report_subject(subject, lang), text=report,
             run_id=run.lease)
         try:
             run.transport().send(message, admin)
         except mail.DeliveryError as exc:
             run.log.error(f"the report of newsletter {name} could not be mailed: {exc.detail}")
-    newsletters.delete(data, name)
+    newsletters.delete(data, name, subject)
