@@ -69,7 +69,16 @@ def catalog(lang: str):  # -> gettext.NullTranslations
     """The translations of ``lang`` (English: none, the msgid is the text)."""
     import gettext
 
-    return gettext.translation(DOMAIN, str(LOCALE), languages=[lang], fallback=True)
+    # The one file opened directly: gettext.translation's search (locale's
+    # alias table) and the copy it returns cost every CGI page two imports
+    # more (issue 20). A language is "ru" or "en" (the settings' choice).
+    if lang.isascii() and lang.isalpha():
+        try:
+            with open(LOCALE / lang / "LC_MESSAGES" / f"{DOMAIN}.mo", "rb") as compiled:
+                return gettext.GNUTranslations(compiled)
+        except FileNotFoundError:
+            pass
+    return gettext.NullTranslations()
 
 
 #: Keys whose English is another key's too, but not their Russian: each has a msgctxt.

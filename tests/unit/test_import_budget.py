@@ -41,16 +41,15 @@ IDLE = START | {
 
 # A GET page: the data directory, the settings, the service, the page drawn in
 # its language. (pathlib, with fnmatch, urllib.parse and ipaddress, comes with
-# datadir, whose paths are Paths; copy and weakref with gettext's translation.)
+# datadir, whose paths are Paths.)
 PAGE = IDLE - {"vykhukhol.idle", "fcntl", "vykhukhol.runlog"} | {
     "enum", "_sre", "re._constants", "re._parser", "re._casefix", "re._compiler", "copyreg", "re",
-    "_weakrefset", "weakref", "copy", "collections.abc", "warnings", "importlib", "fnmatch",
+    "collections.abc", "warnings", "importlib", "fnmatch",
     "_winapi", "nt", "ntpath", "errno", "urllib", "ipaddress", "urllib.parse", "pathlib",
     "vykhukhol.datadir", "vykhukhol.web.response", "vykhukhol.web.http", "configparser",
     "vykhukhol.addresses", "vykhukhol.services", "_struct", "struct", "binascii",
     "vykhukhol.settings", "vykhukhol.i18n", "vykhukhol.web.pages", "vykhukhol.web.plainpages",
-    "gettext", "_locale", "locale", "vykhukhol.web.public", "org", "org.python",
-    "org.python.core", "vykhukhol.web.headers",
+    "gettext", "vykhukhol.web.public", "vykhukhol.web.headers",
 }
 # A link page checks its signature too (hmac, hashlib, base64 for the token).
 LINK_PAGE = PAGE | {"vykhukhol.tokens", "_hashlib", "_blake2", "hashlib", "hmac", "base64"}
@@ -63,7 +62,8 @@ POST_SOON = LINK_PAGE | {
     "unicodedata", "vykhukhol.membership", "vykhukhol.subscribers", "vykhukhol.states",
     "vykhukhol.state", "vykhukhol.series", "vykhukhol.web.clients", "fcntl",
     "_ast", "ast", "_opcode", "opcode", "dis", "importlib.machinery", "token", "tokenize",
-    "linecache", "inspect", "dataclasses", "_typing", "typing",
+    "linecache", "inspect", "dataclasses", "_typing", "typing", "_weakrefset", "weakref", "copy",
+    "org", "org.python", "org.python.core",
 }
 
 # Never on these paths: what the issue names, and the heavy machinery of others.
@@ -72,7 +72,8 @@ NEVER_ON_A_PAGE = {"jinja2", "markupsafe", "email", "filelock", "tempfile", "shu
                    "vykhukhol.membership", "vykhukhol.subscribers", "dkim", "dns", "multipart",
                    "logging", "threading", "decimal"}
 # ... nor, on a GET page, what only a writer needs (issue 20, second pass).
-NEVER_ON_A_GET = NEVER_ON_A_PAGE | {"dataclasses", "inspect", "typing", "secrets", "random"}
+NEVER_ON_A_GET = NEVER_ON_A_PAGE | {"dataclasses", "inspect", "typing", "secrets", "random",
+                                   "copy", "locale"}
 NEVER_ON_THE_TICK = NEVER_ON_A_PAGE | {"pathlib", "dataclasses", "typing", "re", "inspect",
                                        "configparser", "vykhukhol.settings",
                                        "vykhukhol.services", "vykhukhol.datadir"}
