@@ -63,7 +63,7 @@ pytestmark = pytest.mark.skipif(
 
 # What the deploy notes vendor with `pip install --target lib …` (waitress is
 # only for `vykhukhol serve`).
-DEPENDENCIES = ("filelock", "Jinja2", "multipart", "email-validator")
+DEPENDENCIES = ("Jinja2", "multipart", "email-validator")
 SCRIPTS = ("cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "cgi/cron.py", "cgi/hook.py",
            "admin/index.py")
 
@@ -415,7 +415,7 @@ def _set_up(site: Site) -> None:
     # A clear message here beats a bare 500 from every script.
     check = subprocess.run(
         [python, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
-         "import filelock, jinja2, multipart, email_validator, vykhukhol.web.public; "
+         "import jinja2, multipart, email_validator, vykhukhol.web.public; "
          "from vykhukhol import health; print(health.bytecode_missing())",
          str(site.install / "lib")], capture_output=True, text=True, timeout=60, cwd="/",
         **as_web_user())
