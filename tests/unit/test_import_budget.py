@@ -49,7 +49,7 @@ PAGE = IDLE - {"vykhukhol.idle", "fcntl", "vykhukhol.runlog"} | {
     "vykhukhol.datadir", "vykhukhol.web.response", "vykhukhol.web.http", "configparser",
     "vykhukhol.addresses", "vykhukhol.services", "_struct", "struct", "binascii",
     "vykhukhol.settings", "vykhukhol.i18n", "vykhukhol.web.pages", "vykhukhol.web.plainpages",
-    "gettext", "vykhukhol.web.public", "vykhukhol.web.headers",
+    "vykhukhol.web.public", "vykhukhol.web.headers",
 }
 # A link page checks its signature too (hmac, hashlib, base64 for the token).
 LINK_PAGE = PAGE | {"vykhukhol.tokens", "_hashlib", "_blake2", "hashlib", "hmac", "base64"}
@@ -63,7 +63,7 @@ POST_SOON = LINK_PAGE | {
     "vykhukhol.state", "vykhukhol.series", "vykhukhol.web.clients", "fcntl",
     "_ast", "ast", "_opcode", "opcode", "dis", "importlib.machinery", "token", "tokenize",
     "linecache", "inspect", "dataclasses", "_typing", "typing", "_weakrefset", "weakref", "copy",
-    "org", "org.python", "org.python.core",
+    "org", "org.python", "org.python.core", "gettext",
 }
 
 # Never on these paths: what the issue names, and the heavy machinery of others.
@@ -73,7 +73,7 @@ NEVER_ON_A_PAGE = {"jinja2", "markupsafe", "email", "filelock", "tempfile", "shu
                    "logging", "threading", "decimal"}
 # ... nor, on a GET page, what only a writer needs (issue 20, second pass).
 NEVER_ON_A_GET = NEVER_ON_A_PAGE | {"dataclasses", "inspect", "typing", "secrets", "random",
-                                   "copy", "locale"}
+                                   "copy", "locale", "gettext"}
 NEVER_ON_THE_TICK = NEVER_ON_A_PAGE | {"pathlib", "dataclasses", "typing", "re", "inspect",
                                        "configparser", "vykhukhol.settings",
                                        "vykhukhol.services", "vykhukhol.datadir"}
