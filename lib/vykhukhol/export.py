@@ -1,4 +1,5 @@
-"""A service's subscribers as CSV: the one export, for the CLI and the admin.
+"""A service's subscribers (and the suppression list) as CSV: the one export,
+for the CLI and the admin.
 
 The file is in Excel's dialect (comma, ``"`` quotes, CRLF) and starts with a
 UTF-8 byte order mark, without which spreadsheet programs on Windows read
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TextIO
 
@@ -55,12 +56,19 @@ def write_csv(path: Path, out: TextIO, progress: Callable[[int], None] | None = 
     """Write the byte order mark, the header and every subscriber of the file at
     ``path`` to ``out``; ``progress(count)`` is called every 10,000 rows.
     Returns the rows written."""
+    return write_table(out, subs.FIELDS, (_cells(sub) for sub in subs.subscribers(path)), progress)
+
+
+def write_table(out: TextIO, header: Iterable[str], rows: Iterable[list[str]],
+                progress: Callable[[int], None] | None = None) -> int:
+    """Any table as this module's CSV (byte order mark, Excel's dialect, every
+    cell defused): the subscribers, the suppression list. Returns the rows written."""
     out.write(BOM)
     writer = csv.writer(out, dialect="excel")
-    writer.writerow(subs.FIELDS)
+    writer.writerow(list(header))
     count = 0
-    for count, sub in enumerate(subs.subscribers(path), start=1):
-        writer.writerow([defused(cell) for cell in _cells(sub)])
+    for count, row in enumerate(rows, start=1):
+        writer.writerow([defused(cell) for cell in row])
         if progress and count % 10000 == 0:
             progress(count)
     return count

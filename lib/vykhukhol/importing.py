@@ -1,4 +1,5 @@
-"""Many addresses at once into a service: the import of the admin and the CLI.
+"""Many addresses at once into a service (or onto the suppression list): the
+imports of the admin and the CLI.
 
 The text is read with the csv module's own reader, record by record, so a
 quoted field may hold a newline (``"Smith,\\nDan"``) as a spreadsheet writes
@@ -11,7 +12,7 @@ and ``#`` comment lines between records are skipped.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from vykhukhol import services as svc
 from vykhukhol import state
@@ -97,9 +98,15 @@ def parse_import(text: str) -> tuple[list[tuple[str, str]], list[Invalid]]:
 def import_addresses(data: DataDir, settings: Settings, service_name: str, text: str,
                      confirmed: bool = False) -> dict:
     """Add every valid address at once. Unconfirmed imports are asked to confirm
-    by the sender's reminders (no mass mailing from a web request)."""
+    by the sender's reminders (no mass mailing from a web request). Addresses
+    on the suppression list (SPEC 12) are skipped and counted in ``suppressed``."""
+    from vykhukhol import suppression
+
     service = svc.find_service(data, service_name)
     valid, invalid = parse_import(text)
+    checker = suppression.Checker(data, suppression.secret_of(settings))
+    kept = [(e, n) for e, n in valid if e not in checker]
+    skipped, valid = len(valid) - len(kept), kept
     moment = now()
     # An unconfirmed import is dated today (the chart and the list say when it
     # came); its last request is put one reminder period back, so the sender's
@@ -112,4 +119,18 @@ def import_addresses(data: DataDir, settings: Settings, service_name: str, text:
            for e, n in valid]
     added, duplicates = subs.add_many(service.subscribers_path, new)
     state.forget_due(data, service.name)
-    return {"added": added, "duplicates": duplicates, "invalid": invalid}
+    return {"added": added, "duplicates": duplicates, "invalid": invalid, "suppressed": skipped}
+
+
+def suppress_addresses(data: DataDir, secret: bytes, text: str, source: str,
+                       moment: datetime) -> dict:
+    """The suppression list's import (SPEC 12): every address of ``text`` (what
+    a subscriber import takes: CSV with an ``email`` column, or one address a
+    line) suppressed by the admin. Returns ``added``, ``already`` (on the list
+    before, or twice in the text) and ``invalid`` (line number, text, why)."""
+    from vykhukhol import suppression
+
+    valid, invalid = parse_import(text)
+    added = suppression.add_many(data, secret, [email for email, _ in valid],
+                                 suppression.Why.ADMIN, source, moment)
+    return {"added": added, "already": len(valid) - added, "invalid": invalid}

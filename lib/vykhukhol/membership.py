@@ -64,8 +64,10 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
               may_mail: Callable[[bool], bool] | None = None,
               later: Callable[[Callable[[], None]], None] | None = None) -> str:
     """Add or re-ask an address. Returns what happened ("added", "asked again",
-    "too soon", "known", "confirmed", "over the limit") for logs and the CLI —
-    never for a public page.
+    "too soon", "known", "confirmed", "over the limit", "suppressed") for logs,
+    the admin and the CLI — never for a public page. A suppressed address
+    (SPEC 12) is neither stored nor mailed, by the same steps under the same
+    lock as any other, so the page's answer is the same.
 
     The look at the file and the change are one step under the file's lock, so
     parallel posts of one address send one letter per ``RESEND_AFTER``.
@@ -80,8 +82,15 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
     moment = now()
     path = service.subscribers_path
     letter: tuple[str, str] | None = None
+    from vykhukhol import suppression  # light; here so the pages' imports stay few
+
+    suppressed = suppression.blocked(data, settings, email)
     with files.record_lock(path):
         current = subs.find(path, email)
+        if suppressed:
+            if may_mail is not None:
+                may_mail(False)  # the counter is written as for anyone: the same time taken
+            return "suppressed"
         if current is None:
             sends = notify and not confirmed
         else:

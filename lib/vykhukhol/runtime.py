@@ -34,6 +34,7 @@ from vykhukhol.timeutil import format_duration, format_time, seconds_between
 if TYPE_CHECKING:  # the e-mail package is imported only by runs that send
     from vykhukhol import mail
     from vykhukhol.mail.lanes import Lanes
+    from vykhukhol.suppression import Checker
 
 SEND_SHARE = 0.5       # share of time_limit in which new letters may start
 HARD_SHARE = 0.8       # no SMTP command may wait past this share of time_limit
@@ -51,13 +52,14 @@ class Delivery(Enum):
     FAILED = journal.FAILED
     TEMPFAIL = journal.TEMPFAIL        # not sent, not counted: a later run retries
     IN_DOUBT = journal.IN_DOUBT        # the server may have it: never sent again
+    SKIPPED = journal.SKIPPED          # a suppressed address (SPEC 12): nothing sent, not counted
     BROKEN = "broken"    # the letter cannot be made (a template broken by FTP, or too heavy)
     HANDED = "handed"    # on its way over one of several connections, counted like a sent one
 
     @property
     def counted(self) -> bool:
         """Whether it counts against the run's quota."""
-        return self not in (Delivery.TEMPFAIL, Delivery.BROKEN)
+        return self not in (Delivery.TEMPFAIL, Delivery.BROKEN, Delivery.SKIPPED)
 
 
 @dataclass
@@ -108,6 +110,18 @@ class Run:
         self.allowance = Allowance(self)
         self.presses: dict = {}     # compose.Presses: each letter's shared parts, made once
         self._tempfails: dict[str, set[str]] = {}  # target -> its keys in state/tempfail
+        self._suppressed: Checker | None = None  # read at the run's first letter
+
+    @property
+    def suppressed(self) -> Checker:
+        """The suppression list (SPEC 12), read once a run: ``email in run.suppressed``.
+        Read after the bounce mailbox, so what it suppressed counts already."""
+        if self._suppressed is None:
+            from vykhukhol import suppression
+
+            self._suppressed = suppression.Checker(
+                self.data, suppression.secret_of(self.settings))
+        return self._suppressed
 
     # -- step 7: the clock ------------------------------------------------
     def elapsed(self) -> float:
@@ -178,8 +192,9 @@ class Run:
                 build: Callable[[], object], meanwhile: Callable[[], None] | None = None
                 ) -> Delivery:
         """Journal, send, journal. Returns the outcome: sent, failed, tempfail,
-        in doubt, or BROKEN when the letter itself cannot be made (the caller
-        stops serving ``target``: every letter of it would fail the same way).
+        skipped (a suppressed address: nothing sent, not counted), in doubt, or
+        BROKEN when the letter itself cannot be made (the caller stops serving
+        ``target``: every letter of it would fail the same way).
         ``meanwhile`` (the next letter's :meth:`Copy.make`) runs while the
         server works on this letter.
 
@@ -190,6 +205,10 @@ class Run:
         from vykhukhol import mail
 
         moment = format_time(self.now())
+        if email in self.suppressed:  # every letter of a run passes here: the one gate
+            self.log.write(f"{target}: {email} is on the suppression list; letter {item} skipped")
+            book.note(journal.SKIPPED, moment, target, email, item)
+            return Delivery.SKIPPED
         try:
             mail.check_address(email)
         except BadInput as exc:

@@ -373,6 +373,21 @@ def test_mailgun_complaint_unsubscribes_from_every_service(hooked):
         assert found is None or found.state.value == "unsubscribed", found
 
 
+def test_a_complaint_by_callback_suppresses_the_address(hooked):
+    """SPEC 12: a provider's complaint puts the address on the suppression list
+    (from: the provider), so the subscribe form cannot bring it back."""
+    from vykhukhol import membership, suppression
+    from vykhukhol import settings as settings_mod
+
+    subscribe(hooked, "angry2@example.net", "news")
+    body = mailgun_body("mailgun_complained.json", "angry2@example.net", "mg-angry2")
+    assert hooked.post("mailgun", body)[0] == 200
+    [entry] = [e for e in suppression.entries(hooked.data) if e.address == "angry2@example.net"]
+    assert (entry.why, entry.source) == ("complaint", "mailgun")
+    assert membership.subscribe(hooked.data, settings_mod.load(hooked.data.settings), "news",
+                                "angry2@example.net") == "suppressed"
+
+
 def test_postmark_hard_bounce_and_complaint_and_its_basic_auth(hooked):
     subscribe(hooked, "pm-gone@example.net", "news")
     subscribe(hooked, "pm-angry@example.net", "news")

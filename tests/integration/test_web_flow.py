@@ -14,6 +14,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
@@ -234,6 +235,30 @@ def test_subscribe_answers_the_same_page_for_unknown_unconfirmed_and_confirmed_a
     assert len(shapes) == 1, pages
     assert next(iter(pages.values())).status == 200
     assert state_of(site, "conf1@example.org") == "active"
+
+
+def test_a_suppressed_address_gets_the_same_answer_and_nothing_is_stored_or_sent(
+        site, news, server, smtp_server):
+    """SPEC 12: the suppressed address's answer is byte for byte a new address's
+    (the address itself apart), its line is never written and no letter leaves,
+    neither from the page nor from a later run."""
+    from vykhukhol import state, suppression
+    from vykhukhol.suppression import Why
+
+    suppression.add(site.data, secret(site), "Gone1@example.org", Why.COMPLAINT, "imap", now())
+    gone = server.subscribe("gone1@example.org", name="Gone")  # posted first: its letter would lead
+    new = server.subscribe("newc1@example.org", name="Gone")
+    assert gone.status == new.status == 200
+    assert gone.raw.replace(b"gone1@", b"newc1@") == new.raw
+    assert {k: v for k, v in gone.headers.items() if k != "date"} == \
+        {k: v for k, v in new.headers.items() if k != "date"}
+    assert len(wait_for_mails(smtp_server, "newc1@example.org", 1)) == 1
+    assert list(site.subscribers("news")) == ["newc1@example.org"]
+    assert b"gone1@" not in file_bytes(site)
+    assert not any("gone1@" in email for _, email in
+                   state.take_unsent(site.data, now() + timedelta(days=1)))
+    site.cli("cron")
+    assert mails_to(smtp_server, "gone1@example.org") == []
 
 
 def test_an_unconfirmed_address_is_asked_again_at_most_once_per_ten_minutes(

@@ -61,6 +61,7 @@ LINK_PAGE = PAGE | {"vykhukhol.tokens", "_hashlib", "_blake2", "hashlib", "hmac"
 POST_SOON = LINK_PAGE | {
     "unicodedata", "vykhukhol.membership", "vykhukhol.subscribers", "vykhukhol.states",
     "vykhukhol.state", "vykhukhol.series", "vykhukhol.web.clients", "fcntl",
+    "vykhukhol.suppression", "mmap",  # a suppressed address is answered alike but stores nothing (SPEC 12)
     "_ast", "ast", "_opcode", "opcode", "dis", "importlib.machinery", "token", "tokenize",
     "linecache", "inspect", "dataclasses", "_typing", "typing", "_weakrefset", "weakref", "copy",
     "org", "org.python", "org.python.core", "gettext",

@@ -73,3 +73,48 @@ def test_an_erased_address_stays_suppressed_but_the_file_no_longer_names_it(tmp_
 def test_reasons_read_in_both_languages():
     assert Why.GONE.label("en") == "the address does not exist"
     assert Why.GONE.label("ru") == "адреса не существует"
+
+
+def test_the_checker_reads_the_same_lines_as_the_parser(tmp_path):
+    """Checker reads only first fields; it must agree with entries() on hand-edited lines."""
+    (tmp_path / "suppressed.txt").write_text(
+        "#address\twhen\twhy\tfrom\n"
+        "  Spaced@Example.org \t-\tadmin\tcli\n"   # spaces and capitals: still one address
+        "short@example.org\tadmin\n"              # two fields: not an entry
+        "\t-\tadmin\tcli\n"                       # no address
+        "# note@example.org\t-\tadmin\tcli\n"     # a comment
+        "plain@example.org\tyesterday\tadmin\n", encoding="utf-8")
+    data = DataDir(tmp_path)
+    checker = suppression.Checker(data, SECRET)
+    assert checker.keys == {entry.address for entry in suppression.entries(data)} == {
+        "spaced@example.org", "plain@example.org"}
+    assert "SPACED@example.org" in checker and "short@example.org" not in checker
+
+
+def test_search_pages_newest_first_and_counts_what_matches(tmp_path):
+    data = DataDir(tmp_path)
+    suppression.add_many(data, SECRET, [f"u{i:02}@example.org" for i in range(25)], Why.ADMIN,
+                         "cli", WHEN)
+    first = suppression.search(data, "", 1, 10)
+    assert (first.total, first.page, first.pages) == (25, 1, 3)
+    assert [e.address for e in first.entries][:2] == ["u24@example.org", "u23@example.org"]
+    last = suppression.search(data, "", 7, 10)  # past the end: the last page
+    assert last.page == 3 and [e.address for e in last.entries] == [
+        "u04@example.org", "u03@example.org", "u02@example.org", "u01@example.org",
+        "u00@example.org"]
+    found = suppression.search(data, "U1", 1, 10)
+    assert found.total == 10 and found.pages == 1
+    assert suppression.search(data, "nobody", 1, 10) == suppression.Page([], 0, 1, 1)
+
+
+def test_a_lookup_matches_whole_first_fields_only_in_any_line_ending(tmp_path):
+    (tmp_path / "suppressed.txt").write_bytes(
+        b"first@example.org\t-\tadmin\tcli\r\n"        # a hand edit: no header, CRLF
+        b"ann@example.org.uk\t-\tadmin\tcli\r\n"
+        b"x\tann@example.org\tadmin\tcli\r\n"          # the address in another field
+        b"last@example.org\t-\tadmin\tcli")             # no final line end
+    data = DataDir(tmp_path)
+    for email in ("first@example.org", "LAST@example.org"):
+        assert suppression.is_suppressed(data, SECRET, email), email
+    for email in ("ann@example.org", "irst@example.org", "first@example.or"):
+        assert not suppression.is_suppressed(data, SECRET, email), email

@@ -390,6 +390,11 @@ def _effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdi
             plan.ledger.append((name, address))
     elif verdict.kind in (kinds.COMPLAINT, kinds.UNSUBSCRIBE):
         plan.unsub += [(s, address) for s in services]
+        if verdict.kind == kinds.COMPLAINT:  # never written to again (SPEC 12); a repeat adds nothing
+            from vykhukhol import suppression
+
+            suppression.add(data, finder.secret, address, suppression.Why.COMPLAINT, source,
+                            now())
     elif verdict.kind == kinds.KEPT:
         record.keep(data, result.id, raw)
     return _noted(plan, result, source)

@@ -6,9 +6,9 @@ shows progress on a terminal and stays quiet otherwise.
 
 This file holds :func:`main` and the parser, the whole command line in one
 place; the commands live in one module per group: :mod:`.site` (the
-installation and its runs), :mod:`.configure` (settings and DKIM) and
-:mod:`.lists` (DBs, services, letters, subscribers, newsletters); what they
-share is in :mod:`.common`.
+installation and its runs), :mod:`.configure` (settings and DKIM),
+:mod:`.lists` (DBs, services, letters, subscribers, newsletters) and
+:mod:`.suppress` (the suppression list); what they share is in :mod:`.common`.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from vykhukhol.cli.site import (
     cmd_serve,
     cmd_status,
 )
+from vykhukhol.cli.suppress import cmd_suppress
 from vykhukhol.errors import VykhukholError
 
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")  # what Python makes of bytes that are not UTF-8
@@ -223,6 +224,21 @@ def build_parser() -> Parser:
     actions.add_parser("cancel", help="stop a job and delete it").add_argument(
         "job", help="its name, as create printed it")
     p.set_defaults(func=cmd_newsletter)
+
+    p = sub.add_parser("suppress", help="the suppression list: addresses never written to again")
+    actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
+    a = actions.add_parser("list", help="the list's lines, its header first")
+    a.add_argument("--search", metavar="TEXT", help="only lines that hold TEXT, e.g. example.org")
+    a = actions.add_parser("add", help="suppress addresses (all are checked first)")
+    a.add_argument("email", nargs="+", help="e.g. anna@example.org")
+    actions.add_parser("remove", help="take an address off the list").add_argument(
+        "email", help="e.g. anna@example.org")
+    a = actions.add_parser("import", help="suppress many addresses from a file")
+    a.add_argument("file", help="UTF-8: a CSV with an email column, or one address a line; "
+                                "-: standard input")
+    a = actions.add_parser("export", help="write the list as CSV")
+    a.add_argument("file", nargs="?", help="where to write (default: standard output)")
+    p.set_defaults(func=cmd_suppress)
     return parser
 
 

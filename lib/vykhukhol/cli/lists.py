@@ -104,6 +104,10 @@ def cmd_subscriber(ctx: Context, args) -> None:
             raise NoSecret(settings.secret_problem)
         result = membership.subscribe(data, settings, args.service, args.email, args.name or "",
                                       ip="cli", confirmed=args.confirmed)
+        if result == "suppressed":
+            from vykhukhol import suppression
+
+            raise BadInput(suppression.REFUSAL, email=args.email)
         print({"added": f"{args.email} added" + ("" if args.confirmed else ", asked to confirm"),
                "known": f"{args.email} is subscribed already; nothing changed",
                "confirmed": f"{args.email} confirmed",
@@ -124,7 +128,8 @@ def cmd_subscriber(ctx: Context, args) -> None:
         result = importing.import_addresses(data, settings, args.service, text, args.confirmed)
         progress("")
         print(f"{result['added']} added, {result['duplicates']} already there, "
-              f"{len(result['invalid'])} invalid")
+              f"{len(result['invalid'])} invalid"
+              + (f", {result['suppressed']} suppressed (skipped)" if result["suppressed"] else ""))
         for lineno, line, reason in result["invalid"][:50]:
             print(f"line {lineno}: {line!r}: {reason}", file=sys.stderr)
     elif args.action == "export":

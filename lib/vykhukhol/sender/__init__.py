@@ -162,8 +162,8 @@ def resend_confirmations(run: Run) -> None:
         except (NotFound, BadInput):
             continue
         sub = subs.find(service.subscribers_path, email)
-        if sub is None or sub.state.confirmed:
-            continue  # confirmed by a later letter, or gone
+        if sub is None or sub.state.confirmed or sub.email in run.suppressed:
+            continue  # confirmed by a later letter, gone, or suppressed (SPEC 12)
         if run.stopped or run.time_left() <= 0 or not run.allowance.take():
             for later in waiting[index:]:
                 state.note_unsent(run.data, *later, EPOCH)

@@ -140,7 +140,7 @@ def splice_taken(run: Run, work: Work, items_of: dict[str, set[str]],
 def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,
                  record: journal.Record) -> subs.Subscriber:
     """One journalled letter written into the subscriber's line."""
-    if record.outcome == journal.TEMPFAIL or record.outcome == journal.SKIPPED:
+    if record.outcome == journal.TEMPFAIL:
         return sub
     if record.outcome == journal.IN_DOUBT:
         run.log.write(f"{service.name}: letter {record.item} to {sub.email} got no answer (a run "
@@ -151,6 +151,8 @@ def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,
         moment = run.now()
     if record.outcome == journal.FAILED:
         return sub.replace(failures=sub.failures + 1)
+    # SKIPPED: a suppressed address (SPEC 12). Its letter's turn passes unsent,
+    # as a sent one's would, so it is not taken again by every run.
     if record.item == "reminder":
         if sub.state is not SubscriberState.NEW:
             return sub
@@ -158,4 +160,6 @@ def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,
     number = int(record.item)
     if sub.sent >= number:
         return sub  # folded before (a journal left by a kill after its fold)
+    if record.outcome == journal.SKIPPED:
+        return sub.replace(sent=number, last_sent=moment)
     return sub.replace(sent=number, last_sent=moment, failures=0)

@@ -3,14 +3,16 @@
 exhausted is reported to the admin (:mod:`.news_report`) and deleted.
 
 Each recipient must still be a confirmed subscriber of one of the job's
-services (:func:`suppression_gate`), else the row is "skipped". The letters'
-outcomes are journalled (``state/news.journal``) and folded into the jobs'
-ledgers (:func:`fold_newsletters`) before the lock is given back.
+services, and not on the suppression list (:func:`suppression_gate`), else
+the row is "skipped". The letters' outcomes are journalled
+(``state/news.journal``) and folded into the jobs' ledgers
+(:func:`fold_newsletters`) before the lock is given back.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Container
 from functools import partial
 from itertools import islice
 
@@ -99,7 +101,7 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
         batch = list(islice(rows, run.news_left))
         if not batch:
             break
-        home = suppression_gate(services, batch)
+        home = suppression_gate(services, batch, run.suppressed)
         letters = [Letter(job.name, row.email, str(row.index), None
                           if (service := home.get(email_key(row.email))) is None else Copy(partial(
                               compose.newsletter, service, subject, text, html, run.settings,
@@ -109,9 +111,11 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
             return  # stopped, or the letter cannot be made: the job waits for a fix
 
 
-def suppression_gate(services: dict[str, svc.Service], batch: list) -> dict[str, svc.Service]:
-    """Which of the batch's addresses are still confirmed subscribers, and of which service."""
-    wanted = {email_key(row.email) for row in batch}
+def suppression_gate(services: dict[str, svc.Service], batch: list,
+                     suppressed: Container[str] = ()) -> dict[str, svc.Service]:
+    """Which of the batch's addresses are still confirmed subscribers, and of
+    which service; none on the suppression list (SPEC 12)."""
+    wanted = {email_key(row.email) for row in batch if row.email not in suppressed}
     home: dict[str, svc.Service] = {}
     for service in services.values():
         for sub in subs.among(service.subscribers_path, wanted):

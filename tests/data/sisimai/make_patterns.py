@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Writes lib/vykhukhol/bounces/patterns.py from a go-sisimai checkout (a development tool).
+"""Writes lib/vykhukhol/bounces/patterns.json from a go-sisimai checkout (a development tool).
 
     python3 tests/data/sisimai/make_patterns.py /path/to/go-sisimai.git
 
 It reads ``reason/why-*.go`` (each ``IncludedIn``'s ``index``, ``pairs`` and
 ``isnot`` lists) and ``lhost/via-*.go`` (each ``messagesof`` table) of the
-checkout's HEAD with ``git show`` and writes them as Python tuples, with
-Sisimai's BSD 2-Clause notice. Phrases that match anything alone ("<",
+checkout's HEAD with ``git show`` and writes them as one JSON table
+(lib/vykhukhol/bounces/patterns.py, which reads it, carries Sisimai's BSD
+2-Clause notice and the commit). Phrases that match anything alone ("<",
 "received", "unable to") and ``onhold`` are left out.
 """
 
@@ -16,7 +17,6 @@ import json
 import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 ORDER = ["mailboxfull", "mesgtoobig", "exceedlimit", "suspend", "hasmoved", "norelaying",
@@ -26,7 +26,7 @@ ORDER = ["mailboxfull", "mesgtoobig", "exceedlimit", "suspend", "hasmoved", "nor
          "virusdetected", "policyviolation", "systemerror", "networkerror", "systemfull",
          "notaccept", "expired", "failedstarttls", "securityerror", "mailererror"]
 TOO_SHORT = {"<", "received", "unable to"}
-OUT = Path(__file__).resolve().parents[3] / "lib" / "vykhukhol" / "bounces" / "patterns.py"
+OUT = Path(__file__).resolve().parents[3] / "lib" / "vykhukhol" / "bounces" / "patterns.json"
 
 
 def main(git_dir: str) -> None:
@@ -73,37 +73,13 @@ def main(git_dir: str) -> None:
 
 
 def render(commit: str, reasons: dict, formats: dict) -> str:
-    lit = lambda text: json.dumps(text, ensure_ascii=False)  # noqa: E731
-    notice = Path(__file__).with_name("patterns-header.txt").read_text(encoding="utf-8")
-    out = [notice.replace("{commit}", commit).rstrip("\n")]
-    out.append("ORDER: tuple[str, ...] = (\n" + "\n".join(textwrap.wrap(
-        ", ".join(lit(n) for n in ORDER), 94, initial_indent="    ",
-        subsequent_indent="    ")) + ",\n)\n")
-    out.append("FIRST = ORDER[:19]  # ClassOrder[0]\n")
-    for var in ("index", "pairs", "isnot"):
-        out.append(f"\n{var.upper()}: dict[str, tuple] = {{")
-        for name in ORDER:
-            values = reasons.get(name, {}).get(var)
-            if not values:
-                continue
-            out.append(f"    {lit(name)}: (")
-            for value in values:
-                out.append("        (" + ", ".join(lit(x) for x in value) + "),"
-                           if var == "pairs" else f"        {lit(value)},")
-            out.append("    ),")
-        out.append("}\n")
-    out += ["# The phrases each mail system's own report uses (lhost/via-*.go, ``messagesof``),",
-            "# tried when the patterns above and the status code said nothing (without the",
-            '# three that match anything alone: "<", "received", "unable to").',
-            "FORMATS: dict[str, tuple[str, ...]] = {"]
-    for name in sorted(formats):
-        if not formats[name]:
-            continue
-        out.append(f"    {lit(name)}: (")
-        out += [f"        {lit(phrase)}," for phrase in formats[name]]
-        out.append("    ),")
-    out.append("}")
-    return "\n".join(out) + "\n"
+    """The table patterns.py reads (the notice and the commit stay in its docstring)."""
+    table = {"order": list(ORDER), "first": 19,  # ClassOrder[0] is the first 19
+             **{var: {name: reasons[name][var] for name in ORDER
+                      if reasons.get(name, {}).get(var)} for var in ("index", "pairs", "isnot")},
+             "formats": {name: formats[name] for name in sorted(formats) if formats[name]}}
+    print(f"patterns of go-sisimai {commit}: check the commit named in patterns.py's docstring")
+    return json.dumps(table, ensure_ascii=False, indent=1) + "\n"
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from vykhukhol.web.admin import (
     settings,
     status,
     subscribers,
+    suppressed,
 )
 from vykhukhol.web.admin.core import Rule, serve
 
@@ -77,6 +78,12 @@ ROUTES: list[Rule] = [
 
     Rule("GET", "/bounces", bounces.bounces_page),
     Rule("GET", r"/bounces/kept/(?P<file>[0-9]{8}-[0-9]{6}-[0-9a-f]{16}\.eml)", bounces.bounce_kept),
+
+    Rule("GET", "/suppressed", suppressed.suppressed_page),
+    Rule("POST", "/suppressed", suppressed.suppressed_add),
+    Rule("POST", "/suppressed/remove", suppressed.suppressed_remove),
+    Rule("POST", "/suppressed/import", suppressed.suppressed_import),
+    Rule("GET", "/suppressed.csv", suppressed.suppressed_export),
 ]
 
 

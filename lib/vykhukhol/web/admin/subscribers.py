@@ -51,6 +51,11 @@ def subscriber_add(admin: Admin, args: dict) -> Response:
                                        confirmed=confirmed)
     except BadInput as exc:
         return subscribers_page(admin, args, error=exc.text(admin.lang), status=400)
+    if outcome == "suppressed":
+        from vykhukhol import suppression
+
+        error = BadInput(suppression.REFUSAL, email=form.get("email", "").strip())
+        return subscribers_page(admin, args, error=error.text(admin.lang), status=400)
     messages = {"added": admin._("Added."), "known": admin._("Already subscribed; nothing changed."),
                 "confirmed": admin._("Confirmed."), "too soon": admin._("Asked to confirm less than 10 minutes ago."),
                 "asked again": admin._("Asked to confirm again.")}

@@ -1,0 +1,112 @@
+"""Suppressed: the addresses Vykhukhol never writes to again (SPEC 12) — a
+search with pages (100,000 entries are one reading of the file), adding,
+taking off, import and CSV export. The file is written only by
+:mod:`vykhukhol.suppression`; every POST carries the session's CSRF token
+(:func:`.core.serve`)."""
+
+from __future__ import annotations
+
+from vykhukhol import suppression
+from vykhukhol.addresses import check_email
+from vykhukhol.errors import BadInput
+from vykhukhol.timeutil import format_time, now
+from vykhukhol.web.admin.core import Admin, local_time
+from vykhukhol.web.admin.subscribers import MAX_IMPORT_BYTES, MAX_IMPORT_LINES
+from vykhukhol.web.http import Response
+
+PAGE_SIZE = 50          # entries a page
+IMPORT_BYTES = 20 * 1024 * 1024  # the form's own limit; the import's caps are the Subscribers page's
+
+
+def _secret(admin: Admin) -> bytes:
+    return suppression.secret_of(admin.settings)
+
+
+def suppressed_page(admin: Admin, args: dict, result: dict | None = None,
+                    error: str = "", status: int = 200) -> Response:
+    query = admin.request.query.get("q", "").strip()[:100]
+    try:
+        page = int(admin.request.query.get("page", "1"))
+    except ValueError:
+        page = 1
+    found = suppression.search(admin.data, query, page, PAGE_SIZE)
+    rows = [{"address": entry.address, "erased": entry.erased,
+             "when": local_time(admin.settings, format_time(entry.when)) if entry.when else "—",
+             "why": _why(admin, entry.why), "source": entry.source} for entry in found.entries]
+    return admin.page("suppressed.html", status, rows=rows, total=found.total, page=found.page,
+                      pages=found.pages, q=query, result=result, error=error)
+
+
+def _why(admin: Admin, why: str) -> str:
+    try:
+        return suppression.Why(why).label(admin.lang)
+    except ValueError:  # a reason written by hand: shown as it is
+        return why
+
+
+def suppressed_add(admin: Admin, args: dict) -> Response:
+    given = admin.request.form().get("email", "")
+    try:
+        email = check_email(given)
+    except BadInput as exc:
+        return suppressed_page(admin, args, error=exc.text(admin.lang), status=400)
+    if suppression.add(admin.data, _secret(admin), email, suppression.Why.ADMIN, "admin", now()):
+        message = admin._("{email} is suppressed: nothing will be sent to it.", email=email)
+    else:
+        message = admin._("{email} was on the list already; nothing changed.", email=email)
+    return admin.done("/suppressed", message)
+
+
+def suppressed_remove(admin: Admin, args: dict) -> Response:
+    email = admin.request.form().get("email", "")
+    if admin.request.form().get("confirm") != "yes":  # the list's button: ask first
+        return admin.page(
+            "confirm.html", title=admin._("Take {email} off the suppression list?", email=email),
+            warning=admin._("Letters may go to {email} again, and it may subscribe again. Do this "
+                            "only if its owner asked to be written to.", email=email),
+            action=admin.url("/suppressed/remove"), hidden={"email": email},
+            cancel=admin.url("/suppressed"))
+    if not suppression.remove(admin.data, _secret(admin), email):
+        return suppressed_page(admin, args, status=404, error=admin._(
+            "{email} is not on the suppression list; nothing changed.", email=email))
+    return admin.done("/suppressed", admin._("{email} taken off the suppression list.", email=email))
+
+
+def suppressed_import(admin: Admin, args: dict) -> Response:
+    form = admin.request.form(IMPORT_BYTES)
+    raw = admin.request.upload("file")
+    content = form.get("text", "")
+    if raw:
+        try:
+            content = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            return suppressed_page(admin, args, error=admin._("The file is not UTF-8 text."),
+                                   status=400)
+    if not content.strip():
+        return suppressed_page(admin, args, error=admin._("Nothing to import."), status=400)
+    # The Subscribers page's caps and words: one upload must not hold the thread for minutes.
+    if len(raw or content.encode()) > MAX_IMPORT_BYTES or content.count("\n") > MAX_IMPORT_LINES:
+        return suppressed_page(admin, args, status=413, error=admin._(
+            "The import is larger than {size} MiB or {lines} lines; nothing was imported. "
+            "Split the list into parts.", size=MAX_IMPORT_BYTES // (1024 * 1024), lines=MAX_IMPORT_LINES))
+    import csv
+
+    from vykhukhol import importing
+
+    try:
+        result = importing.suppress_addresses(admin.data, _secret(admin), content, "admin", now())
+    except csv.Error:
+        return suppressed_page(admin, args, status=400, error=admin._(
+            "The file cannot be read as CSV: a field is far too long, or a quote is not closed; "
+            "nothing was imported."))
+    return suppressed_page(admin, args, result=result)
+
+
+def suppressed_export(admin: Admin, args: dict) -> Response:
+    import io
+
+    out = io.StringIO()
+    suppression.write_csv(admin.data, out)
+    response = Response(out.getvalue(), content_type="text/csv; charset=utf-8")
+    response.headers.append(("Content-Disposition", 'attachment; filename="suppressed.csv"'))
+    return response
