@@ -37,7 +37,7 @@ PLURAL_FORMS = ("nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<
 # One string literal, or several side by side (Python joins them); not an f-string.
 _STRING = r"""((?:"(?:[^"\\\n]|\\.)*"\s*|'(?:[^'\\\n]|\\.)*'\s*)+)"""
 _SINGLE = re.compile(r'(?:\b_\(|\btr\(\s*[\w.]+,|\b(?:BadInput|NotFound|Conflict|Forbidden|'
-                     r'VykhukholError|Term|_TooCostly)\(|\bHttpError\(\s*\d+,)\s*' + _STRING
+                     r'VykhukholError|MissingModule|Term|_TooCostly)\(|\bHttpError\(\s*\d+,)\s*' + _STRING
                      + r'''(?!\s*(?:[+%"']|f["']))''')
 _PLURAL = re.compile(r'(?:\b_n\(|\bntr\(\s*[\w.]+,)\s*' + _STRING + r',\s*' + _STRING)
 _MENU = re.compile(r'\(\s*"/[a-z/]*",\s*"([^"]+)"\)')

@@ -1,7 +1,7 @@
 """Turn a letter template and a recipient into an e-mail message.
 
 One place for the context every template sees (``name``, ``email``,
-``service``, ``unsubscribe_url``, ``date``, and ``confirm_url`` in
+``service``, ``unsubscribe_url``, ``manage_url``, ``date``, and ``confirm_url`` in
 confirmation requests), the sender's name and address, the list headers, and
 the envelope sender (SPEC 12): every letter made here leaves from its own
 tagged bounce address, which also stands in ``List-Unsubscribe`` as the
@@ -61,6 +61,7 @@ def context(service: Service, settings: Settings, email: str, name: str,
         "service": service.title,
         "unsubscribe_url": tokens.unsubscribe_link(settings["site_url"], settings.secret,
                                                    service.name, email),
+        "manage_url": tokens.manage_link(settings["site_url"], settings.secret, email),
         "date": moment.strftime("%Y-%m-%d"),
     })
 
@@ -147,3 +148,18 @@ def newsletter(service: Service, subject: str, text: str, html: str | None,
         else bounce_address(service, settings, tag.NEWSLETTER, job, email)
     return _message(service, settings, email, name, subject, text, html, run_id, ctx, bounce,
                     presses=presses)
+
+
+def plain_letter(settings: Settings, email: str, subject: str, text: str,
+                 moment: datetime) -> mail.Outgoing:
+    """A letter of the site itself, not of a list (the link to a subscriber's
+    own page): plain text as given, no template, no list headers, from the
+    site's address."""
+    import secrets
+
+    from_name, from_email = sender_of(None, settings)
+    message = mail.build_message(from_name=from_name, from_email=from_email, to_email=email,
+                                 subject=subject, text=text, run_id=f"web-{secrets.token_hex(4)}",
+                                 date=moment)
+    return mail.Outgoing(message.as_bytes(policy=mail.POLICY),
+                         mail.check_address(from_email), from_email)

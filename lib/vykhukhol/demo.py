@@ -37,12 +37,14 @@ _TEXTS = {
              "Здравствуйте, {{ name or \"друг\" }}!\n\n"
              "Это первое письмо демо-рассылки «{{ service }}». Оно ушло сразу после\n"
              "подтверждения подписки; следующее придёт через день.\n\n"
-             "Отписаться: {{ unsubscribe_url }}\n"),
+             "Отписаться: {{ unsubscribe_url }}\n"
+             "Ваши подписки: {{ manage_url }}\n"),
             ("Второе письмо серии", "1d",
              "Здравствуйте, {{ name or \"друг\" }}!\n\n"
              "Это второе и последнее письмо демо-рассылки. Свои письма, подписчиков и\n"
              "рассылки всем подписчикам настраивают в админке.\n\n"
-             "Отписаться: {{ unsubscribe_url }}\n"),
+             "Отписаться: {{ unsubscribe_url }}\n"
+             "Ваши подписки: {{ manage_url }}\n"),
         ],
     },
     "en": {
@@ -52,12 +54,14 @@ _TEXTS = {
              "Hello {{ name or \"friend\" }},\n\n"
              "This is the first letter of the demo list \"{{ service }}\". It left right\n"
              "after you confirmed; the next one follows a day later.\n\n"
-             "Unsubscribe: {{ unsubscribe_url }}\n"),
+             "Unsubscribe: {{ unsubscribe_url }}\n"
+             "Your subscriptions: {{ manage_url }}\n"),
             ("The second letter of the series", "1d",
              "Hello {{ name or \"friend\" }},\n\n"
              "This is the second and last letter of the demo list. Your own letters,\n"
              "subscribers and letters to all subscribers are set up in the admin.\n\n"
-             "Unsubscribe: {{ unsubscribe_url }}\n"),
+             "Unsubscribe: {{ unsubscribe_url }}\n"
+             "Your subscriptions: {{ manage_url }}\n"),
         ],
     },
 }

@@ -138,6 +138,8 @@ def _day(text: str) -> int:
 def quick_due(line: str, rules: Rules) -> tuple[int, float] | None | bool:
     """:func:`classify` of the line as parse_line reads it, for a line of the
     usual form; False for any other line (ask parse_line)."""
+    if "\tpaused=" in line:
+        return False  # a paused subscriber: parse_line and next_action read its pause
     match = _QUICK.fullmatch(line)
     if match is None:
         return False

@@ -90,6 +90,17 @@ class NoSecret(VykhukholError):
     status = 503
 
 
+class MissingModule(VykhukholError):
+    """This Python cannot import a package Vykhukhol needs for what it is
+    asked to do: the host's lib/ lacks a dependency (README 14, step 1)."""
+
+    @classmethod
+    def of(cls, exc: ImportError) -> MissingModule:
+        return MissingModule("this Python cannot import the module {module} ({reason}); install the "
+                   "dependencies setup.cfg declares (on a host: vendor them into lib/, "
+                   "README 14 step 1)", module=exc.name or "?", reason=str(exc))
+
+
 class OverBudget(BadInput):
     """A letter template went over the bounds of one render (SPEC 13, README
     section 4): too slow, or too much text. ``reason`` is an English sentence

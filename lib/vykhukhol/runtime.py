@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo
 from vykhukhol import alerts, journal, state
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
-from vykhukhol.errors import BadInput, OverBudget, VykhukholError
+from vykhukhol.errors import BadInput, MissingModule, OverBudget, VykhukholError
 from vykhukhol.runlog import RunLog
 from vykhukhol.settings import Settings
 from vykhukhol.states import Outcome
@@ -107,6 +107,7 @@ class Run:
         self.stopped: Outcome | None = None
         self._transport: mail.Transport | None = None
         self._lanes: Lanes | None = None  # several connections, when allowed
+        self._prepared = False      # the transport's needs (DKIM signer) checked, see deliver
         self.allowance = Allowance(self)
         self.presses: dict = {}     # compose.Presses: each letter's shared parts, made once
         self._tempfails: dict[str, set[str]] = {}  # target -> its keys in state/tempfail
@@ -223,6 +224,13 @@ class Run:
             if isinstance(exc, OverBudget):  # a template too heavy: the owner must know
                 self.alert(alerts.CANNOT_RENDER, detail=f"{target}, {item}: {exc.message}")
             return Delivery.BROKEN
+        except ImportError as exc:  # a host that vendored too little (README 14)
+            self.log.error(f"{target}: {MissingModule.of(exc).message}; nothing is sent "
+                           "until it is fixed")
+            self.stop(Outcome.TEMPFAIL)
+            return Delivery.TEMPFAIL  # not begun: not counted, nothing in doubt
+        if not self._prepared and not self._prepare(target):
+            return Delivery.TEMPFAIL  # not begun: not counted, nothing in doubt
         lanes = self.lanes()
         if lanes is not None:
             # A lane frees only once its letter's outcome is journalled: no
@@ -248,6 +256,26 @@ class Run:
         else:
             ended = self._journal_end(book, target, email, item, moment, None, self.clock() - began)
         return Delivery(ended)
+
+    def _prepare(self, target: str) -> bool:
+        """Before the run's first intent: what every letter needs is at hand
+        (the DKIM key and the modules that sign). When it is not, the run
+        says so in one line and stops: no letter touched, none in doubt."""
+        from vykhukhol.mail.dkim import DkimKeyError
+
+        try:
+            lanes = self.lanes()
+            if lanes is not None:
+                lanes.prepare()
+            else:
+                self.transport().prepare()
+        except (DkimKeyError, MissingModule) as exc:
+            self.log.error(f"{target}: {exc.message}; nothing is sent unsigned, "
+                           "sending stops until it is fixed")
+            self.stop(Outcome.TEMPFAIL)
+            return False
+        self._prepared = True
+        return True
 
     def _journal_end(self, book: journal.Journal, target: str, email: str, item: str,
                      moment: str, exc: mail.DeliveryError | None, seconds: float) -> str:

@@ -55,6 +55,17 @@ class Action:
 
 
 def next_action(sub: Subscriber, rules: Rules) -> Action:
+    """What is due next and when; a letter or reminder (and an expiry, which
+    follows the reminders) waits for the end of the subscriber's pause."""
+    action = _next_action(sub, rules)
+    if action.kind in (LETTER, REMIND, EXPIRE) and action.due is not None:
+        until = sub.paused_until
+        if until is not None and until > action.due:
+            return Action(action.kind, until, action.number)
+    return action
+
+
+def _next_action(sub: Subscriber, rules: Rules) -> Action:
     if sub.failures >= MAX_FAILURES:
         return Action(FAILING, EPOCH)
     if sub.state is SubscriberState.NEW:

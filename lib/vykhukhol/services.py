@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 LOCK_STEM = "db"
 MAX_LETTERS = 999
 SERVICE_FIELDS = ("title", "enabled", "from_name", "from_email", "delete_finished",
-                  "send_window", "confirm_subject", "confirm_body")
+                  "send_window", "confirm_subject", "confirm_body", "public")
 
 
 def _yes_no(value: str, what: str) -> bool:
@@ -63,11 +63,12 @@ class Service(_Record):
     """One service as its folder and ``service.ini`` describe it."""
 
     _fields = ("name", "db", "folder", "title", "enabled", "from_name", "from_email",
-               "delete_finished", "send_window", "confirm_subject", "confirm_body")
+               "delete_finished", "send_window", "confirm_subject", "confirm_body", "public")
 
     def __init__(self, name: str, db: str, folder: Path, title: str = "", enabled: bool = False,
                  from_name: str = "", from_email: str = "", delete_finished: bool = False,
-                 send_window: str = "", confirm_subject: str = "", confirm_body: str = "") -> None:
+                 send_window: str = "", confirm_subject: str = "", confirm_body: str = "",
+                 public: bool = True) -> None:
         self.name = name
         self.db = db
         self.folder = folder
@@ -79,6 +80,7 @@ class Service(_Record):
         self.send_window = send_window
         self.confirm_subject = confirm_subject
         self.confirm_body = confirm_body
+        self.public = public  # listed on every subscriber's own page, with a join button (SPEC 7)
 
     @property
     def subscribers_path(self) -> Path:
@@ -181,11 +183,11 @@ def _load(folder: Path, db: str) -> Service:
     get = section.get if section else (lambda key, default="": default)
     service = Service(name=folder.name, db=db, folder=folder)
     service.title = get("title", "") or folder.name
-    for flag in ("enabled", "delete_finished"):
+    for flag, default in (("enabled", "no"), ("delete_finished", "no"), ("public", "yes")):
         try:
-            setattr(service, flag, _yes_no(get(flag, "no"), flag))
+            setattr(service, flag, _yes_no(get(flag, default), flag))
         except BadInput:
-            setattr(service, flag, False)
+            setattr(service, flag, False)  # a hand-edited value nobody can read: the safe side
     service.from_name = get("from_name", "")
     service.from_email = get("from_email", "")
     service.send_window = get("send_window", "")
@@ -211,7 +213,7 @@ def check_fields(values: dict[str, str]) -> dict[str, str]:
             value = clean_name(value)
         elif key == "from_email":
             value = check_mailbox(value) if value.strip() else ""
-        elif key in ("enabled", "delete_finished"):
+        elif key in ("enabled", "delete_finished", "public"):
             value = "yes" if _yes_no(value, key) else "no"
         elif key == "send_window":
             value = schedule.validate(value) if value.strip() else ""
@@ -230,7 +232,7 @@ def _write_ini(service: Service, values: dict[str, str]) -> None:
         "from_name": service.from_name, "from_email": service.from_email,
         "delete_finished": "yes" if service.delete_finished else "no",
         "send_window": service.send_window, "confirm_subject": service.confirm_subject,
-        "confirm_body": service.confirm_body,
+        "confirm_body": service.confirm_body, "public": "yes" if service.public else "no",
     })
     current.update(values)
     lines = ["[service]\n"]

@@ -313,6 +313,7 @@ KEYS: dict[str, Key] = {
         Key("mail", "smtp_security", "none", _choice("none", "starttls", "ssl"), "none, starttls or ssl"),
         Key("mail", "smtp_user", "", _text(200), "SMTP login (empty: no login)"),
         Key("mail", "smtp_password", "", _text(200), "SMTP password", secret=True),
+        Key("mail", "helo_name", "", _domain, "the name the SMTP greeting gives (empty: the host of site_url)"),
         Key("mail", "smtp_connections", "1", _count(1, 32), "SMTP connections a run may open at once (a relay: more)"),
         Key("mail", "sendmail_path", "/usr/sbin/sendmail", _program, "the sendmail program", web=False),
         Key("mail", "dev_redirect", "", _optional_mailbox, "send every letter to this one address instead (for trials)"),

@@ -6,6 +6,10 @@ reminders, last_reminder, failures, ip; unknown trailing fields are kept. A
 line that does not parse is kept verbatim by every rewrite, skipped by the
 sender and reported — never dropped.
 
+A pause (the subscriber's own page, SPEC 7) is one trailing field
+``paused=TIME`` after the eleven: a file stays readable by every older reader,
+which keeps unknown trailing fields as they are.
+
 Reading streams; ``add`` appends one line (a scan for the address, no rewrite);
 every other change is one streamed atomic rewrite under the file's record lock.
 """
@@ -30,6 +34,7 @@ from vykhukhol.timeutil import format_time, parse_time
 FIELDS = ("email", "name", "state", "subscribed", "confirmed", "sent", "last_sent",
           "reminders", "last_reminder", "failures", "ip")
 HEADER = "#" + "\t".join(FIELDS)
+PAUSED = "paused="  # the trailing field of a paused subscriber: no letters before its time
 
 
 @dataclass
@@ -62,6 +67,25 @@ class Subscriber:
 
     def replace(self, **changes) -> Subscriber:
         return dataclasses.replace(self, **changes)
+
+    @property
+    def paused_until(self) -> datetime | None:
+        """No letter of any kind before this time (None: not paused). A field
+        whose time does not read is no pause: a hand edit never stops mail."""
+        for value in self.extra:
+            if value.startswith(PAUSED):
+                try:
+                    return parse_time(value[len(PAUSED):])
+                except BadInput:
+                    return None
+        return None
+
+    def paused(self, until: datetime | None) -> Subscriber:
+        """This subscriber paused until ``until`` (None: not paused)."""
+        extra = [value for value in self.extra if not value.startswith(PAUSED)]
+        if until is not None:
+            extra.append(PAUSED + format_time(until))
+        return self.replace(extra=extra)
 
 
 @dataclass

@@ -2,7 +2,8 @@
 
 The confirmation request, also sent as a reminder, unless the service gives
 its own ``confirm_subject`` / ``confirm_body``. Templates: Jinja2, with
-``name``, ``email``, ``service``, ``confirm_url``, ``unsubscribe_url``, ``date``.
+``name``, ``email``, ``service``, ``confirm_url``, ``unsubscribe_url``,
+``manage_url``, ``date``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Signed links: HMAC-SHA256 over (service, lower-cased email, purpose).
+"""Signed links: HMAC-SHA256 over (service, lower-cased email, purpose), and
+over (lower-cased email, purpose) for the subscriber's own page, which is
+about an address in every service (SPEC 7).
 
 Tokens are compared in constant time. They carry no expiry: a subscriber may
 confirm or leave from an old letter, and the secret can be changed to void
@@ -12,6 +14,7 @@ import hmac
 from urllib.parse import urlencode
 
 PURPOSES = ("confirm", "unsubscribe")
+ADDRESS_PURPOSES = ("manage",)  # signed by address alone: a page about every service
 TOKEN_LENGTH = 32  # hex characters kept: 128 bits
 
 
@@ -40,3 +43,27 @@ def unsubscribe_link(site_url: str, secret: bytes, service: str, email: str) -> 
 
 def confirm_link(site_url: str, secret: bytes, service: str, email: str) -> str:
     return link(site_url, "confirm.py", secret, service, email, "confirm")
+
+
+def make_for_address(secret: bytes, email: str, purpose: str) -> str:
+    """The token over (address, purpose). Two parts where a service's token has
+    three, and an address always holds an @ that no service name does, so no
+    service token is ever an address token."""
+    if purpose not in ADDRESS_PURPOSES:
+        raise ValueError(f"unknown token purpose {purpose!r}")
+    message = "\n".join((email.strip().lower(), purpose)).encode("utf-8")
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()[:TOKEN_LENGTH]
+
+
+def check_for_address(secret: bytes, email: str, purpose: str, token: str) -> bool:
+    if not isinstance(token, str) or len(token) != TOKEN_LENGTH or not token.isascii():
+        return False
+    if not isinstance(email, str) or "@" not in email:
+        return False
+    return hmac.compare_digest(make_for_address(secret, email, purpose), token)
+
+
+def manage_link(site_url: str, secret: bytes, email: str) -> str:
+    """The full URL of the subscriber's own page for ``email``."""
+    query = urlencode({"e": email, "t": make_for_address(secret, email, "manage")})
+    return f"{site_url.rstrip('/')}/cgi/manage.py?{query}"

@@ -13,6 +13,7 @@ environment) and every case once:
   answer is counted until its Content-Length bytes have come, as the visitor
   waits (the confirmation letter goes out after it), and the process apart;
 - ``GET confirm`` and ``GET unsubscribe``: a valid signed link's button page;
+- ``GET manage``: the subscriber's own page (cgi/manage.py) of a signed link;
 - ``idle tick``: the renamed cron script when nothing is due.
 
 Wall and CPU time (user + system of the child) of each; the medians less the
@@ -27,7 +28,7 @@ for, largest first, each module's least own time.
 Run it with the venv's python (``.venv/bin/python``): its folder goes first on
 PATH, so the scripts' ``#!/usr/bin/env python3`` and the floor are that one.
 Goals above the floor: GET subscribe ≤ 40 ms, POST subscribe at 100k ≤ 90 ms,
-idle tick ≤ 25 ms (confirm and unsubscribe: as GET subscribe).
+idle tick ≤ 25 ms (confirm, unsubscribe and manage: as GET subscribe).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from vykhukhol import tokens  # noqa: E402
 FAR = "3650d"
 SETTLE = 2.5  # seconds: files written a moment ago are too fresh for the idle proof
 GOALS = {"GET subscribe": 0.040, "POST subscribe": 0.090, "GET confirm": 0.040,
-         "GET unsubscribe": 0.040, "idle tick": 0.025}
+         "GET unsubscribe": 0.040, "GET manage": 0.040, "idle tick": 0.025}
 KNOWN = "user1@example.org"  # a subscriber of write_subscribers' files
 
 
@@ -137,6 +138,7 @@ def main() -> None:
         links = {purpose: urlencode({"s": "news", "e": KNOWN,
                                      "t": tokens.make(secret, "news", KNOWN, purpose)})
                  for purpose in ("confirm", "unsubscribe")}
+        links["manage"] = urlencode({"e": KNOWN, "t": tokens.make_for_address(secret, KNOWN, "manage")})
 
         for size in sizes:
             kit.write_subscribers(service.subscribers_path, size, "idle")
@@ -169,6 +171,7 @@ def main() -> None:
                 "GET confirm": lambda: timed_get(root, cgi / "confirm.py", links["confirm"])[:2],
                 "GET unsubscribe": lambda: timed_get(root, cgi / "unsubscribe.py",
                                                      links["unsubscribe"])[:2],
+                "GET manage": lambda: timed_get(root, cgi / "manage.py", links["manage"])[:2],
                 "idle tick": idle,
             }
             for case in cases.values():  # warm-up: caches of the OS and of the catalogs
@@ -205,6 +208,7 @@ def main() -> None:
                     "POST subscribe": (cgi / "subscribe.py", "POST", "", body),
                     "GET confirm": (cgi / "confirm.py", "GET", links["confirm"], b""),
                     "GET unsubscribe": (cgi / "unsubscribe.py", "GET", links["unsubscribe"], b""),
+                    "GET manage": (cgi / "manage.py", "GET", links["manage"], b""),
                     "idle tick": (cron, "GET", "", b""),
                 }.items():
                     where = idle_root if script == cron else root

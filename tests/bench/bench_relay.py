@@ -13,11 +13,18 @@ the same run: a bare serial smtplib loop (``sendmail`` per letter, one
 connection) over the same proxy.
 
     python tests/bench/bench_relay.py [--letters 400] [--delay 0.010]
+    python tests/bench/bench_relay.py --dkim-rounds 3 [--letters 400] [--connections 8]
 
 Goals (whole process against the whole loop): 8 connections + pipelining
 ≥ 5 × bare; 1 connection + pipelining ≥ 1.5 × bare. The sending phase (first
 to last letter at the server) is printed beside, start-up and the final
 rewrite left out.
+
+With ``--dkim-rounds N`` it measures instead what DKIM signing costs through
+the relay (issue 20 item 3): N rounds of the same newsletter over
+``--connections`` pipelining connections with signing off, then on (a key
+from `vykhukhol dkim keygen`), alternating; the medians and their ratio.
+Goal: on ≥ 0.90 × off (signing costs at most 10%).
 """
 
 from __future__ import annotations
@@ -161,7 +168,8 @@ def prepare(base: Path, port: int, letters: int):
     return data
 
 
-def run_ours(data, relay: Relay, letters: int, connections: int, pipelining: bool) -> dict:
+def run_ours(data, relay: Relay, letters: int, connections: int, pipelining: bool,
+             lib: Path | None = None) -> dict:
     for job in newsletters.list_jobs(data):
         newsletters.delete(data, job.name)
     for path in data.state.glob("*.journal"):
@@ -172,8 +180,9 @@ def run_ours(data, relay: Relay, letters: int, connections: int, pipelining: boo
                        "Hello {{ name or 'friend' }}, here is the news.\n" * 20)
     relay.reset(pipelining)
     began = time.perf_counter()
+    env = kit.subprocess_env() if lib is None else kit.servetools.subprocess_env(lib=lib)
     done = subprocess.run([sys.executable, "-m", "vykhukhol", "--data", str(data.root), "cron"],
-                          capture_output=True, text=True, env=kit.subprocess_env(), timeout=1800)
+                          capture_output=True, text=True, env=env, timeout=1800)
     wall = time.perf_counter() - began
     stats = relay.stats()
     if done.returncode != 0 or stats["count"] < letters:
@@ -204,7 +213,16 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.010,
                         help="seconds the proxy holds each chunk, each way")
     parser.add_argument("--tmp", default=None, help="folder for the scratch data")
+    parser.add_argument("--dkim-rounds", type=int, default=0,
+                        help="measure DKIM off against on instead, this many rounds")
+    parser.add_argument("--connections", type=int, default=8,
+                        help="SMTP connections of the DKIM rounds")
+    parser.add_argument("--compare", default=None, metavar="CHECKOUT",
+                        help="DKIM rounds: also sign with another checkout's lib/, in turns")
     args = parser.parse_args()
+    if args.dkim_rounds:
+        dkim_rounds(args)
+        return
 
     kit.banner(f"bench_relay: {args.letters} letters, proxy delay {args.delay * 1000:.0f} ms "
                "each way")
@@ -240,6 +258,55 @@ def main() -> None:
           f"({eight:.2f}); 1 connection + pipelining >= 1.5 x bare: "
           f"{'met' if one >= 1.5 else 'MISSED'} ({one:.2f}); load at end {kit.load()}; "
           f"pid {os.getpid()}")
+
+
+def dkim_rounds(args: argparse.Namespace) -> None:
+    kit.banner(f"bench_relay DKIM: {args.letters} letters, {args.connections} connections "
+               f"+ pipelining, proxy delay {args.delay * 1000:.0f} ms each way, "
+               f"{args.dkim_rounds} rounds")
+    base = Path(tempfile.mkdtemp(prefix="vyk-bench-relay-dkim-", dir=args.tmp))
+    relay = Relay(args.delay)
+    cases = [("DKIM off", "", None), ("DKIM on", "example.org", None)]
+    if args.compare:
+        cases.append(("DKIM on, " + Path(args.compare).name, "example.org",
+                      Path(args.compare) / "lib"))
+    rows: list = []
+    results: dict[str, list[dict]] = {name: [] for name, _, _ in cases}
+    try:
+        data = prepare(base, relay.port, args.letters)
+        kit.vykhukhol("--data", str(data.root), "dkim", "keygen", "--domain", "example.org")
+        for round_no in range(1, args.dkim_rounds + 1):
+            for name, domain, lib in cases:
+                kit.vykhukhol("--data", str(data.root), "settings", "set", "mail.dkim_domain",
+                              domain)
+                got = run_ours(data, relay, args.letters, args.connections, True, lib)
+                results[name].append(got)
+                rows.append((round_no, name, f"{got['wall']:.2f}", f"{got['rate']:.0f}",
+                             f"{got['span']:.2f}", f"{(args.letters - 1) / got['span']:.0f}",
+                             got["load"]))
+                print(f"# round {round_no}, {name}: {got['wall']:.2f} s", flush=True)
+    finally:
+        relay.stop()
+        shutil.rmtree(base, ignore_errors=True)
+    print()
+    print(kit.table(["round", "sender", "wall s", "letters/s", "send span s",
+                     "letters/s (span)", "load 1/5/15"], rows))
+
+    def rate(name: str, key: str) -> float:
+        count = args.letters if key == "wall" else args.letters - 1
+        return kit.median([count / r[key] for r in results[name]])
+
+    summary = []
+    for key, what in (("wall", "whole process"), ("span", "sending phase")):
+        off = rate("DKIM off", key)
+        summary.append([what, f"{off:.0f}"] + [
+            f"{rate(name, key):.0f} ({rate(name, key) / off:.2f})" for name, _, _ in cases[1:]])
+    print()
+    print(kit.table(["median letters/s"] + [name for name, _, _ in cases]
+                    , summary))
+    ratio = rate("DKIM on", "wall") / rate("DKIM off", "wall")
+    print(f"\ngoal on >= 0.90 x off (whole process): {'met' if ratio >= 0.9 else 'MISSED'} "
+          f"({ratio:.2f}); load at end {kit.load()}; pid {os.getpid()}")
 
 
 if __name__ == "__main__":

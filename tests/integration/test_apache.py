@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import html.parser
-import importlib.metadata
 import os
 import re
 import shutil
@@ -51,6 +50,9 @@ from urllib.parse import urlencode, urlsplit
 
 import pytest
 
+import vendorkit
+from vendorkit import vendor
+
 APACHE = Path("/usr/sbin/apache2")
 MODULES = Path("/usr/lib/apache2/modules")
 WGET = shutil.which("wget") or "/usr/bin/wget"
@@ -61,10 +63,10 @@ PASSWORD = "correct-horse-1"
 pytestmark = pytest.mark.skipif(
     not APACHE.exists(), reason="Apache is not installed (/usr/sbin/apache2 missing; apt-get install apache2)")
 
-# What the deploy notes vendor with `pip install --target lib …` (waitress is
-# only for `vykhukhol serve`).
-DEPENDENCIES = ("Jinja2", "multipart", "email-validator")
-SCRIPTS = ("cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "cgi/cron.py", "cgi/hook.py",
+# What the deploy notes vendor with `pip install --target lib …`.
+DEPENDENCIES = tuple(vendorkit.declared())  # README 14 step 1 installs exactly these
+SCRIPTS = ("cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "cgi/manage.py", "cgi/cron.py",
+           "cgi/hook.py",
            "admin/index.py")
 
 BATCH = """\
@@ -179,31 +181,6 @@ def upload(install: Path) -> None:
     for folder in ("lib", "cgi", "admin", "data"):
         for relative in _shipped(folder):
             _copy_bytes(CHECKOUT / relative, install / relative)
-
-
-def vendor(requirements: tuple[str, ...], target: Path) -> list[str]:
-    """Step 1, offline: what `pip install --target lib …` leaves there, copied
-    from the distributions installed for this test run."""
-    todo, seen = list(requirements), []
-    while todo:
-        requirement = todo.pop()
-        name = re.match(r"[A-Za-z0-9._-]+", requirement).group()
-        try:
-            dist = importlib.metadata.distribution(name)
-        except importlib.metadata.PackageNotFoundError:
-            if ";" in requirement:
-                continue  # behind a marker (an old Python's backport): not needed here
-            raise
-        key = dist.metadata["Name"].lower().replace("_", "-")
-        if key in seen:
-            continue
-        seen.append(key)
-        for file in dist.files or []:
-            if file.parts[0] == ".." or "__pycache__" in file.parts:
-                continue  # console scripts land outside site-packages
-            _copy_bytes(Path(dist.locate_file(file)), target / file)
-        todo += [r for r in dist.requires or [] if "extra ==" not in r]
-    return seen
 
 
 def set_modes(install: Path) -> None:

@@ -40,7 +40,7 @@ from vykhukhol.datadir import DataDir
 CHECKOUT = Path(__file__).resolve().parents[2]
 SITE_URL = "http://localhost"
 FORM = "application/x-www-form-urlencoded"
-SCRIPTS = ["cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "cgi/cron.py",
+SCRIPTS = ["cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "cgi/manage.py", "cgi/cron.py",
            "cgi/hook.py", "admin/index.py"]
 
 

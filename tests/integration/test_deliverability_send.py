@@ -227,9 +227,24 @@ def test_plain_html_and_cyrillic_letters_verify_over_smtp_and_a_changed_body_doe
         signature = dkim.util.parse_tag_value(letter.message["DKIM-Signature"].encode())
         assert signature[b"a"] == b"rsa-sha256" and signature[b"c"] == b"relaxed/relaxed"
         assert signature[b"d"] == b"example.org" and signature[b"s"] == b"vykhukhol"
-        signed = {h.strip() for h in signature[b"h"].lower().split(b":")}
-        assert {b"from", b"to", b"subject", b"date", b"message-id", b"list-id",
-                b"list-unsubscribe", b"list-unsubscribe-post"} <= signed
+        # SPEC 12's list in its order, then From, Subject and the
+        # List-Unsubscribe pair once more (over-signed).
+        top = b"content-transfer-encoding:" if letter.message.get_content_type() == \
+            "text/plain" else b""
+        assert b"".join(signature[b"h"].lower().split()) == (
+            b"from:to:subject:date:message-id:mime-version:content-type:" + top +
+            b"list-id:list-unsubscribe:list-unsubscribe-post:"
+            b"from:subject:list-unsubscribe:list-unsubscribe-post")
+        for added in (b"From: Bank <bank@example.com>", b"Subject: Urgent",
+                      b"List-Unsubscribe: <https://evil.example/u>",
+                      b"List-Unsubscribe-Post: List-Unsubscribe=One-Click"):
+            head, _, body = letter.data.partition(b"\r\n\r\n")
+            assert not verifies(head + b"\r\n" + added + b"\r\n\r\n" + body, records), added
+    html_parts = list(received["html@example.com"].message.iter_parts())
+    assert len(html_parts) == 2 and all("MIME-Version" not in part for part in html_parts)
+    # The greeting names the host of site_url, never a bare address (SPEC 9).
+    assert {session.host_name for session in smtp_server.handler.sessions} == \
+        {"lists.example.org"}
 
 
 def test_outbox_letters_carry_the_envelope_on_top_and_verify(site):

@@ -61,6 +61,31 @@ def test_the_envelope_is_pipelined_when_the_server_offers_it(smtp_server):
     assert smtp_server.handler.connections == 1
 
 
+def test_a_signature_that_fails_after_the_envelope_sends_nothing_unsigned(smtp_server):
+    """A helper signs while the envelope goes (SignedLater); when it fails
+    instead, the open DATA is dropped without its final dot: nothing arrives,
+    and the failure is DKIM's (the run stops; no letter leaves unsigned)."""
+    from vykhukhol.mail.dkim import DkimKeyError
+
+    asked = []
+
+    class Failing:
+        def submit(self, data):
+            def collect():
+                asked.append(time.monotonic())
+                raise DkimKeyError("the DKIM signing process has ended (exit code -9)")
+            return collect
+
+    smtp_server.handler.pipelining = True
+    with SmtpTransport(smtp_server.config(dkim_domain="example.org",
+                                          dkim_selector="sel")) as transport:
+        transport.use_signer(Failing())
+        with pytest.raises(mail.TemporaryFailure, match="signing process has ended") as failed:
+            transport.send(letter("p@example.org"), "p@example.org")
+    assert failed.value.stage == "dkim" and len(asked) == 1
+    assert smtp_server.handler.received == []
+
+
 def test_without_pipelining_offered_the_commands_go_one_by_one(smtp_server):
     with SmtpTransport(smtp_server.config()) as transport:
         transport.send(letter("a@example.org"), "a@example.org")
@@ -186,10 +211,19 @@ def test_several_connections_start_no_letter_after_time_limit(site, smtp_server)
     assert sorted(got) == readers and len(got) == len(set(got))
 
 
-def test_letters_over_several_connections_are_signed_and_redirected_as_over_one(site, smtp_server):
+def test_letters_over_several_connections_are_signed_and_redirected_as_over_one(
+        site, smtp_server, monkeypatch):
     """DKIM and dev_redirect happen in Transport.send, which every lane calls: each
-    letter over 4 connections verifies, and goes to the redirect address only."""
+    letter over 4 connections verifies, and goes to the redirect address only.
+    The signatures are made by the helper process (issue 20 item 3)."""
     import dkim
+
+    from vykhukhol.mail import signing
+
+    signed_there = []
+    submit = signing.SigningProcess.submit
+    monkeypatch.setattr(signing.SigningProcess, "submit",
+                        lambda self, data: signed_there.append(data) or submit(self, data))
 
     out = site.ok("dkim", "keygen", "--domain", "example.org", "--selector", "vykhukhol")
     [line] = [x for x in out.splitlines() if "._domainkey." in x]
@@ -205,6 +239,7 @@ def test_letters_over_several_connections_are_signed_and_redirected_as_over_one(
                   if g.message["X-Vykhukhol-Original-To"] != ADMIN) == readers
     for letter_got in got:
         assert dkim.verify(letter_got.data, dnsfunc=lambda n, timeout=5: records.get(n))
+    assert len(signed_there) == len(got)
 
 
 def test_a_pipelined_refusal_followed_by_a_hang_up_keeps_the_refusals_code(smtp_server):

@@ -33,7 +33,8 @@ BAD = [
     ("a broken multipart body", "POST", "", b"--xyz\r\nContent-Disposition: form-data\r\n\r\nx",
      f"multipart/form-data; boundary={BOUNDARY}", None),
 ]
-SCRIPTS = ["cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "admin/index.py"]
+SCRIPTS = ["cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "cgi/manage.py",
+           "admin/index.py"]
 
 
 @pytest.fixture

@@ -90,6 +90,11 @@ def test_a_link_forged_with_an_empty_key_changes_nothing_and_every_page_refuses(
         fields = {"s": "news", "e": VICTIM, "t": forged}
         assert_refused(*_status_body(request(server, "POST", f"/cgi/{script}", fields)), lang)
         assert_refused(*_status_body(request(server, "GET", f"/cgi/{script}?{urlencode(fields)}")), lang)
+    own = {"e": VICTIM, "t": tokens.make_for_address(b"", VICTIM, "manage")}
+    assert_refused(*_status_body(request(server, "GET", f"/cgi/manage.py?{urlencode(own)}")), lang)
+    assert_refused(*_status_body(request(server, "POST", "/cgi/manage.py",
+                                         {**own, "action": "leave_all"})), lang)
+    assert_refused(*_status_body(request(server, "GET", "/cgi/manage.py")), lang)
     status, _, body = request(server, "GET", "/cgi/subscribe.py?service=news")
     assert_refused(status, body, lang)
     status, _, body = request(server, "POST", "/cgi/subscribe.py",

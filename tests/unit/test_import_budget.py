@@ -191,3 +191,25 @@ def test_the_idle_cron_tick(site, monkeypatch) -> None:
     names, out = imported("cron.py", site.data.root)
     assert b"nothing due before" in out
     within(names, IDLE, NEVER_ON_THE_TICK)
+
+
+# The subscriber's own page (cgi/manage.py): a link page that reads the
+# address's line in every subscriber file (the subscriber format, its state
+# and the pause). dataclasses (with inspect) and typing come with the
+# subscriber records and states, as on the POST.
+MANAGE_PAGE = LINK_PAGE | {
+    "vykhukhol.personal", "vykhukhol.subscribers", "vykhukhol.states", "vykhukhol.state",
+    "unicodedata", "_ast", "ast", "_opcode", "opcode", "dis", "importlib.machinery", "token",
+    "tokenize", "linecache", "inspect", "dataclasses", "_typing", "typing", "_weakrefset",
+    "weakref", "copy", "org", "org.python", "org.python.core",
+}
+
+
+def test_the_own_page(pages_site) -> None:
+    """GET cgi/manage.py with a signed link: no Jinja2, no e-mail package, no
+    subscription machinery (membership), no lock: it only reads."""
+    query = urlencode({"e": "known@example.org", "t": tokens.make_for_address(
+        pages_site.settings().secret, "known@example.org", "manage")})
+    names, out = imported("manage.py", pages_site.data.root, query=query)
+    assert b"Status: 200" in out and b"known@example.org" in out
+    within(names, MANAGE_PAGE, NEVER_ON_A_PAGE - {"vykhukhol.subscribers"})

@@ -34,6 +34,9 @@ def contexts(name: str):
         elif name == "button.html":
             yield {"title": value, "text": other, "button": value, "action": other,
                    "s": value, "e": other, "token": value}
+            yield {"title": other, "text": value, "button": other, "action": value,  # unsubscribe
+                   "s": other, "e": value, "token": other, "manage_url": value,
+                   "manage_text": other}
         else:
             service = SimpleNamespace(title=value, name=other)
             yield {"service": service, "email": value, "name": other}
@@ -61,6 +64,10 @@ def test_no_value_reaches_the_page_unescaped():
     body = plain("button.html", "en", {k: "<b x='1'>" for k in
                                        ("title", "text", "button", "action", "s", "e", "token")})
     assert "<b x" not in body and "'1'" not in body and body.count("&lt;b x=&#39;1&#39;&gt;") == 8  # title twice
+    body = plain("button.html", "en", {k: "<b x='1'>" for k in
+                                       ("title", "text", "button", "action", "s", "e", "token",
+                                        "manage_url", "manage_text")})
+    assert "<b x" not in body and body.count("&lt;b x=&#39;1&#39;&gt;") == 10
 
 
 def test_a_service_template_is_drawn_by_jinja(tmp_path):

@@ -162,6 +162,9 @@ def build_parser() -> Parser:
                        help="yes: delete a subscriber who got the whole series; no: keep as done")
         a.add_argument("--send-window", metavar="EXPR",
                        help='minutes when series letters may go, in timezone, e.g. "0 9-18 * * 1-5"')
+        a.add_argument("--public", choices=["yes", "no"],
+                       help="yes (the default): every subscriber's own page offers it with a join "
+                            "button; no: shown there only to its subscribers")
     for action in ("enable", "disable", "remove"):
         actions.add_parser(action, help=f"{action} a service").add_argument("name", help=NAME_HELP)
     actions.add_parser("list", help="the services, a header row first")
@@ -260,6 +263,11 @@ def main(argv: list[str] | None = None) -> int:
         args.func(Context(args.data), args)
     except VykhukholError as exc:
         print(f"vykhukhol: {exc.message}", file=sys.stderr)
+        return 1
+    except ImportError as exc:  # a host that vendored too little: one line, not a traceback
+        from vykhukhol.errors import MissingModule
+
+        print(f"vykhukhol: {MissingModule.of(exc).message}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("vykhukhol: interrupted", file=sys.stderr)

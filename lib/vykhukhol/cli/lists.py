@@ -31,7 +31,8 @@ def cmd_db(ctx: Context, args) -> None:
 def _service_values(args) -> dict[str, str]:
     values = {}
     for option, key in (("title", "title"), ("from_name", "from_name"), ("from_email", "from_email"),
-                        ("delete_finished", "delete_finished"), ("send_window", "send_window")):
+                        ("delete_finished", "delete_finished"), ("send_window", "send_window"),
+                        ("public", "public")):
         value = getattr(args, option, None)
         if value is not None:
             values[key] = value

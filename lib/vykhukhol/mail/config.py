@@ -39,6 +39,7 @@ class MailConfig:
     outbox_dir: Path | None = None
     timeout: float = 20.0  # seconds for connect and each SMTP command, or for sendmail
     smtp_connections: int = 1  # SMTP connections a run may open at once (see .lanes)
+    helo_name: str = ""  # the greeting's name (empty: from_email's domain, else localhost)
     dkim_domain: str = ""  # when set, every letter is signed (SPEC 12)
     dkim_selector: str = ""
     dkim_key: Path | None = None  # the PEM private key
@@ -61,4 +62,20 @@ def config_from_settings(settings: Settings, outbox_dir: Path) -> MailConfig:
         dev_redirect=settings["mail.dev_redirect"], outbox_dir=outbox_dir,
         dkim_domain=domain, dkim_selector=settings["mail.dkim_selector"], dkim_key=key,
         smtp_connections=settings["mail.smtp_connections"],
+        helo_name=greeting_name(settings),
     )
+
+
+def greeting_name(settings: Settings) -> str:
+    """The name the SMTP greeting (EHLO) gives, SPEC 9: ``mail.helo_name``,
+    else the host of ``site_url`` when it is a domain name, else the domain
+    of ``from_email`` (a receiver scores a bare ``[127.0.0.1]``, which
+    smtplib would say on a host without a dotted name, as spam)."""
+    if settings["mail.helo_name"]:
+        return settings["mail.helo_name"]
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(settings["site_url"]).hostname or "").rstrip(".")
+    if "." in host and not host.replace(".", "").isdigit() and ":" not in host:
+        return host.lower()
+    return settings["mail.from_email"].rpartition("@")[2].lower()

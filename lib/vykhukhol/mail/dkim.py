@@ -3,7 +3,8 @@
 With ``mail.dkim_domain`` set, :meth:`Transport.send <vykhukhol.mail.Transport.send>`
 signs each letter with a :class:`Signer` just before it is handed over (after
 ``dev_redirect`` rewrote ``To``, so the signature covers what is sent), over
-the headers of :data:`SIGNED` that the letter has: rsa-sha256,
+the headers of :data:`SIGNED` that the letter has, with those of
+:data:`OVERSIGNED` signed once more than they occur: rsa-sha256,
 relaxed/relaxed. The signing itself is dkimpy's (``dkim.sign``), imported only
 when a letter is signed, with its RSA step done by OpenSSL through the
 ``cryptography`` package when that is installed (the same signature, ten and
@@ -17,19 +18,25 @@ the status, and a :class:`Signer` that cannot load it raises
 :class:`DkimKeyError`, which the transport turns into a temporary failure
 (the run stops; nothing leaves).
 
+dkimpy is imported without dnspython (:func:`_dkimpy`): a signer never asks
+the DNS, and that import cost a signing process 60-140 ms.
+
 Deliberately not here: verifying signatures (tests use dkimpy's ``verify``),
-DNS look-ups, ed25519 keys.
+DNS look-ups, ed25519 keys (dkimpy signs them only through PyNaCl, which
+Vykhukhol does not depend on; README 16 gives what a second signature would
+cost).
 """
 
 from __future__ import annotations
 
 import base64
 import os
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vykhukhol import files
-from vykhukhol.errors import BadInput, Conflict
+from vykhukhol.errors import BadInput, Conflict, MissingModule
 
 if TYPE_CHECKING:
     from vykhukhol.settings import Settings
@@ -37,10 +44,16 @@ if TYPE_CHECKING:
 KEY_BITS = 2048
 MIN_KEY_BITS = 1024  # what receivers still accept (RFC 8301)
 FOLDER = "dkim"      # under the data directory, 0700; each key 0600
-#: What is signed, in this order, where the letter has it (RFC 8058 section 4
-#: wants both List-Unsubscribe headers covered).
-SIGNED = (b"From", b"To", b"Subject", b"Date", b"Message-ID", b"List-Id",
+#: What is signed, in this order, where the letter has it (SPEC 12; RFC 8058
+#: section 4 wants both List-Unsubscribe headers covered).
+SIGNED = (b"From", b"To", b"Subject", b"Date", b"Message-ID", b"MIME-Version",
+          b"Content-Type", b"Content-Transfer-Encoding", b"List-Id",
           b"List-Unsubscribe", b"List-Unsubscribe-Post")
+#: Signed once more than they occur (after :data:`SIGNED`, absent ones too), so
+#: that a copy added after signing breaks the signature (RFC 6376 section
+#: 8.15): a second From or Subject shown instead of ours, or a one-click
+#: unsubscribe link slipped into a letter that had none.
+OVERSIGNED = (b"From", b"Subject", b"List-Unsubscribe", b"List-Unsubscribe-Post")
 _TXT_CHUNK = 255  # the longest character-string a TXT record holds (RFC 1035 3.3)
 
 
@@ -75,8 +88,11 @@ def load_key(path: Path) -> bytes:
                            "`vykhukhol dkim keygen --domain DOMAIN`") from None
     except OSError as exc:
         raise DkimKeyError(f"the DKIM key {path} cannot be read: {exc.strerror or exc}") from None
-    from dkim.crypto import UnparsableKeyError, parse_pem_private_key
-
+    try:
+        _dkimpy()
+        from dkim.crypto import UnparsableKeyError, parse_pem_private_key
+    except ImportError as exc:
+        raise MissingModule.of(exc) from None
     try:
         key = parse_pem_private_key(pem)
     except (UnparsableKeyError, ValueError, IndexError, TypeError) as exc:
@@ -87,6 +103,38 @@ def load_key(path: Path) -> bytes:
         raise DkimKeyError(f"the DKIM key {path} has {bits} bits; receivers want at least "
                            f"{MIN_KEY_BITS} (make a new one with `vykhukhol dkim keygen`)")
     return pem
+
+
+def _dkimpy():
+    """dkimpy, imported without dnspython when nothing imported it before.
+
+    dkimpy imports ``dns.resolver`` as it loads (its ``dnsplug``; 60-140 ms
+    a process here, README 16), only to look up keys when it verifies; a
+    signer never asks the DNS. So its ``dnsplug`` is stood in for while it
+    loads, by a ``get_txt`` that imports the real one when first called."""
+    import sys
+
+    loaded = sys.modules.get("dkim")
+    if loaded is not None:
+        return loaded
+    import types
+
+    stand_in = types.ModuleType("dkim.dnsplug")
+    stand_in.get_txt = _get_txt_later  # type: ignore[attr-defined]
+    sys.modules["dkim.dnsplug"] = stand_in
+    try:
+        import dkim
+    finally:
+        if sys.modules.get("dkim.dnsplug") is stand_in:
+            del sys.modules["dkim.dnsplug"]  # the next import of it is the real one
+    return dkim
+
+
+def _get_txt_later(name: bytes, timeout: int = 5) -> bytes | None:
+    """dkimpy's DNS look-up, dnspython imported now (only a verifier asks)."""
+    from dkim import dnsplug
+
+    return dnsplug.get_txt(name, timeout)
 
 
 def check_key(data_root: Path, settings: Settings) -> None:
@@ -137,6 +185,30 @@ def misaligned(dkim_domain: str, senders: dict[str, str]) -> list[tuple[str, str
             if not aligned(dkim_domain, address)]
 
 
+_SIGNERS: dict[tuple, Signer] = {}  # one key read and parsed per process (per key file state)
+_MAKING = threading.Lock()
+
+
+def signer_for(domain: str, selector: str, key_file: Path) -> Signer:
+    """The process's :class:`Signer` for this key: made (the key read and
+    parsed, dkimpy and cryptography imported) on the first call, shared by
+    every transport and thread after it; made anew only when the key file
+    changes. Raises :class:`DkimKeyError` or :class:`MissingModule`."""
+    try:
+        seen = os.stat(key_file)
+        state: tuple = (seen.st_mtime_ns, seen.st_size, seen.st_ino)
+    except OSError:
+        state = ()  # load_key says what is wrong
+    which = (domain, selector, str(key_file), state)
+    with _MAKING:  # serve's threads: one Signer, and dkimpy's RSA step routed once
+        signer = _SIGNERS.get(which)
+        if signer is None:
+            signer = Signer(domain, selector, key_file)
+            _SIGNERS.clear()  # an older state of the key is never used again
+            _SIGNERS[which] = signer
+    return signer
+
+
 class Signer:
     """Signs letters as ``selector._domainkey.domain``; the key is read once.
 
@@ -153,17 +225,18 @@ class Signer:
 
     def sign(self, data: bytes) -> bytes:
         """``data`` (a whole letter, CRLF line ends) with its DKIM-Signature on top."""
-        import dkim
+        return self.header(data) + data
 
-        present = _header_names(data)
-        include = [name for name in SIGNED if name.lower() in present]
+    def header(self, data: bytes) -> bytes:
+        """The DKIM-Signature header field of ``data`` (CRLF at its end)."""
+        dkim = _dkimpy()  # imported by load_key already: a dictionary look-up
+
+        include = signed_headers(data)
         try:
-            signature = dkim.sign(data, self.selector, self.domain, self.key,
-                                  include_headers=include,
-                                  canonicalize=(b"relaxed", b"relaxed"))
+            return dkim.sign(data, self.selector, self.domain, self.key,
+                             include_headers=include, canonicalize=(b"relaxed", b"relaxed"))
         except dkim.DKIMException as exc:
             raise DkimKeyError(f"DKIM signing failed: {exc}") from None
-        return signature + data
 
 
 # dkimpy does RSA in pure Python (two 1024-bit modular powers a signature,
@@ -184,7 +257,7 @@ def _route_rsa_to_openssl(pem: bytes) -> bool:
     """Let OpenSSL do dkimpy's RSA step for this key; False when it cannot."""
     global _PURE_RSA, _PURE_PARSE
     try:
-        import dkim
+        dkim = _dkimpy()
         from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric import rsa
     except ImportError:
@@ -223,11 +296,24 @@ def _rsa_sign(digest, private_key: dict) -> bytes:
     return key.sign(digest.digest(), padding.PKCS1v15(), utils.Prehashed(hashes.SHA256()))
 
 
-def _header_names(data: bytes) -> set[bytes]:
-    """The lower-cased names of the letter's header fields."""
+def signed_headers(data: bytes) -> list[bytes]:
+    """The ``h=`` list for this letter: each field of :data:`SIGNED` as often
+    as the letter has it, then each of :data:`OVERSIGNED` once more than that
+    (dkimpy signs a name listed past its last copy as an empty field)."""
+    counts = _header_counts(data)
+    include = [name for name in SIGNED for _ in range(counts.get(name.lower(), 0))]
+    return include + [name for name in OVERSIGNED]
+
+
+def _header_counts(data: bytes) -> dict[bytes, int]:
+    """How often each header field (lower-cased name) stands in the letter's head."""
     head = data.split(b"\r\n\r\n", 1)[0]
-    return {line.split(b":", 1)[0].strip().lower() for line in head.split(b"\r\n")
-            if line and line[:1] not in (b" ", b"\t")}
+    counts: dict[bytes, int] = {}
+    for line in head.split(b"\r\n"):
+        if line and line[:1] not in (b" ", b"\t"):
+            name = line.split(b":", 1)[0].strip().lower()
+            counts[name] = counts.get(name, 0) + 1
+    return counts
 
 
 # --------------------------------------------------------------------------- keys

@@ -25,11 +25,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import EmailMessage
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vykhukhol.mail.config import MailConfig
 from vykhukhol.mail.message import Outgoing
 from vykhukhol.mail.transport import Transport
+
+if TYPE_CHECKING:
+    from vykhukhol.mail.signing import SigningProcess
 
 
 @dataclass
@@ -45,6 +48,8 @@ class Finished:
 class _Lane:
     def __init__(self, lanes: Lanes, number: int) -> None:
         self.transport = lanes.opener(lanes.config)
+        if lanes.signing is not None:
+            self.transport.use_signer(lanes.signing)
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._done = lanes._done
         self.thread = threading.Thread(target=self._loop, name=f"smtp-lane-{number}", daemon=True)
@@ -67,6 +72,16 @@ class _Lane:
             self._done.put((self, Finished(tag, error, time.monotonic() - began)))
 
 
+def _cores() -> int:
+    """The cores this process may run on (a helper on the only one gains nothing)."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 class Lanes:
     """Up to ``count`` SMTP connections, opened as they are first needed."""
 
@@ -81,6 +96,27 @@ class Lanes:
         self._lanes: list[_Lane] = []
         self._idle: list[_Lane] = []
         self.in_flight = 0
+        self.signing: SigningProcess | None = None  # DKIM on another core, see prepare
+
+    def prepare(self) -> None:
+        """What :meth:`Transport.prepare` does, once for every lane (the key
+        checked here, in the caller's thread); with signing on and more than
+        one lane, the letters are then signed by a :class:`.signing.SigningProcess`
+        on another core while the lanes wait for their servers, so the
+        letter-making thread never signs."""
+        self.opener(self.config).prepare()
+        if self.config.dkim_domain and self.count > 1 and self.signing is None \
+                and _cores() > 1:
+            from vykhukhol.mail.dkim import signer_for
+            from vykhukhol.mail.signing import SigningProcess
+
+            assert self.config.dkim_key is not None  # prepare() refused a missing one
+            here = signer_for(self.config.dkim_domain, self.config.dkim_selector,
+                              self.config.dkim_key)  # made by prepare(): signs until it starts
+            self.signing = SigningProcess(self.config.dkim_domain, self.config.dkim_selector,
+                                          self.config.dkim_key, meanwhile=here)
+            for lane in self._lanes:
+                lane.transport.use_signer(self.signing)
 
     def finished(self, block: bool = False) -> list[Finished]:
         """The letters whose lanes are done, each lane free again once taken;
@@ -129,4 +165,7 @@ class Lanes:
         for lane in self._lanes:
             lane.thread.join()
         self._lanes, self._idle = [], []
+        if self.signing is not None:
+            signing, self.signing = self.signing, None
+            signing.close()
         return out

@@ -87,6 +87,8 @@ def build_message(
     msg.set_content(str(text), subtype="plain", charset="utf-8", cte="quoted-printable")
     if html is not None:
         msg.add_alternative(str(html), subtype="html", charset="utf-8", cte="quoted-printable")
+        for part in msg.iter_parts():  # set_content gives each part one; RFC 2045 wants it on top
+            del part["MIME-Version"]
     return msg
 
 

@@ -17,11 +17,13 @@ from vykhukhol.mail.config import MailConfig
 from vykhukhol.mail.headers import POLICY
 from vykhukhol.mail.message import Outgoing
 from vykhukhol.mail.transport import (
+    SignedLater,
     TemporaryFailure,
     Transport,
     _by_code,
     _describe,
     _reply_text,
+    signed_now,
 )
 
 
@@ -35,6 +37,7 @@ class SmtpTransport(Transport):
     """
 
     idle_check_after = 10.0  # seconds
+    takes_later = True  # a helper's signature is waited for after the envelope
 
     def __init__(self, config: MailConfig) -> None:
         super().__init__(config)
@@ -47,7 +50,9 @@ class SmtpTransport(Transport):
                  ready: Callable[[], None], meanwhile: Callable[[], None]) -> None:
         import smtplib
 
-        data = msg.data if isinstance(msg, Outgoing) else msg.as_bytes(policy=POLICY)
+        later = msg if isinstance(msg, SignedLater) else None
+        if later is None:
+            data = msg.data if isinstance(msg, Outgoing) else msg.as_bytes(policy=POLICY)
         conn = self._connection()
         stage = "mail"
         try:
@@ -56,6 +61,12 @@ class SmtpTransport(Transport):
             else:
                 replies = self._envelope_one_by_one(conn, envelope_from, recipient)
             _check_envelope(replies, envelope_from, self._hang_up)
+            if later is not None:  # signed by a helper while the envelope went
+                try:
+                    data = signed_now(later)
+                except TemporaryFailure:
+                    self._hang_up(polite=False)  # the server drops a letter with no final dot
+                    raise
             try:
                 ready()
             except BaseException:
@@ -141,6 +152,12 @@ class SmtpTransport(Transport):
 
     # -- the connection
 
+    def _helo(self) -> str:
+        """The greeting's name (SPEC 9): never the bare address smtplib
+        would fall back to."""
+        cfg = self.config
+        return cfg.helo_name or cfg.from_email.rpartition("@")[2] or "localhost"
+
     def _where(self) -> str:
         return f"{self.config.smtp_host}:{self.config.smtp_port}"
 
@@ -171,11 +188,11 @@ class SmtpTransport(Transport):
                 import ssl
                 context = ssl.create_default_context()
             if cfg.smtp_security == "ssl":
-                conn = smtplib.SMTP_SSL(
-                    cfg.smtp_host, cfg.smtp_port, timeout=timeout, context=context
-                )
+                conn = smtplib.SMTP_SSL(cfg.smtp_host, cfg.smtp_port, timeout=timeout,
+                                        context=context, local_hostname=self._helo())
             else:
-                conn = smtplib.SMTP(cfg.smtp_host, cfg.smtp_port, timeout=timeout)
+                conn = smtplib.SMTP(cfg.smtp_host, cfg.smtp_port, timeout=timeout,
+                                    local_hostname=self._helo())
             conn.ehlo_or_helo_if_needed()
             if cfg.smtp_security == "starttls":
                 conn.starttls(context=context)

@@ -17,13 +17,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from vykhukhol.errors import BadInput
+from vykhukhol.errors import BadInput, MissingModule
 from vykhukhol.mail.config import MailConfig
 from vykhukhol.mail.headers import POLICY, check_address, encode_text
 from vykhukhol.mail.message import Outgoing
 
 if TYPE_CHECKING:
     from vykhukhol.mail.dkim import Signer
+    from vykhukhol.mail.signing import SigningProcess
 
 class DeliveryError(Exception):
     """A letter was not accepted.
@@ -85,7 +86,7 @@ class Transport(ABC):
 
     def __init__(self, config: MailConfig) -> None:
         self.config = config
-        self._signer: Signer | None = None
+        self._signer: Signer | SigningProcess | None = None
 
     def send(self, msg: EmailMessage | Outgoing, recipient: str,
              envelope_from: str | None = None, ready: Callable[[], None] | None = None,
@@ -128,21 +129,49 @@ class Transport(ABC):
             rcpt = redirect
         if self.config.dkim_domain:
             msg = self._signed(msg)
+            if isinstance(msg, SignedLater) and not self.takes_later:
+                msg = Outgoing(signed_now(msg), msg.from_address, msg.envelope_from)
         self._deliver(msg, rcpt, sender, ready or _nothing, meanwhile or _nothing)
+
+    def prepare(self) -> None:
+        """Make ready what every letter will need, before the first one is
+        touched: with signing on, the process's signer (the key read and
+        parsed, dkimpy imported). Raises :class:`~.dkim.DkimKeyError` or
+        :class:`~vykhukhol.errors.MissingModule`; a sender calls it before it
+        writes a letter's intent, so such a failure leaves no letter in doubt."""
+        if self.config.dkim_domain and self._signer is None:
+            from vykhukhol.mail.dkim import signer_for
+
+            self._signer = signer_for(self.config.dkim_domain, self.config.dkim_selector,
+                                      self.config.dkim_key or Path("-"))
+
+    def use_signer(self, signer: Signer | SigningProcess) -> None:
+        """Sign with ``signer`` (anything with ``sign(data) -> signed data``)
+        instead of the process's own :class:`~.dkim.Signer`."""
+        self._signer = signer
+
+    #: Whether :meth:`_deliver` takes a :class:`SignedLater` (asking for its
+    #: bytes only when they must go); else it is waited for before.
+    takes_later = False
 
     def _signed(self, msg: EmailMessage | Outgoing) -> Outgoing:
         """The letter's bytes with a DKIM-Signature on top (the key read on the
-        first letter)."""
-        from vykhukhol.mail.dkim import DkimKeyError, Signer
+        first letter, unless :meth:`prepare` did it); a :class:`SignedLater`
+        when a helper process signs it meanwhile."""
+        from vykhukhol.mail.dkim import DkimKeyError
 
         try:
-            if self._signer is None:
-                self._signer = Signer(self.config.dkim_domain, self.config.dkim_selector,
-                                      self.config.dkim_key or Path("-"))
+            self.prepare()
+            assert self._signer is not None
             if isinstance(msg, Outgoing):
-                return Outgoing(self._signer.sign(msg.data), msg.from_address, msg.envelope_from)
-            return Outgoing(self._signer.sign(msg.as_bytes(policy=POLICY)), _from_address(msg))
-        except DkimKeyError as exc:
+                data, sender, envelope = msg.data, msg.from_address, msg.envelope_from
+            else:
+                data, sender, envelope = msg.as_bytes(policy=POLICY), _from_address(msg), ""
+            submit = getattr(self._signer, "submit", None)
+            if submit is not None:
+                return SignedLater(submit(data), sender, envelope)
+            return Outgoing(self._signer.sign(data), sender, envelope)
+        except (DkimKeyError, MissingModule) as exc:
             raise TemporaryFailure(f"{exc.message}; nothing is sent unsigned", None,
                                    "dkim") from None
 
@@ -173,6 +202,39 @@ class Transport(ABC):
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+class SignedLater(Outgoing):
+    """A letter a helper process is signing (:mod:`.signing`): ``data`` waits
+    for the signed bytes, asked for only when they must go, so the signature
+    is made while the envelope is exchanged. Raises what the signing raises
+    (:class:`~.dkim.DkimKeyError`) when asked."""
+
+    def __init__(self, collect: Callable[[], bytes], from_address: str,
+                 envelope_from: str = "") -> None:
+        object.__setattr__(self, "_collect", collect)
+        object.__setattr__(self, "from_address", from_address)
+        object.__setattr__(self, "envelope_from", envelope_from)
+
+    @property  # type: ignore[override]
+    def data(self) -> bytes:
+        made = self.__dict__.get("_made")
+        if made is None:
+            made = self._collect()
+            object.__setattr__(self, "_made", made)
+        return made
+
+
+def signed_now(msg: SignedLater) -> bytes:
+    """The bytes of ``msg``, a signing failure as the :class:`TemporaryFailure`
+    a transport raises for it."""
+    from vykhukhol.mail.dkim import DkimKeyError
+
+    try:
+        return msg.data
+    except DkimKeyError as exc:
+        raise TemporaryFailure(f"{exc.message}; nothing is sent unsigned", None,
+                               "dkim") from None
 
 
 def _nothing() -> None:

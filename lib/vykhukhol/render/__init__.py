@@ -36,7 +36,7 @@ Variables that are not given render as nothing (``{{ nmae }}`` is empty,
 becomes :class:`~vykhukhol.errors.BadInput` with ``"<what>: line N: <reason>"``.
 
 The context the project passes is ``name``, ``email``, ``service``,
-``unsubscribe_url`` and ``date`` (and ``confirm_url`` in confirmation
+``unsubscribe_url``, ``manage_url`` and ``date`` (and ``confirm_url`` in confirmation
 requests); this module does not insist on it.
 
 What is where: :mod:`.budget` holds the bounds and the estimates of what
@@ -86,6 +86,7 @@ SAMPLE_CONTEXT = {
     "name": "Ivan Petrov", "email": "ivan@example.org", "service": "Sample service",
     "unsubscribe_url": "https://example.org/cgi/unsubscribe.py?s=sample&e=ivan%40example.org&t=x",
     "confirm_url": "https://example.org/cgi/confirm.py?s=sample&e=ivan%40example.org&t=x",
+    "manage_url": "https://example.org/cgi/manage.py?e=ivan%40example.org&t=x",
     "date": "2026-01-31",
 }
 

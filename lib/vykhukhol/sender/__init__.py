@@ -41,7 +41,14 @@ from vykhukhol import alerts, idle, runlog, state
 from vykhukhol import services as svc
 from vykhukhol import subscribers as subs
 from vykhukhol.datadir import DataDir
-from vykhukhol.errors import BadInput, NoSecret, NotFound, StorageError, VykhukholError
+from vykhukhol.errors import (
+    BadInput,
+    MissingModule,
+    NoSecret,
+    NotFound,
+    StorageError,
+    VykhukholError,
+)
 from vykhukhol.runtime import Report, Run
 from vykhukhol.sender.newsletter import send_newsletters
 from vykhukhol.sender.serial import hold_db, in_window, send_reminders, send_series
@@ -65,6 +72,9 @@ def run(data: DataDir, settings: Settings, clock: Callable[[], float] = time.mon
     except StorageError as exc:
         current.log.error(f"run ended early: {exc.message}")
         current.stop(Outcome.STORAGE)
+    except ImportError as exc:  # a host that vendored too little (README 14): one line
+        current.log.error(f"run ended early: {MissingModule.of(exc).message}")
+        current.stop(Outcome.TEMPFAIL)
     finally:
         finish(current)
     return current.report

@@ -24,7 +24,7 @@ def subject_as_sent(data: DataDir, job: newsletters.Job, subject: str, moment: d
             break
         except VykhukholError:
             continue
-    context = {"name": "", "email": "", "service": title, "unsubscribe_url": "",
+    context = {"name": "", "email": "", "service": title, "unsubscribe_url": "", "manage_url": "",
                "date": moment.strftime("%Y-%m-%d")}
     try:
         return " ".join(render.render(subject, context, "subject").split()) or subject

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Container
+from datetime import datetime
 from functools import partial
 from itertools import islice
 
@@ -101,7 +102,7 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
         batch = list(islice(rows, run.news_left))
         if not batch:
             break
-        home = suppression_gate(services, batch, run.suppressed)
+        home = suppression_gate(services, batch, run.suppressed, run.now())
         letters = [Letter(job.name, row.email, str(row.index), None
                           if (service := home.get(email_key(row.email))) is None else Copy(partial(
                               compose.newsletter, service, subject, text, html, run.settings,
@@ -112,13 +113,19 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
 
 
 def suppression_gate(services: dict[str, svc.Service], batch: list,
-                     suppressed: Container[str] = ()) -> dict[str, svc.Service]:
+                     suppressed: Container[str] = (),
+                     moment: datetime | None = None) -> dict[str, svc.Service]:
     """Which of the batch's addresses are still confirmed subscribers, and of
-    which service; none on the suppression list (SPEC 12)."""
+    which service; none on the suppression list (SPEC 12), and none paused
+    at ``moment`` (their own page): the row is skipped, as a pause asks for
+    no letters at all."""
     wanted = {email_key(row.email) for row in batch if row.email not in suppressed}
     home: dict[str, svc.Service] = {}
     for service in services.values():
         for sub in subs.among(service.subscribers_path, wanted):
+            until = sub.paused_until if moment is not None else None
+            if until is not None and until > moment:
+                continue
             if sub.state.confirmed and sub.key not in home:
                 home[sub.key] = service
     return home

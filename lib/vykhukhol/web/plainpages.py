@@ -26,7 +26,7 @@ TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 #: CRC-32 of each template this module was written from (tests/unit/test_plainpages.py
 #: fails when a template and this table differ: change the function, then the number).
 SOURCES = {"base.html": 0x6867500C, "subscribe.html": 0x12568E43, "message.html": 0xE77398F5,
-           "button.html": 0x94166939}
+           "button.html": 0x3B9511DD}
 _checked: dict[str, bool] = {}
 
 _HEAD = """<!doctype html>
@@ -76,7 +76,8 @@ def message(lang: str, t: Callable[..., str], context: dict) -> str:
 
 
 def button(lang: str, t: Callable[..., str], context: dict) -> str:
-    """button.html: a sentence and one button that posts the link's fields back."""
+    """button.html: a sentence and one button that posts the link's fields back (and,
+    on the unsubscribe page, the link to the subscriber's own page)."""
     e = {key: escape(context.get(key, "")) for key in
          ("title", "text", "action", "s", "e", "token", "button")}
     body = (f"<h1>{e['title']}</h1>\n<p>{e['text']}</p>\n"
@@ -86,6 +87,9 @@ def button(lang: str, t: Callable[..., str], context: dict) -> str:
             f"  <input type=\"hidden\" name=\"t\" value=\"{e['token']}\">\n"
             f"  <button type=\"submit\">{e['button']}</button>\n"
             "</form>\n")
+    if context.get("manage_url"):  # the unsubscribe page's way to every other list
+        body += (f"<p><a href=\"{escape(context['manage_url'])}\">"
+                 f"{escape(context.get('manage_text', ''))}</a></p>")
     return _base(lang, e["title"], body)
 
 

@@ -165,10 +165,18 @@ def _button_page(site: Site, purpose: str, service: svc.Service, email: str, tok
     address is subscribed, so this tells nobody who is."""
     if not _token_ok(site, service, email, purpose, token):
         return site.message("link.invalid_title", "link.invalid_text", service, 400)
+    extra: dict[str, str] = {}
+    if purpose == "unsubscribe":
+        # The way to every other list of the address, and to its data (SPEC 7).
+        from vykhukhol import tokens
+
+        extra = {"manage_url": tokens.manage_link(site.settings["site_url"], site.settings.secret,
+                                                  email),
+                 "manage_text": t(site.lang, "unsubscribe.manage")}
     return site.page("button.html", service, title=t(site.lang, f"{purpose}.title"),
                      text=t(site.lang, f"{purpose}.text", email=email, service=service.title),
                      button=t(site.lang, f"{purpose}.button"), action=f"{purpose}.py",
-                     s=service.name, e=email, token=token)
+                     s=service.name, e=email, token=token, **extra)
 
 
 def _token_ok(site: Site, service: svc.Service, email: str, purpose: str, token: str) -> bool:

@@ -35,7 +35,14 @@ def subscribers_page(admin: Admin, args: dict, result: dict | None = None,
             found.append(item)
         total += 1
     pages = max(1, (total + PAGE_SIZE - 1) // PAGE_SIZE)
+    from vykhukhol import tokens
+
+    def manage_link(email: str) -> str:
+        """The subscriber's own page, for the admin to send when asked for help."""
+        return tokens.manage_link(admin.settings["site_url"], admin.settings.secret, email)
+
     return admin.page("subscribers.html", status, service=service, found=found, total=total,
+                      manage_link=manage_link,
                       page=page, pages=pages, q=query, result=result, error=error,
                       states=SubscriberState, local=lambda t: local_time(admin.settings, t),
                       import_size=MAX_IMPORT_BYTES // (1024 * 1024), import_lines=MAX_IMPORT_LINES)

@@ -1,0 +1,273 @@
+"""Everything stored about one address, across the whole site: what the
+subscriber's own page (SPEC 7) shows, changes, exports and erases.
+
+An address is named in these places, and only these: the subscriber lines of
+every service, the newsletter ledgers, the suppression list, the logs under
+``data/log/`` (run.log, bounces.log and their rotations), the two state files
+that hold addresses (``unsent-confirmations``, ``tempfail``), the bounce
+messages kept for the admin (``bounces/kept/``) and the letters of the
+``outbox`` transport. :func:`export` reads all of them and :func:`erase`
+removes the address from all of them.
+
+Each file is changed by one atomic rewrite under its record lock (by the
+module that owns its format where there is one), so a process killed in the
+middle of an erase leaves every file either as it was or as it is to be,
+never half of one. The suppression list's keyed hash is written first: from
+then on nothing is sent to the address however far the erase got, and a
+second erase finishes the rest.
+
+A line *names* the address when the address stands in it as a whole (not
+inside a longer address: erasing bob@example.org keeps jimbob@example.org's
+lines), in any letter case.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+from vykhukhol import files, state
+from vykhukhol import services as svc
+from vykhukhol import subscribers as subs
+from vykhukhol.addresses import MAX_NAME, email_key
+from vykhukhol.datadir import DataDir
+from vykhukhol.errors import BadInput
+from vykhukhol.settings import Settings
+from vykhukhol.timeutil import format_time
+
+MAX_PAUSE_DAYS = 366  # a pause is for a time; longer is leaving, which the page offers too
+LINE_STATE_FILES = ("unsent-confirmations", "tempfail")  # in data/state/, one address a line
+
+
+def _pattern(email: str) -> re.Pattern[str]:
+    """The address as a whole word of a line, in any letter case."""
+    # Not inside a longer address: no address character before it, and after
+    # it none, nor a dot that goes on with one (a sentence's full stop may follow).
+    return re.compile(r"(?<![\w.%+@-])" + re.escape(email_key(email)) + r"(?![\w-]|\.[\w-])",
+                      re.IGNORECASE)
+
+
+def memberships(data: DataDir, email: str) -> list[tuple[svc.Service, subs.Subscriber | None]]:
+    """Every service of the site with the address's line in it (None: not there)."""
+    # find() searches the file's bytes for lines that start with the address:
+    # a page costs a read of each file, not a parse of each line.
+    return [(service, subs.find(service.subscribers_path, email))
+            for service in svc.load_services(data)]
+
+
+def check_name(name: str) -> str:
+    """A name typed on the page: refused (BadInput) with control characters in
+    it, rather than quietly changed; cut to the length the file keeps."""
+    name = (name or "").strip()
+    if any(unicodedata.category(ch) == "Cc" for ch in name):
+        raise BadInput("the name must not contain control characters (line breaks, tabs)")
+    if len(name) > MAX_NAME:
+        raise BadInput("the name is too long: at most {count} characters", count=MAX_NAME)
+    return " ".join(name.split())
+
+
+def rename(data: DataDir, email: str, name: str) -> int:
+    """The address's name in every service it is in; returns how many lines changed."""
+    name = check_name(name)
+    changed = 0
+    for service, sub in memberships(data, email):
+        if sub is not None and subs.update_one(service.subscribers_path, email,
+                                               lambda s: s.replace(name=name)):
+            changed += 1
+    return changed
+
+
+def check_pause(until: datetime, moment: datetime) -> datetime:
+    """A pause's end as asked for: in the future, at most :data:`MAX_PAUSE_DAYS` away."""
+    if until <= moment:
+        raise BadInput("the date must be in the future")
+    if (until - moment).days > MAX_PAUSE_DAYS:
+        raise BadInput("a pause can last at most {count} days", count=MAX_PAUSE_DAYS)
+    return until
+
+
+def pause(data: DataDir, email: str, until: datetime | None) -> int:
+    """No letter of any kind to the address before ``until`` (None: resume now),
+    in every service it is in. The sender reads the pause from the lines
+    (:attr:`Subscriber.paused_until`): series letters and reminders wait for it
+    (:func:`series.next_action`, so the due index too), newsletter rows are
+    skipped while it lasts. Returns how many lines changed."""
+    changed = 0
+    for service, sub in memberships(data, email):
+        if sub is None:
+            continue
+        if subs.update_one(service.subscribers_path, email, lambda s: s.paused(until)):
+            changed += 1
+            # The line moved: the summary takes the file's new stamp (a pause
+            # only puts things later, so the summary's next time stays true).
+            state.lower_due(data, service.name, None, service.subscribers_path)
+    return changed
+
+
+def leave_all(data: DataDir, email: str) -> int:
+    """Unsubscribe the address from every service; returns from how many."""
+    from vykhukhol import membership
+
+    return sum(1 for service, sub in memberships(data, email)
+               if sub is not None and membership.unsubscribe(data, service.name, email))
+
+
+# --- export ------------------------------------------------------------------
+
+def _log_files(data: DataDir) -> list[Path]:
+    if not data.log.is_dir():
+        return []
+    return sorted(path for path in data.log.iterdir() if path.is_file()
+                  and not path.name.endswith(".lock") and ".tmp" not in path.name)
+
+
+def _state_files(data: DataDir) -> list[Path]:
+    return [data.state / name for name in LINE_STATE_FILES if (data.state / name).is_file()]
+
+
+def _letter_files(data: DataDir) -> list[Path]:
+    """The whole messages that may name the address: kept bounces, the outbox."""
+    from vykhukhol.bounces.record import kept_folder
+
+    found: list[Path] = []
+    for folder in (kept_folder(data), data.outbox):
+        if folder.is_dir():
+            found.extend(sorted(p for p in folder.iterdir() if p.is_file() and p.suffix == ".eml"))
+    return found
+
+
+def _naming_lines(path: Path, pattern: re.Pattern[str]) -> Iterator[str]:
+    for line in files.read_lines(path):
+        if pattern.search(line):
+            yield line
+
+
+def _names(path: Path, pattern: re.Pattern[str]) -> bool:
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return False
+    return pattern.search(raw.decode("utf-8", "replace")) is not None
+
+
+def _relative(data: DataDir, path: Path) -> str:
+    return path.relative_to(data.root).as_posix()
+
+
+def export(data: DataDir, settings: Settings, email: str, moment: datetime) -> dict:
+    """Everything stored that names the address (GDPR art. 15, 152-ФЗ art. 14),
+    ready for ``json.dumps``."""
+    from vykhukhol import newsletters, suppression
+
+    pattern = _pattern(email)
+    result: dict = {"address": email, "made": format_time(moment), "subscriptions": [],
+                    "newsletter_rows": [], "suppression": [], "bounces": [], "log_lines": [],
+                    "letters": []}
+    for service, sub in memberships(data, email):
+        if sub is not None:
+            fields = dict(zip(subs.FIELDS, sub.to_line().split("\t"), strict=False))
+            fields["paused_until"] = format_time(sub.paused_until)
+            result["subscriptions"].append({"service": service.name, "title": service.title,
+                                            "fields": fields, "line": sub.to_line()})
+    key = email_key(email)
+    for job in newsletters.list_jobs(data):
+        for row in newsletters.read_rows(data.job(job.name, "list")):
+            if email_key(row.email) == key:
+                result["newsletter_rows"].append({
+                    "newsletter": job.name, "email": row.email, "name": row.name,
+                    "state": row.state.value, "time": row.time})
+    hashed = suppression.hashed(settings.secret, email)
+    for entry in suppression.entries(data):
+        if entry.address in (key, hashed):
+            result["suppression"].append({"address": entry.address, "when": format_time(entry.when),
+                                          "why": entry.why, "from": entry.source})
+    for path in _log_files(data) + _state_files(data):
+        where = "bounces" if path.name.startswith("bounces.log") else "log_lines"
+        result[where].extend({"file": _relative(data, path), "line": line}
+                             for line in _naming_lines(path, pattern))
+    result["letters"] = [{"file": _relative(data, path), "text": path.read_text("utf-8", "replace")}
+                         for path in _letter_files(data) if _names(path, pattern)]
+    return result
+
+
+# --- erase ---------------------------------------------------------------------
+
+def _drop_lines(path: Path, pattern: re.Pattern[str]) -> bool:
+    """Rewrite ``path`` without the lines that name the address (one atomic
+    rewrite under its record lock); False if no line did."""
+    if not _names(path, pattern):
+        return False
+    with files.record_lock(path):
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return False
+        # Lines end where files.read_lines ends them (bytes.splitlines: \n, \r, \r\n),
+        # never at a U+2028 a decoded string would also split at.
+        lines = raw.splitlines(keepends=True)
+        kept = [line for line in lines if not pattern.search(line.decode("utf-8", "replace"))]
+        if len(kept) == len(lines):
+            return False
+        files.atomic_write_bytes(path, kept)
+    return True
+
+
+def _hash_ledger_rows(data: DataDir, settings: Settings, email: str) -> int:
+    """Newsletter rows of the address keep their place (a job's cursor and the
+    sender's journal count rows by position) but name nobody: the address
+    becomes its keyed hash, the name goes, a pending row is skipped."""
+    from vykhukhol import newsletters, suppression
+    from vykhukhol.states import LedgerState
+
+    key, hashed = email_key(email), suppression.hashed(settings.secret, email)
+    changed = 0
+    for job in newsletters.list_jobs(data):
+        path = data.job(job.name, "list")
+        if not any(email_key(row.email) == key for row in newsletters.read_rows(path)):
+            continue
+
+        def blank(row: newsletters.Row) -> newsletters.Row:
+            nonlocal changed
+            if email_key(row.email) != key:
+                return row
+            changed += 1
+            moved = LedgerState.SKIPPED if row.state is LedgerState.PENDING else row.state
+            return newsletters.Row(row.index, hashed, "", moved, row.time, "erased")
+
+        newsletters.rewrite_rows(path, blank)
+    return changed
+
+
+def stored(data: DataDir, settings: Settings, email: str, moment: datetime) -> bool:
+    """Whether anything but the suppression list's hash still names the address
+    (False after a whole erase: a second one has nothing to do)."""
+    found = export(data, settings, email, moment)
+    return any(found[part] for part in ("subscriptions", "newsletter_rows", "bounces",
+                                        "log_lines", "letters")) \
+        or any(entry["address"] == email_key(email) for entry in found["suppression"])
+
+
+def erase(data: DataDir, settings: Settings, email: str, moment: datetime) -> int:
+    """Remove every line that names the address (GDPR art. 17, 152-ФЗ art. 21).
+    What must stay to honour the unsubscribe stays as the suppression list's
+    keyed hash, written first. Returns how many files changed."""
+    from vykhukhol import suppression
+
+    pattern = _pattern(email)
+    suppression.erase(data, settings.secret, email, moment)
+    changed = 1
+    for service, sub in memberships(data, email):
+        if sub is not None and subs.remove(service.subscribers_path, email):
+            state.lower_due(data, service.name, None, service.subscribers_path)
+            changed += 1
+    changed += 1 if _hash_ledger_rows(data, settings, email) else 0
+    for path in _log_files(data) + _state_files(data):
+        changed += _drop_lines(path, pattern)
+    for path in _letter_files(data):
+        if _names(path, pattern):
+            files.remove(path)
+            changed += 1
+    return changed

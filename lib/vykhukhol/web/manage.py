@@ -1,0 +1,385 @@
+"""The subscriber's own page (SPEC 7): ``cgi/manage.py``.
+
+A link signed by the address alone (:func:`tokens.manage_link`, in every list
+letter as ``{{ manage_url }}``) opens a page with every service of the site
+and the address's state in each: public services it is not in come with a
+join button, private ones are shown only where it is subscribed. Each change
+is one POST of a form that carries the signed fields (``e``, ``t``) as hidden
+inputs and an ``action``: ``leave``, ``join``, ``name``, ``pause``,
+``resume``, ``leave_all``, ``export`` (a JSON download) and ``erase``.
+
+As on the other public pages: a GET or HEAD changes nothing; a link whose
+token does not sign its address shows the generic "not valid" page and
+nothing of anyone; a POST without the signed token changes nothing, and one
+a browser says came from another site's page is refused (403) as well.
+
+Without a link the page asks for an address and mails the link — only to an
+address that is subscribed somewhere, after the answer, under the subscribe
+form's hourly cap per client — and answers every address alike, so it tells
+nobody who is subscribed.
+
+The page is drawn by plain Python with :mod:`vykhukhol.web.plainpages`'s
+base and escaping (no Jinja2 in the CGI process); no service overrides it,
+as it is about an address, not a service.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from vykhukhol.datadir import DataDir
+from vykhukhol.errors import BadInput
+from vykhukhol.i18n import tr
+from vykhukhol.web import plainpages
+from vykhukhol.web.http import HttpError, Request, Response, wsgi_app
+from vykhukhol.web.plainpages import escape
+from vykhukhol.web.public import Site, hourly_cap
+
+ACTIONS = ("leave", "join", "name", "pause", "resume", "leave_all", "export", "erase")
+LINK_WINDOW = 3600  # seconds: the link letters one address may be sent count within this
+LINK_LIMIT = 3      # link letters per address and hour, whoever asks
+
+_STYLE = """<style>
+.svc { display: flex; justify-content: space-between; align-items: center; gap: 1rem;
+  border-top: 1px solid #ddd; padding: .4rem 0; }
+.svc form button, .inline button { margin-top: 0; }
+.state { color: #555; font-size: .9rem; }
+.notice { background: #eef7ee; padding: .5rem .75rem; }
+section { margin-top: 2rem; }
+input[type=date] { padding: .4rem; font-size: 1rem; }
+.danger { color: #a00; }
+</style>
+"""
+
+
+def _only(request: Request, *methods: str) -> None:
+    if request.method not in methods:
+        raise HttpError(405, allow=methods)
+
+
+def app(data: DataDir) -> Callable:
+    def handle(request: Request) -> Response:
+        _only(request, "GET", "HEAD", "POST")
+        site = Site(data)
+        settings = site.settings  # 503 while there is no secret to sign with
+        email, token = request.value("e").strip()[:254], request.value("t")[:100]
+        if not email and not token:
+            return _ask(request, site)
+        from vykhukhol import tokens
+
+        if not tokens.check_for_address(settings.secret, email, "manage", token):
+            return site.message("link.invalid_title", "link.invalid_text", status=400)
+        if request.method != "POST":
+            return _own_page(site, email, token)
+        from vykhukhol.web.session import cross_site
+
+        if cross_site(request.environ):
+            raise HttpError(403)
+        return _act(request, site, email, token)
+
+    return wsgi_app(handle, lambda: Site(data).lang)
+
+
+# --- the page without a link ---------------------------------------------------------
+
+def _ask(request: Request, site: Site) -> Response:
+    lang = site.lang
+    if request.method != "POST":
+        return _ask_page(lang)
+    form = request.form()
+    if form.get("action", "send_link") != "send_link":
+        return _ask_page(lang, tr(lang, "Unknown action."), 400)
+    from vykhukhol.addresses import check_email
+
+    try:
+        address = check_email(form.get("email", ""))
+    except BadInput:
+        return _ask_page(lang, tr(lang, "This e-mail address is not valid."), 400)
+    if not form.get("website"):  # the honeypot left empty: a person, perhaps
+        client = request.client(site.settings["trusted_proxies"])
+        may_mail = hourly_cap(site.data, site, client)
+        # The cap is counted for every post and the letter goes after the
+        # answer, so neither the page nor its time tells a subscribed address
+        # from any other.
+        if may_mail(True):
+            request.after(lambda: _mail_link(site, address))
+    return _page(lang, tr(lang, "Check your mailbox"),
+                 f"<h1>{escape(tr(lang, 'Check your mailbox'))}</h1>\n<p>"
+                 + escape(tr(lang, "If {email} is subscribed to any of our lists, a letter with "
+                                   "the link to its own page is on its way.", email=address))
+                 + "</p>\n")
+
+
+def _ask_page(lang: str, error: str = "", status: int = 200) -> Response:
+    title = tr(lang, "Your subscriptions")
+    body = (f"<h1>{escape(title)}</h1>\n"
+            + (f"<p class=\"error\" role=\"alert\">{escape(error)}</p>\n" if error else "")
+            + "<p>" + escape(tr(lang, "Type your e-mail address: we will send the link to the "
+                                      "page of your subscriptions to it.")) + "</p>\n"
+            "<form method=\"post\" action=\"manage.py\">\n"
+            "  <input type=\"hidden\" name=\"action\" value=\"send_link\">\n"
+            f"  <label for=\"email\">{escape(tr(lang, 'E-mail address'))}</label>\n"
+            "  <input type=\"email\" id=\"email\" name=\"email\" required maxlength=\"254\""
+            " autocomplete=\"email\">\n"
+            "  <div class=\"trap\" aria-hidden=\"true\">\n"
+            f"    <label for=\"website\">{escape(tr(lang, 'Leave this field empty'))}</label>\n"
+            "    <input type=\"text\" id=\"website\" name=\"website\" value=\"\" tabindex=\"-1\""
+            " autocomplete=\"off\">\n  </div>\n"
+            f"  <button type=\"submit\">{escape(tr(lang, 'Send me the link'))}</button>\n"
+            "</form>\n")
+    return _page(lang, title, body, status)
+
+
+def _mail_link(site: Site, address: str) -> None:
+    """The link letter, to a subscribed address only, at most LINK_LIMIT an hour."""
+    from vykhukhol import personal
+
+    if not any(sub is not None for _, sub in personal.memberships(site.data, address)):
+        return
+    from vykhukhol.addresses import email_key
+    from vykhukhol.suppression import hashed
+    from vykhukhol.web.clients import Counter
+
+    counter = Counter(site.data.state / "manage-links", LINK_WINDOW)
+    # The counter's key is the address's keyed hash: the file names nobody.
+    if counter.take(hashed(site.settings.secret, email_key(address)), LINK_LIMIT):
+        return
+    from vykhukhol import compose, mail, tokens
+    from vykhukhol.timeutil import now
+
+    settings = site.settings
+    link = tokens.manage_link(settings["site_url"], settings.secret, address)
+    lang = settings["language"]
+    subject = tr(lang, "The page of your subscriptions")
+    text = tr(lang, "Hello,\n\nsomeone (you, we hope) asked for the page where {email} "
+                    "manages its subscriptions. Here it is:\n\n{link}\n\nIf it was not you, "
+                    "ignore this letter: nothing changes until the page is used.\n",
+              email=address, link=link)
+    message = compose.plain_letter(settings, address, subject, text, now())
+    try:
+        with mail.open_transport(mail.config_from_settings(settings, site.data.outbox)) as transport:
+            transport.send(message, address)
+    except mail.DeliveryError:
+        pass  # the page promised nothing; the visitor may ask again
+
+
+# --- the page of one address ---------------------------------------------------------
+
+def _state_label(lang: str, sub) -> str:
+    from vykhukhol.states import SubscriberState
+
+    if sub is None:
+        return tr(lang, "not subscribed")
+    if sub.state is SubscriberState.NEW:
+        return tr(lang, "waiting for your confirmation")
+    if sub.state is SubscriberState.DONE:
+        return tr(lang, "subscribed (the series is over)")
+    return tr(lang, "subscribed")
+
+
+def _form(lang: str, email: str, token: str, action: str, button: str, extra: str = "",
+          cls: str = "inline") -> str:
+    """One POST form that carries the signed fields back, with ``extra`` inputs."""
+    return (f"<form method=\"post\" action=\"manage.py\" class=\"{cls}\">"
+            f"<input type=\"hidden\" name=\"e\" value=\"{escape(email)}\">"
+            f"<input type=\"hidden\" name=\"t\" value=\"{escape(token)}\">"
+            f"<input type=\"hidden\" name=\"action\" value=\"{escape(action)}\">"
+            f"{extra}<button type=\"submit\">{escape(button)}</button></form>")
+
+
+def _own_page(site: Site, email: str, token: str, notice: str = "", error: str = "",
+              status: int = 200) -> Response:
+    from vykhukhol import personal
+    from vykhukhol.timeutil import now
+
+    lang, settings = site.lang, site.settings
+    moment = now()
+    rows = personal.memberships(site.data, email)
+    title = tr(lang, "Your subscriptions")
+    parts = [f"<h1>{escape(title)}</h1>\n",
+             "<p>" + escape(tr(lang, "The lists of {email}.", email=email)) + "</p>\n"]
+    if notice:
+        parts.append(f"<p class=\"notice\" role=\"status\">{escape(notice)}</p>\n")
+    if error:
+        parts.append(f"<p class=\"error\" role=\"alert\">{escape(error)}</p>\n")
+    shown, name, paused = 0, "", None
+    for service, sub in rows:
+        if sub is None and not service.public:
+            continue  # a private list is shown only to its subscribers
+        shown += 1
+        if sub is not None:
+            name = name or sub.name
+            until = sub.paused_until
+            if until is not None and until > moment:
+                paused = max(paused or until, until)
+        extra = f"<input type=\"hidden\" name=\"service\" value=\"{escape(service.name)}\">"
+        button = _form(lang, email, token, "leave", tr(lang, "Leave"), extra) if sub is not None \
+            else _form(lang, email, token, "join", tr(lang, "Join"), extra)
+        parts.append(f"<div class=\"svc\"><div><strong>{escape(service.title)}</strong><br>"
+                     f"<span class=\"state\">{escape(_state_label(lang, sub))}</span></div>"
+                     f"{button}</div>\n")
+    if not shown:
+        parts.append("<p>" + escape(tr(lang, "There are no lists here yet.")) + "</p>\n")
+    member = any(sub is not None for _, sub in rows)
+    if member:
+        parts.append(f"<section><h2>{escape(tr(lang, 'Your name'))}</h2>"
+                     + _form(lang, email, token, "name", tr(lang, "Save the name"),
+                             f"<label for=\"name\">{escape(tr(lang, 'Name (optional)'))}</label>"
+                             f"<input type=\"text\" id=\"name\" name=\"name\" maxlength=\"100\""
+                             f" value=\"{escape(name)}\" autocomplete=\"name\">", "block")
+                     + "</section>\n")
+        parts.append(f"<section><h2>{escape(tr(lang, 'A pause'))}</h2>")
+        if paused is not None:
+            parts.append("<p>" + escape(tr(lang, "No letters until {date}.",
+                                           date=_local_date(settings, paused))) + "</p>"
+                         + _form(lang, email, token, "resume", tr(lang, "Resume the letters now")))
+        parts.append("<p>" + escape(tr(lang, "No letters at all until a date; then everything "
+                                             "goes on where it stopped.")) + "</p>"
+                     + _form(lang, email, token, "pause", tr(lang, "Pause"),
+                             f"<label for=\"until\">{escape(tr(lang, 'Until'))}</label>"
+                             f"<input type=\"date\" id=\"until\" name=\"until\" required"
+                             f" min=\"{moment.strftime('%Y-%m-%d')}\">", "block")
+                     + "</section>\n")
+        parts.append(f"<section><h2>{escape(tr(lang, 'Leave everything'))}</h2>"
+                     + _form(lang, email, token, "leave_all", tr(lang, "Leave every list"))
+                     + "</section>\n")
+    parts.append(f"<section><h2>{escape(tr(lang, 'What we store about you'))}</h2><p>"
+                 + escape(tr(lang, "Download everything stored that names your address, as a "
+                                   "JSON file.")) + "</p>"
+                 + _form(lang, email, token, "export", tr(lang, "Download my data"))
+                 + "<p>" + escape(tr(lang, "Or erase it: every line that names your address "
+                                           "goes, from every list and log. Only a one-way code "
+                                           "of the address stays, so that no list can bring it "
+                                           "back.")) + "</p>"
+                 + _form(lang, email, token, "erase", tr(lang, "Erase my data"),
+                         "<label><input type=\"checkbox\" name=\"sure\" value=\"yes\" required> "
+                         + escape(tr(lang, "Yes, erase everything")) + "</label>", "block danger")
+                 + "</section>\n")
+    return _page(lang, title, "".join(parts), status)
+
+
+def _local_date(settings, moment: datetime) -> str:
+    """The day of ``moment`` in the site's time zone. (Reading the zone brings
+    zoneinfo: only a page that shows a pause's date pays for it; the date
+    field's ``min`` is the UTC day, and the POST checks the real bound.)"""
+    from zoneinfo import ZoneInfo
+
+    return moment.astimezone(ZoneInfo(settings["timezone"])).strftime("%Y-%m-%d")
+
+
+def _page(lang: str, title: str, body: str, status: int = 200) -> Response:
+    html = plainpages._base(lang, escape(title), body)
+    return Response(html.replace("</head>", _STYLE + "</head>", 1), status)
+
+
+# --- the actions -----------------------------------------------------------------------
+
+def _act(request: Request, site: Site, email: str, token: str) -> Response:
+    from vykhukhol import personal
+    from vykhukhol.timeutil import now
+
+    lang, data = site.lang, site.data
+    form = request.form()
+    action = form.get("action", "")
+
+    def again(notice: str = "", error: str = "", status: int = 200) -> Response:
+        return _own_page(site, email, token, notice, error, status)
+
+    if action not in ACTIONS:
+        return again(error=tr(lang, "Unknown action."), status=400)
+    try:
+        if action in ("leave", "join"):
+            return _leave_or_join(request, site, email, token, action, form.get("service", ""))
+        if action == "name":
+            personal.rename(data, email, form.get("name", ""))
+            return again(tr(lang, "The name is saved."))
+        if action == "pause":
+            until = _pause_end(site, form.get("until", ""), now())
+            personal.pause(data, email, until)
+            return again(tr(lang, "No letters until {date}.", date=_local_date(site.settings, until)))
+        if action == "resume":
+            personal.pause(data, email, None)
+            return again(tr(lang, "The letters go on."))
+        if action == "leave_all":
+            personal.leave_all(data, email)
+            return again(tr(lang, "You left every list."))
+        if action == "export":
+            return _export(site, email)
+        return _erase(site, email, token, form.get("sure") == "yes")
+    except BadInput as exc:
+        return again(error=exc.text(lang), status=400)
+
+
+def _leave_or_join(request: Request, site: Site, email: str, token: str, action: str,
+                   name: str) -> Response:
+    from vykhukhol import membership, personal
+
+    lang = site.lang
+    rows = {service.name: (service, sub) for service, sub in personal.memberships(site.data, email)}
+    service, sub = rows.get(name, (None, None))
+    if service is None or (sub is None and not service.public):
+        # No such list, or a private one the address is not in: the same answer.
+        return _own_page(site, email, token, error=tr(lang, "There is no such list."), status=400)
+    if action == "leave":
+        membership.unsubscribe(site.data, service.name, email)
+        return _own_page(site, email, token, tr(lang, "You left \"{service}\".",
+                                                   service=service.title))
+    if sub is not None:
+        return _own_page(site, email, token, tr(lang, "You are on \"{service}\" already.",
+                                                   service=service.title))
+    client = request.client(site.settings["trusted_proxies"])
+    name_now = next((s.name for _, s in rows.values() if s is not None and s.name), "")
+    membership.subscribe(site.data, site.settings, service.name, email, name_now,
+                         ip=client or "-", may_mail=hourly_cap(site.data, site, client),
+                         later=request.after)
+    return _own_page(site, email, token, tr(
+        lang, "A letter with a confirmation link is on its way: open it to join \"{service}\".",
+        service=service.title))
+
+
+def _pause_end(site: Site, typed: str, moment: datetime) -> datetime:
+    """The pause's end: the start of the day typed, in the site's time zone."""
+    from vykhukhol import personal
+    from vykhukhol.timeutil import parse_local_time
+
+    typed = typed.strip()
+    if len(typed) != 10:
+        raise BadInput("the date must look like 2026-12-31")
+    until = parse_local_time(typed + " 00:00", site.settings["timezone"])
+    return personal.check_pause(until, moment)
+
+
+def _export(site: Site, email: str) -> Response:
+    import json
+
+    from vykhukhol import personal
+    from vykhukhol.timeutil import now
+
+    found = personal.export(site.data, site.settings, email, now())
+    body = json.dumps(found, ensure_ascii=False, indent=2) + "\n"
+    return Response(body.encode("utf-8"), 200, "application/json; charset=utf-8", headers=[
+        ("Content-Disposition", "attachment; filename=\"my-data.json\""),
+        ("Cache-Control", "no-store")])
+
+
+def _erase(site: Site, email: str, token: str, sure: bool) -> Response:
+    from vykhukhol import personal
+    from vykhukhol.runlog import RunLog
+    from vykhukhol.timeutil import now
+
+    lang = site.lang
+    if not sure:
+        return _own_page(site, email, token, error=tr(
+            lang, "Tick the box to say you want everything erased."), status=400)
+    moment = now()
+    if not personal.stored(site.data, site.settings, email, moment):
+        return _page(lang, tr(lang, "Nothing to erase"), "<h1>" + escape(tr(
+            lang, "Nothing to erase")) + "</h1>\n<p>" + escape(tr(
+                lang, "Nothing stored here names this address any more.")) + "</p>\n")
+    personal.erase(site.data, site.settings, email, moment)
+    # The log says that an erase happened, never whose.
+    RunLog(site.data, "web").write("manage: an address was erased at its owner's request")
+    return _page(lang, tr(lang, "Erased"), "<h1>" + escape(tr(lang, "Erased")) + "</h1>\n<p>"
+                 + escape(tr(lang, "Everything that named this address is erased. It will get "
+                                   "no more letters from us.")) + "</p>\n")
