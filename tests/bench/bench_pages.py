@@ -20,8 +20,9 @@ Wall and CPU time (user + system of the child) of each; the medians less the
 floor's are what the goals are about (issue 20). On a loaded machine the least
 wall time of the rounds, less the floor's least, is shown beside them: the
 nearest to what the case costs when nobody else is running. After the rounds,
-each case runs five times more under ``-X importtime``: the imports it pays
-for, largest first, each module's least own time.
+each case runs five times more under ``-X importtime``: the imports made
+before its answer was flushed (and a POST's whole process apart), largest
+first, each module's least own time.
 
     python tests/bench/bench_pages.py [--sizes 1k,100k] [--runs 20]
 
@@ -86,19 +87,51 @@ def floor_imports(root: Path, script: Path) -> list[str]:
     return names[names.index("site") + 1:] if "site" in names else names
 
 
-def import_profile(root: Path, script: Path, method: str = "GET", query: str = "",
-                   body: bytes = b"", top: int = 8, tries: int = 5) -> str:
+# The script run as itself, but saying "ANSWERED" on stderr once its answer is
+# flushed (as tests/unit/test_import_budget.py does): -X importtime writes there
+# too, in order, so what is above that line is what the visitor waited for.
+MARKED = """
+import sys
+import vykhukhol.web.cgi as gateway
+served = gateway.serve
+def serve(app):
+    served(app)
+    print("ANSWERED", file=sys.stderr, flush=True)
+gateway.serve = serve
+script = sys.argv[1]
+with open(script, encoding="utf-8") as source:
+    code = compile(source.read(), script, "exec")
+exec(code, {"__name__": "__main__", "__file__": script})
+"""
+
+
+def import_profile(root: Path, script: Path, method: str = "GET", query: str | None = "",
+                   body: bytes | None = b"", top: int = 6, tries: int = 5,
+                   until_answer: bool = False, fresh=None) -> str:
     """The imports of a case under -X importtime: their total and the largest by
     own time, each module's least of ``tries`` runs (the probe's and the
-    machine's noise only ever add)."""
+    machine's noise only ever add). ``until_answer``: only those imported
+    before the answer was flushed. ``fresh()``, when given, makes each run's
+    (query, body), so that each POST is a new address."""
     least: dict[str, int] = {}
     for _ in range(tries):
+        if fresh is not None:
+            query, body = fresh()
         environ = kit.cgi_environ(root, script, method, query, body)
+        command = [str(script)]
+        if until_answer:
+            environ["PYTHONPATH"] = str(root / "lib")
+            command = ["python3", "-c", MARKED, str(script)]
         environ["PYTHONPROFILEIMPORTTIME"] = "1"
-        done = subprocess.run([str(script)], env=environ, input=body, capture_output=True,
+        done = subprocess.run(command, env=environ, input=body, capture_output=True,
                               cwd=script.parent, timeout=300)
+        lines = done.stderr.decode().splitlines()
+        if until_answer:
+            if "ANSWERED" not in lines:
+                raise RuntimeError(f"{script.name}: no answer: {lines[-5:]}")
+            lines = lines[:lines.index("ANSWERED")]
         rows = []
-        for line in done.stderr.decode().splitlines():
+        for line in lines:
             if line.startswith("import time:") and "self [us]" not in line:
                 own, _total, name = (part.strip() for part in line[len("import time:"):].split("|"))
                 rows.append((int(own), name))
@@ -202,17 +235,24 @@ def main() -> None:
                 verdicts.append(met)
             print(f"# {kit.human(size)} done, load {kit.load()}", flush=True)
             if size == max(sizes):
-                body = urlencode({"service": "news", "email": "profile@example.net"}).encode()
-                for name, (script, method, query, data_in) in {
-                    "GET subscribe": (cgi / "subscribe.py", "GET", "service=news", b""),
-                    "POST subscribe": (cgi / "subscribe.py", "POST", "", body),
-                    "GET confirm": (cgi / "confirm.py", "GET", links["confirm"], b""),
-                    "GET unsubscribe": (cgi / "unsubscribe.py", "GET", links["unsubscribe"], b""),
-                    "GET manage": (cgi / "manage.py", "GET", links["manage"], b""),
-                    "idle tick": (cron, "GET", "", b""),
+                profiled = iter(range(10**9))
+
+                def fresh(profiled=profiled) -> tuple[str, bytes]:
+                    return "", urlencode({"service": "news",
+                                          "email": f"profile{next(profiled)}@example.net"}).encode()
+
+                for name, (script, method, query, until) in {
+                    "GET subscribe": (cgi / "subscribe.py", "GET", "service=news", True),
+                    "POST subscribe, until the answer": (cgi / "subscribe.py", "POST", None, True),
+                    "POST subscribe, whole process": (cgi / "subscribe.py", "POST", None, False),
+                    "GET confirm": (cgi / "confirm.py", "GET", links["confirm"], True),
+                    "GET unsubscribe": (cgi / "unsubscribe.py", "GET", links["unsubscribe"], True),
+                    "idle tick": (cron, "GET", "", False),  # answered by idle.py, not serve
                 }.items():
                     where = idle_root if script == cron else root
-                    profiles.append(f"{name}: {import_profile(where, script, method, query, data_in)}")
+                    profiles.append(f"{name}: " + import_profile(
+                        where, script, method, query, b"", until_answer=until,
+                        fresh=fresh if method == "POST" else None))
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
