@@ -134,7 +134,7 @@ class Site:
     def sent_counts(report: str) -> dict[str, int]:
         """``{target: letters}`` from a run report's ``sent N for X`` lines."""
         return {m.group(2): int(m.group(1))
-                for m in re.finditer(r"^sent (\d+) for (\S+)$", report, re.M)}
+                for m in re.finditer(r"^handed over (\d+) for (\S+)$", report, re.M)}
 
     # -- what happened ----------------------------------------------------
     def outbox(self) -> list[email.message.EmailMessage]:

@@ -55,7 +55,7 @@ def used_messages() -> tuple[set[str], set[tuple[str, str]]]:
     bounds of a letter template). The CLI keeps English, so the cli package is skipped.
     """
     sys.path.insert(0, str(ROOT / "lib"))
-    from vykhukhol import health, i18n, render
+    from vykhukhol import alerts, health, i18n, render
     from vykhukhol.settings import KEYS
 
     texts: set[str] = set()
@@ -72,6 +72,7 @@ def used_messages() -> tuple[set[str], set[tuple[str, str]]]:
     texts |= {en if isinstance(en, str) else en[1] for en in i18n.MESSAGES.values()}
     texts |= set(render.PARTS)
     texts.add(health.NO_SECRET)  # shown through a name: _(NO_SECRET)
+    texts |= {text for pair in alerts.BODIES.values() for text in pair}  # alerts.body()
     return {t for t in texts if t.strip()}, plurals
 
 

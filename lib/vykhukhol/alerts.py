@@ -1,5 +1,7 @@
 """Alerts to the admin (SPEC 6): the original's five literal subjects and one
-of ours for a letter template over its bounds (SPEC 13), Russian bodies.
+of ours for a letter template over its bounds (SPEC 13). The subjects stay as
+the original has them, whatever the language; the bodies follow ``language``
+(English here, the Russian in the catalog).
 
 Every alert is written to the run log and shown on the admin status page; it
 is mailed to ``admin_email`` at most once an hour per subject (the time of the
@@ -29,51 +31,90 @@ CANNOT_LAUNCH = "not can launch the sender"
 CANNOT_TERMINATE = "not can terminate sender"
 CANNOT_RENDER = "not can render the letter"  # ours, in the original's style (SPEC 13)
 
-BODIES = {
+#: Each alert's body: (first line, the rest), in English; the Russian is in the
+#: catalog (i18n). The first line is the run log's and the status page's, so it
+#: is a text of its own, translated alone.
+BODIES: dict[str, tuple[str, str]] = {
     SCRIPT_OFF: (
-        "Выхухоль не может начать рассылку: скрипт стоит в режиме отладки (debug).\n"
-        "Пока он в этом режиме, ни одно письмо не отправляется.\n"
-        "Зайдите в админку и переключите скрипт в рабочий режим (working)."
+        "Vykhukhol cannot start sending: the script is in debug mode.",
+        "While it is in this mode, no letter is sent.\n"
+        "Go to the admin and switch the script to working mode.",
     ),
     ALL_OFF: (
-        "Все серийные службы выключены, поэтому серийные письма и напоминания не отправляются.\n"
-        "Письма всем подписчикам от этого не зависят.\n"
-        "Включите нужные службы в админке, в разделе служб."
+        "All serial services are switched off, so no series letters and reminders are sent.",
+        "Letters to all subscribers do not depend on this.\n"
+        "Switch on the services you need in the admin, on the services page.",
     ),
     DOWN_BY_HOSTER: (
-        "Предыдущий запуск рассыльщика был прерван — хостером или чем-то ещё — на полуслове.\n"
-        "Чтобы не разослать письма повторно, рассыльщик заблокировал себя и ничего не отправляет.\n"
-        "Чтобы возобновить рассылку:\n"
-        "  - зайдите в админку;\n"
-        "  - переключите скрипт в режим отладки (debug);\n"
-        "  - верните его в рабочий режим (working).\n"
-        "Это снимет блокировку.\n\n"
-        "Скорее всего, неверно задан лимит времени исполнения скрипта (time_limit): "
-        "сейчас он {time_limit}, а прерванный запуск к моменту проверки шёл уже {age}.\n"
-        "Узнайте у хостера настоящий лимит и поставьте значение не больше него."
+        "The previous sender run was interrupted, by the hoster or something else, midway.",
+        "So as not to send letters twice, the sender has blocked itself and sends nothing.\n"
+        "To resume sending:\n"
+        "  - go to the admin;\n"
+        "  - switch the script to debug mode;\n"
+        "  - switch it back to working mode.\n"
+        "This lifts the block.\n\n"
+        "Most likely the script's time limit (time_limit) is set wrong: it is {time_limit} now, "
+        "and the interrupted run had been going for {age} when it was checked.\n"
+        "Ask the hoster for the real limit and set a value no greater than it.",
     ),
     CANNOT_LAUNCH: (
-        "Невозможно начать рассылку: не удалось переименовать файл блокировки ({detail}).\n"
-        "Возможно, слетели права доступа к файлам данных.\n"
-        "Возможно также, что на одну базу одновременно натравлено НЕСКОЛЬКО кронов — "
-        "проверьте список заданий крона."
+        "Sending cannot start: the lock file could not be renamed ({detail}).",
+        "The access rights of the data files may be broken.\n"
+        "It may also be that SEVERAL crons are pointed at one DB at once: check the list of "
+        "cron jobs.",
     ),
     CANNOT_TERMINATE: (
-        "Не получается корректно завершить работу рассыльщика: "
-        "не удалось вернуть файл блокировки в свободное состояние ({detail}).\n"
-        "Рассыльщик остановлен. Проверьте права доступа к папке данных и список заданий крона."
+        "The sender cannot finish properly: the lock file could not be made free again "
+        "({detail}).",
+        "The sender is stopped. Check the access rights of the data folder and the list of cron "
+        "jobs.",
     ),
     CANNOT_RENDER: (
-        "Письмо не собрано: его шаблон выходит за пределы ({detail}).\n"
-        "На одно письмо шаблону отведено не больше 0,5 секунды и не больше миллиона символов "
-        "в каждой части (README, раздел 4). Такой шаблон админка сохранить не даёт; "
-        "скорее всего, его изменили по FTP.\n"
-        "Письмо пропущено, остальные письма уходят как обычно. Подписчики не потеряны и не "
-        "сдвинуты по серии: каждый следующий запуск пробует это письмо снова и снова пропускает, "
-        "а это предупреждение приходит не чаще раза в час.\n"
-        "Исправьте шаблон в админке (или в файле письма) — письмо уйдёт со следующим запуском."
+        "A letter was not made: its template goes beyond its bounds ({detail}).",
+        "A template gets no more than 0.5 seconds per letter and no more than a million "
+        "characters in each part (README, section 4). The admin does not let such a template "
+        "be saved; most likely it was changed by FTP.\n"
+        "The letter is skipped; the other letters go as usual. No subscriber is lost or moved "
+        "along the series: every later run tries this letter again and skips it again, and "
+        "this alert comes no more than once an hour.\n"
+        "Fix the template in the admin (or in the letter's file): the letter goes with the "
+        "next run.",
     ),
 }
+
+#: A placeholder no caller filled is left empty.
+BLANK = {"detail": "", "time_limit": "", "age": ""}
+
+
+def body(subject: str, lang: str, **details: str) -> str:
+    """An alert's body in ``lang`` (SPEC 6: the subject stays literal, the body
+    follows ``language``)."""
+    from vykhukhol.i18n import tr
+
+    first, rest = BODIES[subject]
+    values = {**BLANK, **details}
+    return tr(lang, first, **values) + "\n" + tr(lang, rest, **values)
+
+
+def shown(message: str, lang: str) -> str:
+    """An alert line of the run log (``subject: first line``, in English) as the
+    status page shows it in ``lang``; a line it does not recognise (one written
+    by an older version, in Russian) as it is."""
+    import re
+
+    from vykhukhol.i18n import tr
+
+    subject, sep, rest = message.partition(": ")
+    if not sep or subject not in BODIES:
+        return message
+    first = BODIES[subject][0]
+    names = re.findall(r"\{(\w+)\}", first)
+    pattern = "".join(f"(?P<{part}>.*)" if index % 2 else re.escape(part)
+                      for index, part in enumerate(re.split(r"\{(\w+)\}", first)))
+    found = re.fullmatch(pattern, rest, re.S)
+    if found is None:
+        return message
+    return f"{subject}: " + tr(lang, first, **{**BLANK, **{n: found.group(n) for n in names}})
 
 
 def raise_alert(data: DataDir, settings, log: RunLog, subject: str, moment: datetime,
@@ -84,9 +125,9 @@ def raise_alert(data: DataDir, settings, log: RunLog, subject: str, moment: date
     """
     # A detail is one line of the body: nothing in it (a file name, an error) can end a line.
     details = {key: " ".join(str(value).split()) for key, value in details.items()}
-    body = BODIES[subject].format(**{"detail": "", "time_limit": "", "age": "", **details})
-    first_line = body.split("\n", 1)[0]
-    log.alert(f"{subject}: {first_line}")
+    # The log speaks English (the status page shows the line in its own language:
+    # shown()); the letter speaks the site's language.
+    log.alert(f"{subject}: " + body(subject, "en", **details).split("\n", 1)[0])
     admin = settings["admin_email"]
     if not admin:
         return False
@@ -108,7 +149,8 @@ def raise_alert(data: DataDir, settings, log: RunLog, subject: str, moment: date
 
     message = mail.build_message(
         from_name="Vykhukhol", from_email=settings["mail.from_email"] or admin,
-        to_email=admin, subject=subject, text=body, run_id=log.lease,
+        to_email=admin, subject=subject, text=body(subject, settings["language"], **details),
+        run_id=log.lease,
     )
     own = transport is None
     transport = transport or mail.open_transport(mail.config_from_settings(settings, data.outbox))

@@ -1,8 +1,8 @@
 """Turn a letter template and a recipient into an e-mail message.
 
 One place for the context every template sees (``name``, ``email``,
-``service``, ``unsubscribe_url``, ``manage_url``, ``date``, and ``confirm_url`` in
-confirmation requests), the sender's name and address, the list headers, and
+``service``, ``unsubscribe_url``, ``manage_url``, ``web_url``, ``date``, and
+``confirm_url`` in confirmation requests), the sender's name and address, the list headers, and
 the envelope sender (SPEC 12): every letter made here leaves from its own
 tagged bounce address, which also stands in ``List-Unsubscribe`` as the
 ``mailto:``. Letters are returned written out (:class:`mail.Outgoing`), with
@@ -52,16 +52,20 @@ def bounce_address(service: Service | None, settings: Settings, kind: str, name:
 
 
 def context(service: Service, settings: Settings, email: str, name: str,
-            moment: datetime) -> dict[str, str]:
+            moment: datetime, job: str | None = None, web_url: str = "") -> dict[str, str]:
     """What a template sees; no value can end a line of the letter (see
-    :func:`render.one_line_values`)."""
+    :func:`render.one_line_values`). A newsletter ``job``'s unsubscribe link
+    names it, so the newsletters' history counts who left from it.
+    ``web_url``: the letter "in the browser" (:func:`vykhukhol.archive.web_url`;
+    empty in a confirmation request)."""
     return render.one_line_values({
         "name": name,
         "email": email,
         "service": service.title,
         "unsubscribe_url": tokens.unsubscribe_link(settings["site_url"], settings.secret,
-                                                   service.name, email),
+                                                   service.name, email, job),
         "manage_url": tokens.manage_link(settings["site_url"], settings.secret, email),
+        "web_url": web_url,
         "date": moment.strftime("%Y-%m-%d"),
     })
 
@@ -108,9 +112,11 @@ def _message(service: Service, settings: Settings, email: str, name: str, subjec
 def series_letter(service: Service, letter: Letter, settings: Settings, email: str,
                   name: str, run_id: str, moment: datetime,
                   presses: Presses | None = None) -> mail.Outgoing:
+    from vykhukhol import archive
     from vykhukhol.bounces import tag
 
-    ctx = context(service, settings, email, name, moment)
+    web_url = archive.web_url(settings, service, str(letter.number), email, letter.public)
+    ctx = context(service, settings, email, name, moment, web_url=web_url)
     bounce = bounce_address(service, settings, tag.SERVICE, service.name, email)
     return _message(service, settings, email, name, letter.subject, letter.body, letter.html,
                     run_id, ctx, bounce, presses=presses)
@@ -141,9 +147,14 @@ def newsletter(service: Service, subject: str, text: str, html: str | None,
     services the recipient is subscribed to, so its unsubscribe link works and
     its From address is the envelope's. Without ``job`` (the admin's test
     letter) the envelope is tagged for the service."""
+    from vykhukhol import archive
     from vykhukhol.bounces import tag
 
-    ctx = context(service, settings, email, name, moment)
+    # A newsletter's archive page is written when the job ends, so while it
+    # is sent its letters link the recipient's own copy, which then leads on
+    # to the archive page (README "The public archive").
+    ctx = context(service, settings, email, name, moment, job,
+                  archive.web_url(settings, service, job or archive.PREVIEW, email, False))
     bounce = bounce_address(service, settings, tag.SERVICE, service.name, email) if job is None \
         else bounce_address(service, settings, tag.NEWSLETTER, job, email)
     return _message(service, settings, email, name, subject, text, html, run_id, ctx, bounce,

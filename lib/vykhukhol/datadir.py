@@ -98,6 +98,12 @@ class DataDir:
     def outbox(self) -> Path:
         return self.root / "outbox"
 
+    @property
+    def letters(self) -> Path:
+        """Copies of the newsletters' letters, kept after their jobs for the
+        archive and the recipients' own copies (:mod:`vykhukhol.archive`)."""
+        return self.root / "letters"
+
     def db(self, db: str) -> Path:
         return self.services / check_name(db, "DB name")
 

@@ -203,6 +203,7 @@ SETTING_LABELS: dict[str, str] = {
     "cron_allow": "Who may call the cron script",
     "trusted_proxies": "Trusted reverse proxies",
     "subscribe_hourly_limit": "Subscriptions per client and hour",
+    "archive_dir": "Public archive folder",
     "mail.transport": "How mail leaves",
     "mail.from_email": "Sender address",
     "mail.smtp_host": "SMTP server",

@@ -9,9 +9,10 @@
 A job exists once its ``.job`` file does (it is written last and deleted
 first). Ledger states only move forward (``pending`` → sent / failed /
 skipped / in doubt; sent / in doubt → failed when a bounce comes back).
-Counts are always taken from the ledger itself. ``finished.txt`` remembers
-the last jobs deleted and their services, so a bounce that comes back after
-its job finished still finds its recipient (:mod:`vykhukhol.bounces`).
+Counts are always taken from the ledger itself. The job's line in
+``history.txt`` (:mod:`vykhukhol.history`) outlives its files: what it handed
+over, and its services, so a bounce that comes back after its job finished
+still finds its recipient (:mod:`vykhukhol.bounces`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from vykhukhol import files, subscribers
+from vykhukhol import files, history, subscribers
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir, check_name
 from vykhukhol.errors import BadInput, NotFound
@@ -35,7 +36,7 @@ LOCK_STEM = "news"
 PAST_GRACE = 60  # seconds: a start time this far back still means "now" (a form filled slowly)
 HTML_MARK = "=== html ==="
 LIST_HEADER = "#email\tname\tstate\ttime\tlease"
-FINISHED_KEEP = 500  # deleted jobs remembered for late bounces
+BOUNCED_LEASE = "bounce"  # the lease field of a row a bounce made failed
 
 
 @dataclass
@@ -219,9 +220,11 @@ def check_start(start: datetime, typed: str = "") -> datetime:
 
 def create(data: DataDir, services: list[str], subject: str, text: str,
            html: str | None = None, start: datetime | None = None,
-           progress: Callable[[int], None] | None = None) -> str:
-    """Make a job; returns its name. Nothing is left behind when it fails."""
-    from vykhukhol import render
+           progress: Callable[[int], None] | None = None, public: bool = False) -> str:
+    """Make a job; returns its name. Nothing is left behind when it fails.
+    ``public``: published in its services' archives once it ends (a copy of
+    the letter is kept either way, :func:`vykhukhol.archive.keep_newsletter`)."""
+    from vykhukhol import archive, render
     html = given_html(html)
     services = [check_name(s.strip(), "service name") for s in services if s.strip()]
     if not services:
@@ -261,6 +264,7 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
         if html:
             letter += f"\n{HTML_MARK}\n{html}"
         files.atomic_write(letter_path, letter)
+        archive.keep_newsletter(data, name, services, subject, text or "", html, public)
         files.atomic_write(list_path, rows())
         job = Job(name=name, services=services, start=start or moment, created=moment,
                   values={"cursor": "0", "total": str(total), "runs": "0"})
@@ -268,16 +272,41 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
     except BaseException:
         for path in (job_path, letter_path, list_path):
             files.remove(path)
+        archive.forget_newsletter(data, name)
         raise
     return name
 
 
-def delete(data: DataDir, name: str) -> None:
+def handed_counts(path: Path) -> dict[str, int]:
+    """What a ledger says of the hand-over, for the history: ``handed`` (the
+    server accepted it: sent, or sent and bounced later), ``failed`` (refused
+    at hand-over) and ``in_doubt``."""
+    result = {"handed": 0, "failed": 0, "in_doubt": 0}
+    for row in read_rows(path):
+        if row.state is LedgerState.SENT or (row.state is LedgerState.FAILED
+                                             and row.lease == BOUNCED_LEASE):
+            result["handed"] += 1
+        elif row.state is LedgerState.FAILED:
+            result["failed"] += 1
+        elif row.state is LedgerState.IN_DOUBT:
+            result["in_doubt"] += 1
+    return result
+
+
+def delete(data: DataDir, name: str, subject: str | None = None) -> None:
     """Remove a job's three files, the .job first so no run picks it up meanwhile,
-    then its lock files (one held at this moment is left to :func:`sweep_locks`);
-    its name and services stay in finished.txt for bounces that come back later."""
+    then its lock files (one held at this moment is left to :func:`sweep_locks`).
+    Its line in the history gets its end and counts first (``subject``: as sent,
+    when known) and keeps its services for bounces that come back later."""
     try:
-        _remember(data, read_job(data, name))
+        job = read_job(data, name)
+        if subject is None and not any(e.job == name for e in history.entries(data)):
+            try:
+                subject = read_letter(data, name)[0]  # never started: the subject as typed
+            except NotFound:
+                subject = ""
+        history.close(data, name, job.services, handed_counts(data.job(name, "list")), now(),
+                      subject)
     except (BadInput, NotFound):
         pass
     for path in paths(data, name):
@@ -328,28 +357,18 @@ def sweep_locks(data: DataDir) -> int:
     return gone
 
 
-def _remember(data: DataDir, job: Job) -> None:
-    path = data.newsletters / "finished.txt"
-    with files.record_lock(path):
-        lines = [line + "\n" for line in files.read_lines(path) if line][-(FINISHED_KEEP - 1):]
-        lines.append(f"{job.name}\t{','.join(job.services)}\t{format_time(now())}\n")
-        files.atomic_write(path, lines)
-
-
 def finished_jobs(data: DataDir) -> list[tuple[str, list[str]]]:
-    """(name, services) of the jobs deleted lately, oldest first."""
-    result = []
-    for line in files.read_lines(data.newsletters / "finished.txt"):
-        parts = line.split("\t")
-        if len(parts) >= 2 and parts[0]:
-            result.append((parts[0], [s for s in parts[1].split(",") if s]))
-    return result
+    """(name, services) of the jobs the history knows (deleted or not), oldest first."""
+    return history.finished_jobs(data)
 
 
 def cancel(data: DataDir, name: str) -> None:
+    from vykhukhol import archive
+
     if not data.job(name, "job").exists():
         raise NotFound(f"no newsletter {name!r}")
     delete(data, name)
+    archive.forget_newsletter(data, name)
 
 
 def reschedule(data: DataDir, name: str, start: datetime) -> Job:
@@ -384,3 +403,16 @@ def skip_address(data: DataDir, service: str, email: str) -> int:
 def _mentions(path: Path, key: str) -> bool:
     return any(email_key(line.split("\t", 1)[0]) == key
                for line in files.read_lines(path) if line.lower().startswith(key.split("@")[0]))
+
+
+def history_now(data: DataDir) -> list[history.Entry]:
+    """The history, newest first, a job still running counted from its ledger
+    as it stands (its line has the hand-over counts only once it is finished)."""
+    from dataclasses import replace
+
+    result = []
+    for entry in history.entries(data):
+        if entry.finished == "-" and data.job(entry.job, "job").exists():
+            entry = replace(entry, **handed_counts(data.job(entry.job, "list")))
+        result.append(entry)
+    return result[::-1]

@@ -32,7 +32,7 @@ class Entry(namedtuple("Entry", "time lease level message")):  # typing.NamedTup
 class Ended(namedtuple("Ended", "seconds why letters")):  # not typing.NamedTuple: see Entry
     """What a run's last line says: ``seconds`` how long it took, as written
     ("0.3"); ``why`` the outcome's English label, perhaps with a note in
-    brackets; ``letters`` the letters sent (all text)."""
+    brackets; ``letters`` the letters handed over to the mail server (all text)."""
 
     __slots__ = ()
 
@@ -41,8 +41,9 @@ ENDED = "run ended"  # how a run's last line begins
 
 
 def ended_line(seconds: float, why: str, letters: int) -> str:
-    """The last line of a run."""
-    return f"{ENDED} after {seconds:.1f}s: {why}; letters {letters}"
+    """The last line of a run; ``letters``: how many the mail server accepted
+    ("handed over", never "sent" or "delivered": SPEC 12)."""
+    return f"{ENDED} after {seconds:.1f}s: {why}; handed over {letters}"
 
 
 def parse_ended(message: str) -> Ended | None:
@@ -53,7 +54,9 @@ def parse_ended(message: str) -> Ended | None:
 
     # Anchored at both ends: a search would retry its lazy middle at every
     # "after" in a long line, in time growing with the square of its length.
-    found = re.fullmatch(r"run ended after ([\d.]+)s: (.*); letters (\d+)", message)
+    # "; letters N" is how logs written before 2026-12 end the line.
+    found = re.fullmatch(r"run ended after ([\d.]+)s: (.*); (?:handed over|letters) (\d+)",
+                         message)
     return Ended(*found.groups()) if found else None
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -71,13 +71,14 @@ class Report:
     ended: datetime | None = None
     outcome: Outcome = Outcome.DONE
     sent: Counter = field(default_factory=Counter)
+    items: defaultdict = field(default_factory=lambda: defaultdict(set))  # target → items sent
     lines: list[str] = field(default_factory=list)
 
     def text(self) -> str:
         out = [f"run {self.lease}", f"started {format_time(self.started)}"]
         out += self.lines
         for target, count in sorted(self.sent.items()):
-            out.append(f"sent {count} for {target}")
+            out.append(f"handed over {count} for {target}")  # accepted by the server: SPEC 12
         out.append(f"ended {format_time(self.ended)}: {self.outcome.value}")
         return "\n".join(out) + "\n"
 
@@ -293,6 +294,7 @@ class Run:
             outcome = journal.SENT
             self.forget_tempfail(target, email, item)
             self.report.sent[target] += 1
+            self.report.items[target].add(item)  # which letters went out: the archive's question
         self.slowest_letter = max(self.slowest_letter, seconds)
         book.note(outcome, moment, target, email, item)
         return outcome

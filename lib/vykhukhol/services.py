@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 LOCK_STEM = "db"
 MAX_LETTERS = 999
 SERVICE_FIELDS = ("title", "enabled", "from_name", "from_email", "delete_finished",
-                  "send_window", "confirm_subject", "confirm_body", "public")
+                  "send_window", "confirm_subject", "confirm_body", "public", "archive")
 
 
 def _yes_no(value: str, what: str) -> bool:
@@ -63,12 +63,13 @@ class Service(_Record):
     """One service as its folder and ``service.ini`` describe it."""
 
     _fields = ("name", "db", "folder", "title", "enabled", "from_name", "from_email",
-               "delete_finished", "send_window", "confirm_subject", "confirm_body", "public")
+               "delete_finished", "send_window", "confirm_subject", "confirm_body", "public",
+               "archive")
 
     def __init__(self, name: str, db: str, folder: Path, title: str = "", enabled: bool = False,
                  from_name: str = "", from_email: str = "", delete_finished: bool = False,
                  send_window: str = "", confirm_subject: str = "", confirm_body: str = "",
-                 public: bool = True) -> None:
+                 public: bool = True, archive: bool = False) -> None:
         self.name = name
         self.db = db
         self.folder = folder
@@ -81,6 +82,7 @@ class Service(_Record):
         self.confirm_subject = confirm_subject
         self.confirm_body = confirm_body
         self.public = public  # listed on every subscriber's own page, with a join button (SPEC 7)
+        self.archive = archive  # its public letters are published (vykhukhol.archive)
 
     @property
     def subscribers_path(self) -> Path:
@@ -108,6 +110,14 @@ class Letter(_Record):
         self.body = body
         self.html = html
         self.headers = {} if headers is None else headers
+
+    @property
+    def public(self) -> bool:
+        """Marked ``Public: yes``: it goes to the service's public archive."""
+        try:
+            return _yes_no(self.headers.get("public", "no"), "Public")
+        except BadInput:
+            return False
 
 
 def db_lock(data: DataDir, db: str) -> files.RenameLock:
@@ -183,7 +193,8 @@ def _load(folder: Path, db: str) -> Service:
     get = section.get if section else (lambda key, default="": default)
     service = Service(name=folder.name, db=db, folder=folder)
     service.title = get("title", "") or folder.name
-    for flag, default in (("enabled", "no"), ("delete_finished", "no"), ("public", "yes")):
+    for flag, default in (("enabled", "no"), ("delete_finished", "no"), ("public", "yes"),
+                          ("archive", "no")):
         try:
             setattr(service, flag, _yes_no(get(flag, default), flag))
         except BadInput:
@@ -213,7 +224,7 @@ def check_fields(values: dict[str, str]) -> dict[str, str]:
             value = clean_name(value)
         elif key == "from_email":
             value = check_mailbox(value) if value.strip() else ""
-        elif key in ("enabled", "delete_finished", "public"):
+        elif key in ("enabled", "delete_finished", "public", "archive"):
             value = "yes" if _yes_no(value, key) else "no"
         elif key == "send_window":
             value = schedule.validate(value) if value.strip() else ""
@@ -233,6 +244,7 @@ def _write_ini(service: Service, values: dict[str, str]) -> None:
         "delete_finished": "yes" if service.delete_finished else "no",
         "send_window": service.send_window, "confirm_subject": service.confirm_subject,
         "confirm_body": service.confirm_body, "public": "yes" if service.public else "no",
+        "archive": "yes" if service.archive else "no",
     })
     current.update(values)
     lines = ["[service]\n"]
@@ -316,7 +328,8 @@ def parse_letter(text: str, number: int = 0) -> Letter:
 
 
 def format_letter(letter: Letter) -> str:
-    return f"Subject: {letter.subject}\nDelay: {format_duration(letter.delay)}\n\n{letter.body}"
+    public = "Public: yes\n" if letter.public else ""
+    return f"Subject: {letter.subject}\nDelay: {format_duration(letter.delay)}\n{public}\n{letter.body}"
 
 
 def given_html(html: str | None) -> str | None:
@@ -394,7 +407,7 @@ def _write_letter(service: Service, number: int, letter: Letter) -> None:
 
 
 def add_letter(service: Service, subject: str, delay: str, body: str,
-               html: str | None = None, position: int | None = None) -> int:
+               html: str | None = None, position: int | None = None, public: bool = False) -> int:
     """Add a letter at the end (or at ``position``); returns its number."""
     html = given_html(html)
     subject, seconds = check_letter(subject, delay, body, html)
@@ -402,7 +415,7 @@ def add_letter(service: Service, subject: str, delay: str, body: str,
         letters = load_letters(service)
         if len(letters) >= MAX_LETTERS:
             raise BadInput("a series has at most {count} letters", count=MAX_LETTERS)
-        new = Letter(0, subject, seconds, body or "", html or None)
+        new = Letter(0, subject, seconds, body or "", html or None, _public(public))
         at = len(letters) + 1 if position is None else max(1, min(position, len(letters) + 1))
         letters.insert(at - 1, new)
         _save_series(service, letters)
@@ -410,14 +423,19 @@ def add_letter(service: Service, subject: str, delay: str, body: str,
 
 
 def edit_letter(service: Service, number: int, subject: str, delay: str, body: str,
-                html: str | None = None) -> None:
+                html: str | None = None, public: bool = False) -> None:
     html = given_html(html)
     subject, seconds = check_letter(subject, delay, body, html)
     with files.record_lock(service.letters_dir / "series"):
         letters = load_letters(service)
         if not 1 <= number <= len(letters):
             raise NotFound(f"service {service.name!r} has no letter {number}")
-        _write_letter(service, number, Letter(number, subject, seconds, body or "", html or None))
+        _write_letter(service, number, Letter(number, subject, seconds, body or "", html or None,
+                                              _public(public)))
+
+
+def _public(public: bool) -> dict[str, str]:
+    return {"public": "yes"} if public else {}
 
 
 def remove_letter(service: Service, number: int) -> None:

@@ -210,6 +210,17 @@ def _cafile(value: str) -> str:
     return value
 
 
+def _folder(value: str) -> str:
+    """Empty (the default place), or the absolute path of a folder."""
+    if not value:
+        return ""
+    from pathlib import Path
+
+    if len(value) > 500 or not Path(value).is_absolute() or any(not c.isprintable() for c in value):
+        raise BadInput("must be the absolute path of a folder, such as /home/you/public_html/lists/archive")
+    return value
+
+
 def _domain(value: str) -> str:
     if not value:
         return ""
@@ -305,6 +316,7 @@ KEYS: dict[str, Key] = {
         Key("main", "daily_limit", "0", _count(0, 10**9), "at most this many letters per day, 0 = no cap"),
         Key("main", "cron_allow", "", _networks, "IPs/CIDRs allowed to call the cron script (empty: anyone with the URL)"),
         Key("main", "trusted_proxies", "", _networks, "reverse proxies whose X-Forwarded-For names the client (empty: none)"),
+        Key("main", "archive_dir", "", _folder, "where the public archive is written (empty: archive/ beside cgi/ in the checkout)", web=False),
         Key("main", "subscribe_hourly_limit", "10", _count(1, 10**6), "subscribe requests that send mail, per client address and hour"),
         Key("mail", "transport", "outbox", _choice("outbox", "smtp", "sendmail"), "how letters leave: outbox, smtp or sendmail"),
         Key("mail", "from_email", "", _optional_mailbox, "the default sender address"),

@@ -13,7 +13,7 @@ import hashlib
 import hmac
 from urllib.parse import urlencode
 
-PURPOSES = ("confirm", "unsubscribe")
+PURPOSES = ("confirm", "unsubscribe", "view")
 ADDRESS_PURPOSES = ("manage",)  # signed by address alone: a page about every service
 TOKEN_LENGTH = 32  # hex characters kept: 128 bits
 
@@ -31,18 +31,39 @@ def check(secret: bytes, service: str, email: str, purpose: str, token: str) -> 
     return hmac.compare_digest(make(secret, service, email, purpose), token)
 
 
-def link(site_url: str, script: str, secret: bytes, service: str, email: str, purpose: str) -> str:
-    """The full URL of a confirm or unsubscribe page for one subscriber."""
-    query = urlencode({"s": service, "e": email, "t": make(secret, service, email, purpose)})
-    return f"{site_url.rstrip('/')}/cgi/{script}?{query}"
+def link(site_url: str, script: str, secret: bytes, service: str, email: str, purpose: str,
+         job: str | None = None) -> str:
+    """The full URL of a confirm or unsubscribe page for one subscriber; ``job``
+    (a newsletter's) only says which letter the link came from, for the
+    newsletters' history: it is not signed, and grants nothing."""
+    fields = {"s": service, "e": email, "t": make(secret, service, email, purpose)}
+    if job:
+        fields["n"] = job
+    return f"{site_url.rstrip('/')}/cgi/{script}?{urlencode(fields)}"
 
 
-def unsubscribe_link(site_url: str, secret: bytes, service: str, email: str) -> str:
-    return link(site_url, "unsubscribe.py", secret, service, email, "unsubscribe")
+def unsubscribe_link(site_url: str, secret: bytes, service: str, email: str,
+                     job: str | None = None) -> str:
+    return link(site_url, "unsubscribe.py", secret, service, email, "unsubscribe", job)
 
 
 def confirm_link(site_url: str, secret: bytes, service: str, email: str) -> str:
     return link(site_url, "confirm.py", secret, service, email, "confirm")
+
+
+def view_token(secret: bytes, service: str, email: str, item: str) -> str:
+    """The token of a recipient's own copy of one letter: ``item`` is a series
+    letter's number or a newsletter job's name (neither holds a ':', nor does
+    a service name, so no two letters share a signed text)."""
+    return make(secret, f"{service}:{item}", email, "view")
+
+
+def view_link(site_url: str, secret: bytes, service: str, email: str, item: str) -> str:
+    """``{{ web_url }}`` of a letter that is not in a public archive: the
+    recipient's own copy, rendered for them (cgi/view.py)."""
+    query = urlencode({"s": service, "l": item, "e": email,
+                       "t": view_token(secret, service, email, item)})
+    return f"{site_url.rstrip('/')}/cgi/view.py?{query}"
 
 
 def make_for_address(secret: bytes, email: str, purpose: str) -> str:

@@ -30,7 +30,7 @@ def run_once(data, parse_all: bool) -> float:
     began = time.perf_counter()
     report = sender.run(data, settings_mod.load(data.settings))
     took = time.perf_counter() - began
-    if "sent 50 for big" not in report.text():
+    if "handed over 50 for big" not in report.text():
         raise RuntimeError(f"the run did not send 50 letters:\n{report.text()}")
     return took
 

@@ -109,8 +109,8 @@ def main() -> None:
 
 def _sent(report: str) -> int:
     for line in report.splitlines():
-        if line.startswith("sent ") and line.endswith(" for big"):
-            return int(line.split()[1])
+        if line.startswith("handed over ") and line.endswith(" for big"):
+            return int(line.split()[2])
     return 0
 
 

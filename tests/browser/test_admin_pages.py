@@ -344,7 +344,7 @@ def test_the_bounces_page_names_refusals_and_mailbox_problems_in_the_admins_lang
 
 def test_the_status_chart_labels_its_days_and_each_day_tells_both_values_on_hover(
         site, server, browser):
-    """The 30-day chart shows at least a label a week, inside the chart and not overlapping; each day's hover title (SVG <title>) carries that day's subscriptions and letters sent."""
+    """The 30-day chart shows at least a label a week, inside the chart and not overlapping; each day's hover title (SVG <title>) carries that day's subscriptions, letters handed over and bounces."""
     site.service("news", letters=[("Hello", "0s", "Hi.")])
     for number in range(3):
         site.subscriber("news", f"today{number}@example.net", ago=5)
@@ -374,9 +374,9 @@ def test_the_status_chart_labels_its_days_and_each_day_tells_both_values_on_hove
     # The numbers in the order the chart draws its bars (wording and plural forms
     # are the catalog's business); the day first.
     assert [values(t) for t in (titles[-1], titles[-8], titles[0])] == \
-        [(3, sent_today), (1, 0), (0, 0)], titles
+        [(3, sent_today, 0), (1, 0, 0), (0, 0, 0)], titles
     assert titles[-1].startswith(str(now().astimezone(ZoneInfo(site.settings()["timezone"])).date()))
-    assert "subscri" in titles[-1] and "sent" in titles[-1], titles[-1]
+    assert "subscri" in titles[-1] and "handed over" in titles[-1], titles[-1]
     # The invisible columns lie on top of the bars: a mouse over a bar finds a day.
     top = b.driver.execute_script(
         "arguments[0].scrollIntoView({block: 'center'});"
@@ -390,8 +390,58 @@ def test_the_status_chart_labels_its_days_and_each_day_tells_both_values_on_hove
     b.reload()
     title = b.driver.execute_script("return arguments[0].querySelector('title').textContent;",
                                     b.all("svg rect.day")[-1])
-    assert values(title) == (3, sent_today), title
-    assert "подпис" in title and "отправлен" in title, title
+    assert values(title) == (3, sent_today, 0), title
+    assert "подпис" in title and "передано" in title, title
+
+
+def test_the_chart_shows_bounces_beside_the_letters_and_the_history_keeps_the_newsletter(
+        site, server, browser):
+    """A newsletter handed over to two, one of them bounced (piped into the real
+    `vykhukhol bounce`): the status chart draws today's bounce as a third bar with
+    its own legend and hover words, and the Newsletters page's History table keeps
+    the finished newsletter with its counts, admin_email empty, in both languages."""
+    from vykhukhol import newsletters
+    from vykhukhol.bounces import tag as tags
+
+    site.set(admin_email="", mail__from_email="list@example.org")
+    site.service("news", enabled=False)
+    for address in ("dead@example.com", "alive@example.com"):
+        site.subscriber("news", address)
+    job = newsletters.create(site.data, ["news"], "Spring issue", "Hello!")
+    site.cli("cron")
+    settings = site.settings()
+    sender = tags.bounce_address("list@example.org", settings["mail.verp_separator"],
+                                 tags.make(settings.secret, tags.NEWSLETTER, job,
+                                           "dead@example.com"))
+    dsn = (Path(__file__).resolve().parents[1] / "data" / "bounces" / "flufl-postfix_01.txt")
+    raw = f"Delivered-To: {sender}\n".encode() + dsn.read_bytes().replace(
+        b"xxxxx@local.ie", b"dead@example.com")
+    site.cli("bounce", input=raw.decode("latin-1"))
+
+    b = browser
+    b.log_in()
+    for lang, legend, words in (("en", "bounces: 1", ("handed over", "1 bounce")),
+                                ("ru", "отказы доставки: 1", ("передано", "1 отказ доставки"))):
+        site.set(language=lang)
+        b.open("/admin/")
+        assert len(b.all("svg[role=img] rect.bar-bounced")) == 30
+        heights = [float(r.get_attribute("height")) for r in b.all("svg[role=img] rect.bar-bounced")]
+        assert heights[-1] > 0 and not any(heights[:-1]), heights
+        assert legend in b.text(), b.text()
+        title = b.driver.execute_script(
+            "return arguments[0].querySelector('title').textContent;", b.all("svg rect.day")[-1])
+        assert values(title) == (2, 2, 1), title  # subscribed an hour ago: today too
+        for word in words:
+            assert word in title, title
+        b.find("svg").screenshot(str(b.screenshot(f"status-chart-bounces-{lang}")
+                                     .with_name(f"status-chart-bounces-svg-{lang}.png")))
+
+        b.open("/admin/newsletters")
+        row = b.find(f"#history-{job}")
+        cells = [c.text for c in row.find_elements(By.TAG_NAME, "td")]
+        assert cells[0].startswith("Spring issue") and cells[1] == "news", cells
+        assert cells[4:] == ["2", "0", "1", "0", "0"], cells
+        b.screenshot(f"newsletters-history-{lang}")
 
 
 # --- the series arrows -----------------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vykhukhol.web.admin.subscribers import MAX_IMPORT_BYTES, MAX_IMPORT_LINES
+from vykhukhol.web.admin.uploads import MAX_IMPORT_BYTES, MAX_IMPORT_LINES
 
 
 def test_the_services_pages_say_db_in_russian(site: Any, server: Any, browser: Any) -> None:

@@ -94,6 +94,8 @@ def test_killed_bounce_readers_neither_lose_nor_double_a_count(site, dovecot, rn
         if len(parts) == 7 and parts[2] == "permanent":
             results[parts[1]] = parts[4]
     assert len(results) == total
+    from vykhukhol.bounces import record  # the status chart's bounces: each one once too
+    assert sum(record.per_day(site.data).values()) == total
     assert_data_parses(site.data)
     print(f"\n{total} bounces, {kills} kills, {in_window} of them inside a batch")
 

@@ -65,9 +65,8 @@ pytestmark = pytest.mark.skipif(
 
 # What the deploy notes vendor with `pip install --target lib …`.
 DEPENDENCIES = tuple(vendorkit.declared())  # README 14 step 1 installs exactly these
-SCRIPTS = ("cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "cgi/manage.py", "cgi/cron.py",
-           "cgi/hook.py",
-           "admin/index.py")
+SCRIPTS = ("cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "cgi/manage.py", "cgi/view.py",
+           "cgi/cron.py", "cgi/hook.py", "admin/index.py")
 
 BATCH = """\
 import ast, contextlib, io, sys
@@ -171,14 +170,14 @@ def _shipped(folder: str) -> Iterator[Path]:
             continue
         if folder == "cgi" and (path.name.startswith("cron-") or path.name == "vykhukhol.path"):
             continue  # left by a local `vykhukhol init`; never shipped
-        if folder == "data" and path.name not in (".htaccess", ".keep"):
+        if folder in ("data", "archive") and path.name not in (".htaccess", ".keep"):
             continue  # only the skeleton ships
         yield relative
 
 
 def upload(install: Path) -> None:
-    """Step 2: lib/, cgi/, admin/ and the data/ skeleton."""
-    for folder in ("lib", "cgi", "admin", "data"):
+    """Step 2: lib/, cgi/, admin/, archive/ (its .htaccess) and the data/ skeleton."""
+    for folder in ("lib", "cgi", "admin", "archive", "data"):
         for relative in _shipped(folder):
             _copy_bytes(CHECKOUT / relative, install / relative)
 
@@ -347,6 +346,7 @@ class Site:
         result = subprocess.run([sys.executable, *args], capture_output=True, text=True,
                                 timeout=60, env=env, cwd=self.root)
         hand_to_web_user(self.data)
+        hand_to_web_user(self.install / "archive")  # the sender writes it, as the web user here
         assert result.returncode == 0, f"vykhukhol {args[-1]}: {result.stderr}"
         return result.stdout
 
@@ -604,3 +604,50 @@ def test_data_outside_the_web_root_is_found_through_vykhukhol_path(apache_outsid
     run = subprocess.run([WGET, "-q", "-t", "1", "-O", "-", site.cron_url],
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 0 and run.stdout.startswith("run "), (run, site.error_log())
+
+
+def test_the_public_archive_is_served_as_static_files_and_nothing_else(apache: Site) -> None:
+    """archive/.htaccess (README 19): the run (the cron URL, as the web user) writes the archive;
+    Apache serves its pages and feed, and refuses its .htaccess, other files, scripts and a listing."""
+    import feedparser
+
+    site = apache
+    site.cli_batch(
+        ("settings", "set", "mail.transport", "outbox"),
+        ("service", "add", "digest", "--db", "main", "--title", "Digest <b>&</b>"),
+        ("letter", "add", "digest", "--subject", "Public <script>one</script>", "--delay", "0s",
+         "--body", "Hello {{ name }} <{{ email }}>, online: {{ web_url }}", "--public"),
+        ("archive", "on", "digest"),
+        ("subscriber", "add", "digest", "apache.reader@example.com", "--name", "Apache Reader",
+         "--confirmed"),
+        ("service", "enable", "digest"))
+    run = subprocess.run([WGET, "-q", "-t", "1", "-O", "-", site.cron_url],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and "sent 1 for digest" in run.stdout, (run, site.error_log())
+    base = f"{site.base}/archive/digest/"
+    index = fetch(base)
+    assert index.status == 200 and index.headers["content-type"].startswith("text/html"), index
+    assert 'href="letter-001.html"' in index.body and "<script>" not in index.body, index
+    page = fetch(base + "letter-001.html")
+    assert page.status == 200 and "Public &lt;script&gt;one&lt;/script&gt;" in page.body, page
+    feed = fetch(base + "feed.atom")
+    assert feed.status == 200, feed
+    assert feed.headers["content-type"].startswith("application/atom+xml"), feed
+    parsed = feedparser.parse(feed.body)
+    assert not parsed.bozo and [e.link for e in parsed.entries] == [base + "letter-001.html"]
+    for answer in (index, page, feed):
+        assert "apache.reader" not in answer.body and "Apache Reader" not in answer.body
+
+    folder = site.install / "archive" / "digest"
+    (folder / "notes.txt").write_text("private notes\n")
+    (folder / "evil.py").write_text("#!/usr/bin/env python3\nprint('Content-Type: text/plain')\n"
+                                    "print()\nprint('RAN')\n")
+    (folder / "evil.py").chmod(0o755)
+    for path in ("/archive/", "/archive/.htaccess", "/archive/digest/.htaccess",
+                 "/archive/digest/notes.txt", "/archive/digest/evil.py",
+                 "/archive/digest/letter-1.html"):
+        answer = fetch(site.base + path)
+        assert answer.status in (403, 404), (path, answer)
+        for leak in ("RAN", "print(", "private notes", "Require", "letter-001"):
+            assert leak not in answer.body, (path, answer)
+    assert "Traceback" not in site.error_log()

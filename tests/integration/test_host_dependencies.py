@@ -173,3 +173,25 @@ def test_a_run_that_cannot_import_what_it_needs_says_so_in_one_line_and_touches_
     assert email.message_from_bytes(path.read_bytes(), policy=email.policy.default)["To"] \
         .addresses[0].addr_spec == DEAD
     assert site.subscribers("course")[DEAD].sent == 1
+
+
+def test_a_bounce_read_without_the_bounce_detectors_is_kept_and_the_log_says_what_is_missing(
+        site, host_lib):
+    """flufl.bounce left out of lib/: the message is kept for the admin, exit 0
+    (the mail server must not bounce the bounce), one plain line in bounces.log."""
+    site.set(mail__from_email="news@example.org")
+    site.service("course", letters=[("Lesson 1", "0s", "Hello."), ("Lesson 2", "30d", "Again.")])
+    site.subscriber("course", DEAD)
+    assert host(site, host_lib, "cron").returncode == 0
+    [path] = site.data.outbox.glob("*.eml")
+    sender = re.fullmatch(rb"Return-Path: <(\S+)>", path.read_bytes().partition(b"\r\n")[0]).group(1)
+    report = b"Delivered-To: " + sender + b"\n" + DSN.read_bytes().replace(
+        DSN_ADDRESS.encode(), DEAD.encode())
+
+    bounce = host(site, _without(host_lib, "flufl"), "bounce", stdin=report)
+    assert bounce.returncode == 0 and b"Traceback" not in bounce.stdout + bounce.stderr
+    [line] = (site.data.log / "bounces.log").read_text(encoding="utf-8").splitlines()
+    assert "kept" in line and "cannot import the module flufl" in line, line
+    assert "ModuleNotFoundError" not in line
+    assert list((site.data.root / "bounces" / "kept").iterdir())
+    assert site.subscribers("course")[DEAD].failures == 0  # nothing acted on

@@ -193,8 +193,8 @@ def test_no_page_of_a_russian_site_shows_an_english_sentence_of_ours(site, lang)
 
 
 @pytest.mark.parametrize(("lang", "progress"), [
-    ("ru", "отправлено 0 / 1; 0 отказов, 0 писем пропущено, 0 под сомнением"),
-    ("en", "sent 0 / 1; 0 refused, 0 letters skipped, 0 in doubt"),
+    ("ru", "передано 0 / 1; 0 отказов, 0 писем пропущено, 0 под сомнением"),
+    ("en", "handed over 0 / 1; 0 refused, 0 letters skipped, 0 in doubt"),
 ])
 def test_newsletter_progress_counts_in_the_pages_language(site, lang, progress):
     from vykhukhol import newsletters

@@ -218,7 +218,7 @@ def test_the_thirty_day_chart_labels_a_day_a_week_and_shows_both_values_on_hover
     assert len(labels) >= 4, labels
     titles = re.findall(r'<rect class="day"[^>]*><title>([^<]+)</title>', page)
     assert len(titles) == 30
-    assert re.search(r": 1 подписка, 0 писем отправлено$", titles[-1]), titles[-1]  # plural forms
+    assert re.search(r": 1 подписка, 0 писем передано, 0 отказов доставки$", titles[-1]), titles[-1]  # plural forms
 
 
 def test_deleting_a_letter_or_a_subscriber_asks_on_a_page_of_its_own_first(site):

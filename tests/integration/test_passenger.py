@@ -316,3 +316,34 @@ def test_the_data_directory_and_the_sources_are_refused(passenger: PassengerSite
     assert "secret" not in answer.body.lower(), answer
     assert "import" not in answer.body, answer
     assert "@" not in answer.body, answer
+
+
+def test_the_public_archive_is_served_by_the_app_below_the_mount(passenger: PassengerSite) -> None:
+    """README 19: the run (the cron URL, as www-data) writes archive/; the app's own route
+    serves its pages and feed at /lists/archive/, and nothing of another shape."""
+    site = passenger
+    site.cli_batch(
+        ("settings", "set", "mail.transport", "outbox"),
+        ("service", "add", "digest", "--db", "main", "--title", "Digest"),
+        ("letter", "add", "digest", "--subject", "Public one", "--delay", "0s",
+         "--body", "Hello {{ name }}: {{ web_url }}", "--public"),
+        ("archive", "on", "digest"),
+        ("subscriber", "add", "digest", "passenger.reader@example.com", "--name", "Pat Reader",
+         "--confirmed"),
+        ("service", "enable", "digest"))
+    run = subprocess.run(["wget", "-q", "-t", "1", "-O", "-", site.cron_url],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and "sent 1 for digest" in run.stdout, (run, site.error_log())
+    base = f"{site.base}/archive/digest/"
+    index = fetch(base)
+    assert index.status == 200 and 'href="letter-001.html"' in index.body, (index, site.error_log())
+    page = fetch(base + "letter-001.html")
+    assert page.status == 200 and "Public one" in page.body and "Pat Reader" not in page.body
+    assert f'Hello : <a href="{base}letter-001.html"' in page.body  # web_url: the page itself
+    feed = fetch(base + "feed.atom")
+    assert feed.status == 200 and feed.headers["content-type"].startswith("application/atom+xml")
+    for path in ("/archive/digest/notes.txt", "/archive/digest/.htaccess", "/archive/",
+                 "/archive/digest/%2e%2e/%2e%2e/data/settings.ini"):
+        answer = fetch(site.base + path)
+        assert answer.status in (403, 404), (path, answer)
+        assert "secret" not in answer.body.lower(), (path, answer)

@@ -186,7 +186,7 @@ def test_recipients_who_left_after_creation_are_skipped_not_mailed(site):
     [report] = reports(site)
     text = report.get_body(("plain",)).get_content()
     assert "Пропущено (адрес отписался или удалён): 2" in text
-    assert "Отправлено писем: 3" in text
+    assert "Передано почтовому серверу писем: 3" in text
 
 
 def test_a_recipient_still_in_another_service_of_the_job_gets_the_letter(site):
@@ -218,7 +218,7 @@ def test_a_job_left_with_only_rows_skipped_by_unsubscribes_is_finished(site):
 # --- the end of a job ---------------------------------------------------------------
 
 def test_a_finished_job_reports_to_the_admin_in_russian_and_its_files_are_deleted(site):
-    """When the list is exhausted: a Russian report (sent, failed, skipped, in doubt, start, end, runs) and the three files gone."""
+    """When the list is exhausted: a Russian report (handed over, failed, skipped, in doubt, start, end, runs) and the three files gone."""
     site.set(news_per_run=2)
     news_list(site, "news", ["a@example.org", "b@example.org", "c@example.org", "d@example.org",
                              "e@example.org"])
@@ -234,13 +234,13 @@ def test_a_finished_job_reports_to_the_admin_in_russian_and_its_files_are_delete
     assert report["Subject"] == "Рассылка завершена: Выпуск 7"
     text = report.get_body(("plain",)).get_content()
     for line in ("«Выпуск 7» завершена", "Службы: news", "Получателей в списке: 5",
-                 "Отправлено писем: 4", "Отказов доставки: 0",
+                 "Передано почтовому серверу писем: 4", "Не принято сервером при передаче: 0",
                  "Пропущено (адрес отписался или удалён): 1", "Под сомнением", "Начата: 20",
                  "Завершена: 20", "Запусков рассыльщика: 2"):
         assert line in text, line
     assert job_files(site, job) == []
     assert newsletters.list_jobs(site.data) == []
-    assert re.search(rf"newsletter {job} finished: 4 sent, 0 failed, 1 skipped, 0 in doubt",
+    assert re.search(rf"newsletter {job} finished: 4 handed over, 0 failed, 1 skipped, 0 in doubt",
                      site.log())
     site.run_at()
     assert len(reports(site)) == 1  # one report per job

@@ -364,7 +364,7 @@ def test_a_newsletter_run_killed_mid_batch_finishes_after_recovery_without_repea
     assert 19 <= sum(got.values()) <= 20
     [finished] = [line for line in site.log().splitlines()
                   if f"newsletter {job} finished" in line]
-    sent, doubt = (int(n) for n in re.search(r"(\d+) sent, 0 failed, 0 skipped, (\d+) in doubt",
+    sent, doubt = (int(n) for n in re.search(r"(\d+) handed over, 0 failed, 0 skipped, (\d+) in doubt",
                                              finished).groups())
     assert sent + doubt == 20 and doubt <= 1
     assert sent == sum(got.values()) or (sent == 19 and sum(got.values()) == 20)
@@ -450,7 +450,7 @@ def test_every_log_line_and_letter_of_a_cron_run_carries_its_lease(site: Any, sm
     before = len(log_lines(site))
     report, _ = cron(site)
     lease = lease_of(report)
-    assert "sent 2 for course" in report
+    assert "handed over 2 for course" in report
     written = log_lines(site)[before:]
     assert len(written) >= 2
     assert all(parts[1] == lease for parts in written), written

@@ -181,8 +181,8 @@ def test_a_permanent_refusal_fails_one_newsletter_row_and_is_listed_in_the_repor
     assert not site.data.job(job, "job").exists()
     [report] = admin_reports(smtp_server)
     text = report.get_body(("plain",)).get_content()
-    assert "Отказов доставки: 1" in text and "Отправлено писем: 1" in text
-    assert "Адреса с отказом доставки:" in text and BOB in text
+    assert "Не принято сервером при передаче: 1" in text and "Передано почтовому серверу писем: 1" in text
+    assert "Адреса, отвергнутые при передаче или вернувшиеся с отказом:" in text and BOB in text
     assert re.search(rf"{BOB} refused \({reply[:3]}\)", site.log())
 
 

@@ -128,7 +128,7 @@ def test_the_subscribers_page_refuses_a_suppressed_address_and_counts_skipped_im
 
 
 def test_an_import_over_the_caps_is_refused_whole(site, admin):
-    from vykhukhol.web.admin.subscribers import MAX_IMPORT_LINES
+    from vykhukhol.web.admin.uploads import MAX_IMPORT_LINES
 
     text = "a@example.org\n" * (MAX_IMPORT_LINES + 1)
     status, _, page = admin("POST", "/suppressed/import", {"text": text})

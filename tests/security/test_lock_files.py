@@ -24,9 +24,11 @@ MISSING = "20261130-000000-abcdef"  # a well-formed job name that no job has
 
 
 #: What data/newsletters/ may always hold: its rename lock, the .keep a checkout
-#: ships, and the bounded record of finished jobs (for bounces that come back
-#: later, README section 17) with its one lock file.
-KEPT = {"news.free", ".keep", "finished.txt", "finished.txt.lock"}
+#: ships, and the newsletters' history (for the owner and for bounces that come
+#: back later, README section 17) with its one lock file; finished.txt is what
+#: an older version kept instead.
+KEPT = {"news.free", ".keep", "history.txt", "history.txt.lock", "finished.txt",
+        "finished.txt.lock"}
 
 
 def leftovers(site: Any) -> list[str]:

@@ -130,7 +130,7 @@ def test_an_over_long_csv_field_is_a_refused_line_not_a_500(site, served):
 
 
 def test_an_import_over_the_size_cap_is_refused_at_once_and_says_so(site, served):
-    from vykhukhol.web.admin.subscribers import MAX_IMPORT_BYTES, MAX_IMPORT_LINES
+    from vykhukhol.web.admin.uploads import MAX_IMPORT_BYTES, MAX_IMPORT_LINES
 
     browser = _logged_in(site, served)
     page = browser.get("/admin/services/news/subscribers")

@@ -11,7 +11,7 @@ from vykhukhol.states import Outcome
 
 def test_a_run_ended_line_reads_back_as_written():
     line = runlog.ended_line(12.345, Outcome.TIME.label("en"), 40)
-    assert line == "run ended after 12.3s: time budget reached; letters 40"
+    assert line == "run ended after 12.3s: time budget reached; handed over 40"
     assert runlog.parse_ended(line) == ("12.3", "time budget reached", "40")
 
 
@@ -39,3 +39,9 @@ def test_deliveries_that_count_against_the_quota():
 def test_a_storage_error_and_a_settings_error_have_their_own_names():
     assert Outcome.STORAGE.label("en") != Outcome.SETTINGS.label("en")
     assert Outcome.SETTINGS.label("ru") != Outcome.SETTINGS.label("en")  # translated
+
+
+def test_a_run_ended_line_of_an_older_log_still_reads():
+    """Logs written before "handed over" end the line with "; letters N"."""
+    assert runlog.parse_ended("run ended after 2.5s: all done; letters 7") == (
+        "2.5", "all done", "7")

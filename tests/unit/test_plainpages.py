@@ -34,6 +34,8 @@ def contexts(name: str):
         elif name == "button.html":
             yield {"title": value, "text": other, "button": value, "action": other,
                    "s": value, "e": other, "token": value}
+            yield {"title": value, "text": other, "button": value, "action": other,
+                   "s": value, "e": other, "token": value, "n": other}  # a newsletter's link
             yield {"title": other, "text": value, "button": other, "action": value,  # unsubscribe
                    "s": other, "e": value, "token": other, "manage_url": value,
                    "manage_text": other}

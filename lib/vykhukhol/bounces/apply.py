@@ -41,12 +41,12 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vykhukhol import files, newsletters, state
+from vykhukhol import files, history, newsletters, state
 from vykhukhol import services as svc
 from vykhukhol import subscribers as subs
 from vykhukhol.addresses import email_key
@@ -85,10 +85,13 @@ class Plan:
     unsub: list[tuple[str, str]] = field(default_factory=list)      # (service, email)
     log: list[str] = field(default_factory=list)                   # bounces.log lines
     time: str = ""
+    history: list[tuple[str, str]] = field(default_factory=list)   # (job, history.LATE field)
+    bounced: int = 0                                               # for the status chart
 
     def to_json(self) -> str:
         return json.dumps({"ids": self.ids, "fail": self.fail, "ledger": self.ledger,
-                           "unsub": self.unsub, "log": self.log, "time": self.time},
+                           "unsub": self.unsub, "log": self.log, "time": self.time,
+                           "history": self.history, "bounced": self.bounced},
                           ensure_ascii=True, separators=(",", ":"))
 
     @classmethod
@@ -96,7 +99,8 @@ class Plan:
         raw = json.loads(text)
         return cls(list(raw["ids"]), [tuple(x) for x in raw["fail"]],
                    [tuple(x) for x in raw["ledger"]], [tuple(x) for x in raw["unsub"]],
-                   list(raw["log"]), raw.get("time", ""))
+                   list(raw["log"]), raw.get("time", ""),
+                   [tuple(x) for x in raw.get("history", [])], int(raw.get("bounced", 0)))
 
 
 def message_id(raw: bytes) -> str:
@@ -386,10 +390,16 @@ def _effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdi
             record.keep(data, result.id, raw)
             return _noted(plan, result, source)
         plan.fail += [(s, address) for s in services]
+        plan.bounced += 1
         if kind == tags.NEWSLETTER and name in finder.jobs:
             plan.ledger.append((name, address))
+        if kind == tags.NEWSLETTER:
+            plan.history.append((name, "bounced"))
     elif verdict.kind in (kinds.COMPLAINT, kinds.UNSUBSCRIBE):
         plan.unsub += [(s, address) for s in services]
+        if kind == tags.NEWSLETTER:
+            plan.history.append((name, "complaints" if verdict.kind == kinds.COMPLAINT
+                                 else "unsubscribed"))
         if verdict.kind == kinds.COMPLAINT:  # never written to again (SPEC 12); a repeat adds nothing
             from vykhukhol import suppression
 
@@ -419,6 +429,9 @@ def _run_plan(data: DataDir, settings: Settings, batch: str, plan: Plan, fresh: 
         by_job[job].add(email_key(address))
     for job, keys in by_job.items():
         _fail_rows(data, job, keys)
+    # The newsletters' history, once per batch however often a kill repeats this step.
+    history.count(data, Counter(plan.history), once=batch)
+    record.count_day(data, settings["timezone"], plan.bounced, once=batch)
     by_service: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for service, address in plan.fail:
         by_service[service][email_key(address)] += 1
@@ -451,7 +464,7 @@ def _fail_rows(data: DataDir, job: str, keys: set[str]) -> None:
     def mark(row: newsletters.Row) -> newsletters.Row:
         if email_key(row.email) in keys and row.state.may_become(LedgerState.FAILED, bounced=True):
             return newsletters.Row(row.index, row.email, row.name, LedgerState.FAILED,
-                                   moment, "bounce")
+                                   moment, newsletters.BOUNCED_LEASE)
         return row
 
     newsletters.rewrite_rows(list_path, mark, bounced=True)

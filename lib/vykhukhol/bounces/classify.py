@@ -98,6 +98,11 @@ def classify(raw: bytes, separator: str) -> Verdict:
         return verdict
     try:
         temporary, permanent = _library_failures(message)
+    except ImportError as exc:  # a host that vendored too little: kept, and said so plainly
+        from vykhukhol.errors import MissingModule
+
+        verdict.reason = MissingModule.of(exc).message
+        return verdict
     except Exception as exc:  # noqa: BLE001 - a detector choking on a broken message
         verdict.reason = f"the bounce detectors could not read it ({type(exc).__name__})"
         return verdict

@@ -161,3 +161,39 @@ def no_source(data: DataDir, settings) -> bool:
         return False
     return not piped_since(data, now() - timedelta(days=PIPE_RECENT_DAYS))
 
+
+
+# --- bounces per day, for the status chart -------------------------------------------
+
+BOUNCED_DAYS = 60  # days kept in data/state/bounced, like the letters' data/state/daily
+
+
+def count_day(data: DataDir, zone: str, n: int, once: str) -> None:
+    """``n`` more bounces on today's date in ``zone`` (the status chart's second
+    series). ``once``: the bounce batch they come from; the reader applies
+    batches one at a time and finishes a killed one before the next, so a batch
+    already counted (the last one) counts nothing again."""
+    from zoneinfo import ZoneInfo
+
+    from vykhukhol import state
+
+    if n <= 0:
+        return
+    day = now().astimezone(ZoneInfo(zone)).date().isoformat()
+
+    def change(values: dict[str, str]) -> None:
+        if values.get("once") == once:
+            return
+        values["once"] = once
+        values[day] = str(int(values.get(day, "0") or 0) + n)
+        for old in sorted(k for k in values if k != "once")[:-BOUNCED_DAYS]:
+            del values[old]
+    state.change_kv(data.state / "bounced", change)
+
+
+def per_day(data: DataDir) -> dict[str, int]:
+    """Bounces by date (``YYYY-MM-DD`` in the site's timezone)."""
+    from vykhukhol import state
+
+    values = state.read_kv(data.state / "bounced")
+    return {day: int(n) for day, n in values.items() if day != "once" and n.isdigit()}

@@ -20,7 +20,14 @@ import sys
 from vykhukhol import settings as settings_mod
 from vykhukhol.cli.common import ASK, PASSWORD_ENV, VALUE_ENV, Context
 from vykhukhol.cli.configure import cmd_dkim, cmd_settings
-from vykhukhol.cli.lists import cmd_db, cmd_letter, cmd_newsletter, cmd_service, cmd_subscriber
+from vykhukhol.cli.lists import (
+    cmd_archive,
+    cmd_db,
+    cmd_letter,
+    cmd_newsletter,
+    cmd_service,
+    cmd_subscriber,
+)
 from vykhukhol.cli.site import (
     cmd_bounce,
     cmd_cron,
@@ -181,6 +188,8 @@ def build_parser() -> Parser:
     body.add_argument("--body", help="the text, a template")
     body.add_argument("--body-file", help="a UTF-8 file with the text")
     a.add_argument("--html-file", help="a UTF-8 file with an HTML version (optional)")
+    a.add_argument("--public", action="store_true",
+                   help="publish it in the service's archive once it has gone out (Public: yes)")
     actions.add_parser("list", help="the series, a header row first").add_argument(
         "service", help="the service's name")
     a = actions.add_parser("remove", help="remove a letter; later letters move up")
@@ -223,10 +232,21 @@ def build_parser() -> Parser:
     a.add_argument("--html-file", help="a UTF-8 file with an HTML version (optional)")
     a.add_argument("--at", metavar="YYYY-MM-DD HH:MM",
                    help='start time in timezone, e.g. "2026-12-01 09:00" (default: now; not in the past)')
+    a.add_argument("--public", action="store_true",
+                   help="publish it in its services' archives once it has gone out")
     actions.add_parser("list", help="the jobs and their progress")
+    a = actions.add_parser("history", help="every newsletter: handed over, failed, bounced, "
+                                           "complaints, unsubscribed (newest first)")
+    a.add_argument("--json", action="store_true", help="a JSON list of objects")
     actions.add_parser("cancel", help="stop a job and delete it").add_argument(
         "job", help="its name, as create printed it")
     p.set_defaults(func=cmd_newsletter)
+
+    p = sub.add_parser("archive", help="a service's public archive of letters (web pages and a feed)")
+    p.add_argument("action", choices=["on", "off", "build"],
+                   help="on: publish its public letters; off: remove its pages; build: write them again")
+    p.add_argument("service", help="the service's name")
+    p.set_defaults(func=cmd_archive)
 
     p = sub.add_parser("suppress", help="the suppression list: addresses never written to again")
     actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)

@@ -4,9 +4,12 @@ more than one command prints."""
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
 import sys
+from collections.abc import Callable, Iterator
+from typing import TextIO
 
 from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import DataDir, locate
@@ -79,3 +82,26 @@ HTTP_WARNING = ("warning: site_url {url} is not https: letters go without one-cl
 def warn_http(site_url: str) -> None:
     if not site_url.startswith("https://"):
         print(HTTP_WARNING.format(url=site_url), file=sys.stderr)
+
+
+@contextlib.contextmanager
+def export_target(target: str | None) -> Iterator[tuple[TextIO, Callable[[int], None] | None]]:
+    """Where an export goes: FILE, created 0600 and never over an existing
+    one, with progress on stderr; or standard output, without."""
+    from pathlib import Path
+
+    from vykhukhol import files
+
+    if not target:
+        yield sys.stdout, None
+        return
+    try:
+        out = files.open_private(Path(target))
+    except FileExistsError:
+        raise BadInput("{file} exists already; nothing written (remove it or name another file)",
+                       file=target) from None
+    try:
+        yield out, lambda n: progress(f"exported {n}")
+    finally:
+        out.close()
+        progress("")

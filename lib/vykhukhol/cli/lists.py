@@ -6,10 +6,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from vykhukhol import files, membership, newsletters, state
+from vykhukhol import membership, newsletters, state
 from vykhukhol import services as svc
 from vykhukhol import subscribers as subs
-from vykhukhol.cli.common import Context, progress
+from vykhukhol.cli.common import Context, export_target, progress
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NoSecret
 from vykhukhol.timeutil import format_time, parse_local_time
@@ -83,7 +83,8 @@ def cmd_letter(ctx: Context, args) -> None:
     service = svc.find_service(ctx.data, args.service)
     if args.action == "add":
         html = _read_file(args.html_file, "--html-file") if args.html_file else None
-        number = svc.add_letter(service, args.subject, args.delay, _body(args), html)
+        number = svc.add_letter(service, args.subject, args.delay, _body(args), html,
+                                public=args.public)
         print(f"letter {number} added to {service.name}")
     elif args.action == "remove":
         svc.remove_letter(service, args.number)
@@ -91,10 +92,10 @@ def cmd_letter(ctx: Context, args) -> None:
     else:
         from vykhukhol.timeutil import format_duration
         letters = svc.load_letters(service)  # a letter that does not parse: nothing printed
-        print("\t".join(("#number", "delay", "subject", "html")))
+        print("\t".join(("#number", "delay", "subject", "html", "public")))
         for letter in letters:
             print(f"{letter.number}\t{format_duration(letter.delay)}\t{letter.subject}"
-                  + ("\t(html)" if letter.html else ""))
+                  f"\t{'(html)' if letter.html else '-'}\t{'public' if letter.public else '-'}")
 
 
 def cmd_subscriber(ctx: Context, args) -> None:
@@ -141,18 +142,8 @@ def export(data: DataDir, service_name: str, target: str | None) -> None:
     from vykhukhol.export import write_csv
 
     service = svc.find_service(data, service_name)
-    try:
-        out = files.open_private(Path(target)) if target else sys.stdout
-    except FileExistsError:
-        raise BadInput("{file} exists already; nothing written (remove it or name another file)",
-                       file=target) from None
-    try:
-        write_csv(service.subscribers_path, out,
-                  progress=(lambda n: progress(f"exported {n}")) if target else None)
-    finally:
-        if target:
-            out.close()
-            progress("")
+    with export_target(target) as (out, counted):
+        write_csv(service.subscribers_path, out, progress=counted)
 
 
 def cmd_newsletter(ctx: Context, args) -> None:
@@ -166,7 +157,8 @@ def cmd_newsletter(ctx: Context, args) -> None:
         except BadInput as exc:
             raise BadInput(f"--at: {exc.message}") from None
         name = newsletters.create(data, args.services.split(","), args.subject, _body(args), html,
-                                  start, progress=lambda n: progress(f"recipients: {n}"))
+                                  start, progress=lambda n: progress(f"recipients: {n}"),
+                                  public=args.public)
         progress("")
         total = newsletters.read_job(data, name).values.get("total", "0")
         print(name)
@@ -174,9 +166,46 @@ def cmd_newsletter(ctx: Context, args) -> None:
     elif args.action == "cancel":
         newsletters.cancel(data, args.job)
         print(f"newsletter {args.job} cancelled")
+    elif args.action == "history":
+        print_history(newsletters.history_now(data), args.json)
     else:
         for job in newsletters.list_jobs(data):
             count = newsletters.counts(data.job(job.name, "list"))
             print("\t".join((job.name, format_time(job.start), ",".join(job.services),
-                             f"{count['sent']}/{count['total']}", f"failed {count['failed']}",
+                             f"handed over {count['sent']}/{count['total']}", f"failed {count['failed']}",
                              f"skipped {count['skipped']}", f"in doubt {count['in doubt']}")))
+
+
+def print_history(entries: list, as_json: bool) -> None:
+    """``newsletter history``: one line per newsletter (tab-separated, a header
+    first), or with ``--json`` a list of objects. Times are UTC; "handed" is
+    what the mail server accepted, not what was delivered."""
+    if as_json:
+        import json
+
+        print(json.dumps([entry.to_json() for entry in entries], ensure_ascii=False, indent=1))
+        return
+    print("#job\tstarted\tfinished\thanded over\tfailed\tin doubt\tbounced\tcomplaints\t"
+          "unsubscribed\tservices\tsubject")
+    for e in entries:
+        print("\t".join((e.job, e.started, e.finished, str(e.handed), str(e.failed),
+                         str(e.in_doubt), str(e.bounced), str(e.complaints),
+                         str(e.unsubscribed), ",".join(e.services) or "-", e.subject or "-")))
+
+
+def cmd_archive(ctx: Context, args) -> None:
+    from vykhukhol import archive
+
+    settings = ctx.settings()
+    if args.action == "build":
+        service = svc.find_service(ctx.data, args.service)
+        count = archive.build(ctx.data, settings, service)
+    else:
+        service = archive.switch(ctx.data, settings, args.service, args.action == "on")
+        count = len(archive.entries(ctx.data, service.name))
+    if service.archive:
+        print(f"archive of {service.name} is on: {archive.index_url(settings, service.name)} "
+              f"({count} letters published so far), written in "
+              f"{archive.folder(settings) / service.name}")
+    else:
+        print(f"archive of {service.name} is off; its pages are removed")

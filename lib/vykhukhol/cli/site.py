@@ -110,7 +110,7 @@ def cmd_status(ctx: Context, args) -> None:
     for job in newsletters.list_jobs(data):
         count = newsletters.counts(data.job(job.name, "list"))
         print(f"newsletter {job.name}: start {format_time(job.start)}, "
-              f"{count['sent']}/{count['total']} sent, {count['failed']} failed, "
+              f"{count['sent']}/{count['total']} handed over, {count['failed']} failed, "
               f"{count['skipped']} skipped, {count['in doubt']} in doubt")
     for entry in runlog.recent(data, 10):
         print(f"log {entry.time} {entry.lease} {entry.level}: {entry.message}")

@@ -5,11 +5,10 @@ changes; the file is written only by :mod:`vykhukhol.suppression`."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-from vykhukhol import files, suppression
+from vykhukhol import suppression
 from vykhukhol.addresses import check_email
-from vykhukhol.cli.common import Context, progress
+from vykhukhol.cli.common import Context, export_target
 from vykhukhol.cli.lists import _read_file
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.timeutil import now
@@ -55,17 +54,7 @@ def cmd_suppress(ctx: Context, args) -> None:
 
 
 def export(ctx: Context, target: str | None) -> None:
-    try:
-        out = files.open_private(Path(target)) if target else sys.stdout
-    except FileExistsError:
-        raise BadInput("{file} exists already; nothing written (remove it or name another file)",
-                       file=target) from None
-    try:
-        count = suppression.write_csv(ctx.data, out, progress=(
-            lambda n: progress(f"exported {n}")) if target else None)
-    finally:
-        if target:
-            out.close()
-            progress("")
+    with export_target(target) as (out, counted):
+        count = suppression.write_csv(ctx.data, out, progress=counted)
     if target:
         print(f"{count} addresses written to {target}", file=sys.stderr)

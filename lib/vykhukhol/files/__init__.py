@@ -17,6 +17,8 @@ This is the only module that writes data files. Everything else asks it to:
   renaming free → busy (atomic on every file system a hoster offers), released
   by renaming back. It is held for a whole run; its age tells a dead run.
 * ``make_folder(path)`` — a folder (and its missing parents) for data files.
+* ``write_public(path, text)`` — an atomic rewrite of a file of the public
+  archive, the one kind of file written for the web server to read.
 
 Who may read them is decided here, once (see :data:`FILE_MODE`).
 
@@ -43,6 +45,8 @@ from vykhukhol.files.modes import (
     FILE_MODE,
     FOLDER_MODE,
     NOBODY_ELSE,
+    PUBLIC_FILE_MODE,
+    PUBLIC_FOLDER_MODE,
     UMASK,
     make_folder,
     masked,
@@ -56,13 +60,16 @@ from vykhukhol.files.rewrite import (
     Spliced,
     atomic_write,
     atomic_write_bytes,
+    make_public_folder,
     remove_stale_temps,
     splice,
+    write_public,
 )
 
 __all__ = [
-    "FILE_MODE", "FOLDER_MODE", "LOCK_TIMEOUT", "NOBODY_ELSE", "UMASK", "AppendFile", "Holder",
-    "RenameLock", "Spliced", "append_line", "atomic_write", "atomic_write_bytes", "drop_lock",
-    "make_folder", "masked", "open_private", "program_problem", "quick_record_lock", "read_lines",
-    "read_text", "record_lock", "remove", "remove_stale_temps", "rotate", "splice",
+    "FILE_MODE", "FOLDER_MODE", "LOCK_TIMEOUT", "NOBODY_ELSE", "PUBLIC_FILE_MODE",
+    "PUBLIC_FOLDER_MODE", "UMASK", "AppendFile", "Holder", "RenameLock", "Spliced", "append_line",
+    "atomic_write", "atomic_write_bytes", "drop_lock", "make_folder", "make_public_folder",
+    "masked", "open_private", "program_problem", "quick_record_lock", "read_lines", "read_text",
+    "record_lock", "remove", "remove_stale_temps", "rotate", "splice", "write_public",
 ]

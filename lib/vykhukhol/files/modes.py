@@ -26,6 +26,11 @@ if TYPE_CHECKING:
 FILE_MODE = 0o600
 FOLDER_MODE = 0o700
 NOBODY_ELSE = 0o007  # the bits a rewrite takes away from an older, wider file
+# The one exception: the public archive (archive/ beside cgi/, README section
+# 19) is written for the web server to serve as static files, so it is
+# readable by all — and holds nothing personal by construction.
+PUBLIC_FILE_MODE = 0o644
+PUBLIC_FOLDER_MODE = 0o755
 
 
 def _read_umask() -> int:

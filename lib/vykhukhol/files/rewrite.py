@@ -11,7 +11,14 @@ import contextlib
 import os
 
 from vykhukhol.errors import StorageError
-from vykhukhol.files.modes import FILE_MODE, NOBODY_ELSE, make_folder, masked
+from vykhukhol.files.modes import (
+    FILE_MODE,
+    NOBODY_ELSE,
+    PUBLIC_FILE_MODE,
+    PUBLIC_FOLDER_MODE,
+    make_folder,
+    masked,
+)
 
 TYPE_CHECKING = False  # typing itself is not imported: a CGI page pays for every import
 if TYPE_CHECKING:
@@ -47,7 +54,34 @@ def atomic_write_bytes(path: str | os.PathLike, chunks: Iterable[bytes], new_mod
     _replace(path, chunks, new_mode)
 
 
-def _replace(path: str | os.PathLike, chunks: Iterable[bytes], new_mode: int) -> None:
+def make_public_folder(path: str | os.PathLike) -> None:
+    """A folder of the public archive, and its missing parents (the web
+    server must pass through them): :data:`PUBLIC_FOLDER_MODE` less the umask."""
+    path = os.fspath(path)
+    missing = []
+    while not os.path.exists(path) and path != os.path.dirname(path):
+        missing.append(path)
+        path = os.path.dirname(path)
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, PUBLIC_FOLDER_MODE)
+        except FileExistsError:
+            if not os.path.isdir(folder):
+                raise
+
+
+def write_public(path: str | os.PathLike, content: str) -> None:
+    """:func:`atomic_write` for a file of the public archive: readable by the
+    web server (:data:`PUBLIC_FILE_MODE` less the umask), whatever it was."""
+    try:
+        make_public_folder(os.path.dirname(os.fspath(path)))
+    except OSError as exc:
+        raise StorageError(f"cannot write {os.path.basename(path)}: {exc.strerror or exc}") from exc
+    _replace(path, (content.encode("utf-8"),), PUBLIC_FILE_MODE, public=True)
+
+
+def _replace(path: str | os.PathLike, chunks: Iterable[bytes], new_mode: int,
+             public: bool = False) -> None:
     path = os.fspath(path)
     folder, name = os.path.split(path)
     folder = folder or os.curdir
@@ -62,7 +96,7 @@ def _replace(path: str | os.PathLike, chunks: Iterable[bytes], new_mode: int) ->
             os.fsync(out.fileno())
         with contextlib.suppress(OSError):
             try:
-                mode = os.stat(path).st_mode & 0o777 & ~NOBODY_ELSE
+                mode = masked(new_mode) if public else os.stat(path).st_mode & 0o777 & ~NOBODY_ELSE
             except FileNotFoundError:
                 mode = masked(new_mode)
             os.chmod(tmp_name, mode)

@@ -36,8 +36,8 @@ Variables that are not given render as nothing (``{{ nmae }}`` is empty,
 becomes :class:`~vykhukhol.errors.BadInput` with ``"<what>: line N: <reason>"``.
 
 The context the project passes is ``name``, ``email``, ``service``,
-``unsubscribe_url``, ``manage_url`` and ``date`` (and ``confirm_url`` in confirmation
-requests); this module does not insist on it.
+``unsubscribe_url``, ``manage_url``, ``web_url`` and ``date`` (and ``confirm_url`` in
+confirmation requests); this module does not insist on it.
 
 What is where: :mod:`.budget` holds the bounds and the estimates of what
 one step would build; :mod:`.sandbox` the environment that checks every
@@ -87,6 +87,7 @@ SAMPLE_CONTEXT = {
     "unsubscribe_url": "https://example.org/cgi/unsubscribe.py?s=sample&e=ivan%40example.org&t=x",
     "confirm_url": "https://example.org/cgi/confirm.py?s=sample&e=ivan%40example.org&t=x",
     "manage_url": "https://example.org/cgi/manage.py?e=ivan%40example.org&t=x",
+    "web_url": "https://example.org/archive/sample/letter-001.html",
     "date": "2026-01-31",
 }
 

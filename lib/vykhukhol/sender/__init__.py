@@ -37,7 +37,7 @@ from collections.abc import Callable
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from vykhukhol import alerts, idle, runlog, state
+from vykhukhol import alerts, archive, idle, runlog, state
 from vykhukhol import services as svc
 from vykhukhol import subscribers as subs
 from vykhukhol.datadir import DataDir
@@ -99,7 +99,8 @@ def take_steps(run: Run) -> None:
 
 def finish(run: Run) -> None:
     """Whatever happened: unused sending allowance given back, the transport
-    closed, the day's count, the run's last log line, the idle proof."""
+    closed, the day's count, the run's last log line, the public archive, the
+    idle proof."""
     try:
         run.allowance.settle()
     except VykhukholError as exc:
@@ -109,6 +110,7 @@ def finish(run: Run) -> None:
     run.report.ended = run.now()
     run.log.write(runlog.ended_line(run.elapsed(), run.report.outcome.label("en"),
                                     sum(run.report.sent.values())))
+    archive.after_run(run)  # SPEC 7: what went public in this run is published
     idle.after_run(run)  # nothing due: the proof that lets the next ticks skip all this
 
 

@@ -1,4 +1,7 @@
-"""The report a finished newsletter leaves the admin, in Russian (SPEC 5 step 2)."""
+"""The report a finished newsletter leaves the admin, in the site's
+``language`` (SPEC 5 step 2, SPEC 6). Letters the mail server accepted are
+"handed over", never "sent" or "delivered" (SPEC 12): what bounces later is
+counted in the newsletters' history (:mod:`vykhukhol.history`)."""
 
 from __future__ import annotations
 
@@ -44,24 +47,45 @@ def _local(stamp: str | datetime | None, zone: str) -> str:
 
 
 def newsletter_report(job: newsletters.Job, subject: str, count: dict[str, int],
-                      failed: list[str], moment: datetime, zone: str = "UTC") -> str:
+                      hand: dict[str, int], failed: list[str], moment: datetime,
+                      zone: str = "UTC", lang: str = "ru") -> str:
+    """The report's text: ``count`` is the ledger's states (:func:`newsletters.counts`),
+    ``hand`` what it says of the hand-over (:func:`newsletters.handed_counts`),
+    ``failed`` the addresses refused at hand-over."""
+    from vykhukhol.i18n import tr
+
     subject = " ".join(subject.split())  # one line of the report, whatever the admin typed
+    bounced = hand["handed"] - count["sent"]  # handed over, and already back
     lines = [
-        f"Новостная рассылка «{subject}» завершена.",
+        tr(lang, "Newsletter «{subject}» is finished.", subject=subject),
         "",
-        f"Службы: {', '.join(job.services)}",
-        f"Получателей в списке: {count['total']}",
-        f"Отправлено писем: {count['sent']}",
-        f"Отказов доставки: {count['failed']}",
-        f"Пропущено (адрес отписался или удалён): {count['skipped']}",
-        f"Под сомнением (запуск прервали во время отправки): {count['in doubt']}",
+        tr(lang, "Services: {services}", services=", ".join(job.services)),
+        tr(lang, "Recipients on the list: {n}", n=count["total"]),
+        tr(lang, "Letters handed over to the mail server: {n}", n=hand["handed"]),
+        tr(lang, "Refused at hand-over: {n}", n=hand["failed"]),
+        tr(lang, "Returned as undeliverable so far: {n}", n=bounced),
+        tr(lang, "Skipped (the address unsubscribed or was deleted): {n}", n=count["skipped"]),
+        tr(lang, "In doubt (a run was interrupted while handing it over): {n}",
+           n=count["in doubt"]),
         "",
-        f"Начата: {_local(job.values.get('first_run'), zone)}",
-        f"Завершена: {_local(moment, zone)}",
-        f"Запусков рассыльщика: {int(job.values.get('runs', '0') or 0)}",
+        tr(lang, "Started: {time}", time=_local(job.values.get("first_run"), zone)),
+        tr(lang, "Finished: {time}", time=_local(moment, zone)),
+        tr(lang, "Sender runs: {n}", n=int(job.values.get("runs", "0") or 0)),
+        "",
+        tr(lang, "A letter handed over is not yet a letter delivered: bounces, complaints and "
+                 "unsubscribes that come later are counted in the newsletters' history (admin, "
+                 "Newsletters; or `vykhukhol newsletter history`)."),
     ]
     if failed:
-        lines += ["", "Адреса с отказом доставки:"] + [f"  {email}" for email in failed[:1000]]
+        lines += ["", tr(lang, "Addresses refused at hand-over or returned:")]
+        lines += [f"  {email}" for email in failed[:1000]]
         if len(failed) > 1000:
-            lines.append(f"  … и ещё {len(failed) - 1000}")
+            lines.append("  " + tr(lang, "… and {n} more", n=len(failed) - 1000))
     return "\n".join(lines) + "\n"
+
+
+def report_subject(subject: str, lang: str = "ru") -> str:
+    """The report letter's subject."""
+    from vykhukhol.i18n import tr
+
+    return tr(lang, "Newsletter finished: {subject}", subject=subject)[:200]

@@ -17,7 +17,7 @@ from datetime import datetime
 from functools import partial
 from itertools import islice
 
-from vykhukhol import files, journal, newsletters
+from vykhukhol import files, history, journal, newsletters
 from vykhukhol import services as svc
 from vykhukhol import subscribers as subs
 from vykhukhol.addresses import email_key
@@ -25,7 +25,7 @@ from vykhukhol.errors import BadInput, NotFound, VykhukholError
 from vykhukhol.locks import Released, Taken, release, take_lock
 from vykhukhol.runtime import Run
 from vykhukhol.sender.batch import Copy, Ended, Letter, send_batch
-from vykhukhol.sender.news_report import newsletter_report, subject_as_sent
+from vykhukhol.sender.news_report import newsletter_report, report_subject, subject_as_sent
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import format_time
 
@@ -96,6 +96,9 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
     if job.values.get("first_run", "-") == "-":
         newsletters.change_job(data, job.name, lambda j: j.values.update(
             first_run=format_time(run.now())))
+        # Its line in the history, which outlives the job's files (SPEC 12).
+        history.begin(data, job.name, subject_as_sent(data, job, subject, run.now()),
+                      job.services, run.now())
     rows = (row for row in newsletters.read_rows(list_path, job.cursor)
             if row.state is LedgerState.PENDING)
     while run.may_send("news_left"):
@@ -166,7 +169,8 @@ def fold_newsletters(run: Run, book: journal.Journal) -> set[str]:
 
 
 def finish_if_exhausted(run: Run, name: str) -> None:
-    """A job whose list is exhausted: report to the admin in Russian, delete its files."""
+    """A job whose list is exhausted: report to the admin in ``language``,
+    complete its line in the history, delete its files."""
     data = run.data
     try:
         job = newsletters.read_job(data, name)
@@ -176,22 +180,26 @@ def finish_if_exhausted(run: Run, name: str) -> None:
     if any(row.state is LedgerState.PENDING for row in newsletters.read_rows(list_path, job.cursor)):
         return
     count = newsletters.counts(list_path)
+    hand = newsletters.handed_counts(list_path)
     failed = [row.email for row in newsletters.read_rows(list_path) if row.state is LedgerState.FAILED]
     subject, _, _ = newsletters.read_letter(data, name)
     subject = subject_as_sent(data, job, subject, run.now())
-    report = newsletter_report(job, subject, count, failed, run.now(), run.settings["timezone"])
-    run.log.write(f"newsletter {name} finished: {count['sent']} sent, {count['failed']} failed, "
-                  f"{count['skipped']} skipped, {count['in doubt']} in doubt")
+    lang = run.settings["language"]
+    report = newsletter_report(job, subject, count, hand, failed, run.now(),
+                               run.settings["timezone"], lang)
+    run.log.write(f"newsletter {name} finished: {hand['handed']} handed over, "
+                  f"{hand['failed']} failed, {count['skipped']} skipped, "
+                  f"{count['in doubt']} in doubt")
     admin = run.settings["admin_email"]
     if admin:
         from vykhukhol import mail
 
         message = mail.build_message(
             from_name="Vykhukhol", from_email=run.settings["mail.from_email"] or admin,
-            to_email=admin, subject=f"Рассылка завершена: {subject}"[:200], text=report,
+            to_email=admin, subject=report_subject(subject, lang), text=report,
             run_id=run.lease)
         try:
             run.transport().send(message, admin)
         except mail.DeliveryError as exc:
             run.log.error(f"the report of newsletter {name} could not be mailed: {exc.detail}")
-    newsletters.delete(data, name)
+    newsletters.delete(data, name, subject)

@@ -41,7 +41,8 @@ def run(app_name: str, script: str) -> None:
 
 APPS = {  # app name → (module, factory); only the one asked for is imported
     "subscribe": ("public", "subscribe"), "confirm": ("public", "confirm"),
-    "unsubscribe": ("public", "unsubscribe"), "manage": ("manage", "app"), "cron": ("cron", "app"), "admin": ("admin", "app"),
+    "unsubscribe": ("public", "unsubscribe"), "manage": ("manage", "app"), "cron": ("cron", "app"),
+    "admin": ("admin", "app"), "view": ("archive", "view"), "archive": ("archive", "static"),
     "hook": ("vykhukhol.hooks.app", "app"),  # a full name: the callbacks live in their package
 }
 

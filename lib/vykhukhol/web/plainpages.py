@@ -26,7 +26,7 @@ TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 #: CRC-32 of each template this module was written from (tests/unit/test_plainpages.py
 #: fails when a template and this table differ: change the function, then the number).
 SOURCES = {"base.html": 0x6867500C, "subscribe.html": 0x12568E43, "message.html": 0xE77398F5,
-           "button.html": 0x3B9511DD}
+           "button.html": 0x7318D7EF}
 _checked: dict[str, bool] = {}
 
 _HEAD = """<!doctype html>
@@ -79,13 +79,14 @@ def button(lang: str, t: Callable[..., str], context: dict) -> str:
     """button.html: a sentence and one button that posts the link's fields back (and,
     on the unsubscribe page, the link to the subscriber's own page)."""
     e = {key: escape(context.get(key, "")) for key in
-         ("title", "text", "action", "s", "e", "token", "button")}
+         ("title", "text", "action", "s", "e", "token", "button", "n")}
+    job = f"  <input type=\"hidden\" name=\"n\" value=\"{e['n']}\">\n" if context.get("n") else ""
     body = (f"<h1>{e['title']}</h1>\n<p>{e['text']}</p>\n"
             f"<form method=\"post\" action=\"{e['action']}\">\n"
             f"  <input type=\"hidden\" name=\"s\" value=\"{e['s']}\">\n"
             f"  <input type=\"hidden\" name=\"e\" value=\"{e['e']}\">\n"
             f"  <input type=\"hidden\" name=\"t\" value=\"{e['token']}\">\n"
-            f"  <button type=\"submit\">{e['button']}</button>\n"
+            f"{job}  <button type=\"submit\">{e['button']}</button>\n"
             "</form>\n")
     if context.get("manage_url"):  # the unsubscribe page's way to every other list
         body += (f"<p><a href=\"{escape(context['manage_url'])}\">"

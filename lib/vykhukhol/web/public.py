@@ -154,7 +154,29 @@ def _link(request: Request, site: Site) -> tuple[svc.Service, str, str]:
     return service, request.value("e")[:254], request.value("t")[:100]
 
 
-def _button_page(site: Site, purpose: str, service: svc.Service, email: str, token: str) -> Response:
+def _job(request: Request) -> str:
+    """The newsletter a link came from (``n``), or "" for none or a malformed one."""
+    from vykhukhol.datadir import NAME_RE
+
+    job = request.value("n")[:40]
+    return job if NAME_RE.fullmatch(job) else ""
+
+
+def _count_unsubscribe(data: DataDir, job: str) -> None:
+    """One more unsubscribe in the newsletter's history line, if it has one (the
+    name comes from a link: it never makes a line). A history that cannot be
+    written costs the count, not the unsubscribe already done."""
+    from vykhukhol import history
+    from vykhukhol.errors import VykhukholError
+
+    try:
+        history.count(data, {(job, "unsubscribed"): 1}, create=False)
+    except VykhukholError:
+        pass
+
+
+def _button_page(site: Site, purpose: str, service: svc.Service, email: str, token: str,
+                 job: str = "") -> Response:
     """The GET side of a signed link: one button that POSTs the same fields back.
     Nothing changes on GET or HEAD, so mail scanners that open links are harmless.
 
@@ -176,7 +198,7 @@ def _button_page(site: Site, purpose: str, service: svc.Service, email: str, tok
     return site.page("button.html", service, title=t(site.lang, f"{purpose}.title"),
                      text=t(site.lang, f"{purpose}.text", email=email, service=service.title),
                      button=t(site.lang, f"{purpose}.button"), action=f"{purpose}.py",
-                     s=service.name, e=email, token=token, **extra)
+                     s=service.name, e=email, token=token, n=job, **extra)
 
 
 def _token_ok(site: Site, service: svc.Service, email: str, purpose: str, token: str) -> bool:
@@ -209,14 +231,16 @@ def unsubscribe(data: DataDir) -> Callable:
         _only(request, "GET", "HEAD", "POST")
         site = Site(data)
         service, email, token = _link(request, site)
+        job = _job(request)
         if request.method != "POST":
-            return _button_page(site, "unsubscribe", service, email, token)
+            return _button_page(site, "unsubscribe", service, email, token, job)
         # RFC 8058 one-click: the POST body is "List-Unsubscribe=One-Click" and the
         # fields come in the query string; request.value() reads either.
         if _token_ok(site, service, email, "unsubscribe", token):
             from vykhukhol import membership
 
-            membership.unsubscribe(data, service.name, email)
+            if membership.unsubscribe(data, service.name, email) and job:
+                _count_unsubscribe(data, job)
         return site.message("unsubscribe.done_title", "unsubscribe.done_text", service)
 
     return wsgi_app(handle, lambda: Site(data).lang)

@@ -1,7 +1,8 @@
 """``vykhukhol serve``: the same apps under waitress, plus a ticker.
 
 Serves ``/cgi/subscribe.py``, ``/cgi/confirm.py``, ``/cgi/unsubscribe.py``, ``/cgi/manage.py``,
-``/cgi/hook.py/{provider}`` (the mail providers' callbacks), the renamed cron script ``/cgi/cron-<random>.py`` (only under the name it
+``/cgi/view.py``, ``/cgi/hook.py/{provider}`` (the mail providers' callbacks),
+the public archive's files under ``/archive/``, the renamed cron script ``/cgi/cron-<random>.py`` (only under the name it
 has in the CGI folder), and ``/admin/``. The ticker starts a sender run every
 minute in this process (``--no-ticker``: none). SIGTERM and SIGINT stop both
 cleanly: the ticker finishes the run it is in, then the server closes.
@@ -40,7 +41,8 @@ def dispatcher(data: DataDir, cgi_dir: Path,
     from vykhukhol.web.cgi import make_app
 
     apps = {name: make_app(name, data, cgi_dir) for name in ("subscribe", "confirm", "unsubscribe",
-                                                     "manage", "cron", "admin", "hook")}
+                                                     "manage", "view", "cron", "admin", "hook",
+                                                     "archive")}
 
     def app(environ: dict, start_response: Callable) -> Iterable[bytes]:
         # Mounted below a prefix (Passenger's SCRIPT_NAME "/lists"), links stay below it.
@@ -56,7 +58,7 @@ def dispatcher(data: DataDir, cgi_dir: Path,
             return apps["admin"](environ, start_response)
         if path.startswith("/cgi/"):
             name = path[len("/cgi/"):]
-            if name in ("subscribe.py", "confirm.py", "unsubscribe.py", "manage.py"):
+            if name in ("subscribe.py", "confirm.py", "unsubscribe.py", "manage.py", "view.py"):
                 environ["SCRIPT_NAME"], environ["PATH_INFO"] = mount + path, ""
                 return apps[name[:-3]](environ, start_response)
             if name.startswith("hook.py/"):  # the provider's name follows, as under CGI
@@ -65,6 +67,9 @@ def dispatcher(data: DataDir, cgi_dir: Path,
                 return apps["hook"](environ, start_response)
             if CRON_NAME.fullmatch(name) and (cgi_dir / name).is_file():
                 return apps["cron"](environ, start_response)
+        if path.startswith("/archive/"):  # the public archive's files (what Apache serves itself)
+            environ["SCRIPT_NAME"], environ["PATH_INFO"] = f"{mount}/archive", path[len("/archive"):]
+            return apps["archive"](environ, start_response)
         return respond(Response("<!doctype html><title>404</title><p>Not found.</p>", 404),
                        start_response, environ.get("REQUEST_METHOD") == "HEAD")
 

@@ -12,7 +12,7 @@ from vykhukhol.datadir import check_name
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import now, parse_local_time
-from vykhukhol.web.admin.core import Admin
+from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.admin.series import SAMPLE, preview_letter
 from vykhukhol.web.admin.settings import send_now
 from vykhukhol.web.http import Response
@@ -33,7 +33,7 @@ def _audience(admin: Admin) -> tuple[list[dict], int]:
 def newsletter_form(admin: Admin, args: dict, fields: dict | None = None, error: str = "",
                     preview: dict | None = None, status: int = 200) -> Response:
     audience, unique = _audience(admin)
-    fields = fields or {"services": [], "subject": "", "text": "", "html": "", "at": ""}
+    fields = fields or {"services": [], "subject": "", "text": "", "html": "", "at": "", "public": ""}
     return admin.page("newsletter_new.html", status, audience=audience, unique=unique,
                       fields=fields, error=error, preview=preview or {})
 
@@ -42,7 +42,8 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
     form = admin.request.form()
     chosen = [k[len("svc_"):] for k in form if k.startswith("svc_")]
     fields = {"services": chosen, "subject": form.get("subject", ""), "text": form.get("text", ""),
-              "html": form.get("html", ""), "at": form.get("at", "").replace("T", " ")}
+              "html": form.get("html", ""), "at": form.get("at", "").replace("T", " "),
+              "public": "yes" if form.get("public") == "yes" else ""}
     action = form.get("action", "create")
     if action in ("preview", "test"):
         service = None
@@ -72,7 +73,7 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
                                          fields["at"]) \
             if fields["at"].strip() else None
         name = newsletters.create(admin.data, chosen, fields["subject"], fields["text"],
-                                  fields["html"] or None, start)
+                                  fields["html"] or None, start, public=fields["public"] == "yes")
     except BadInput as exc:
         return newsletter_form(admin, args, fields, exc.text(admin.lang), status=400)
     return admin.done("/newsletters", admin._("Newsletter {name} created.", name=name))
@@ -93,7 +94,9 @@ def newsletters_page(admin: Admin, args: dict) -> Response:
                      "start": start_local.strftime("%Y-%m-%d %H:%M"),
                      "start_input": start_local.strftime("%Y-%m-%dT%H:%M"),
                      "due": job.start <= now()})
-    return admin.page("newsletters.html", jobs=jobs, states=LedgerState)
+    return admin.page("newsletters.html", jobs=jobs, states=LedgerState,
+                      history=newsletters.history_now(admin.data),
+                      local=lambda t: "" if t == "-" else local_time(admin.settings, t))
 
 
 def _job(admin: Admin, name: str) -> str:

@@ -52,6 +52,7 @@ ROUTES: list[Rule] = [
     Rule("GET", _SERVICE, services.service_page),
     Rule("POST", _SERVICE, services.service_edit),
     Rule("POST", _SERVICE + "/(?P<action>enable|disable)", services.service_toggle),
+    Rule("POST", _SERVICE + "/archive/(?P<action>on|off)", services.service_archive),
     Rule("GET", _SERVICE + "/delete", services.service_delete_form),
     Rule("POST", _SERVICE + "/delete", services.service_delete),
 

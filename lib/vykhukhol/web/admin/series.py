@@ -17,7 +17,9 @@ SAMPLE = {"name": "Ivan", "email": "ivan@example.org"}
 
 def _letter_form(admin: Admin) -> dict[str, str]:
     form = admin.request.form()
-    return {k: form.get(k, "") for k in ("subject", "delay", "body", "html", "position")}
+    fields = {k: form.get(k, "") for k in ("subject", "delay", "body", "html", "position")}
+    fields["public"] = "yes" if form.get("public") == "yes" else ""
+    return fields
 
 
 def preview_letter(admin: Admin, service: svc.Service, fields: dict[str, str]) -> dict:
@@ -49,7 +51,7 @@ def letter_add(admin: Admin, args: dict) -> Response:
         position = None
     try:
         number = svc.add_letter(service, fields["subject"], fields["delay"] or "0s", fields["body"],
-                                fields["html"] or None, position)
+                                fields["html"] or None, position, public=fields["public"] == "yes")
     except BadInput as exc:
         return admin.page("letter.html", 400, service=service, number=None, fields=fields,
                           preview={}, error=exc.text(admin.lang))
@@ -59,7 +61,7 @@ def letter_add(admin: Admin, args: dict) -> Response:
 
 def letter_new(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
-    fields = {"subject": "", "delay": "1d", "body": "", "html": "",
+    fields = {"subject": "", "delay": "1d", "body": "", "html": "", "public": "",
               "position": admin.request.query.get("position", "")}
     return admin.page("letter.html", service=service, number=None, fields=fields, preview={}, error="")
 
@@ -68,7 +70,8 @@ def letter_page(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
     letter = _letter(service, int(args["number"]))
     fields = {"subject": letter.subject, "delay": format_duration(letter.delay),
-              "body": letter.body, "html": letter.html or "", "position": ""}
+              "body": letter.body, "html": letter.html or "", "position": "",
+              "public": "yes" if letter.public else ""}
     return admin.page("letter.html", service=service, number=letter.number, fields=fields,
                       preview={}, error="")
 
@@ -92,11 +95,12 @@ def letter_save(admin: Admin, args: dict) -> Response:
         return letter_test(admin, service, number, fields)
     try:
         svc.edit_letter(service, number, fields["subject"], fields["delay"] or "0s",
-                        fields["body"], fields["html"] or None)
+                        fields["body"], fields["html"] or None, public=fields["public"] == "yes")
     except BadInput as exc:
         return admin.page("letter.html", 400, service=service, number=number, fields=fields,
                           preview={}, error=exc.text(admin.lang))
     state.forget_due(admin.data, service.name)
+    rebuild_archive(admin, service)
     return admin.done(f"/services/{service.name}", admin._("Letter {number} saved.", number=number))
 
 
@@ -135,4 +139,14 @@ def letter_move(admin: Admin, args: dict) -> Response:
         svc.move_letter(service, number, to)
         message = admin._("Letter {number} moved to position {to}.", number=number, to=to)
     state.forget_due(admin.data, service.name)
+    rebuild_archive(admin, service)
     return admin.done(f"/services/{service.name}", message)
+
+
+def rebuild_archive(admin: Admin, service: svc.Service) -> None:
+    """A changed series changes what its archive shows (a letter no longer
+    public leaves it at once); rebuilt only when the archive is on."""
+    if service.archive:
+        from vykhukhol import archive
+
+        archive.build(admin.data, admin.settings, service)

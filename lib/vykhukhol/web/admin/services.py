@@ -70,7 +70,11 @@ def service_page(admin: Admin, args: dict, error: str = "", status: int = 200,
     except BadInput as exc:
         letters, letters_error = [], exc.text(admin.lang)
     snippet = form_snippet(admin.settings, service)
+    from vykhukhol import archive
+
     return admin.page("service.html", status, service=service, letters=letters,
+                      archive_url=archive.index_url(admin.settings, service.name),
+                      archive_count=len(archive.entries(admin.data, service.name)),
                       letters_error=letters_error, counts=subs.counts(service.subscribers_path),
                       past=_series_notes(service, letters), snippet=snippet, error=error,
                       form=form or {}, format_duration=format_duration)
@@ -95,7 +99,8 @@ def form_snippet(settings: settings_mod.Settings, service: svc.Service) -> str:
 def service_edit(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
     form = admin.request.form()
-    fields = {k: form.get(k, "") for k in svc.SERVICE_FIELDS if k != "enabled"}
+    # The two switches have buttons of their own, not fields of this form.
+    fields = {k: form.get(k, "") for k in svc.SERVICE_FIELDS if k not in ("enabled", "archive")}
     try:
         svc.edit_service(admin.data, service.name, fields)
     except BadInput as exc:
@@ -109,6 +114,18 @@ def service_toggle(admin: Admin, args: dict) -> Response:
     svc.edit_service(admin.data, service.name, {"enabled": "yes" if enable else "no"})
     return admin.done(f"/services/{service.name}",
                       admin._("Enabled.") if enable else admin._("Disabled."))
+
+
+def service_archive(admin: Admin, args: dict) -> Response:
+    """The public archive's switch: on writes its pages, off removes them."""
+    from vykhukhol import archive
+
+    service = _service(admin, args["name"])
+    on = args["action"] == "on"
+    archive.switch(admin.data, admin.settings, service.name, on)
+    return admin.done(f"/services/{service.name}",
+                      admin._("The public archive is on.") if on else
+                      admin._("The public archive is off; its pages are removed."))
 
 
 def service_delete_form(admin: Admin, args: dict) -> Response:

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from vykhukhol import alerts, runlog, state
 from vykhukhol import locks as locks_mod
-from vykhukhol import runlog, state
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol import subscribers as subs
@@ -36,7 +36,8 @@ def status(admin: Admin, args: dict) -> Response:
 
     return remember_browser(admin, admin.page(
         "status.html", mode=settings["mode"], block=state.block_reason(data), locks=locks,
-        runs=recent_runs(entries, admin.lang)[:15], alerts=[e for e in entries if e.level == "alert"][-15:][::-1],
+        runs=recent_runs(entries, admin.lang)[:15], alerts=[e._replace(message=alerts.shown(e.message, admin.lang))
+                                 for e in entries if e.level == "alert"][-15:][::-1],
         cron_url=cron, crontab=f"*/5 * * * * wget -q -t 1 -O /dev/null {cron}" if cron else "",
         warnings=warnings(admin), hosted=not demo.is_local(settings["site_url"]), chart=chart(admin), local=lambda t: local_time(settings, t)))
 
@@ -74,7 +75,10 @@ def warnings(admin: Admin) -> list[str]:
 
 
 def chart(admin: Admin) -> dict:
-    """Subscriptions and letters per day over the last 30 days, as SVG bars."""
+    """Subscriptions, letters handed over and bounces per day over the last 30
+    days, as SVG bars (SPEC 12: the bounces beside the letters)."""
+    from vykhukhol.bounces import record
+
     zone = ZoneInfo(admin.settings["timezone"])
     today = now().astimezone(zone).date()
     days = [today - timedelta(days=i) for i in range(CHART_DAYS - 1, -1, -1)]
@@ -90,27 +94,31 @@ def chart(admin: Admin) -> dict:
                     joined[day] += 1
     sent_by_day = state.read_kv(admin.data.state / "daily")
     sent = {day: int(sent_by_day.get(day.isoformat(), "0") or 0) for day in days}
-    top = max([1, *joined.values(), *sent.values()])
+    bounced_by_day = record.per_day(admin.data)
+    bounced = {day: bounced_by_day.get(day.isoformat(), 0) for day in days}
+    top = max([1, *joined.values(), *sent.values(), *bounced.values()])
     width, height = 600, 120
     step = width / CHART_DAYS
     bars, columns, labels = [], [], []
     for index, day in enumerate(days):
         x = index * step
-        for offset, value, kind in ((0.1, joined[day], "joined"), (0.5, sent[day], "sent")):
+        for offset, value, kind in ((0.06, joined[day], "joined"), (0.36, sent[day], "sent"),
+                                    (0.66, bounced[day], "bounced")):
             h = round(value / top * (height - 10), 1)
             bars.append({"x": round(x + offset * step, 1), "y": round(height - h, 1),
-                         "w": round(step * 0.38, 1), "h": h, "kind": kind})
+                         "w": round(step * 0.28, 1), "h": h, "kind": kind})
         # One invisible column a day carries both values, so hovering anywhere
         # over a day shows them.
         columns.append({"x": round(x, 1), "w": round(step, 1), "title": admin._(
-            "{day}: {joined}, {sent}", day=day.isoformat(),
+            "{day}: {joined}, {sent}, {bounced}", day=day.isoformat(),
             joined=admin._n("{n} subscription", "{n} subscriptions", joined[day]),
-            sent=admin._n("{n} letter sent", "{n} letters sent", sent[day]))})
+            sent=admin._n("{n} letter handed over", "{n} letters handed over", sent[day]),
+            bounced=admin._n("{n} bounce", "{n} bounces", bounced[day]))})
         if (CHART_DAYS - 1 - index) % 7 == 0:  # a label a week, today's included
             labels.append({"x": round(x + step / 2, 1), "text": f"{day:%d.%m}"})
     return {"bars": bars, "columns": columns, "labels": labels, "width": width,
             "height": height, "top": top, "joined": sum(joined.values()),
-            "sent": sum(sent.values()), "first": days[0].isoformat(), "last": days[-1].isoformat()}
+            "sent": sum(sent.values()), "bounced": sum(bounced.values()), "first": days[0].isoformat(), "last": days[-1].isoformat()}
 
 
 def change_mode(admin: Admin, args: dict) -> Response:

@@ -6,12 +6,10 @@ from vykhukhol import membership
 from vykhukhol import subscribers as subs
 from vykhukhol.errors import BadInput
 from vykhukhol.states import SubscriberState
+from vykhukhol.web.admin import uploads
 from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.admin.services import _service
 from vykhukhol.web.http import Response
-
-MAX_IMPORT_BYTES = 8 * 1024 * 1024  # 100 000 addresses with long names fit
-MAX_IMPORT_LINES = 100_000  # ~7 s of the request's thread (70 µs a line)
 
 PAGE_SIZE = 50          # subscribers per page
 
@@ -45,7 +43,8 @@ def subscribers_page(admin: Admin, args: dict, result: dict | None = None,
                       manage_link=manage_link,
                       page=page, pages=pages, q=query, result=result, error=error,
                       states=SubscriberState, local=lambda t: local_time(admin.settings, t),
-                      import_size=MAX_IMPORT_BYTES // (1024 * 1024), import_lines=MAX_IMPORT_LINES)
+                      import_size=uploads.MAX_IMPORT_BYTES // (1024 * 1024),
+                      import_lines=uploads.MAX_IMPORT_LINES)
 
 
 def subscriber_add(admin: Admin, args: dict) -> Response:
@@ -84,36 +83,20 @@ def subscriber_delete(admin: Admin, args: dict) -> Response:
 
 
 def subscribers_import(admin: Admin, args: dict) -> Response:
-    service = _service(admin, args["name"])
-    form = admin.request.form(20 * 1024 * 1024)
-    raw = admin.request.upload("file")
-    content = form.get("text", "")
-    if raw:
-        try:
-            content = raw.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            return subscribers_page(admin, args, error=admin._("The file is not UTF-8 text."), status=400)
-    if not content.strip():
-        return subscribers_page(admin, args, error=admin._("Nothing to import."), status=400)
-    # An import costs ~70 µs a line in this request's thread: a cap that a
-    # real list fits in keeps one upload from holding the thread for minutes.
-    if len(raw or content.encode()) > MAX_IMPORT_BYTES or content.count("\n") > MAX_IMPORT_LINES:
-        return subscribers_page(admin, args, status=413, error=admin._(
-            "The import is larger than {size} MiB or {lines} lines; nothing was imported. "
-            "Split the list into parts.", size=MAX_IMPORT_BYTES // (1024 * 1024), lines=MAX_IMPORT_LINES))
     import csv
 
     from vykhukhol import importing
 
+    service = _service(admin, args["name"])
     try:
-        result = importing.import_addresses(admin.data, admin.settings, service.name, content,
-                                            form.get("confirmed") == "yes")
-    except csv.Error:
-        # A field over the csv module's limit (128 KiB: a quote never closed)
-        # or a broken quote: nothing has been stored yet.
-        return subscribers_page(admin, args, status=400, error=admin._(
-            "The file cannot be read as CSV: a field is far too long, or a quote is not closed; "
-            "nothing was imported."))
+        content, form = uploads.read_upload(admin)
+        try:
+            result = importing.import_addresses(admin.data, admin.settings, service.name, content,
+                                                form.get("confirmed") == "yes")
+        except csv.Error:
+            raise uploads.not_csv(admin) from None
+    except uploads.Refused as refused:
+        return subscribers_page(admin, args, error=refused.message, status=refused.status)
     return subscribers_page(admin, args, result=result)
 
 

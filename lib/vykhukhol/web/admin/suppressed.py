@@ -10,12 +10,11 @@ from vykhukhol import suppression
 from vykhukhol.addresses import check_email
 from vykhukhol.errors import BadInput
 from vykhukhol.timeutil import format_time, now
+from vykhukhol.web.admin import uploads
 from vykhukhol.web.admin.core import Admin, local_time
-from vykhukhol.web.admin.subscribers import MAX_IMPORT_BYTES, MAX_IMPORT_LINES
 from vykhukhol.web.http import Response
 
 PAGE_SIZE = 50          # entries a page
-IMPORT_BYTES = 20 * 1024 * 1024  # the form's own limit; the import's caps are the Subscribers page's
 
 
 def _secret(admin: Admin) -> bytes:
@@ -73,32 +72,19 @@ def suppressed_remove(admin: Admin, args: dict) -> Response:
 
 
 def suppressed_import(admin: Admin, args: dict) -> Response:
-    form = admin.request.form(IMPORT_BYTES)
-    raw = admin.request.upload("file")
-    content = form.get("text", "")
-    if raw:
-        try:
-            content = raw.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            return suppressed_page(admin, args, error=admin._("The file is not UTF-8 text."),
-                                   status=400)
-    if not content.strip():
-        return suppressed_page(admin, args, error=admin._("Nothing to import."), status=400)
-    # The Subscribers page's caps and words: one upload must not hold the thread for minutes.
-    if len(raw or content.encode()) > MAX_IMPORT_BYTES or content.count("\n") > MAX_IMPORT_LINES:
-        return suppressed_page(admin, args, status=413, error=admin._(
-            "The import is larger than {size} MiB or {lines} lines; nothing was imported. "
-            "Split the list into parts.", size=MAX_IMPORT_BYTES // (1024 * 1024), lines=MAX_IMPORT_LINES))
     import csv
 
     from vykhukhol import importing
 
-    try:
-        result = importing.suppress_addresses(admin.data, _secret(admin), content, "admin", now())
-    except csv.Error:
-        return suppressed_page(admin, args, status=400, error=admin._(
-            "The file cannot be read as CSV: a field is far too long, or a quote is not closed; "
-            "nothing was imported."))
+    try:  # the Subscribers page's caps and words
+        content, _ = uploads.read_upload(admin)
+        try:
+            result = importing.suppress_addresses(admin.data, _secret(admin), content, "admin",
+                                                  now())
+        except csv.Error:
+            raise uploads.not_csv(admin) from None
+    except uploads.Refused as refused:
+        return suppressed_page(admin, args, error=refused.message, status=refused.status)
     return suppressed_page(admin, args, result=result)
 
 

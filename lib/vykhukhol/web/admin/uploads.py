@@ -1,0 +1,53 @@
+"""An uploaded list (a file, or text pasted in the form) read for an import.
+
+The Subscribers and Suppressed pages take the same kind of upload with the
+same caps: one upload must not hold the request's thread for minutes (an
+import costs ~70 µs a line), and a real list fits in them. What the pages
+do with the text is theirs; reading it, and refusing it in the same words,
+is here.
+"""
+
+from __future__ import annotations
+
+from vykhukhol.web.admin.core import Admin
+
+MAX_IMPORT_BYTES = 8 * 1024 * 1024  # 100 000 addresses with long names fit
+MAX_IMPORT_LINES = 100_000  # ~7 s of the request's thread (70 µs a line)
+FORM_BYTES = 20 * 1024 * 1024  # what the form parser takes before the caps are checked
+
+
+class Refused(Exception):
+    """The upload cannot be imported: ``message`` for the page, HTTP ``status``."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.message, self.status = message, status
+
+
+def read_upload(admin: Admin) -> tuple[str, dict[str, str]]:
+    """The upload's text and the rest of the form; :class:`Refused` when it is
+    not UTF-8, empty or over the caps."""
+    form = admin.request.form(FORM_BYTES)
+    raw = admin.request.upload("file")
+    content = form.get("text", "")
+    if raw:
+        try:
+            content = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise Refused(admin._("The file is not UTF-8 text."), 400) from None
+    if not content.strip():
+        raise Refused(admin._("Nothing to import."), 400)
+    if len(raw or content.encode()) > MAX_IMPORT_BYTES or content.count("\n") > MAX_IMPORT_LINES:
+        raise Refused(admin._(
+            "The import is larger than {size} MiB or {lines} lines; nothing was imported. "
+            "Split the list into parts.", size=MAX_IMPORT_BYTES // (1024 * 1024),
+            lines=MAX_IMPORT_LINES), 413)
+    return content, form
+
+
+def not_csv(admin: Admin) -> Refused:
+    """A field over the csv module's limit (128 KiB: a quote never closed) or a
+    broken quote: nothing has been stored yet."""
+    return Refused(admin._(
+        "The file cannot be read as CSV: a field is far too long, or a quote is not closed; "
+        "nothing was imported."), 400)
