@@ -387,6 +387,16 @@ def test_record_lock_held_by_another_process_raises_lock_busy(tmp_path):
         pass  # free again once the holder is gone
 
 
+def test_record_lock_makes_the_missing_folder_of_its_file(tmp_path):
+    """As filelock did: the first write of a file in a new folder (the
+    archive's entries file) takes its lock before the folder is there."""
+    path = tmp_path / "archive" / "news" / "entries.txt"
+    with files.record_lock(path, timeout=0.3):
+        files.atomic_write(path, "one\n")
+    assert path.read_text() == "one\n"
+    assert (path.parent.stat().st_mode & 0o777) == files.masked(files.FOLDER_MODE)
+
+
 def test_record_lock_is_released_when_the_body_fails(tmp_path):
     """An error inside the locked block propagates and frees the lock."""
     path = tmp_path / "settings.ini"

@@ -11,7 +11,7 @@ import contextlib
 import os
 
 from vykhukhol.errors import LockBusy, StorageError
-from vykhukhol.files.modes import FILE_MODE, masked, read_text, remove
+from vykhukhol.files.modes import FILE_MODE, make_folder, masked, read_text, remove
 from vykhukhol.files.rewrite import atomic_write
 
 TYPE_CHECKING = False  # typing itself is not imported: a CGI page pays for every import
@@ -41,7 +41,8 @@ def record_lock(path: str | os.PathLike, timeout: float = LOCK_TIMEOUT) -> Itera
     the sender, the CLI, CGI and ``vykhukhol serve`` all take it so). Raises
     :class:`LockBusy` when it cannot be had in ``timeout`` seconds (0: one
     try; negative: wait for ever), :class:`StorageError` when the lock file
-    cannot be opened, and for an OSError of the block it guards.
+    cannot be opened, and for an OSError of the block it guards. The file's
+    folder is made when it is missing, as filelock made it.
 
     Written on ``fcntl`` rather than filelock: filelock's import (logging,
     threading, decimal) cost every subscribe POST ~15 ms before its answer,
@@ -82,7 +83,13 @@ def _take(lock_path: str, timeout: float, name: str) -> int:
     give_up = None if timeout < 0 else time.monotonic() + timeout
     pause = 0.001
     while True:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, _LOCK_MODE)
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, _LOCK_MODE)
+        except FileNotFoundError:
+            # A file's folder that is not there yet is made, as filelock made it
+            # (the archive's first entries file is written so).
+            make_folder(os.path.dirname(lock_path))
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, _LOCK_MODE)
         try:
             _settle_mode(fd)
             while True:
