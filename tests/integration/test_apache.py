@@ -623,7 +623,7 @@ def test_the_public_archive_is_served_as_static_files_and_nothing_else(apache: S
         ("service", "enable", "digest"))
     run = subprocess.run([WGET, "-q", "-t", "1", "-O", "-", site.cron_url],
                          capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0 and "sent 1 for digest" in run.stdout, (run, site.error_log())
+    assert run.returncode == 0 and "handed over 1 for digest" in run.stdout, (run, site.error_log())
     base = f"{site.base}/archive/digest/"
     index = fetch(base)
     assert index.status == 200 and index.headers["content-type"].startswith("text/html"), index
