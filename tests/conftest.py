@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import email
 import email.policy
+import fcntl  # noqa: F401 - the record lock imports it on first use; a pyfakefs session must not be the first
 import io
 import os
 import re
@@ -20,7 +21,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-import filelock  # noqa: F401 - vykhukhol imports it on first lock; a pyfakefs session must not be the first
 import pytest
 from hypothesis import settings as hypothesis_settings
 

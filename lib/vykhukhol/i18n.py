@@ -2,8 +2,9 @@
 
 The code speaks English; the Russian lives in a gettext catalog,
 ``locale/ru/LC_MESSAGES/vykhukhol.po`` (msgid: the English text), compiled to
-the ``.mo`` beside it, which stdlib :mod:`gettext` reads at run time — once
-per process and language, and only when a page is drawn (the cron script
+the ``.mo`` beside it, which :class:`Catalog` reads at run time as stdlib
+:mod:`gettext` would — once per process and language, and only when a page
+is drawn (the cron script
 never imports this module). ``tools/i18n.py`` and Babel keep the catalog in
 step with the code (README, "Languages"); tests/unit/test_i18n.py fails when
 a text has no Russian or the ``.mo`` is older than the ``.po``.
@@ -66,11 +67,83 @@ MESSAGES: dict[str, str] = {
 
 
 @lru_cache(maxsize=4)
-def catalog(lang: str):  # -> gettext.NullTranslations
-    """The translations of ``lang`` (English: none, the msgid is the text)."""
-    import gettext
+def catalog(lang: str) -> Catalog | None:
+    """The translations of ``lang``, or None (English, or no catalog: the msgid
+    is the text). A language is "ru" or "en" (the settings' choice)."""
+    if not (lang.isascii() and lang.isalpha()):
+        return None
+    try:
+        with open(LOCALE / lang / "LC_MESSAGES" / f"{DOMAIN}.mo", "rb") as compiled:
+            return Catalog(compiled.read())
+    except FileNotFoundError:
+        return None
 
-    return gettext.translation(DOMAIN, str(LOCALE), languages=[lang], fallback=True)
+
+class Catalog:
+    """A compiled catalog (``.mo``) answering as :class:`gettext.GNUTranslations`
+    does, but read lazily: a CGI page looks up a dozen of its ~600 texts, and
+    gettext decodes every one of them first (2-15 ms a process, issue 20).
+    Here the tables are read in one step each, a text is decoded when it is
+    asked for, and the plural rule compiled when a count is first shown.
+    tests/unit/test_i18n.py holds every entry equal to gettext's answer."""
+
+    __slots__ = ("_data", "_texts", "_plurals", "_charset", "_rule")
+
+    def __init__(self, data: bytes) -> None:
+        from struct import unpack_from
+
+        order = {0x950412DE: "<", 0xDE120495: ">"}.get(unpack_from("<I", data)[0])
+        if order is None:
+            raise OSError("not a gettext catalog")
+        count, originals, translations = unpack_from(f"{order}3I", data, 8)
+        keys = unpack_from(f"{order}{2 * count}I", data, originals)
+        values = unpack_from(f"{order}{2 * count}I", data, translations)
+        self._data = data
+        # msgid (bytes) -> (offset, length) of its translation; a plural entry
+        # ("one\0many") by its singular in _plurals.
+        self._texts: dict[bytes, tuple[int, int]] = {}
+        self._plurals: dict[bytes, tuple[int, int]] = {}
+        for i in range(0, 2 * count, 2):
+            key = data[keys[i + 1]:keys[i + 1] + keys[i]]
+            if b"\0" in key:
+                self._plurals[key.split(b"\0", 1)[0]] = (values[i + 1], values[i])
+            else:
+                self._texts[key] = (values[i + 1], values[i])
+        self._charset = "utf-8"
+        self._rule = "n != 1"
+        for line in self._raw(self._texts.get(b"", (0, 0))).decode("ascii", "replace").splitlines():
+            name, _, value = line.partition(":")
+            name = name.strip().lower()
+            if name == "content-type" and "charset=" in value:
+                self._charset = value.split("charset=")[1].strip()
+            elif name == "plural-forms" and "plural=" in value:
+                self._rule = value.split(";")[1].split("plural=")[1]
+
+    def _raw(self, where: tuple[int, int]) -> bytes:
+        return self._data[where[0]:where[0] + where[1]]
+
+    def gettext(self, message: str) -> str:
+        where = self._texts.get(message.encode(self._charset))
+        return message if where is None else self._raw(where).decode(self._charset)
+
+    def pgettext(self, context: str, message: str) -> str:
+        where = self._texts.get(f"{context}\x04{message}".encode(self._charset))
+        return message if where is None else self._raw(where).decode(self._charset)
+
+    def ngettext(self, singular: str, plural: str, n: int) -> str:
+        where = self._plurals.get(singular.encode(self._charset))
+        forms = [] if where is None else self._raw(where).split(b"\0")
+        index = self._plural_index(n)
+        if index >= len(forms):
+            return singular if n == 1 else plural
+        return forms[index].decode(self._charset)
+
+    def _plural_index(self, n: int) -> int:
+        import gettext
+
+        if not callable(self._rule):
+            self._rule = gettext.c2py(self._rule)  # type: ignore[assignment]
+        return self._rule(n)  # type: ignore[operator]
 
 
 #: Keys whose English is another key's too, but not their Russian: each has a msgctxt.
@@ -93,20 +166,23 @@ RU: dict[str, str] = {}
 # The parameters are positional-only: a value may be called ``text`` or ``lang``.
 def tr(lang: str, text: str, /, **values: object) -> str:
     """An English ``text`` in ``lang``, its ``{placeholders}`` filled from ``values``."""
-    out = catalog(lang).gettext(text) if lang != "en" else text
+    found = catalog(lang) if lang != "en" else None
+    out = found.gettext(text) if found else text
     return out.format(**values) if values else out
 
 
 def ptr(lang: str, context: str, text: str, /, **values: object) -> str:
     """:func:`tr` of a text whose English means two things (msgctxt ``context``)."""
-    out = catalog(lang).pgettext(context, text) if lang != "en" else text
+    found = catalog(lang) if lang != "en" else None
+    out = found.pgettext(context, text) if found else text
     return out.format(**values) if values else out
 
 
 def ntr(lang: str, singular: str, plural: str, n: int, /, **values: object) -> str:
     """A count with its noun in ``lang``: ``ntr("ru", "{n} subscriber", "{n} subscribers", 21)``
     is «21 подписчик»; Russian has three forms (1, 2–4, 5–20 and so on)."""
-    out = catalog(lang).ngettext(singular, plural, n)
+    found = catalog(lang)
+    out = found.ngettext(singular, plural, n) if found else (singular if n == 1 else plural)
     return out.format(n=n, **values)
 
 

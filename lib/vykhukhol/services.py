@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import configparser
 import os
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from vykhukhol import files
 from vykhukhol.addresses import check_mailbox, clean_name
 from vykhukhol.datadir import DataDir, check_name
 from vykhukhol.errors import BadInput, Conflict, NotFound, StorageError
 from vykhukhol.timeutil import format_duration, parse_duration
+
+TYPE_CHECKING = False  # typing itself is not imported: every CGI page loads this module
+if TYPE_CHECKING:
+    from pathlib import Path
 
 LOCK_STEM = "db"
 MAX_LETTERS = 999
@@ -34,21 +36,53 @@ def _yes_no(value: str, what: str) -> bool:
     raise BadInput("{what}: must be yes or no", what=what)
 
 
-@dataclass
-class Service:
-    name: str
-    db: str
-    folder: Path
-    title: str = ""
-    enabled: bool = False
-    from_name: str = ""
-    from_email: str = ""
-    delete_finished: bool = False
-    send_window: str = ""
-    confirm_subject: str = ""
-    confirm_body: str = ""
-    public: bool = True  # listed on every subscriber's own page, with a join button (SPEC 7)
-    archive: bool = False  # its public letters are published (vykhukhol.archive)
+class _Record:
+    """Compared and shown by its fields, like a dataclass; a plain class, because
+    :mod:`dataclasses` imports :mod:`inspect`, a cost every CGI page would pay
+    (issue 20)."""
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, name) for name in self._fields)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclasses were
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__name__}({shown})"
+
+
+class Service(_Record):
+    """One service as its folder and ``service.ini`` describe it."""
+
+    _fields = ("name", "db", "folder", "title", "enabled", "from_name", "from_email",
+               "delete_finished", "send_window", "confirm_subject", "confirm_body", "public",
+               "archive")
+
+    def __init__(self, name: str, db: str, folder: Path, title: str = "", enabled: bool = False,
+                 from_name: str = "", from_email: str = "", delete_finished: bool = False,
+                 send_window: str = "", confirm_subject: str = "", confirm_body: str = "",
+                 public: bool = True, archive: bool = False) -> None:
+        self.name = name
+        self.db = db
+        self.folder = folder
+        self.title = title
+        self.enabled = enabled
+        self.from_name = from_name
+        self.from_email = from_email
+        self.delete_finished = delete_finished
+        self.send_window = send_window
+        self.confirm_subject = confirm_subject
+        self.confirm_body = confirm_body
+        self.public = public  # listed on every subscriber's own page, with a join button (SPEC 7)
+        self.archive = archive  # its public letters are published (vykhukhol.archive)
 
     @property
     def subscribers_path(self) -> Path:
@@ -63,14 +97,19 @@ class Service:
         return self.folder / "service.ini"
 
 
-@dataclass
-class Letter:
-    number: int
-    subject: str
-    delay: int  # seconds
-    body: str
-    html: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
+class Letter(_Record):
+    """One letter of a series: its number, subject, delay (seconds) and bodies."""
+
+    _fields = ("number", "subject", "delay", "body", "html", "headers")
+
+    def __init__(self, number: int, subject: str, delay: int, body: str, html: str | None = None,
+                 headers: dict[str, str] | None = None) -> None:
+        self.number = number
+        self.subject = subject
+        self.delay = delay  # seconds
+        self.body = body
+        self.html = html
+        self.headers = {} if headers is None else headers
 
     @property
     def public(self) -> bool:

@@ -10,18 +10,20 @@ by FTP never stops the sender.
 from __future__ import annotations
 
 import configparser
-import ipaddress
 import re
-import secrets
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from vykhukhol import files
 from vykhukhol.addresses import check_mailbox
 from vykhukhol.errors import BadInput, NoSecret
 from vykhukhol.timeutil import parse_duration
+
+# Every CGI page loads this module: typing, dataclasses (with inspect), pathlib,
+# secrets (with hashlib and random) and ipaddress are not imported for it (issue 20).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any
 
 
 def _choice(*options: str) -> Callable[[str], str]:
@@ -107,6 +109,8 @@ def _secret(value: str) -> str:
 
 def new_secret() -> str:
     """A fresh link-signing secret: 32 random bytes, 43 URL-safe characters."""
+    import secrets
+
     return secrets.token_urlsafe(32)
 
 
@@ -156,6 +160,8 @@ def _timezone(value: str) -> str:
 
 
 def _networks(value: str) -> str:
+    import ipaddress
+
     items = [item for item in value.replace(",", " ").split() if item]
     for item in items:
         try:
@@ -239,17 +245,49 @@ def _host(value: str) -> str:
     return value
 
 
-@dataclass(frozen=True)
 class Key:
+    """One key of the table: where it lives, its default, its check and its help.
+
+    Immutable, compared and hashed by its fields. A plain class, not a frozen
+    dataclass: :mod:`dataclasses` imports :mod:`inspect`, a cost every CGI page
+    would pay (issue 20)."""
+
+    __slots__ = ("section", "name", "default", "check", "help", "secret", "web")
     section: str
     name: str
     default: str
     check: Callable[[str], Any]
     help: str
-    secret: bool = False
+    secret: bool
     #: False for keys that name a program or a path on the host: changed only
     #: with the CLI or in settings.ini, never from the admin pages (SPEC 13).
-    web: bool = True
+    web: bool
+
+    def __init__(self, section: str, name: str, default: str, check: Callable[[str], Any],
+                 help: str, secret: bool = False, web: bool = True) -> None:
+        for slot, value in zip(self.__slots__, (section, name, default, check, help, secret, web), strict=True):
+            object.__setattr__(self, slot, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Key is immutable: cannot set {name}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Key is immutable: cannot delete {name}")
+
+    def _fields(self) -> tuple:
+        return tuple(getattr(self, slot) for slot in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{slot}={getattr(self, slot)!r}" for slot in self.__slots__)
+        return f"Key({shown})"
 
     @property
     def choices(self) -> tuple[str, ...]:
@@ -448,6 +486,8 @@ def update(path: Path, changes: dict[str, str],
         current = dict(before.raw)
         current.update(checked)
         if verify is not None:
+            from pathlib import Path  # only a writer pays for it
+
             verify(Path(path).parent, before, Settings(current))
         _write(path, current)
     return load(path)

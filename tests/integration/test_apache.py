@@ -392,7 +392,7 @@ def _set_up(site: Site) -> None:
     # A clear message here beats a bare 500 from every script.
     check = subprocess.run(
         [python, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
-         "import filelock, jinja2, multipart, email_validator, vykhukhol.web.public; "
+         "import jinja2, multipart, email_validator, vykhukhol.web.public; "
          "from vykhukhol import health; print(health.bytecode_missing())",
          str(site.install / "lib")], capture_output=True, text=True, timeout=60, cwd="/",
         **as_web_user())
@@ -623,7 +623,7 @@ def test_the_public_archive_is_served_as_static_files_and_nothing_else(apache: S
         ("service", "enable", "digest"))
     run = subprocess.run([WGET, "-q", "-t", "1", "-O", "-", site.cron_url],
                          capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0 and "sent 1 for digest" in run.stdout, (run, site.error_log())
+    assert run.returncode == 0 and "handed over 1 for digest" in run.stdout, (run, site.error_log())
     base = f"{site.base}/archive/digest/"
     index = fetch(base)
     assert index.status == 200 and index.headers["content-type"].startswith("text/html"), index

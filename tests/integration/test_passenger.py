@@ -333,7 +333,7 @@ def test_the_public_archive_is_served_by_the_app_below_the_mount(passenger: Pass
         ("service", "enable", "digest"))
     run = subprocess.run(["wget", "-q", "-t", "1", "-O", "-", site.cron_url],
                          capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0 and "sent 1 for digest" in run.stdout, (run, site.error_log())
+    assert run.returncode == 0 and "handed over 1 for digest" in run.stdout, (run, site.error_log())
     base = f"{site.base}/archive/digest/"
     index = fetch(base)
     assert index.status == 200 and 'href="letter-001.html"' in index.body, (index, site.error_log())

@@ -8,6 +8,7 @@ timeouts run on real files in ``tmp_path``.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -18,7 +19,6 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import email_validator  # noqa: F401  (imported before the fake file system replaces the real one)
-import filelock
 import pytest
 from pyfakefs.fake_filesystem_unittest import Patcher
 
@@ -334,7 +334,8 @@ def test_force_free_with_no_lock_file_creates_the_free_one(fake):
 def test_record_lock_held_elsewhere_raises_lock_busy_after_the_timeout(tmp_path):
     """A writer that cannot get the lock in time gets LockBusy naming the file."""
     path = tmp_path / "subscribers.txt"
-    with filelock.FileLock(f"{path}.lock"):
+    with open(f"{path}.lock", "w") as other:  # another open file description: as another process
+        fcntl.flock(other, fcntl.LOCK_EX)
         started = time.monotonic()
         with pytest.raises(LockBusy, match="subscribers.txt is being changed"):
             with files.record_lock(path, timeout=0.3):
@@ -367,8 +368,9 @@ def test_record_lock_held_by_another_process_raises_lock_busy(tmp_path):
     path = tmp_path / "subscribers.txt"
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time, filelock\n"
-         "with filelock.FileLock(sys.argv[1]):\n"
+         "import fcntl, sys, time\n"
+         "with open(sys.argv[1], 'w') as lock:\n"
+         "    fcntl.flock(lock, fcntl.LOCK_EX)\n"
          "    print('held', flush=True)\n"
          "    time.sleep(30)\n",
          f"{path}.lock"],
@@ -383,6 +385,16 @@ def test_record_lock_held_by_another_process_raises_lock_busy(tmp_path):
         holder.wait()
     with files.record_lock(path, timeout=5):
         pass  # free again once the holder is gone
+
+
+def test_record_lock_makes_the_missing_folder_of_its_file(tmp_path):
+    """As filelock did: the first write of a file in a new folder (the
+    archive's entries file) takes its lock before the folder is there."""
+    path = tmp_path / "archive" / "news" / "entries.txt"
+    with files.record_lock(path, timeout=0.3):
+        files.atomic_write(path, "one\n")
+    assert path.read_text() == "one\n"
+    assert (path.parent.stat().st_mode & 0o777) == files.masked(files.FOLDER_MODE)
 
 
 def test_record_lock_is_released_when_the_body_fails(tmp_path):

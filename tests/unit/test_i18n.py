@@ -133,3 +133,30 @@ def test_two_texts_with_the_same_english_keep_their_own_russian():
         if key not in i18n.CONTEXTS:
             by_english.setdefault(english, []).append(key)
     assert all(len(keys) == 1 for keys in by_english.values()), by_english
+
+
+def test_the_lazy_catalog_answers_every_entry_as_gettext_does():
+    """i18n.Catalog reads the .mo lazily (issue 20); each text, context and
+    plural form of the real catalog must come out as stdlib gettext gives it."""
+    data = (i18n.LOCALE / "ru" / "LC_MESSAGES" / f"{i18n.DOMAIN}.mo").read_bytes()
+    ours, theirs = i18n.Catalog(data), gettext.GNUTranslations(io.BytesIO(data))
+    assert len(theirs._catalog) > 100  # noqa: SLF001 - the reference's own table
+    plurals = 0
+    for key in theirs._catalog:  # noqa: SLF001
+        if isinstance(key, tuple):
+            singular = key[0]
+            plurals += key[1] == 0
+            for n in range(0, 130):
+                assert ours.ngettext(singular, "many", n) == theirs.ngettext(singular, "many", n)
+        elif "\x04" in key:
+            context, message = key.split("\x04", 1)
+            assert ours.pgettext(context, message) == theirs.pgettext(context, message)
+        else:
+            assert ours.gettext(key) == theirs.gettext(key)
+    assert plurals > 0, "the catalog should have plural entries to compare"
+    for missing in ("No such text", "{n} no such thing"):
+        assert ours.gettext(missing) == theirs.gettext(missing) == missing
+        assert ours.pgettext("button", missing) == missing
+        assert [ours.ngettext(missing, "many", n) for n in (1, 2)] == [missing, "many"]
+    with pytest.raises(OSError):
+        i18n.Catalog(b"\0" * 28)

@@ -8,8 +8,9 @@ This is the only module that writes data files. Everything else asks it to:
   old file and raises :class:`StorageError`. ``atomic_write_bytes`` is the
   same for bytes; ``splice`` is such a rewrite that changes a few byte ranges
   and copies the rest of the old file through as it is.
-* ``record_lock(path)`` — a short ``filelock`` around one read-modify-write, so
-  a CGI writer and the sender never lose each other's changes.
+* ``record_lock(path)`` — a short ``flock`` on ``<path>.lock`` around one
+  read-modify-write (reentrant within a thread), so a CGI writer and the
+  sender never lose each other's changes.
 * ``append_line(path, line)`` — one line added to a journal and fsynced;
   ``AppendFile`` keeps a journal open for many lines.
 * :class:`RenameLock` — the original's ``db.free``/``db.busy`` lock: taken by
@@ -26,8 +27,8 @@ four modules by idea: ``modes`` (who may read, folders, reading, removing),
 ``rewrite`` (atomic rewrites and splice), ``journal`` (appends) and ``locks``
 (record and rename locks), whose public names are all here: import them from
 ``vykhukhol.files``. None of them imports tempfile, shutil, pathlib (but the
-rename lock), typing or filelock (but a process that takes a record lock):
-the idle cron tick and the public pages load this package.
+rename lock) or typing: the idle cron tick and the public pages load this
+package.
 """
 
 from vykhukhol.files.journal import AppendFile, append_line

@@ -1,6 +1,6 @@
-"""Locks: the record lock around one read-modify-write of a file (filelock,
-imported only by a process that takes one; ``quick_record_lock`` is the same
-``flock`` without it), and the original's rename lock ``db.free``/``db.busy``.
+"""Locks: the record lock around one read-modify-write of a file (``flock`` on
+``<path>.lock``, reentrant within a thread), and the original's rename lock
+``db.free``/``db.busy``.
 
 Part of :mod:`vykhukhol.files`; import the names from there.
 """
@@ -11,54 +11,127 @@ import contextlib
 import os
 
 from vykhukhol.errors import LockBusy, StorageError
-from vykhukhol.files.modes import FILE_MODE, masked, read_text, remove
+from vykhukhol.files.modes import FILE_MODE, make_folder, masked, read_text, remove
 from vykhukhol.files.rewrite import atomic_write
 
 TYPE_CHECKING = False  # typing itself is not imported: a CGI page pays for every import
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    import filelock
-
 LOCK_TIMEOUT = 20.0  # seconds a writer waits for a record lock before giving up
-
-
-_LOCKS: dict[str, filelock.FileLock] = {}  # imported on first use: a GET page takes no lock
-# filelock chmods a lock file to the mode it is given, umask or not (and
-# without one, older releases chose 0644); it insists on owner read and write.
+# A lock file gets the data files' mode less the umask, and always its owner's
+# read and write (what filelock, which took these locks before, gave it).
 _LOCK_MODE = masked(FILE_MODE) | 0o600
+_LONGEST_PAUSE = 0.05  # seconds between tries while another holds the lock
+
+# The record locks this process holds: (lock file, thread) -> [descriptor, depth].
+# A thread that holds one and asks again goes on (reentrant); another thread
+# opens its own descriptor, and flock keeps two descriptions apart exactly as
+# it keeps two processes apart.
+_HELD: dict[tuple[str, int], list[int]] = {}
+# A forked child holds nothing of its own: the parent's lock is the parent's.
+os.register_at_fork(after_in_child=_HELD.clear)
 
 
 @contextlib.contextmanager
 def record_lock(path: str | os.PathLike, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     """Hold ``<path>.lock`` for one short read-modify-write of ``path``.
 
-    Reentrant within a thread (one FileLock object per path, each thread with
-    its own descriptor), exclusive across threads and processes.
+    Reentrant within a thread, exclusive across threads and processes (flock:
+    the sender, the CLI, CGI and ``vykhukhol serve`` all take it so). Raises
+    :class:`LockBusy` when it cannot be had in ``timeout`` seconds (0: one
+    try; negative: wait for ever), :class:`StorageError` when the lock file
+    cannot be opened, and for an OSError of the block it guards. The file's
+    folder is made when it is missing, as filelock made it.
+
+    Written on ``fcntl`` rather than filelock: filelock's import (logging,
+    threading, decimal) cost every subscribe POST ~15 ms before its answer,
+    and only POSIX hosts run these scripts (issue 20).
     """
-    import filelock  # ~16-30 ms of start-up, paid only by a process that locks
+    from _thread import get_ident  # built in: threading itself would cost an import
 
     lock_path = os.path.abspath(f"{path}.lock")
+    key = (lock_path, get_ident())
     try:
-        lock = _LOCKS.get(lock_path)
-        if lock is None:
-            lock = _LOCKS.setdefault(lock_path, filelock.FileLock(
-                lock_path, thread_local=True, mode=_LOCK_MODE))
-        with lock.acquire(timeout=timeout):
+        held = _HELD.get(key)
+        if held is not None:
+            held[1] += 1
+            try:
+                yield
+            finally:
+                held[1] -= 1
+            return
+        fd = _take(lock_path, timeout, os.path.basename(path))
+        _HELD[key] = [fd, 1]
+        try:
             yield
-    except filelock.Timeout:
-        raise LockBusy(f"{os.path.basename(path)} is being changed by another process; try again") from None
+        finally:
+            del _HELD[key]
+            os.close(fd)  # closing the only descriptor of the description releases the flock
     except OSError as exc:
         raise StorageError(f"cannot lock {os.path.basename(path)}: {exc.strerror or exc}; "
                            "check the folder's permissions and free space") from None
 
 
+def _take(lock_path: str, timeout: float, name: str) -> int:
+    """An open descriptor of ``lock_path`` holding its flock, or LockBusy."""
+    import errno
+    import fcntl
+    import time
+
+    busy = (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES)  # some file systems say EACCES
+    give_up = None if timeout < 0 else time.monotonic() + timeout
+    pause = 0.001
+    while True:
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, _LOCK_MODE)
+        except FileNotFoundError:
+            # A file's folder that is not there yet is made, as filelock made it
+            # (the archive's first entries file is written so).
+            make_folder(os.path.dirname(lock_path))
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, _LOCK_MODE)
+        try:
+            _settle_mode(fd)
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as exc:
+                    if exc.errno not in busy:
+                        raise
+                if give_up is not None and time.monotonic() >= give_up:
+                    raise LockBusy(f"{name} is being changed by another process; try again")
+                time.sleep(pause)
+                pause = min(pause * 2, _LONGEST_PAUSE)
+            # drop_lock may have deleted the file while we waited on it: a lock
+            # on a deleted file keeps out nobody who opens the path now.
+            try:
+                now = os.stat(lock_path, follow_symlinks=False)
+            except FileNotFoundError:
+                now = None
+            ours = os.fstat(fd)
+            if now is not None and (now.st_ino, now.st_dev) == (ours.st_ino, ours.st_dev):
+                return fd
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # try again on the file that is there now
+
+
+def _settle_mode(fd: int) -> None:
+    """Give a lock file of ours :data:`_LOCK_MODE`, whatever the umask made of it."""
+    info = os.fstat(fd)
+    if info.st_mode & 0o777 != _LOCK_MODE and info.st_uid == os.geteuid():
+        with contextlib.suppress(OSError):  # a mode is no reason to refuse a lock
+            os.fchmod(fd, _LOCK_MODE)
+
+
 @contextlib.contextmanager
 def quick_record_lock(path: str | os.PathLike, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
-    """The same lock as :func:`record_lock` (``flock`` on ``<path>.lock``, which
-    is what filelock takes on POSIX), without importing filelock: for the idle
-    cron tick (:mod:`vykhukhol.idle`), whose whole cost is its imports. Not
-    reentrant. Raises OSError when it cannot be had in ``timeout`` seconds."""
+    """The same lock as :func:`record_lock` (``flock`` on ``<path>.lock``) in its
+    plainest form, for the idle cron tick (:mod:`vykhukhol.idle`), whose whole
+    cost is its imports. Not reentrant. Raises OSError when it cannot be had in
+    ``timeout`` seconds."""
     import fcntl
     import time
 
