@@ -30,6 +30,12 @@ DOWN_BY_HOSTER = "script is down by hoster"
 CANNOT_LAUNCH = "not can launch the sender"
 CANNOT_TERMINATE = "not can terminate sender"
 CANNOT_RENDER = "not can render the letter"  # ours, in the original's style (SPEC 13)
+SENDER_REFUSED = "mail servers refuse the sender"  # ours (SPEC 5, "What a failure count means")
+
+
+def _(text: str) -> str:
+    """Marks a text for the catalog (tools/i18n.py extract); the caller translates it."""
+    return text
 
 #: Each alert's body: (first line, the rest), in English; the Russian is in the
 #: catalog (i18n). The first line is the run log's and the status page's, so it
@@ -80,10 +86,34 @@ BODIES: dict[str, tuple[str, str]] = {
         "Fix the template in the admin (or in the letter's file): the letter goes with the "
         "next run.",
     ),
+    SENDER_REFUSED: (
+        "Mail servers refused {refused} of the {letters} letters of one run ({detail}) for "
+        "reasons that are about the sender, not about the subscribers: {reasons}.",
+        "Nothing was counted against the subscribers and nobody was deleted.\n"
+        "What to check: {advice}\n"
+        "The reason of each refusal is in data/log/bounces.log and on the Bounces page. "
+        "This alert comes at most once an hour.",
+    ),
 }
 
+#: What to check for each reason of a sender refused (sender.tell_refusals).
+ADVICE = {
+    "authfailure": _("the DNS records of the sending domain: SPF, DKIM (mail.dkim_domain and "
+                     "the published key) and DMARC;"),
+    "requireptr": _("the reverse DNS (PTR) record of the sending IP;"),
+    "blocked": _("whether the sending IP is on a block list; ask the host or the relay;"),
+    "badreputation": _("whether the sending IP is on a block list; ask the host or the relay;"),
+    "norelaying": _("the relay settings: mail.smtp_host, the login, who may relay;"),
+    "spamdetected": _("the letter itself: its text and links were taken for spam;"),
+    "speeding": _("the sending rate: set hourly_limit and daily_limit lower;"),
+    "toomanyconn": _("the sending rate: set hourly_limit and daily_limit lower;"),
+}
+DEFAULT_ADVICE = _("the DNS records (SPF, DKIM, DMARC, PTR), the relay and whether the "
+                   "sending IP is on a block list.")
+
 #: A placeholder no caller filled is left empty.
-BLANK = {"detail": "", "time_limit": "", "age": ""}
+BLANK = {"detail": "", "time_limit": "", "age": "", "refused": "", "letters": "", "reasons": "",
+         "advice": ""}
 
 
 def body(subject: str, lang: str, **details: str) -> str:

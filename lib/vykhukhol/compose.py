@@ -84,7 +84,8 @@ def _shared(service: Service, settings: Settings, run_id: str,
 
 def _message(service: Service, settings: Settings, email: str, name: str, subject: str,
              text: str, html: str | None, run_id: str, ctx: dict[str, str], bounce: str,
-             list_letter: bool = True, presses: Presses | None = None) -> mail.Outgoing:
+             list_letter: bool = True, presses: Presses | None = None,
+             tag: str | None = None) -> mail.Outgoing:
     """The letter written by the e-mail package, or by the run's press when
     ``presses`` is given (the same bytes, made faster), leaving from ``bounce``."""
     budget = render.Budget()  # the letter's parts share one time budget (SPEC 13)
@@ -95,6 +96,7 @@ def _message(service: Service, settings: Settings, email: str, name: str, subjec
         "html": render.render_html(html, ctx, "HTML", budget) if given_html(html) else None,
         "unsubscribe_url": ctx["unsubscribe_url"] if list_letter else None,
         "unsubscribe_mailto": bounce if list_letter else None,
+        "tag": tag,
     }
     if presses is None:
         shared = _shared(service, settings, run_id, list_letter)
@@ -119,7 +121,8 @@ def series_letter(service: Service, letter: Letter, settings: Settings, email: s
     ctx = context(service, settings, email, name, moment, web_url=web_url)
     bounce = bounce_address(service, settings, tag.SERVICE, service.name, email)
     return _message(service, settings, email, name, letter.subject, letter.body, letter.html,
-                    run_id, ctx, bounce, presses=presses)
+                    run_id, ctx, bounce, presses=presses,
+                    tag=tag.make(settings.secret, tag.SERVICE, service.name, email))
 
 
 def confirmation(service: Service, settings: Settings, email: str, name: str, run_id: str,
@@ -155,10 +158,10 @@ def newsletter(service: Service, subject: str, text: str, html: str | None,
     # to the archive page (README "The public archive").
     ctx = context(service, settings, email, name, moment, job,
                   archive.web_url(settings, service, job or archive.PREVIEW, email, False))
-    bounce = bounce_address(service, settings, tag.SERVICE, service.name, email) if job is None \
-        else bounce_address(service, settings, tag.NEWSLETTER, job, email)
+    kind, target = (tag.SERVICE, service.name) if job is None else (tag.NEWSLETTER, job)
+    bounce = bounce_address(service, settings, kind, target, email)
     return _message(service, settings, email, name, subject, text, html, run_id, ctx, bounce,
-                    presses=presses)
+                    presses=presses, tag=tag.make(settings.secret, kind, target, email))
 
 
 def plain_letter(settings: Settings, email: str, subject: str, text: str,

@@ -56,7 +56,7 @@ from pathlib import Path
 from vykhukhol import files
 from vykhukhol import subscribers as subs
 from vykhukhol.errors import BadInput
-from vykhukhol.series import LETTER, MAX_FAILURES, NOTHING, REMIND, Rules, next_action
+from vykhukhol.series import LETTER, NOTHING, REMIND, Rules, next_action
 
 MAGIC = b"vykhukhol due index 1\n"
 
@@ -145,7 +145,7 @@ def quick_due(line: str, rules: Rules) -> tuple[int, float] | None | bool:
         return False
     state, subscribed, confirmed, sent, last_sent, reminders, last_reminder, failures = \
         match.groups()
-    if int(failures) >= MAX_FAILURES:
+    if int(failures) >= rules.bounce_limit:
         return TIDY, 0.0
     if state == "new":
         base = _first(last_reminder, subscribed)

@@ -196,6 +196,8 @@ SETTING_LABELS: dict[str, str] = {
     "time_limit": "Hoster's time limit",
     "reminder_period": "Reminder period",
     "reminder_count": "Reminders before deletion",
+    "bounce_limit": "Soft bounces before deletion",
+    "bounce_reset": "Soft bounce count resets after",
     "timezone": "Time zone",
     "language": "Language",
     "hourly_limit": "Letters per hour at most",

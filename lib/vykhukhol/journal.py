@@ -17,7 +17,10 @@ intent, one fsync per line.
 
 Line: ``event<TAB>lease<TAB>time<TAB>target<TAB>email<TAB>item`` where target
 is a service or a newsletter job and item the letter number, ``reminder`` or
-the ledger row.
+the ledger row; a ``failed`` line may add ``<TAB>cause``, why the server
+refused (:class:`vykhukhol.bounces.reasons.Cause`'s value: ``address gone``,
+``soft``, ``sender refused``), which the fold acts on (SPEC 5). A ``failed``
+line without one (written before) is read as soft.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ class Record:
     email: str
     item: str
     outcome: str  # sent | failed | tempfail | skipped | in doubt
+    cause: str = ""  # for failed: why (address gone, soft, sender refused)
 
 
 def _on_disk_already() -> None:
@@ -56,9 +60,10 @@ class Journal:
         self.lease = lease
         self._file: files.AppendFile | None = None
 
-    def note(self, event: str, time: str, target: str, email: str, item: str) -> None:
-        self._append("\t".join((event, self.lease, time, target, email, item)),
-                     SYNC and event == INTENT)
+    def note(self, event: str, time: str, target: str, email: str, item: str,
+             cause: str = "") -> None:
+        fields = (event, self.lease, time, target, email, item) + ((cause,) if cause else ())
+        self._append("\t".join(fields), SYNC and event == INTENT)
 
     def intend(self, time: str, target: str, email: str, item: str) -> Callable[[], None]:
         """Note that a letter is about to leave. Returns the function to call
@@ -75,8 +80,10 @@ class Journal:
         """Write a folded-later record back (intent only when it is in doubt)."""
         events = [INTENT] if record.outcome == IN_DOUBT else [INTENT, record.outcome]
         for event in events:
+            cause = (record.cause,) if record.cause and event != INTENT else ()
             self._append("\t".join(
-                (event, record.lease, record.time, record.target, record.email, record.item)), SYNC)
+                (event, record.lease, record.time, record.target, record.email, record.item)
+                + cause), SYNC)
 
     def _append(self, line: str, sync: bool) -> None:
         if self._file is None:
@@ -104,13 +111,14 @@ def read(path: Path) -> list[Record]:
     records: dict[tuple[str, str, str, str], Record] = {}
     for line in files.read_lines(path):
         parts = line.split("\t")
-        if len(parts) != 6 or parts[0] not in EVENTS:
+        if len(parts) not in (6, 7) or parts[0] not in EVENTS:
             continue  # a torn last line from a kill: the letter it named stays in doubt
-        event, lease, time, target, email, item = parts
+        event, lease, time, target, email, item = parts[:6]
         key = (lease, target, email, item)
         if event == INTENT:
             records.setdefault(key, Record(lease, time, target, email, item, IN_DOUBT))
         else:
             record = records.setdefault(key, Record(lease, time, target, email, item, event))
             record.outcome = event
+            record.cause = parts[6] if len(parts) == 7 else ""
     return list(records.values())

@@ -26,7 +26,7 @@ RESEND_AFTER = 600  # seconds: a known unconfirmed address is asked again at mos
 
 def _rules(service: svc.Service, settings: Settings) -> Rules:
     return Rules(tuple(svc.letter_delays(service)), settings["reminder_period"],
-                 settings["reminder_count"], service.delete_finished)
+                 settings["reminder_count"], service.delete_finished, settings["bounce_limit"])
 
 
 def _note_due(data: DataDir, service: svc.Service, settings: Settings,

@@ -29,7 +29,7 @@ from vykhukhol.errors import BadInput, MissingModule, OverBudget, VykhukholError
 from vykhukhol.runlog import RunLog
 from vykhukhol.settings import Settings
 from vykhukhol.states import Outcome
-from vykhukhol.timeutil import format_duration, format_time, seconds_between
+from vykhukhol.timeutil import after, format_duration, format_time, parse_time, seconds_between
 
 if TYPE_CHECKING:  # the e-mail package is imported only by runs that send
     from vykhukhol import mail
@@ -42,6 +42,9 @@ SMTP_TIMEOUT_MAX = 20.0  # seconds one SMTP command may take at most
 REWRITE_RATE = 4e6     # bytes a second a parse-and-rewrite manages (measured 3-5 MB/s, tests/bench)
 COPY_RATE = 50e6       # bytes a second a rewrite that copies most lines unparsed manages (measured 135)
 TEMPFAIL_GIVE_UP = 3 * 86400  # a letter failing temporarily this long becomes failed
+# A recipient deferred at RCPT (greylisting, a busy mailbox) waits this long
+# before its next try, longer each time (SPEC 5, "Delivery failures").
+DEFER_PAUSES = (15 * 60, 3600, 4 * 3600, 16 * 3600)
 
 
 class Delivery(Enum):
@@ -111,7 +114,9 @@ class Run:
         self._prepared = False      # the transport's needs (DKIM signer) checked, see deliver
         self.allowance = Allowance(self)
         self.presses: dict = {}     # compose.Presses: each letter's shared parts, made once
-        self._tempfails: dict[str, set[str]] = {}  # target -> its keys in state/tempfail
+        self._tempfails: dict[str, dict[str, str]] = {}  # target -> its lines in state/tempfail
+        self.letters_out = 0        # letters handed over or refused: what refusals are measured against
+        self.refusals: list[tuple[str, str]] = []  # (run, reason): refused for the sender's reasons
         self._suppressed: Checker | None = None  # read at the run's first letter
 
     @property
@@ -288,15 +293,18 @@ class Run:
                            "the letter is in doubt and will not be sent again")
             self.stop(Outcome.TEMPFAIL)
             return journal.IN_DOUBT
+        cause = ""
         if exc is not None:
-            outcome = self._failed(exc, target, email, item)
+            outcome, cause = self._failed(exc, target, email, item)
         else:
             outcome = journal.SENT
             self.forget_tempfail(target, email, item)
             self.report.sent[target] += 1
             self.report.items[target].add(item)  # which letters went out: the archive's question
+        if outcome in (journal.SENT, journal.FAILED):
+            self.letters_out += 1
         self.slowest_letter = max(self.slowest_letter, seconds)
-        book.note(outcome, moment, target, email, item)
+        book.note(outcome, moment, target, email, item, cause)
         return outcome
 
     # -- several connections (mail.smtp_connections) ------------------------
@@ -335,51 +343,106 @@ class Run:
             else:
                 self._journal_end(book, target, email, item, moment, exc, end.seconds)
 
-    def _failed(self, exc: mail.DeliveryError, target: str, email: str, item: str) -> str:
+    def _failed(self, exc: mail.DeliveryError, target: str, email: str, item: str
+                ) -> tuple[str, str]:
+        """The journal's outcome for a refused letter, and for ``failed`` its
+        cause (SPEC 5): a permanent refusal is read for its reason; a
+        temporary one of the recipient (4xx to RCPT) defers that recipient
+        alone, one of the server stops the run's sending."""
         if exc.stage == "dkim":  # our settings, not the letter: no letter leaves unsigned
             self.log.error(f"{target}: {exc.detail}; sending stops until the DKIM key is fixed")
             self.stop(Outcome.TEMPFAIL)
-            return journal.TEMPFAIL
+            return journal.TEMPFAIL, ""
         if not exc.temporary:
-            self.log.write(f"{target}: {email} refused ({exc.code or 'no code'}): {exc.detail}")
+            from vykhukhol.bounces import reasons
+
+            if exc.code is not None:
+                reading = reasons.smtp_reason(exc.code, "", exc.detail)
+                # Which command was refused is known here, and it decides what
+                # "user unknown" means: to RCPT TO, the address; after DATA, a filter.
+                said = _ANSWERED.get(exc.stage)
+                if said:
+                    reading = reasons.read(reading.status, exc.detail, "failed",
+                                           str(exc.code), context=said)
+            else:  # sendmail's words: read like a report's diagnostic
+                reading = reasons.read(text=exc.detail, action="failed")
+            if reading.cause is reasons.Cause.DELAY:  # a 5xx never is: read as soft
+                reading = reasons.Reading(reasons.Cause.SOFT, reading.reason, reading.status,
+                                          reading.code)
+            self.log.write(f"{target}: {email} refused ({exc.code or 'no code'}): {exc.detail} "
+                           f"[{reading.cause.value}: {reading.log_text()}]")
             self.forget_tempfail(target, email, item)
-            return journal.FAILED
-        since = self.note_tempfail(target, email, item)
+            if reading.cause is reasons.Cause.SENDER:
+                self.refusals.append((self.lease, reading.reason))
+            return journal.FAILED, reading.cause.value
+        rcpt = exc.stage == "rcpt" and exc.code != 421  # 421: the server closes, for all
+        since, tries = self.note_tempfail(target, email, item, defer=rcpt)
         if seconds_between(self.now(), since) >= TEMPFAIL_GIVE_UP:
             self.log.write(f"{target}: {email} failed temporarily for "
                            f"{format_duration(TEMPFAIL_GIVE_UP)}; marked failed")
             self.forget_tempfail(target, email, item)
-            return journal.FAILED
+            return journal.FAILED, "soft"
         code = f" ({exc.code})" if exc.code else ""
+        if rcpt:
+            pause = DEFER_PAUSES[min(tries, len(DEFER_PAUSES)) - 1]
+            self.log.write(f"{target}: {email} deferred{code}: {exc.detail}; tried again in "
+                           f"{format_duration(pause)} at the earliest, the others go on")
+            return journal.TEMPFAIL, ""
         self.log.write(f"{target}: temporary failure for {email}{code}: {exc.detail}; "
                        "sending stops, a later run retries")
         self.stop(Outcome.TEMPFAIL)
-        return journal.TEMPFAIL
+        return journal.TEMPFAIL, ""
 
-    def note_tempfail(self, target: str, email: str, item: str) -> datetime:
-        """Remember when this letter first failed temporarily; returns that time."""
+    def note_tempfail(self, target: str, email: str, item: str, defer: bool = False
+                      ) -> tuple[datetime, int]:
+        """Remember when this letter first failed temporarily, how often, and
+        (``defer``: its recipient was refused at RCPT) when it may be tried
+        again; returns (the first failure's time, the tries so far)."""
         key = _tempfail_key(target, email, item)
         moment = self.now()
-        values = state.change_kv(self.data.state / "tempfail",
-                                 lambda v: v.setdefault(key, format_time(moment)))
-        self._tempfails_of(target).add(key)
-        return state.time_of(values, key) or moment
+
+        def change(values: dict[str, str]) -> None:
+            first, _, tries = _deferral(values.get(key))
+            pause = DEFER_PAUSES[min(tries + 1, len(DEFER_PAUSES)) - 1]
+            values[key] = " ".join((format_time(first or moment),
+                                    format_time(after(moment, pause)) if defer else "-",
+                                    str(tries + 1)))
+
+        values = state.change_kv(self.data.state / "tempfail", change)
+        self._tempfails_of(target)[key] = values[key]
+        first, _, tries = _deferral(values[key])
+        return first or moment, tries
+
+    def deferred(self, target: str, email: str, item: str) -> bool:
+        """Whether this letter's recipient is deferred (4xx to RCPT) and its
+        pause has not passed yet: then it waits, and the others go on."""
+        value = self._tempfails_of(target).get(_tempfail_key(target, email, item))
+        if value is None:
+            return False
+        _, until, _ = _deferral(value)
+        return until is not None and until > self.now()
+
+    def deferred_count(self, target: str) -> int:
+        """How many of ``target``'s letters wait out a pause now."""
+        moment = self.now()
+        return sum(1 for value in self._tempfails_of(target).values()
+                   if (until := _deferral(value)[1]) is not None and until > moment)
 
     def forget_tempfail(self, target: str, email: str, item: str) -> None:
         key = _tempfail_key(target, email, item)
         keys = self._tempfails_of(target)
         if key in keys:
             state.change_kv(self.data.state / "tempfail", lambda v: v.pop(key, None))
-            keys.discard(key)
+            keys.pop(key, None)
 
-    def _tempfails_of(self, target: str) -> set[str]:
+    def _tempfails_of(self, target: str) -> dict[str, str]:
         """The remembered failures of ``target``, read once (on its first letter,
         under its lock: only the run holding that lock changes them)."""
         keys = self._tempfails.get(target)
         if keys is None:
             path = self.data.state / "tempfail"
-            keys = {k for k in state.read_kv(path) if k.startswith(f"{target}|")} \
-                if path.exists() else set()
+            keys = {k: v for k, v in state.read_kv(path).items() if k.startswith(f"{target}|")} \
+                if path.exists() else {}
             self._tempfails[target] = keys
         return keys
 
@@ -486,6 +549,26 @@ class Allowance:
             if values.get("day") == day:
                 values["day_count"] = str(max(0, int(values.get("day_count", 0)) - unused))
         state.change_kv(self.run.data.state / "counters", change)
+
+
+_ANSWERED = {"rcpt": "in reply to RCPT TO command", "data": "in reply to end of DATA command"}
+
+
+def _deferral(value: str | None) -> tuple[datetime | None, datetime | None, int]:
+    """(first failure, not before, tries) of a ``state/tempfail`` line; a line
+    written before deferrals holds the first time alone."""
+    parts = (value or "").split()
+
+    def time(i: int) -> datetime | None:
+        try:
+            return parse_time(parts[i]) if len(parts) > i else None
+        except BadInput:
+            return None
+    try:
+        tries = int(parts[2]) if len(parts) > 2 else (1 if parts else 0)
+    except ValueError:
+        tries = 1
+    return time(0), time(1), tries
 
 
 def _tempfail_key(target: str, email: str, item: str) -> str:

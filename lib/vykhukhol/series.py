@@ -20,7 +20,7 @@ from vykhukhol.timeutil import UTC, after
 if TYPE_CHECKING:
     from vykhukhol.runtime import Run
 
-MAX_FAILURES = 3  # permanent refusals in a row before a subscriber is deleted
+MAX_FAILURES = 3  # bounce_limit's default: soft failures of different letters before deletion
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 LETTER, REMIND, EXPIRE, FINISH, FAILING, NOTHING = (
@@ -33,10 +33,13 @@ class Rules:
     reminder_period: int
     reminder_count: int
     delete_finished: bool
+    bounce_limit: int = MAX_FAILURES
 
     def fingerprint(self) -> str:
         """Changes whenever a rule that moves due times changes (letters, settings)."""
         text = f"{self.delays}|{self.reminder_period}|{self.reminder_count}|{self.delete_finished}"
+        if self.bounce_limit != MAX_FAILURES:  # indexes made before the setting stay good
+            text += f"|{self.bounce_limit}"
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -44,7 +47,8 @@ def rules_of(run: Run, service: svc.Service) -> Rules:
     """The service's rules under the run's settings (BadInput: its letters'
     delays cannot be read)."""
     return Rules(tuple(svc.letter_delays(service)), run.settings["reminder_period"],
-                 run.settings["reminder_count"], service.delete_finished)
+                 run.settings["reminder_count"], service.delete_finished,
+                 run.settings["bounce_limit"])
 
 
 @dataclass(frozen=True)
@@ -66,7 +70,7 @@ def next_action(sub: Subscriber, rules: Rules) -> Action:
 
 
 def _next_action(sub: Subscriber, rules: Rules) -> Action:
-    if sub.failures >= MAX_FAILURES:
+    if sub.failures >= rules.bounce_limit:
         return Action(FAILING, EPOCH)
     if sub.state is SubscriberState.NEW:
         base = sub.last_reminder or sub.subscribed or EPOCH
@@ -86,7 +90,7 @@ def clean_up(sub: Subscriber, rules: Rules, moment: datetime) -> tuple[Subscribe
     """Step 5's rules for one subscriber: (the subscriber or None if deleted, why)."""
     action = next_action(sub, rules)
     if action.kind == FAILING:
-        return None, f"{MAX_FAILURES} delivery refusals in a row"
+        return None, f"{rules.bounce_limit} soft failures of different letters"
     if action.kind == EXPIRE and action.due <= moment:
         return None, "never confirmed"
     if action.kind == FINISH:

@@ -310,6 +310,8 @@ KEYS: dict[str, Key] = {
         Key("main", "time_limit", "30s", _duration(5, 86400), "the hoster's execution time limit for one script"),
         Key("main", "reminder_period", "3d", _duration(60, 365 * 86400), "time between confirmation reminders"),
         Key("main", "reminder_count", "2", _count(0, 100), "reminders before an unconfirmed subscriber is deleted"),
+        Key("main", "bounce_limit", "3", _count(1, 100), "soft bounces of different letters before a subscriber is deleted and suppressed"),
+        Key("main", "bounce_reset", "30d", _duration(3600, 365 * 86400), "time without a soft bounce that sets the count back to 0"),
         Key("main", "timezone", "UTC", _timezone, "IANA zone for schedules and display"),
         Key("main", "language", "ru", _choice("ru", "en"), "ru or en for pages and reports"),
         Key("main", "hourly_limit", "0", _count(0, 10**9), "at most this many letters in any clock hour, 0 = no cap"),

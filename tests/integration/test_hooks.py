@@ -325,29 +325,59 @@ def test_generic_temporary_failure_is_noted_once_and_counts_nothing(hooked):
                                                       ("repeated", "generic")], lines
 
 
-def test_mailgun_permanent_failure_counts_once_in_every_service_holding_the_address(hooked):
+def suppressed(hooked: Hooked) -> str:
+    path = hooked.data.root / "suppressed.txt"
+    return path.read_text() if path.exists() else ""
+
+
+def reworded(body: str, code: int, description: str) -> str:
+    """A Mailgun event whose server said something else than "does not exist"."""
+    return body.replace('"code": 550', f'"code": {code}').replace(
+        "5.1.1 The email account that you tried to reach does not exist.", description)
+
+
+def test_mailgun_address_gone_is_deleted_from_every_service_and_suppressed_once(hooked):
+    """SPEC 5: a callback saying the address does not exist (5.1.1) is an address gone."""
     subscribe(hooked, "gone@example.net", "news", "digest")
     body = mailgun_body("mailgun_failed.json", "gone@example.net", "mg-gone-1")
     status, text = hooked.post("mailgun", body)
     assert (status, text) == (200, "ok: 1 applied, 0 seen before\n")
     status, text = hooked.post("mailgun", body)  # Mailgun retries: the same event id
     assert (status, text) == (200, "ok: 0 applied, 1 seen before\n")
-    assert hooked.subscribers("news")["gone@example.net"].failures == 1
-    assert hooked.subscribers("digest")["gone@example.net"].failures == 1
+    assert "gone@example.net" not in hooked.subscribers("news")
+    assert "gone@example.net" not in hooked.subscribers("digest")
+    assert suppressed(hooked).count("gone@example.net\t") == 1
     line = next(line for line in hooked.log() if line[4] == "gone@example.net")
     assert line[2] == "permanent" and line[5] == "mailgun" and "550" in line[6]
+    assert line[6].startswith("address gone: userunknown")
 
 
 def test_mailgun_finds_the_letter_by_our_tag_in_the_envelope_sender(hooked):
-    """The address is in both services, the tag names one: only that one counts."""
+    """The address is in both services, the tag names one: only that one counts (a
+    soft failure: a full mailbox)."""
     subscribe(hooked, "tagged@example.net", "news", "digest")
     secret = settings_mod.load(hooked.data.settings).secret
     sender = tags.bounce_address("news@example.org", "+", tags.make(secret, tags.SERVICE, "digest",
                                                                      "tagged@example.net"))
-    body = mailgun_body("mailgun_failed.json", "tagged@example.net", "mg-tagged", sender=sender)
+    body = reworded(mailgun_body("mailgun_failed.json", "tagged@example.net", "mg-tagged",
+                                 sender=sender), 552, "5.2.2 The mailbox is full.")
     assert hooked.post("mailgun", body)[0] == 200
     assert hooked.subscribers("news")["tagged@example.net"].failures == 0
     assert hooked.subscribers("digest")["tagged@example.net"].failures == 1
+    assert "tagged@example.net" not in suppressed(hooked)
+
+
+def test_mailgun_refusal_for_the_senders_reasons_counts_nothing(hooked):
+    """SPEC 5: 5.7.1 "blocked" is about our host: the subscriber keeps a clean count."""
+    subscribe(hooked, "kept@example.net", "news")
+    for n in range(3):
+        body = reworded(mailgun_body("mailgun_failed.json", "kept@example.net", f"mg-blk-{n}"),
+                        550, "5.7.1 Service unavailable; client host blocked using Spamhaus")
+        assert hooked.post("mailgun", body)[0] == 200
+    assert hooked.subscribers("news")["kept@example.net"].failures == 0
+    assert "kept@example.net" not in suppressed(hooked)
+    assert all(line[6].startswith("sender refused: blocked") for line in hooked.log()
+               if line[4] == "kept@example.net")
 
 
 def test_mailgun_refuses_a_bad_signature_or_a_stale_timestamp(hooked):
@@ -440,7 +470,7 @@ def test_sendgrid_signed_events_bounce_blocked_and_spam_report(hooked):
     assert sendgrid_post(hooked, body) == (200, "ok: 3 applied, 0 seen before\n")
     assert sendgrid_post(hooked, body) == (200, "ok: 0 applied, 3 seen before\n")
     now = hooked.subscribers("news")
-    assert now["sg-gone@example.net"].failures == 1
+    assert "sg-gone@example.net" not in now  # 5.1.1: gone, suppressed
     assert now["sg-blocked@example.net"].failures == 0  # blocked: the sender's trouble, noted
     assert now["sg-open@example.net"].failures == 0
     angry = now.get("sg-angry@example.net")
@@ -482,7 +512,7 @@ def test_ses_through_sns_confirms_verifies_v1_and_v2_and_pins_the_topic(hooked):
     assert hooked.post("ses", bounce) == (200, "ok: 0 applied, 1 seen before\n")
     complaint = sns_message(hooked, "complaint", "ses-angry@example.net", "sns-2", version="2")
     assert hooked.post("ses", complaint)[0] == 200
-    assert hooked.subscribers("news")["ses-gone@example.net"].failures == 1
+    assert "ses-gone@example.net" not in hooked.subscribers("news")  # gone, suppressed
     for service in ("news", "digest"):
         angry = hooked.subscribers(service).get("ses-angry@example.net")
         assert angry is None or angry.state.value == "unsubscribed"
@@ -618,7 +648,7 @@ def test_passenger_app_routes_callbacks_and_the_status_page_warns_while_the_prov
     status, _, text, _ = call(app, environ("POST", "/cgi/hook.py/sendgrid", f"key={key}", body,
                                            "application/json", str(len(body))))
     assert status == 200, text
-    assert site.subscribers("news")["quiet@example.net"].failures == 1
+    assert "quiet@example.net" not in site.subscribers("news")  # the report said: gone
     warned = health.warnings(site.data, site.settings(), site.cgi_dir)
     assert not any("SendGrid" in w for w in warned), warned
 

@@ -111,7 +111,9 @@ def test_a_finished_newsletter_stays_in_the_history_and_late_reports_keep_counti
     [entry] = history_json(site)
     assert (entry["handed"], entry["bounced"], entry["complaints"], entry["unsubscribed"]) == (
         4, 1, 1, 2)
-    assert set(site.subscribers("news")) == {DEAD}  # the bounce counted once, not yet gone
+    # 5.1.1: the address is gone, deleted and suppressed at once (SPEC 5); counted once
+    assert set(site.subscribers("news")) == set()
+    assert (site.data.root / "suppressed.txt").read_text().count(f"{DEAD}\t") == 1
 
     plain = site.cli("newsletter", "history").stdout.splitlines()
     assert plain[0].startswith("#job\tstarted\tfinished\thanded over\tfailed")

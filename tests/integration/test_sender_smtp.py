@@ -19,9 +19,11 @@ DAY = 86400
 BOB = "bob@example.org"   # waits longest: the first letter of a run
 AMY = "amy@example.org"
 LESSON = [("Lesson 1", "0s", "Hello {{ name }}.")]
-TEMPORARY = [("rcpt", "421 closing, try later"), ("rcpt", "451 greylisted, try later"),
+# Temporary failures of the *server*: the run's sending stops. (A 451 to RCPT
+# defers that recipient alone: the deferral tests below.)
+TEMPORARY = [("rcpt", "421 closing, try later"),
              ("data", "421 closing, try later"), ("data", "451 local error, try later")]
-PERMANENT = [("rcpt", "550 no such user"), ("data", "554 rejected as spam")]
+PERMANENT = [("rcpt", "550 5.1.1 no such user"), ("data", "554 5.7.1 rejected as spam")]
 
 
 # --- helpers ------------------------------------------------------------------
@@ -108,6 +110,49 @@ def test_a_temporary_refusal_of_a_newsletter_letter_leaves_its_row_pending(
     site.run_at()
     assert len(delivered(smtp_server, BOB)) == 1
     assert len(delivered(smtp_server, AMY)) == 1
+    assert not site.data.job(job, "job").exists()
+
+
+def test_a_recipient_deferred_at_rcpt_waits_alone_with_a_growing_pause(site, smtp_server):
+    """451 to RCPT: that recipient is deferred (15 min, then 1 h, …); the run goes on
+    with the others, and runs inside the pause do not ask the server for it again."""
+    series_site(site, smtp_server)
+    answer(smtp_server, "rcpt", BOB, "451 greylisted, try later")
+    start = now()
+
+    report = site.run_at(start)
+    assert len(delivered(smtp_server, AMY)) == 1  # the run went on
+    assert "temporary failure" not in report.splitlines()[-1]
+    assert re.search(rf"{BOB} deferred \(451\).*tried again in 15m", site.log())
+    site.run_at(start + timedelta(minutes=5))  # inside the pause: not tried
+    assert site.log().count(f"{BOB} deferred") == 1
+    site.run_at(start + timedelta(minutes=16))  # tried again, greylisted again: 1 h now
+    assert re.search(rf"{BOB} deferred \(451\).*tried again in 1h", site.log())
+    site.run_at(start + timedelta(minutes=50))
+    assert site.log().count(f"{BOB} deferred") == 2
+
+    heal(smtp_server)
+    site.run_at(start + timedelta(minutes=80))
+    site.run_at(start + timedelta(minutes=90))
+    assert len(delivered(smtp_server, BOB)) == 1 and len(delivered(smtp_server, AMY)) == 1
+    assert {s.sent for s in site.subscribers("course").values()} == {1}
+    assert BOB not in site.data.state.joinpath("tempfail").read_text()
+
+
+def test_a_newsletter_recipient_deferred_at_rcpt_does_not_hold_back_the_others(site, smtp_server):
+    """451 to RCPT in a newsletter: the others of the run are sent, the row stays
+    pending, and it is sent once after its pause."""
+    job = news_site(site, smtp_server)
+    answer(smtp_server, "rcpt", BOB, "451 greylisted, try later")
+    start = now()
+
+    site.run_at(start)
+    assert ledger(site, job) == {BOB: "pending", AMY: "sent"}
+    heal(smtp_server)
+    site.run_at(start + timedelta(minutes=5))
+    assert delivered(smtp_server, BOB) == []  # still inside its pause
+    site.run_at(start + timedelta(minutes=20))
+    assert len(delivered(smtp_server, BOB)) == 1 and len(delivered(smtp_server, AMY)) == 1
     assert not site.data.job(job, "job").exists()
 
 
@@ -198,27 +243,79 @@ def test_a_failed_newsletter_row_is_written_in_the_ledger(site, smtp_server):
     assert len(delivered(smtp_server, AMY)) == 1
 
 
-@pytest.mark.parametrize(("stage", "reply"), PERMANENT)
-def test_three_refusals_in_a_row_delete_a_series_subscriber(site, smtp_server, stage, reply):
-    """Each 5xx counts a failure on the subscriber; the third in a row over three runs deletes it, logged."""
+@pytest.mark.parametrize(("stage", "reply"), PERMANENT + [("rcpt", "550 User unknown")])
+def test_a_refusal_at_hand_over_acts_by_its_reason(site, smtp_server, stage, reply):
+    """SPEC 5, "What a failure count means", at SMTP time: 550 "no such user" is an
+    address gone (deleted and suppressed at once); 554 "rejected as spam" is the
+    sender refused (never counted on the subscriber). "User unknown" without a code
+    is believed as the answer to RCPT TO. The run goes on either way."""
     series_site(site, smtp_server)
     answer(smtp_server, stage, BOB, reply)
     start = now()
 
     site.run_at(start)
     assert len(delivered(smtp_server, AMY)) == 1  # the run goes on after a permanent refusal
+    if reply.startswith("550"):
+        assert BOB not in site.subscribers("course")
+        assert re.search(rf"{BOB} deleted: address gone", site.log())
+        assert BOB in site.data.root.joinpath("suppressed.txt").read_text()
+        return
+    for minutes in (5, 10, 15):
+        site.run_at(start + timedelta(minutes=minutes))
     bob = site.subscribers("course")[BOB]
-    assert (bob.failures, bob.sent) == (1, 0)
-    site.run_at(start + timedelta(minutes=5))
-    assert site.subscribers("course")[BOB].failures == 2
-    site.run_at(start + timedelta(minutes=10))
-    assert BOB not in site.subscribers("course")
-    assert re.search(rf"{BOB} deleted: 3 delivery refusals in a row", site.log())
+    assert (bob.failures, bob.sent) == (0, 0)
+    assert site.log().count(f"{BOB} refused (554)") == 4 and "sender refused" in site.log()
+    assert not site.data.root.joinpath("suppressed.txt").exists()
     assert delivered(smtp_server, BOB) == []
 
 
-def test_a_delivered_letter_resets_the_failure_count(site, smtp_server):
-    """Failures count refusals in a row: a letter that goes through sets them back to 0."""
+def test_soft_refusals_of_different_letters_delete_at_bounce_limit(site, smtp_server):
+    """552 "mailbox full" is soft: each refused letter counts once, a hand-over in
+    between resets nothing, and at bounce_limit the subscriber is deleted from every
+    service and suppressed."""
+    site.use_smtp(smtp_server.port)
+    site.service("course", letters=LESSON + [("Lesson 2", "0s", "two"), ("Lesson 3", "0s", "3")])
+    site.subscriber("course", BOB, ago=HOUR)
+    site.service("other", letters=LESSON)
+    site.subscriber("other", BOB, sent=1, ago=HOUR)
+    site.set(bounce_limit=2)
+    answer(smtp_server, "rcpt", BOB, "552 5.2.2 mailbox full")
+    start = now()
+
+    site.run_at(start)
+    assert site.subscribers("course")[BOB].failures == 1
+    assert "mailboxfull" in site.log()
+    heal(smtp_server)
+    site.run_at(start + timedelta(minutes=5))  # handed over: the count stays
+    bob = site.subscribers("course")[BOB]
+    assert (bob.sent, bob.failures) == (1, 1)
+    answer(smtp_server, "rcpt", BOB, "552 5.2.2 mailbox full")
+    site.run_at(start + timedelta(minutes=10))  # a different letter: the second, the limit
+    assert BOB not in site.subscribers("course")
+    assert BOB not in site.subscribers("other")
+    assert "\tsoft bounces\t" in site.data.root.joinpath("suppressed.txt").read_text()
+
+
+def test_a_soft_count_is_set_back_only_by_bounce_reset(site, smtp_server):
+    """No soft failure for bounce_reset sets the count back to 0 at the next hand-over."""
+    site.use_smtp(smtp_server.port)
+    site.service("course", letters=LESSON + [("Lesson 2", "0s", "two"), ("Lesson 3", "0s", "3")])
+    site.subscriber("course", BOB)
+    site.set(bounce_reset="2h")
+    answer(smtp_server, "rcpt", BOB, "552 5.2.2 mailbox full")
+    start = now()
+    site.run_at(start)
+    assert site.subscribers("course")[BOB].failures == 1
+    heal(smtp_server)
+    site.run_at(start + timedelta(minutes=30))
+    assert (site.subscribers("course")[BOB].sent, site.subscribers("course")[BOB].failures) == (1, 1)
+    site.run_at(start + timedelta(hours=3))
+    assert (site.subscribers("course")[BOB].sent, site.subscribers("course")[BOB].failures) == (2, 0)
+
+
+def test_a_count_from_before_the_reasons_is_set_back_by_a_hand_over(site, smtp_server):
+    """A failure count written before soft failures were recorded (no record of
+    when) is set back by a hand-over, as it was then: files written before keep working."""
     site.use_smtp(smtp_server.port)
     site.service("course", letters=LESSON + [("Lesson 2", "0s", "two")])
     site.subscriber("course", BOB, failures=2)
@@ -257,3 +354,49 @@ def test_alerts_reach_the_admin_through_smtp(fresh_site, smtp_server):
     [alert] = smtp_server.handler.received
     assert alert.rcpt_tos == [ADMIN]
     assert alert.message["Subject"] == "Script is off"
+
+
+# --- refused for the sender's reasons ----------------------------------------------------
+
+@pytest.mark.parametrize("language", ["ru", "en"])
+def test_refusals_for_the_senders_reasons_past_five_percent_alert_the_admin_once(
+        site, smtp_server, language):
+    """SPEC 5: 5 of 20 letters refused "blocked" (more than 5 %, at least 5): nobody is
+    counted, and the admin gets one alert naming the reason and what to check."""
+    site.use_smtp(smtp_server.port)
+    site.set(admin_email=ADMIN, language=language)
+    site.service("course", letters=LESSON)
+    people = [f"p{i:02}@example.org" for i in range(20)]
+    for address in people:
+        site.subscriber("course", address, ago=HOUR)
+    for address in people[:5]:
+        answer(smtp_server, "rcpt", address,
+               "554 5.7.1 Service unavailable; client host [127.0.0.1] blocked using "
+               "zen.spamhaus.org")
+
+    site.run_at()
+    assert all(s.failures == 0 for s in site.subscribers("course").values())
+    alerts = [r.message for r in smtp_server.handler.received if ADMIN in r.rcpt_tos]
+    assert [m["Subject"] for m in alerts] == ["mail servers refuse the sender"]
+    body = alerts[0].get_body(("plain",)).get_content()
+    assert "blocked ×5" in body and "5" in body and "20" in body
+    if language == "ru":
+        assert "Почтовые серверы отказали" in body and "чёрный список" in body
+    else:
+        assert "Mail servers refused 5 of the 20 letters" in body and "block list" in body
+    site.run_at()  # nothing new: no second alert
+    assert len([r for r in smtp_server.handler.received if ADMIN in r.rcpt_tos]) == 1
+
+
+def test_a_few_refusals_for_the_senders_reasons_alert_nobody(site, smtp_server):
+    """4 refusals are under the line (at least 5): logged, no alert."""
+    site.use_smtp(smtp_server.port)
+    site.set(admin_email=ADMIN)
+    site.service("course", letters=LESSON)
+    for i in range(6):
+        site.subscriber("course", f"p{i}@example.org", ago=HOUR)
+        if i < 4:
+            answer(smtp_server, "rcpt", f"p{i}@example.org", "550 5.7.1 blocked using a DNSBL")
+    site.run_at()
+    assert not [r for r in smtp_server.handler.received if ADMIN in r.rcpt_tos]
+    assert site.log().count(" refused (550)") == 4 and "sender refused: blocked" in site.log()

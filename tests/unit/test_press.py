@@ -160,3 +160,20 @@ def test_one_click_goes_only_with_an_https_link_and_the_mailto_always():
         assert f"List-Unsubscribe: <{url}>, <mailto:{bounce}?subject=unsubscribe>\r\n".encode() \
             in built
         assert (b"\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n" in built) is one_click
+
+
+@pytest.mark.parametrize("tag", ["s1abcdefghijklmnopqrstuvwxyz234567abcd", "n1x"])
+def test_the_tag_header_is_written_alike_by_both(tag):
+    """X-Vykhukhol-Tag (provider callbacks find the letter by it) from the press and the package."""
+    expected, got = both(to_email="u@example.com", subject="S", text="T\n", tag=tag)
+    assert got.data == expected
+    assert f"\r\nX-Vykhukhol-Tag: {tag}\r\n".encode() in expected
+
+
+@pytest.mark.parametrize("tag", ["S1UPPER", "a b", "x\r\nBcc: evil@example.org", ""])
+def test_a_tag_that_is_not_a_plain_word_is_refused_by_both(tag):
+    with pytest.raises(BadInput):
+        both(to_email="u@example.com", subject="S", text="T\n", tag=tag)
+    with pytest.raises(BadInput):
+        mail.Press(from_name="N", from_email="list@example.org", run_id="r").write(
+            to_email="u@example.com", subject="S", text="T\n", tag=tag)

@@ -4,13 +4,18 @@
 classifies each (:mod:`.classify`), finds whom its signed tag means
 (:class:`Finder`), and applies the result:
 
-- permanent failure: like an SMTP 5xx — a series subscriber's ``failures``
-  + 1 (three in a row delete it, by the sender's own clean-up rule); a
-  newsletter's ledger row ``failed``, and ``failures`` + 1 in the job's
-  services for that address (a dead address is dead for every list);
+- a failure, by its reason (SPEC 5, "What a failure count means";
+  :func:`cause_of`, the rules in :mod:`.counts`): *address gone* —
+  suppressed and deleted from every service at once; *soft* — counted once
+  per different letter (the returned Message-ID, else the run, else one a
+  day) in the service (a newsletter's: each of its services), deleted and
+  suppressed at ``bounce_limit``; *sender refused* — nothing on the
+  subscriber, counted for the run that sent the letter (the sender alerts
+  past 5 %); *delay* — noted. A newsletter's ledger row becomes ``failed``
+  for any refusal;
 - complaint, or ``unsubscribe`` by mail: unsubscribed at once from the
   service (a newsletter's: from each of the job's services);
-- temporary failure, auto-reply: noted in bounces.log only;
+- a delay notice, auto-reply: noted in bounces.log only;
 - anything else to a tagged address: kept for the admin, never acted on.
 
 :func:`apply_reports` takes what a mail provider reported by callback
@@ -24,15 +29,18 @@ its record lock for the whole batch:
 
 1. ``batch`` line (fsynced) — the batch's message ids, what it will do and
    its log lines, *before* any file changes;
-2. the unsubscribes and ledger rows (doing them twice changes nothing);
+2. the unsubscribes, the addresses gone (suppressed, then deleted
+   everywhere) and ledger rows (doing them twice changes nothing);
 3. per service, a ``before`` line (fsynced, under the subscriber file's
-   record lock) with each address's ``failures`` as read, then the rewrite;
+   record lock) with each address's ``failures`` as read, then the soft
+   file (:mod:`.counts`: the letters counted), then the rewrite;
 4. the bounces.log lines, then a ``done`` line.
 
 A message whose id is in a batch line is never counted again; a batch with
 no ``done`` line (a kill) is finished by the next reader: step 2 again, and
 for step 3 an address whose ``failures`` still reads as its ``before`` value
-gets its count, one that reads otherwise already had it. The caller deletes
+gets its count (a letter the soft file knows already counts nothing more:
+the count recorded there is taken), one that reads otherwise already had it. The caller deletes
 or moves the messages only after :func:`process` returned.
 """
 
@@ -46,12 +54,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vykhukhol import files, history, newsletters, state
+from vykhukhol import files, history, newsletters, suppression
 from vykhukhol import services as svc
-from vykhukhol import subscribers as subs
 from vykhukhol.addresses import email_key
 from vykhukhol.bounces import classify as kinds
-from vykhukhol.bounces import record
+from vykhukhol.bounces import counts, reasons, record
 from vykhukhol.bounces import tag as tags
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
@@ -80,26 +87,34 @@ class Result:
 @dataclass
 class Plan:
     ids: list[str] = field(default_factory=list)
-    fail: list[tuple[str, str]] = field(default_factory=list)      # (service, email)
+    soft: list[tuple[str, str, str]] = field(default_factory=list)  # (service, email, letter)
+    gone: list[str] = field(default_factory=list)                   # emails gone (or complained)
     ledger: list[tuple[str, str]] = field(default_factory=list)    # (job, email)
     unsub: list[tuple[str, str]] = field(default_factory=list)      # (service, email)
     log: list[str] = field(default_factory=list)                   # bounces.log lines
     time: str = ""
+    refused: list[tuple[str, str]] = field(default_factory=list)   # (run, reason): sender refused
     history: list[tuple[str, str]] = field(default_factory=list)   # (job, history.LATE field)
     bounced: int = 0                                               # for the status chart
 
     def to_json(self) -> str:
-        return json.dumps({"ids": self.ids, "fail": self.fail, "ledger": self.ledger,
-                           "unsub": self.unsub, "log": self.log, "time": self.time,
+        return json.dumps({"ids": self.ids, "soft": self.soft, "gone": self.gone,
+                           "ledger": self.ledger, "unsub": self.unsub, "log": self.log,
+                           "time": self.time, "refused": self.refused,
                            "history": self.history, "bounced": self.bounced},
                           ensure_ascii=True, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> Plan:
         raw = json.loads(text)
-        return cls(list(raw["ids"]), [tuple(x) for x in raw["fail"]],
-                   [tuple(x) for x in raw["ledger"]], [tuple(x) for x in raw["unsub"]],
-                   list(raw["log"]), raw.get("time", ""),
+        # A batch journalled before the reasons (a "fail" list: one count each)
+        # is finished as soft failures, each message its own letter.
+        old = [(service, email, f"batch:{i}") for i, (service, email)
+               in enumerate(raw.get("fail", []))]
+        return cls(list(raw["ids"]), [tuple(x) for x in raw.get("soft", [])] + old,
+                   list(raw.get("gone", [])), [tuple(x) for x in raw["ledger"]],
+                   [tuple(x) for x in raw["unsub"]], list(raw["log"]), raw.get("time", ""),
+                   [tuple(x) for x in raw.get("refused", [])],
                    [tuple(x) for x in raw.get("history", [])], int(raw.get("bounced", 0)))
 
 
@@ -285,7 +300,14 @@ def apply_reports(data: DataDir, settings: Settings, reports: list[Report],
                 parsed = split[1] if split else None
             verdict = kinds.Verdict(report.kind, report.reason,
                                     tags=[(report.tag, parsed)] if parsed else [],
-                                    named={address} if address else set(), sender=address)
+                                    named={address} if address else set(), sender=address,
+                                    letter=f"event:{report.event}"[:200])
+            if address and report.kind in (kinds.PERMANENT, kinds.TEMPORARY):
+                # The provider's words read like a report's (SPEC 5): a failure
+                # it gave up on is read for its reason, a temporary one is a delay.
+                reading = reasons.read(text=report.reason, action=(
+                    "failed" if report.kind == kinds.PERMANENT else "delayed"))
+                verdict.readings, verdict.cause = {address: reading}, reading.cause
             result = Result(rid, report.kind, address=address or "-", reason=report.reason)
             raw = json.dumps(report.__dict__, ensure_ascii=False, indent=1).encode()
             results.append(_act(data, finder, result, verdict, raw, source, plan, by_address=True))
@@ -382,19 +404,31 @@ def _act(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdict, 
 def _effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdict, raw: bytes,
              source: str, plan: Plan, kind: str, name: str, services: list[str]) -> Result:
     address = result.address
-    if verdict.kind == kinds.PERMANENT:
+    if verdict.kind in (kinds.PERMANENT, kinds.TEMPORARY):
         if verdict.named and email_key(address) not in {email_key(a) for a in verdict.named}:
+            if verdict.kind == kinds.TEMPORARY:
+                return _noted(plan, result, source)
             result.kind = kinds.KEPT
             result.reason = (f"the report names {', '.join(sorted(verdict.named)[:3])}, not the "
                              f"address the tag was made for: kept for the admin")
             record.keep(data, result.id, raw)
             return _noted(plan, result, source)
-        plan.fail += [(s, address) for s in services]
+        reading = cause_of(verdict, address)
+        result.reason = f"{reading.log_text()}; {result.reason}"
+        if reading.cause is reasons.Cause.DELAY:
+            return _noted(plan, result, source)
         plan.bounced += 1
         if kind == tags.NEWSLETTER and name in finder.jobs:
-            plan.ledger.append((name, address))
+            plan.ledger.append((name, address))  # any refusal fails a newsletter's row
         if kind == tags.NEWSLETTER:
             plan.history.append((name, "bounced"))
+        if reading.cause is reasons.Cause.GONE:
+            plan.gone.append(address)
+        elif reading.cause is reasons.Cause.SOFT:
+            letter = verdict.letter or f"day:{plan.time[:10]}"  # no letter named: one a day
+            plan.soft += [(s, address, letter) for s in services]
+        else:  # the sender refused: never on the subscriber; counted for the run that sent it
+            plan.refused.append((verdict.run, reading.reason))
     elif verdict.kind in (kinds.COMPLAINT, kinds.UNSUBSCRIBE):
         plan.unsub += [(s, address) for s in services]
         if kind == tags.NEWSLETTER:
@@ -408,6 +442,21 @@ def _effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdi
     elif verdict.kind == kinds.KEPT:
         record.keep(data, result.id, raw)
     return _noted(plan, result, source)
+
+
+def cause_of(verdict: kinds.Verdict, address: str) -> reasons.Reading:
+    """Why the letter to ``address`` failed: the report's reading of that
+    address, else of the report as a whole (a failure whose reason no reader
+    found is soft: only different letters failing delete the address)."""
+    key = email_key(address)
+    for named, reading in verdict.readings.items():
+        if email_key(named) == key:
+            return reading
+    if verdict.cause is not None:
+        return reasons.Reading(verdict.cause, "report")
+    if verdict.kind == kinds.TEMPORARY:
+        return reasons.Reading(reasons.Cause.DELAY, "delayed")
+    return reasons.Reading(reasons.Cause.SOFT, "undefined")
 
 
 def _noted(plan: Plan, result: Result, source: str) -> Result:
@@ -424,6 +473,10 @@ def _run_plan(data: DataDir, settings: Settings, batch: str, plan: Plan, fresh: 
         files.append_line(path, "\t".join((BATCH, batch, plan.to_json())))
     for service, address in plan.unsub:
         _unsubscribe(data, service, address)
+    moment = now()
+    source = _source_of(plan)
+    for address in dict.fromkeys(plan.gone):  # suppressed, then off every list
+        counts.forget_everywhere(data, settings, address, suppression.Why.GONE, source, moment)
     by_job: dict[str, set[str]] = defaultdict(set)
     for job, address in plan.ledger:
         by_job[job].add(email_key(address))
@@ -432,15 +485,26 @@ def _run_plan(data: DataDir, settings: Settings, batch: str, plan: Plan, fresh: 
     # The newsletters' history, once per batch however often a kill repeats this step.
     history.count(data, Counter(plan.history), once=batch)
     record.count_day(data, settings["timezone"], plan.bounced, once=batch)
-    by_service: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for service, address in plan.fail:
-        by_service[service][email_key(address)] += 1
-    for service, counts in by_service.items():
-        _count_failures(data, settings, batch, service, dict(counts),
-                        (befores or {}).get(service))
+    by_service: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for service, address, letter in plan.soft:
+        by_service[service][email_key(address)].append(letter)
+    for service, letters in by_service.items():
+        _count_failures(data, settings, batch, service, dict(letters),
+                        (befores or {}).get(service), source)
+    if plan.refused and fresh:
+        counts.note_refused(data, plan.refused, moment)
     lines = [record.Line(*text.split("\t")) for text in plan.log]
     record.write(data, lines)
     files.append_line(path, "\t".join((DONE, batch)))
+
+
+def _source_of(plan: Plan) -> str:
+    """Where the batch came from (imap, pipe, a provider), as its log lines say."""
+    for text in plan.log:
+        parts = text.split("\t")
+        if len(parts) >= 6 and parts[5] not in ("", "-"):
+            return parts[5][:40]
+    return "bounce"
 
 
 def _unsubscribe(data: DataDir, service: str, address: str) -> None:
@@ -471,46 +535,26 @@ def _fail_rows(data: DataDir, job: str, keys: set[str]) -> None:
 
 
 def _count_failures(data: DataDir, settings: Settings, batch: str, service_name: str,
-                    counts: dict[str, int], before: dict[str, int] | None) -> None:
-    """``failures`` + n for each address of one service, three in a row delete
-    (the sender's rule, :func:`~vykhukhol.series.clean_up`). With ``before``
-    (a killed batch's record), only addresses still at that value count."""
-    from vykhukhol.series import Rules, clean_up
+                    letters: dict[str, list[str]], before: dict[str, int] | None,
+                    source: str) -> None:
+    """Soft failures of different letters counted for each address of one
+    service (:func:`.counts.soft_in_service`: at bounce_limit deleted and
+    suppressed). The ``before`` line goes to the journal under the file's
+    lock; with ``before`` (a killed batch's record), only addresses still at
+    that value count."""
+    deleted: list[record.Line] = []
 
-    try:
-        service = svc.find_service(data, service_name)
-        rules = Rules(tuple(svc.letter_delays(service)), settings["reminder_period"],
-                      settings["reminder_count"], service.delete_finished)
-    except (NotFound, BadInput):
-        return
-    path = service.subscribers_path
-    moment = now()
-    with files.record_lock(path):
-        current = {sub.key: sub.failures for sub in subs.among(path, counts.keys())}
+    def note(current: dict[str, int]) -> None:
         if before is None:
-            if not current:
-                return
             files.append_line(journal_path(data), "\t".join(
                 (BEFORE, batch, service_name, json.dumps(current, separators=(",", ":")))))
-            due = current
-        else:
-            due = {key: value for key, value in current.items() if before.get(key) == value}
-            if not due:
-                return
 
-        deleted: list[record.Line] = []
-
-        def change(sub: subs.Subscriber) -> subs.Subscriber | None:
-            if sub.key not in due:
-                return sub
-            kept, why = clean_up(sub.replace(failures=sub.failures + counts[sub.key]), rules, moment)
-            if kept is None:
-                deleted.append(record.line("-", "deleted", f"service {service_name}", sub.email,
-                                           "-", why))
-            return kept
-
-        subs.rewrite(path, change, parse=lambda _, line: email_key(line.split("\t", 1)[0]) in due)
-        state.lower_due(data, service_name, None, path)
+    gone = counts.soft_in_service(data, settings, service_name, letters, source, now(),
+                                  before=before, note=note)
+    for address in gone:
+        deleted.append(record.line("-", "deleted", f"service {service_name}", address, "-",
+                                   f"{settings['bounce_limit']} soft failures of different "
+                                   "letters; suppressed"))
     if deleted:
         record.write(data, deleted)
 

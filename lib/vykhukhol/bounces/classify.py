@@ -71,6 +71,11 @@ class Verdict:
     # the class that matters most for the subscriber: gone, soft, sender, delay.
     readings: dict[str, reasons.Reading] = field(default_factory=dict)
     cause: reasons.Cause | None = None
+    # Which letter the report is about, from the headers it returned: its
+    # Message-ID, else the run that sent it (X-Vykhukhol-Run); "" when it
+    # returned none. Two reports about one letter count once (SPEC 5).
+    letter: str = ""
+    run: str = ""  # the X-Vykhukhol-Run of the returned letter: the run that sent it
 
 
 def classify(raw: bytes, separator: str) -> Verdict:
@@ -89,7 +94,8 @@ def classify(raw: bytes, separator: str) -> Verdict:
         return Verdict(REFUSED, f"cannot be parsed: {type(exc).__name__}")
     subject = _header(message, "subject")
     verdict = Verdict(KEPT, "not a bounce report", tags=find_tags(message, parts, separator),
-                      sender=_first_address(_header(message, "from")), subject=subject)
+                      sender=_first_address(_header(message, "from")), subject=subject,
+                      **dict(zip(("letter", "run"), returned_letter(parts), strict=True)))
     if _is_feedback_report(message):
         verdict.kind, verdict.reason = COMPLAINT, "a spam complaint (feedback report)"
         return verdict
@@ -187,6 +193,35 @@ def find_tags(message: Message, parts: list[Message], separator: str) -> list[tu
                 seen.add(address)
                 found.append((address, split[1]))
     return found
+
+
+_LETTER_ID = re.compile(r"[!-~]{1,200}")
+
+
+def returned_letter(parts: list[Message]) -> tuple[str, str]:
+    """(the letter, the run that sent it) from the first original letter a
+    report carries: its Message-ID (or, without one, ``run:`` and its
+    X-Vykhukhol-Run), and its X-Vykhukhol-Run; "" for what it does not say."""
+    for part in parts[1:]:
+        if part.get_content_type() in ("message/rfc822", "text/rfc822-headers"):
+            inner = _inner(part)
+            found = [_LETTER_ID.search(str(inner.get(name, "") or ""))
+                     for name in ("message-id", "x-vykhukhol-run")]
+            ident, run = (f.group(0) if f else "" for f in found)
+            if ident or run:
+                return ident or f"run:{run}", run
+    return "", ""
+
+
+def _inner(part: Message) -> Message:
+    payload = part.get_payload()
+    if isinstance(payload, list) and payload and isinstance(payload[0], Message):
+        return payload[0]
+    import email
+    from email import policy
+
+    text = part.get_payload(decode=True) or b""
+    return email.message_from_bytes(text[:64_000], policy=policy.compat32)
 
 
 def _embedded_headers(part: Message) -> list[str]:

@@ -46,6 +46,7 @@ def build_message(
     unsubscribe_mailto: str | None = None,
     date: datetime | None = None,
     message_id: str | None = None,
+    tag: str | None = None,
 ) -> EmailMessage:
     """One letter, ready for :meth:`Transport.send`.
 
@@ -60,7 +61,9 @@ def build_message(
     an address, as a ``mailto:`` with subject ``unsubscribe``);
     ``List-Unsubscribe-Post`` only when that link is https (RFC 8058 3.1). A
     naive ``date`` is taken as UTC; none means now. ``message_id`` is for
-    tests that compare letters; none means a new one.
+    tests that compare letters; none means a new one. ``tag`` (the letter's
+    signed tag, SPEC 12) is written as ``X-Vykhukhol-Tag``, so a provider that
+    returns a header of the letter names it.
     """
     sender = check_address(from_email, "sender address")
     recipient = check_address(to_email, "recipient address")
@@ -84,12 +87,25 @@ def build_message(
         if unsubscribe_url.startswith("https://"):
             msg["List-Unsubscribe-Post"] = ONE_CLICK
     msg["X-Vykhukhol-Run"] = run
+    if tag is not None:
+        msg["X-Vykhukhol-Tag"] = _check_tag(tag)
     msg.set_content(str(text), subtype="plain", charset="utf-8", cte="quoted-printable")
     if html is not None:
         msg.add_alternative(str(html), subtype="html", charset="utf-8", cte="quoted-printable")
         for part in msg.iter_parts():  # set_content gives each part one; RFC 2045 wants it on top
             del part["MIME-Version"]
     return msg
+
+
+_TAG = re.compile(r"[a-z0-9]{1,64}")
+
+
+def _check_tag(tag: str) -> str:
+    """A tag is a short word of lower-case letters and digits (bounces.tag):
+    anything else would be a header a stranger could shape."""
+    if not _TAG.fullmatch(tag):
+        raise BadInput("a letter's tag must be lower-case letters and digits")
+    return tag
 
 
 ONE_CLICK = "List-Unsubscribe=One-Click"
@@ -169,7 +185,8 @@ class Press:
     def write(self, *, to_email: str, to_name: str = "", subject: str, text: str,
               html: str | None = None, unsubscribe_url: str | None = None,
               unsubscribe_mailto: str | None = None,
-              date: datetime | None = None, message_id: str | None = None) -> Outgoing:
+              date: datetime | None = None, message_id: str | None = None,
+              tag: str | None = None) -> Outgoing:
         """One recipient's copy; raises what :func:`build_message` raises."""
         if html is not None:
             msg = build_message(from_name=self.from_name, from_email=self.sender,
@@ -177,7 +194,7 @@ class Press:
                                 html=html, run_id=self.run_id, list_id=self.list_id,
                                 unsubscribe_url=unsubscribe_url,
                                 unsubscribe_mailto=unsubscribe_mailto, date=date,
-                                message_id=message_id)
+                                message_id=message_id, tag=tag)
             return Outgoing(msg.as_bytes(policy=POLICY), self.sender)
         recipient = check_address(to_email, "recipient address")
         head = [self._from, self._to(to_name, recipient), self._subject(subject),
@@ -187,7 +204,10 @@ class Press:
                                   list_unsubscribe(unsubscribe_url, unsubscribe_mailto)))
             if unsubscribe_url.startswith("https://"):
                 head.append(b"List-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n")
-        head += [self._run, _TEXT_PART, _CRLF, self._body(str(text))]
+        head.append(self._run)
+        if tag is not None:
+            head.append(b"X-Vykhukhol-Tag: " + _check_tag(tag).encode("ascii") + _CRLF)
+        head += [_TEXT_PART, _CRLF, self._body(str(text))]
         return Outgoing(b"".join(head), self.sender)
 
     def _to(self, name: str, recipient: str) -> bytes:

@@ -105,6 +105,7 @@ def finish(run: Run) -> None:
         run.allowance.settle()
     except VykhukholError as exc:
         run.log.error(f"the sending counters could not be updated: {exc.message}")
+    tell_refusals(run)
     run.close()
     count_daily(run)
     run.report.ended = run.now()
@@ -112,6 +113,35 @@ def finish(run: Run) -> None:
                                     sum(run.report.sent.values())))
     archive.after_run(run)  # SPEC 7: what went public in this run is published
     idle.after_run(run)  # nothing due: the proof that lets the next ticks skip all this
+
+
+def tell_refusals(run: Run) -> None:
+    """Refusals for the sender's reasons (SPEC 5): this run's letters and
+    refusals at hand-over counted, and one alert for each run whose letters
+    came back so past the line (more than 5 %, at least 5; late bounces are
+    counted for the run that sent the letter)."""
+    # counts.refused_path, without importing the bounces package on an idle tick
+    if not (run.letters_out or run.refusals or (run.data.state / "refused").exists()):
+        return
+    from vykhukhol.bounces import counts
+
+    try:
+        if run.letters_out or run.refusals:
+            counts.note_refused(run.data, run.refusals, run.now(), {run.lease: run.letters_out})
+        due = counts.refusal_alerts(run.data)
+    except VykhukholError as exc:
+        run.log.error(f"the refusals could not be counted: {exc.message}")
+        return
+    from vykhukhol.i18n import tr
+
+    lang = run.settings["language"]
+    for lease, letters, refused, why in due:
+        advice = dict.fromkeys(tr(lang, alerts.ADVICE.get(name, alerts.DEFAULT_ADVICE))
+                               for name in sorted(why, key=lambda n: -why[n]))
+        run.alert(alerts.SENDER_REFUSED, refused=str(refused), letters=str(letters),
+                  detail=f"run {lease}", advice=" ".join(advice),
+                  reasons=", ".join(f"{name} ×{n}" for name, n in
+                                    sorted(why.items(), key=lambda x: -x[1])))
 
 
 def count_daily(run: Run) -> None:

@@ -39,15 +39,50 @@ def fold_series(run: Run, book: journal.Journal, worked: list[Work]) -> None:
                 targets[name] = Work(service, rules_of(run, service))
             except (NotFound, BadInput):
                 continue  # its journal lines wait until the service is readable again
+    forgotten: dict[str, str] = {}
     for name, work in targets.items():
-        fold_service(run, work, by_service.get(name, {}))
+        forgotten.update(fold_service(run, work, by_service.get(name, {})))
+    forget_elsewhere(run, forgotten)
     leftover = [r for r in records if r.target not in targets]
     book.clear()
     for record in leftover:  # keep what could not be folded (a broken service) for later
         book.note_record(record)
 
 
-def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Record]) -> None:
+def forget_elsewhere(run: Run, forgotten: dict[str, str]) -> None:
+    """Addresses the fold deleted as gone or at bounce_limit (address → the
+    suppression's why), deleted from every other service as well; before the
+    journal is cleared, so a kill meanwhile only repeats it."""
+    if not forgotten:
+        return
+    from vykhukhol import suppression
+    from vykhukhol.bounces import counts
+
+    for email, why in forgotten.items():
+        for name in counts.forget_everywhere(run.data, run.settings, email, suppression.Why(why),
+                                             "smtp", run.now(), suppressed=True):
+            run.log.write(f"{name}: {email} deleted: {why} (refused at hand-over)")
+
+
+def refusals_of(records: dict[tuple[str, str], journal.Record]
+                ) -> tuple[dict[str, list[str]], set[str]]:
+    """The journalled refusals at hand-over: soft ones (address → the letters,
+    each named by the run and the item) and the addresses gone. A ``failed``
+    line without a cause (written before) counts as soft."""
+    soft: dict[str, list[str]] = defaultdict(list)
+    gone: set[str] = set()
+    for (key, item), record in records.items():
+        if record.outcome != journal.FAILED:
+            continue
+        if record.cause == "address gone":
+            gone.add(key)
+        elif record.cause in ("soft", ""):
+            soft[key].append(f"{record.lease}:{item}")
+    return dict(soft), gone
+
+
+def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Record]
+                 ) -> dict[str, str]:
     """One service's journalled letters and clean-up written into its file, and
     its next-due summary. After a scan, the lines the run took are spliced
     into the file (every other byte copied through) and the due index moved
@@ -62,10 +97,34 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
     for key, item in records:
         items_of[key].add(item)
 
+    soft, lost = refusals_of(records)
+    failures: dict[str, int] = {}  # the soft counts, as the soft file now says
+    forgotten: dict[str, str] = {}  # address → why, deleted here, to be deleted elsewhere
+    resets: list[dict[str, str] | None] = [None]
+
+    def stale(sub: subs.Subscriber) -> bool:
+        """A hand-over never resets the count; only bounce_reset's quiet does."""
+        from vykhukhol.bounces import counts
+
+        if resets[0] is None:
+            resets[0] = state.read_kv(counts.soft_path(run.data))
+        return counts.stale(resets[0], service.name, sub.key, moment, run.settings["bounce_reset"])
+
     def change(sub: subs.Subscriber) -> subs.Subscriber | None:
         after = sub
         for item in items_of.get(sub.key, ()):
             after = apply_record(run, service, after, records[(sub.key, item)])
+        if sub.key in lost or failures.get(sub.key, 0) >= rules.bounce_limit:
+            why = "address gone" if sub.key in lost else "soft bounces"
+            forgotten[sub.email] = why
+            gone[why] += 1
+            run.log.write(f"{service.name}: {sub.email} deleted: {why} (refused at hand-over); "
+                          "suppressed")
+            return None
+        if sub.key in failures:
+            after = after.replace(failures=failures[sub.key])
+        elif after.failures and after.sent > sub.sent and stale(after):
+            after = after.replace(failures=0)
         kept, why = clean_up(after, rules, moment)
         if kept is None:
             gone[why] += 1
@@ -84,8 +143,10 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
 
     path = service.subscribers_path
     with files.record_lock(path):
+        if soft or lost:
+            failures.update(count_refusals(run, work, soft, lost))
         if scan is not None and splice_taken(run, work, items_of, change):
-            return
+            return forgotten
         # A killed run's journal, or a file changed under the taken lines (a
         # rewrite by another writer): the journalled addresses' lines are parsed,
         # the rest copied; their due times are unknown, so the next run reads them.
@@ -94,6 +155,33 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
         save_index(run, service, None)
         state.write_due(run.data, service.name, earliest[0], rules.fingerprint(),
                         state.file_stamp(path))
+    return forgotten
+
+
+def count_refusals(run: Run, work: Work, soft: dict[str, list[str]], lost: set[str]
+                   ) -> dict[str, int]:
+    """Under the file's lock, before it is rewritten: the soft failures
+    counted in the soft file (:func:`~vykhukhol.bounces.counts.settle_soft`)
+    and the addresses to be deleted suppressed first, so a kill between
+    loses nothing and counts nothing twice. Returns the new counts."""
+    from vykhukhol import suppression
+    from vykhukhol.bounces import counts
+
+    service, moment = work.service, run.now()
+    taken = {sub.key: sub for _, sub in work.scan.rows.values()} if work.scan else {}
+    if set(soft) | lost <= set(taken):
+        found = {key: taken[key] for key in set(soft) | lost}
+    else:
+        found = {sub.key: sub for sub in subs.among(service.subscribers_path, set(soft) | lost)}
+    after = counts.settle_soft(run.data, run.settings, service.name, soft,
+                               {k: found[k].failures for k in soft if k in found}, moment)
+    for why, keys in ((suppression.Why.GONE, lost & set(found)),
+                      (suppression.Why.BOUNCES, {k for k, v in after.items()
+                                                 if v >= work.rules.bounce_limit} - lost)):
+        if keys:
+            suppression.add_many(run.data, suppression.secret_of(run.settings), sorted(keys), why,
+                                 "smtp", moment)
+    return after
 
 
 def splice_taken(run: Run, work: Work, items_of: dict[str, set[str]],
@@ -150,7 +238,7 @@ def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,
     except BadInput:
         moment = run.now()
     if record.outcome == journal.FAILED:
-        return sub.replace(failures=sub.failures + 1)
+        return sub  # counted by its cause before the rewrite (fold_service)
     # SKIPPED: a suppressed address (SPEC 12). Its letter's turn passes unsent,
     # as a sent one's would, so it is not taken again by every run.
     if record.item == "reminder":
@@ -160,6 +248,4 @@ def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,
     number = int(record.item)
     if sub.sent >= number:
         return sub  # folded before (a journal left by a kill after its fold)
-    if record.outcome == journal.SKIPPED:
-        return sub.replace(sent=number, last_sent=moment)
-    return sub.replace(sent=number, last_sent=moment, failures=0)
+    return sub.replace(sent=number, last_sent=moment)  # a hand-over never resets failures

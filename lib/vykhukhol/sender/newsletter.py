@@ -142,7 +142,7 @@ def fold_newsletters(run: Run, book: journal.Journal) -> set[str]:
         by_job[record.target][int(record.item)] = record
     for name, rows in by_job.items():
         try:
-            newsletters.read_job(run.data, name)
+            job = newsletters.read_job(run.data, name)
         except (NotFound, BadInput):
             continue  # cancelled meanwhile
         _, _, list_path = newsletters.paths(run.data, name)
@@ -159,6 +159,7 @@ def fold_newsletters(run: Run, book: journal.Journal) -> set[str]:
                                    record.time, record.lease)
 
         newsletters.rewrite_rows(list_path, apply, only=rows.keys())
+        count_refusals(run, name, job.services, rows)  # after: a gone row stays "failed"
         pending = [i for i, r in rows.items() if r.outcome == journal.TEMPFAIL]
         cursor = min(pending) if pending else max(rows) + 1
         newsletters.change_job(run.data, name, lambda j, cursor=cursor: j.values.update(
@@ -166,6 +167,36 @@ def fold_newsletters(run: Run, book: journal.Journal) -> set[str]:
             runs=str(int(j.values.get("runs", "0") or 0) + 1)))
     book.clear()
     return set(by_job)
+
+
+def count_refusals(run: Run, name: str, services: list[str],
+                   rows: dict[int, journal.Record]) -> None:
+    """Refusals at hand-over act on the subscribers as bounces do (SPEC 5): an
+    address gone is suppressed and deleted everywhere, a soft failure is
+    counted in each of the job's services (once per letter, whatever
+    repeats the fold: :mod:`vykhukhol.bounces.counts`)."""
+    failed = [r for r in rows.values() if r.outcome == journal.FAILED
+              and r.cause in ("address gone", "soft", "")]
+    if not failed:
+        return
+    from vykhukhol import suppression
+    from vykhukhol.bounces import counts
+
+    moment = run.now()
+    soft: dict[str, list[str]] = defaultdict(list)
+    for record in failed:
+        if record.cause == "address gone":
+            for gone in counts.forget_everywhere(run.data, run.settings, record.email,
+                                                 suppression.Why.GONE, "smtp", moment):
+                run.log.write(f"{gone}: {record.email} deleted: address gone (refused at "
+                              f"hand-over of newsletter {name}); suppressed")
+        else:
+            soft[email_key(record.email)].append(f"{record.lease}:{name}:{record.item}")
+    for service in services if soft else []:
+        for email in counts.soft_in_service(run.data, run.settings, service, dict(soft), "smtp",
+                                            moment):
+            run.log.write(f"{service}: {email} deleted: soft bounces (newsletter {name}); "
+                          "suppressed")
 
 
 def finish_if_exhausted(run: Run, name: str) -> None:

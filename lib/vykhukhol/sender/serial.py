@@ -174,7 +174,10 @@ def take_lines(run: Run, service: svc.Service, rules: Rules, work: Work, fresh: 
     index, saved = due_index(run, service, rules, fresh)
     if index is None:
         return NoScan.UNFINISHED
-    choice = dueindex.choose(index, run.now().timestamp(), max(run.serial_left, 0))
+    # Recipients waiting out a deferral are taken and passed over: as many more
+    # are taken, so they never hold back the others (SPEC 5, "Delivery failures").
+    wanted = max(run.serial_left, 0) + run.deferred_count(service.name)
+    choice = dueindex.choose(index, run.now().timestamp(), wanted)
     rows: dict[int, tuple[bytes, subs.Subscriber]] = {}
     letters, reminders, tidy = [], [], False
     offsets, dues, kinds = index.offsets, index.dues, index.kinds

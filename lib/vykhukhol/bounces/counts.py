@@ -1,0 +1,247 @@
+"""What a refusal does to a subscriber (SPEC 5, "What a failure count means").
+
+One set of rules for every way a refusal arrives — a report by mail
+(:mod:`.apply`), a provider's callback (through :mod:`.apply`), a reply at
+hand-over (the sender's fold, :mod:`vykhukhol.sender.fold` and
+:mod:`vykhukhol.sender.newsletter`):
+
+- *address gone*: :func:`forget_everywhere` — suppressed first, then deleted
+  from every service of the site;
+- *soft*: :func:`settle_soft` — ``failures`` counts soft failures of
+  different letters. Which letters were counted, and when the last one was,
+  is kept in ``data/state/soft`` (one line per service and address:
+  ``service|address<TAB>time count letter letter …``), not in the subscriber
+  file, so files written before keep working. A letter already counted
+  counts nothing again; no soft failure for ``bounce_reset`` sets the count
+  back to 0; at ``bounce_limit`` the address is forgotten everywhere like a
+  gone one (:attr:`~vykhukhol.suppression.Why.BOUNCES`);
+- *sender refused* and *delay*: nothing on the subscriber (the caller counts
+  or notes them).
+
+Exactly once. ``data/state/soft`` is written *before* the subscriber file:
+a kill between the two leaves the letter known and the count recorded there,
+and the next attempt (the reader's journal, the sender's journal) finds the
+letter known and sets ``failures`` to that recorded count. So a report
+applied twice counts once, and a kill never loses a count.
+
+Light on purpose: the sender's fold imports it on every run that had a refusal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+
+from vykhukhol import files, state, suppression
+from vykhukhol import services as svc
+from vykhukhol import subscribers as subs
+from vykhukhol.addresses import email_key
+from vykhukhol.datadir import DataDir
+from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.settings import Settings
+from vykhukhol.timeutil import format_time, parse_time, seconds_between
+
+KEEP_LETTERS = 20  # letters remembered per address: more than any bounce_limit in use
+
+
+def soft_path(data: DataDir) -> Path:
+    return data.state / "soft"
+
+
+def _read(value: str | None) -> tuple[datetime | None, int, list[str]]:
+    """(last soft failure, the count it left, the letters counted) of one entry."""
+    parts = (value or "").split()
+    try:
+        return parse_time(parts[0]), int(parts[1]), parts[2:]
+    except (IndexError, ValueError, BadInput):
+        return None, 0, []
+
+
+def counted(values: dict[str, str], service: str, key: str, failures: int,
+            letters: Iterable[str], moment: datetime, reset: int) -> int:
+    """The subscriber's ``failures`` once ``letters`` (soft failures, each
+    named by the letter it was about) are counted; ``values`` (the soft file)
+    is changed to match. Pure apart from ``values``."""
+    entry = f"{service}|{key}"
+    last, count, known = _read(values.get(entry))
+    if last is not None and seconds_between(moment, last) >= reset:
+        last, count, known, failures = None, 0, [], 0  # quiet for bounce_reset: a fresh start
+    elif last is None:
+        count = failures  # a count from before this file: kept as it is
+    new = [letter for letter in dict.fromkeys(letters) if letter not in known]
+    # A letter already known whose count did not reach the subscriber file (a
+    # kill between the two writes): the recorded count is the truth.
+    result = max(failures, count) + len(new)
+    if new or entry not in values:
+        values[entry] = " ".join([format_time(moment), str(result), *(known + new)[-KEEP_LETTERS:]])
+    return result
+
+
+def stale(values: dict[str, str], service: str, key: str, moment: datetime, reset: int) -> bool:
+    """Whether a subscriber's count is due to be set back to 0: no soft failure
+    for ``reset`` seconds, or a count left from before the soft file."""
+    last, _, _ = _read(values.get(f"{service}|{key}"))
+    return last is None or seconds_between(moment, last) >= reset
+
+
+def prune(values: dict[str, str], moment: datetime, reset: int) -> None:
+    """Forget entries quiet for longer than ``reset`` (their count is void)."""
+    for entry in [e for e, v in values.items() if (t := _read(v)[0]) is None
+                  or seconds_between(moment, t) >= reset]:
+        del values[entry]
+
+
+def settle_soft(data: DataDir, settings: Settings, service: str,
+                letters: dict[str, list[str]], failures: dict[str, int],
+                moment: datetime) -> dict[str, int]:
+    """Count soft failures in the soft file (address key → the letters it
+    failed, its ``failures`` as the file reads now); returns each address's
+    new ``failures``. The caller writes them into the subscriber file after."""
+    reset = settings["bounce_reset"]
+    result: dict[str, int] = {}
+
+    def change(values: dict[str, str]) -> None:
+        prune(values, moment, reset)
+        for key, named in letters.items():
+            if key in failures:
+                result[key] = counted(values, service, key, failures[key], named, moment, reset)
+
+    if any(key in failures for key in letters):
+        state.change_kv(soft_path(data), change)
+    return result
+
+
+def forget_everywhere(data: DataDir, settings: Settings, address: str, why: suppression.Why,
+                      source: str, moment: datetime, suppressed: bool = False) -> list[str]:
+    """An address gone (or at bounce_limit): suppressed, then deleted from
+    every service of the site (its pending newsletter rows skipped). Doing it
+    twice changes nothing. Returns the services it was deleted from."""
+    from vykhukhol import membership
+
+    if not suppressed:
+        suppression.add(data, suppression.secret_of(settings), address, why, source, moment)
+    gone = []
+    for service in svc.load_services(data):
+        try:
+            if membership.unsubscribe(data, service.name, address):
+                gone.append(service.name)
+        except (NotFound, BadInput):
+            continue  # the service went away meanwhile
+    return gone
+
+
+def soft_in_service(data: DataDir, settings: Settings, service_name: str,
+                    letters: dict[str, list[str]], source: str, moment: datetime,
+                    before: dict[str, int] | None = None, note=None) -> list[str]:
+    """Soft failures counted in one service's subscriber file (address key →
+    the letters). ``note(current)`` is called under the file's lock before
+    anything changes (the reader's journal line); with ``before`` only the
+    addresses whose ``failures`` still read so are counted (a killed batch).
+    An address at ``bounce_limit`` is suppressed, deleted here, and then
+    from every other service. Returns the addresses deleted."""
+    try:
+        service = svc.find_service(data, service_name)
+    except (NotFound, BadInput):
+        return []
+    path = service.subscribers_path
+    limit = settings["bounce_limit"]
+    with files.record_lock(path):
+        current = {sub.key: sub.failures for sub in subs.among(path, letters.keys())}
+        if before is not None:
+            current = {k: v for k, v in current.items() if before.get(k) == v}
+        if not current:
+            return []
+        if note is not None:
+            note(current)
+        after = settle_soft(data, settings, service_name, letters, current, moment)
+        over = {key for key, value in after.items() if value >= limit}
+        emails: dict[str, str] = {}
+
+        def change(sub: subs.Subscriber) -> subs.Subscriber | None:
+            if sub.key not in after:
+                return sub
+            if sub.key in over:
+                emails[sub.key] = sub.email
+                return None
+            return sub.replace(failures=after[sub.key])
+
+        if over:
+            suppression.add_many(data, suppression.secret_of(settings), sorted(over),
+                                 suppression.Why.BOUNCES, source, moment)
+        subs.rewrite(path, change, parse=lambda _, line: email_key(line.split("\t", 1)[0]) in after)
+        state.lower_due(data, service_name, None, path)
+    for key in sorted(over):
+        forget_everywhere(data, settings, emails.get(key, key), suppression.Why.BOUNCES, source,
+                          moment, suppressed=True)
+    return [emails.get(key, key) for key in sorted(over)]
+
+
+# --- the sender refused (SPEC 5): counted per run, one alert past 5% --------------
+
+ALERT_SHARE = 0.05   # more than this share of a run's letters refused for the sender's reasons…
+ALERT_LEAST = 5      # …and at least this many: the admin is told
+KEEP_RUNS = 200      # runs whose refusals are remembered
+
+
+def refused_path(data: DataDir) -> Path:
+    return data.state / "refused"
+
+
+def _tally(value: str | None) -> tuple[str, int, int, bool, dict[str, int]]:
+    """(time, letters, refused, alerted, reason → count) of one run's line."""
+    parts = (value or "").split()
+    try:
+        reasons = {name: int(n) for name, _, n in (p.partition(":") for p in parts[4:])}
+        return parts[0], int(parts[1]), int(parts[2]), parts[3] == "yes", reasons
+    except (IndexError, ValueError):
+        return "-", 0, 0, False, {}
+
+
+def _untally(time: str, letters: int, refused: int, alerted: bool, reasons: dict[str, int]) -> str:
+    return " ".join([time, str(letters), str(refused), "yes" if alerted else "no",
+                     *(f"{name}:{n}" for name, n in sorted(reasons.items()))])
+
+
+def note_refused(data: DataDir, refused: list[tuple[str, str]], moment: datetime,
+                 letters: dict[str, int] | None = None) -> None:
+    """Count refusals for the sender's reasons, each (the run that sent the
+    letter, Sisimai's reason), and the letters a run handed over or had
+    refused (``letters``, at the run's end). A refusal whose run is not known
+    (no returned headers) is counted for the latest run."""
+
+    def change(values: dict[str, str]) -> None:
+        latest = max(values, key=lambda k: _tally(values[k])[0], default="-")
+        for run, count in (letters or {}).items():
+            time, had, no, alerted, why = _tally(values.get(run))
+            values[run] = _untally(format_time(moment), had + count, no, alerted, why)
+        for run, reason in refused:
+            run = run if run in values else latest
+            time, had, no, alerted, why = _tally(values.get(run))
+            why[reason] = why.get(reason, 0) + 1
+            values[run] = _untally(time if time != "-" else format_time(moment), had, no + 1,
+                                   alerted, why)
+        for old in sorted(values, key=lambda k: _tally(values[k])[0])[:-KEEP_RUNS]:
+            del values[old]
+
+    state.change_kv(refused_path(data), change)
+
+
+def refusal_alerts(data: DataDir) -> list[tuple[str, int, int, dict[str, int]]]:
+    """Runs past the alert line not told yet, each (run, letters, refused,
+    reasons); they are marked told (so each run is alerted once)."""
+    path = refused_path(data)
+    if not path.exists():
+        return []
+    due: list[tuple[str, int, int, dict[str, int]]] = []
+
+    def change(values: dict[str, str]) -> None:
+        for run, value in values.items():
+            time, letters, refused, alerted, why = _tally(value)
+            if not alerted and refused >= ALERT_LEAST and refused > ALERT_SHARE * max(letters, 1):
+                due.append((run, letters, refused, why))
+                values[run] = _untally(time, letters, refused, True, why)
+
+    if any(not _tally(v)[3] and _tally(v)[2] >= ALERT_LEAST for v in state.read_kv(path).values()):
+        state.change_kv(path, change)
+    return due
