@@ -57,9 +57,9 @@ def masked(mode: int) -> int:
     return mode & ~UMASK
 
 
-def make_folder(path: str | os.PathLike) -> None:
-    """Create ``path`` and its missing parents as :data:`FOLDER_MODE` folders
-    (mkdir applies the umask itself); an existing folder keeps its mode."""
+def make_folder(path: str | os.PathLike, mode: int = FOLDER_MODE) -> None:
+    """Create ``path`` and its missing parents as ``mode`` folders (mkdir
+    applies the umask itself); an existing folder keeps its mode."""
     path = os.fspath(path)
     if os.path.isdir(path):
         return
@@ -70,7 +70,7 @@ def make_folder(path: str | os.PathLike) -> None:
         path = os.path.dirname(path)
     for folder in reversed(missing):
         try:
-            os.mkdir(folder, FOLDER_MODE)
+            os.mkdir(folder, mode)
         except FileExistsError:
             if not os.path.isdir(folder):
                 raise

@@ -57,17 +57,7 @@ def atomic_write_bytes(path: str | os.PathLike, chunks: Iterable[bytes], new_mod
 def make_public_folder(path: str | os.PathLike) -> None:
     """A folder of the public archive, and its missing parents (the web
     server must pass through them): :data:`PUBLIC_FOLDER_MODE` less the umask."""
-    path = os.fspath(path)
-    missing = []
-    while not os.path.exists(path) and path != os.path.dirname(path):
-        missing.append(path)
-        path = os.path.dirname(path)
-    for folder in reversed(missing):
-        try:
-            os.mkdir(folder, PUBLIC_FOLDER_MODE)
-        except FileExistsError:
-            if not os.path.isdir(folder):
-                raise
+    make_folder(path, PUBLIC_FOLDER_MODE)
 
 
 def write_public(path: str | os.PathLike, content: str) -> None:
