@@ -17,61 +17,59 @@ def _(text: str) -> str:
 
 
 # The reasons the bounce reader writes to bounces.log (in English, like every
-# log), each matched whole and shown in the page's language.
-_REASONS = [(re.compile(pattern), template) for pattern, template in (
-    (r"not a bounce report", _("not a bounce report")),
-    (r"a spam complaint \(feedback report\)", _("a spam complaint (feedback report)")),
-    (r"asked to unsubscribe by mail", _("asked to unsubscribe by mail")),
-    (r"an automatic reply \(vacation or similar\)", _("an automatic reply (vacation or similar)")),
-    (r"the bounce detectors could not read it \((?P<error>\w+)\)",
-     _("the bounce detectors could not read it ({error})")),
-    (r"cannot be parsed: (?P<error>\w+)", _("cannot be parsed: {error}")),
-    (r"permanent failure reported for (?P<addresses>[^()]+) \((?P<status>[0-9.]+)\)",
-     _("permanent failure reported for {addresses} ({status})")),
-    (r"permanent failure reported for (?P<addresses>[^()]+)",
-     _("permanent failure reported for {addresses}")),
-    (r"temporary failure reported for (?P<addresses>[^()]+) \((?P<status>[0-9.]+)\)",
-     _("temporary failure reported for {addresses} ({status})")),
-    (r"temporary failure reported for (?P<addresses>[^()]+)",
-     _("temporary failure reported for {addresses}")),
-    (r"no tag of ours", _("no tag of ours")),
-    (r"no tag", _("no tag")),
-    (r"a tag that matches nobody \(forged, altered, or the address left the list\)",
-     _("a tag that matches nobody (forged, altered, or the address left the list)")),
-    (r"the report names (?P<addresses>.+), not the address the tag was made for: kept for the admin",
-     _("the report names {addresses}, not the address the tag was made for: kept for the admin")),
-    (r"processed before", _("processed before")),
+# log), each matched whole and shown in the page's language. A template is
+# also its own pattern: its text matched literally, each {placeholder} as the
+# kind of value the log holds there.
+_VALUES = {"error": r"\w+", "addresses": r"[^()]+", "status": r"[0-9.]+", "size": r"\d+",
+           "limit": r"\d+", "count": r"\d+"}
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    pieces = re.split(r"\{(\w+)\}", template)  # text, name, text, name, …, text
+    return re.compile("".join(re.escape(piece) if i % 2 == 0 else f"(?P<{piece}>{_VALUES[piece]})"
+                              for i, piece in enumerate(pieces)))
+
+
+_REASONS = [(_pattern(template), template) for template in (
+    _("not a bounce report"),
+    _("a spam complaint (feedback report)"),
+    _("asked to unsubscribe by mail"),
+    _("an automatic reply (vacation or similar)"),
+    _("the bounce detectors could not read it ({error})"),
+    _("cannot be parsed: {error}"),
+    _("permanent failure reported for {addresses} ({status})"),
+    _("permanent failure reported for {addresses}"),
+    _("temporary failure reported for {addresses} ({status})"),
+    _("temporary failure reported for {addresses}"),
+    _("no tag of ours"),
+    _("no tag"),
+    _("a tag that matches nobody (forged, altered, or the address left the list)"),
+    _("the report names {addresses}, not the address the tag was made for: kept for the admin"),
+    _("processed before"),
     # Refused unread (bounces/intake.py): the message was never parsed.
-    (r"too big: (?P<size>\d+) bytes \(at most (?P<limit>\d+)\)",
-     _("too big: {size} bytes (at most {limit})")),
-    (r"too big: more than (?P<limit>\d+) bytes", _("too big: more than {limit} bytes")),
-    (r"too many lines: (?P<count>\d+) \(at most (?P<limit>\d+)\)",
-     _("too many lines: {count} (at most {limit})")),
-    (r"a line \(or header field\) too long: (?P<size>\d+) bytes \(at most (?P<limit>\d+)\)",
-     _("a line (or header field) too long: {size} bytes (at most {limit})")),
-    (r"MIME parts nested too deep: up to (?P<count>\d+) levels \(at most (?P<limit>\d+)\)",
-     _("MIME parts nested too deep: up to {count} levels (at most {limit})")),
-    (r"too many MIME parts: up to (?P<count>\d+) \(at most (?P<limit>\d+)\)",
-     _("too many MIME parts: up to {count} (at most {limit})")),
-    (r"set aside unread: the reader was stopped twice while on it",
-     _("set aside unread: the reader was stopped twice while on it")),
-    (r"empty message", _("empty message")),
+    _("too big: {size} bytes (at most {limit})"),
+    _("too big: more than {limit} bytes"),
+    _("too many lines: {count} (at most {limit})"),
+    _("a line (or header field) too long: {size} bytes (at most {limit})"),
+    _("MIME parts nested too deep: up to {count} levels (at most {limit})"),
+    _("too many MIME parts: up to {count} (at most {limit})"),
+    _("set aside unread: the reader was stopped twice while on it"),
+    _("empty message"),
     # What went wrong with the bounce mailbox (bounces/sources.py, why()).
-    (r"connection refused", _("connection refused")),
-    (r"the server did not answer in time", _("the server did not answer in time")),
-    (r"no such host", _("no such host")),
-    (r"the server cannot be reached", _("the server cannot be reached")),
-    (r"the server does not speak IMAP", _("the server does not speak IMAP")),
-    (r"the server does not speak POP3", _("the server does not speak POP3")),
-    (r"TLS failed: the server's certificate cannot be trusted \(see mail.bounce_cafile\)",
-     _("TLS failed: the server's certificate cannot be trusted (see mail.bounce_cafile)")),
-    (r"TLS failed", _("TLS failed")),
-    (r"the login was refused", _("the login was refused")),
-    (r"the folder cannot be opened", _("the folder cannot be opened")),
-    (r"the server closed the connection", _("the server closed the connection")),
-    (r"the server refused a command", _("the server refused a command")),
-    (r"the results could not be written", _("the results could not be written")),
-    (r"the messages stay in the mailbox", _("the messages stay in the mailbox")),
+    _("connection refused"),
+    _("the server did not answer in time"),
+    _("no such host"),
+    _("the server cannot be reached"),
+    _("the server does not speak IMAP"),
+    _("the server does not speak POP3"),
+    _("TLS failed: the server's certificate cannot be trusted (see mail.bounce_cafile)"),
+    _("TLS failed"),
+    _("the login was refused"),
+    _("the folder cannot be opened"),
+    _("the server closed the connection"),
+    _("the server refused a command"),
+    _("the results could not be written"),
+    _("the messages stay in the mailbox"),
 )]
 # A mailbox problem: where (scheme://host:port), then the reason.
 _WHERE_FIRST = re.compile(r"(?P<where>(?:imaps?|pop3s?)://[^\s/]+): (?P<rest>.+)")
