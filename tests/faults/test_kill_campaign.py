@@ -156,7 +156,7 @@ def test_kill_9_at_random_moments_loses_nothing_and_sends_nothing_twice(site, ba
     kills = mid_rewrite = found_dead = blocked_sent = 0
     started = time.monotonic()
 
-    attempt = 0
+    attempt, ran_out = 0, False
     while kills < KILLS:
         attempt += 1
         proc = start_cron(root)
@@ -172,6 +172,7 @@ def test_kill_9_at_random_moments_loses_nothing_and_sends_nothing_twice(site, ba
             killed, caught = kill_now(proc), None
         if not killed:  # the run ended before the kill
             if not newsletters.list_jobs(site.data) and series_finished(site, members):
+                ran_out = True
                 break  # nothing left to cut short
             continue
         kills += 1
@@ -214,7 +215,11 @@ def test_kill_9_at_random_moments_loses_nothing_and_sends_nothing_twice(site, ba
                f"{len(leftover_temp_files(site.data))} temporary files left, "
                f"{time.monotonic() - started:.0f}s")
     print(summary)
-    assert kills >= KILLS * 0.75, f"too few runs could be killed: {summary}"
+    # Enough kills, unless the letters ran out first: on a quiet machine four
+    # pipelined connections send the short campaign's 1,020 letters in a few
+    # runs, and every run there was to cut short was cut (at least 3).
+    assert kills >= KILLS * 0.75 or (ran_out and kills >= 3), \
+        f"too few runs could be killed: {summary}"
     assert blocked_sent == 0, f"{blocked_sent} blocked runs sent letters: {summary}"
     assert not twice, f"letters received twice: {sorted(twice.items())[:20]}\n{summary}"
     assert received - expected == set(), f"unexpected letters: {sorted(received - expected)[:20]}"
