@@ -36,11 +36,12 @@ if str(LIB) not in sys.path:
     sys.path.insert(0, str(LIB))
 
 from servetools import subprocess_env  # noqa: E402,F401 - used by tests that import it from here
-from vykhukhol import cli, membership  # noqa: E402
+from vykhukhol import cli  # noqa: E402
 from vykhukhol import services as svc  # noqa: E402
 from vykhukhol import settings as settings_mod  # noqa: E402
-from vykhukhol import subscribers as subs  # noqa: E402
 from vykhukhol.datadir import DataDir  # noqa: E402
+from vykhukhol.members import membership  # noqa: E402
+from vykhukhol.services import subscribers as subs  # noqa: E402
 from vykhukhol.states import SubscriberState  # noqa: E402
 from vykhukhol.timeutil import now  # noqa: E402
 

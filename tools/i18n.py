@@ -55,7 +55,8 @@ def used_messages() -> tuple[set[str], set[tuple[str, str]]]:
     bounds of a letter template). The CLI keeps English, so the cli package is skipped.
     """
     sys.path.insert(0, str(ROOT / "lib"))
-    from vykhukhol import alerts, health, i18n, render
+    from vykhukhol import health, i18n, render
+    from vykhukhol.sender import alerts
     from vykhukhol.settings import KEYS
 
     texts: set[str] = set()

@@ -52,7 +52,7 @@ from vykhukhol.errors import BadInput, NotFound, VykhukholError
 from vykhukhol.timeutil import format_time, now, parse_time
 
 if TYPE_CHECKING:
-    from vykhukhol.runtime import Run
+    from vykhukhol.sender.runtime import Run
     from vykhukhol.settings import Settings
 
 #: The names a file of a service's archive may have; the web routes serve no other.
@@ -252,7 +252,7 @@ def own_copy(data: DataDir, settings: Settings, service_name: str, item: str,
     None when the letter is not kept any more. The caller has checked the
     link's signature."""
     from vykhukhol import render
-    from vykhukhol import subscribers as subs
+    from vykhukhol.services import subscribers as subs
 
     try:
         service = svc.find_service(data, service_name)
@@ -312,7 +312,7 @@ def catch_up(data: DataDir, service: svc.Service) -> None:
     """Public series letters that went out while the archive was off (the
     runs publish only into an archive that is on): published now, dated now.
     One read of the subscriber file, at the owner's click, never in a run."""
-    from vykhukhol import subscribers as subs
+    from vykhukhol.services import subscribers as subs
 
     try:
         letters = svc.load_letters(service)

@@ -20,16 +20,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vykhukhol import services as svc
-from vykhukhol import subscribers as subs
 from vykhukhol.datadir import CHECKOUT, DataDir
 from vykhukhol.errors import VykhukholError
+from vykhukhol.services import subscribers as subs
 from vykhukhol.settings import Settings
 
 Translate = Callable[..., str]
 
 # Modules every cron tick or page loads: if their bytecode is missing or stale
 # for the interpreter running now, the others are too (compileall does all).
-KEY_MODULES = ("vykhukhol/__init__.py", "vykhukhol/idle.py", "vykhukhol/files/__init__.py",
+KEY_MODULES = ("vykhukhol/__init__.py", "vykhukhol/sender/idle.py", "vykhukhol/files/__init__.py",
                "vykhukhol/sender/__init__.py", "vykhukhol/web/http.py")
 LIB = Path(__file__).resolve().parents[1]
 
@@ -81,7 +81,7 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
              explain: Callable[[VykhukholError], str] = str) -> list[str]:
     """Every warning that applies now, most important first; ``plural`` says
     a count with its noun (``ngettext``), ``explain`` an error (its ``text(lang)``)."""
-    from vykhukhol import demo
+    from vykhukhol.services import demo
 
     _, _n = translate, plural
     found = []
@@ -103,8 +103,7 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
     if hosted and not settings["site_url"].startswith("https://"):
         found.append(_("site_url is not https: mail services want an https unsubscribe link (RFC 8058)."))
     if settings["mail.dkim_domain"]:
-        from vykhukhol import compose
-        from vykhukhol.mail import dkim
+        from vykhukhol.mail import compose, dkim
 
         try:
             dkim.check_key(data.root, settings)
@@ -125,7 +124,7 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
 
     if hosted and bounce_record.no_source(data, settings):
         found.append(_("Nothing reads the bounces: set mail.bounce_mailbox, or have the mail server pipe the bounce address to `vykhukhol bounce` (README, Deliverability). Until then dead addresses keep getting letters."))
-    from vykhukhol.hooks import guide as hooks_guide
+    from vykhukhol.cli import hooks as hooks_guide
 
     quiet = hooks_guide.quiet_provider(data, settings)
     if quiet:

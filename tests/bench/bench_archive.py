@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(os.environ.get("VYKHUKHOL_BENCH_CHECKOUT", Path(__fi
 from vykhukhol import archive, settings  # noqa: E402
 from vykhukhol import services as svc  # noqa: E402
 from vykhukhol.datadir import DataDir  # noqa: E402
-from vykhukhol.runlog import RunLog  # noqa: E402
-from vykhukhol.runtime import Report  # noqa: E402
+from vykhukhol.sender.runlog import RunLog  # noqa: E402
+from vykhukhol.sender.runtime import Report  # noqa: E402
 from vykhukhol.timeutil import format_time, now  # noqa: E402
 
 BODY = ("Hello {{ name }},\n\n" + "A paragraph of the letter, with a link https://example.org/x.\n" * 40

@@ -32,10 +32,10 @@ from pathlib import Path
 
 import benchkit as kit
 
-from vykhukhol import compose
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
-from vykhukhol import subscribers as subs
+from vykhukhol.mail import compose
+from vykhukhol.services import subscribers as subs
 from vykhukhol.timeutil import now
 
 BODY = """Здравствуйте, {{ name or "друг" }}!

@@ -12,7 +12,7 @@ Beside each size: the start-up of a bare ``python3 -c pass`` under the same
 environment (the floor on this machine), timed in turns with our runs so both
 see the same load, the difference of the two medians, how many services had a
 next-due summary after the first run, and how many timed runs were answered by
-the idle proof (lib/vykhukhol/idle.py) rather than a full run.
+the idle proof (lib/vykhukhol/sender/idle.py) rather than a full run.
 
     python tests/bench/bench_idle_cron.py [--sizes 1k,100k,1M] [--runs 20]
 

@@ -39,7 +39,7 @@ import benchkit as kit
 from bench_subscribe import bare_start, count_lines
 
 from vykhukhol import settings as settings_mod  # noqa: E402 - benchkit put lib/ on the path
-from vykhukhol import suppression  # noqa: E402
+from vykhukhol.members import suppression  # noqa: E402
 from vykhukhol.timeutil import now  # noqa: E402
 
 GOAL = 0.005  # seconds the long list may add to a new address's answer (median)

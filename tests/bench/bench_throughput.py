@@ -8,7 +8,7 @@ compared on the sending phase alone (first to last letter, start-up and the
 final rewrite of the files left out).
 
 Rounds alternate: ours, bare, ours, bare… Durable progress is on (the
-journal fsyncs every line, ``vykhukhol.journal.SYNC``); ``--no-sync-too``
+journal fsyncs every line, ``vykhukhol.sender.journal.SYNC``); ``--no-sync-too``
 adds a diagnostic run of ours with SYNC off, to show what the fsyncs cost.
 
     python tests/bench/bench_throughput.py [--letters 2000] [--rounds 3]
@@ -30,10 +30,10 @@ from pathlib import Path
 
 import benchkit as kit
 
-from vykhukhol import compose
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
-from vykhukhol import subscribers as subs
+from vykhukhol.mail import compose
+from vykhukhol.services import subscribers as subs
 from vykhukhol.timeutil import now
 
 BODY = """Здравствуйте, {{ name or "друг" }}!
@@ -53,7 +53,7 @@ To unsubscribe, open: {{ unsubscribe_url }}
 """
 
 RUN_WITHOUT_SYNC = (
-    "import sys; import vykhukhol.journal as j; j.SYNC = False; "
+    "import sys; import vykhukhol.sender.journal as j; j.SYNC = False; "
     "from vykhukhol.cli import main; sys.exit(main(sys.argv[1:]))"
 )
 

@@ -39,7 +39,7 @@ import servetools  # noqa: E402
 from vykhukhol import cli  # noqa: E402
 from vykhukhol import services as svc  # noqa: E402
 from vykhukhol.datadir import DataDir  # noqa: E402
-from vykhukhol.subscribers import HEADER  # noqa: E402
+from vykhukhol.services.subscribers import HEADER  # noqa: E402
 
 FORM = "application/x-www-form-urlencoded"
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"

@@ -5,8 +5,8 @@ and the page in Russian; screenshots in tests/artifacts/."""
 
 from __future__ import annotations
 
-from vykhukhol import suppression
-from vykhukhol.suppression import Why
+from vykhukhol.members import suppression
+from vykhukhol.members.suppression import Why
 from vykhukhol.timeutil import now
 
 

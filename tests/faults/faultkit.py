@@ -40,11 +40,12 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP
 
-from vykhukhol import dueindex, idle, newsletters, runlog
+from vykhukhol import newsletters
 from vykhukhol import settings as settings_mod
-from vykhukhol import subscribers as subs
 from vykhukhol.datadir import DataDir
-from vykhukhol.journal import EVENTS
+from vykhukhol.sender import dueindex, idle, runlog
+from vykhukhol.sender.journal import EVENTS
+from vykhukhol.services import subscribers as subs
 from vykhukhol.states import LedgerState
 
 LIB = Path(__file__).resolve().parents[2] / "lib"

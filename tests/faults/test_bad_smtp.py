@@ -26,9 +26,11 @@ from typing import Any
 import pytest
 from faultkit import DROP, KEEP_AND_DROP, CronRun, cron, in_doubt, log_entries, scale
 
-from vykhukhol import newsletters, state
+from vykhukhol import newsletters
 from vykhukhol import services as svc
-from vykhukhol import subscribers as subs
+from vykhukhol.files import kv
+from vykhukhol.services import due_summary
+from vykhukhol.services import subscribers as subs
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
 
@@ -63,7 +65,7 @@ class Campaign:
                           [subs.Subscriber(email=e, state=SubscriberState.ACTIVE,
                                            subscribed=confirmed, confirmed=confirmed)
                            for e in emails])
-            state.forget_due(site.data, name)
+            due_summary.forget_due(site.data, name)
         self.job = newsletters.create(site.data, ["news"], ISSUE, "Hello.\n")
         self.expected = {(e, ISSUE) for e in self.readers} | \
             {(e, s) for e in self.course for s in LESSONS}
@@ -150,7 +152,7 @@ def pauses_pass(site: Any) -> None:
             parts = value.split()
             if len(parts) == 3 and parts[1] != "-":
                 values[key] = " ".join((parts[0], "2000-01-01T00:00:00Z", parts[2]))
-    state.change_kv(site.data.state / "tempfail", change)
+    kv.change_kv(site.data.state / "tempfail", change)
 
 
 def test_greylisting_451_at_rcpt_delays_letters_and_loses_none(site, bad_smtp, rng):

@@ -42,12 +42,14 @@ import pytest
 from faultkit import LONG, assert_data_parses, in_doubt, log_entries, subscriber_sets
 from pyfakefs.fake_filesystem_unittest import Patcher
 
-from vykhukhol import cli, files, locks, mail, newsletters, sender, state
+from vykhukhol import cli, files, mail, newsletters, sender
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
-from vykhukhol import subscribers as subs
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import StorageError
+from vykhukhol.sender import doors as locks
+from vykhukhol.sender import selfblock
+from vykhukhol.services import subscribers as subs
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
 
@@ -298,10 +300,10 @@ def test_a_disk_fault_at_a_write_site_keeps_old_files_and_ends_the_run_cleanly(
 
     # The disk is fixed: later runs finish the work, none of it twice.
     for _ in range(4):
-        if not newsletters.list_jobs(data) and state.block_reason(data) is None and \
+        if not newsletters.list_jobs(data) and selfblock.block_reason(data) is None and \
                 set(outbox_letters(data)) | doubted(data) >= owed:
             break
-        if state.block_reason(data) is not None:
+        if selfblock.block_reason(data) is not None:
             locks.set_mode(data, data.settings, "debug")
             locks.set_mode(data, data.settings, "working")
         sender.run(data, settings_mod.load(data.settings))

@@ -45,8 +45,8 @@ from servetools import call, environ, log_in
 from vykhukhol import cli, files, newsletters, tokens
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
-from vykhukhol import subscribers as subs
 from vykhukhol.errors import BadInput
+from vykhukhol.services import subscribers as subs
 from vykhukhol.timeutil import now
 from vykhukhol.web import admin as admin_mod
 from vykhukhol.web import public

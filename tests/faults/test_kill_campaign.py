@@ -52,9 +52,11 @@ from faultkit import (
     subscriber_sets,
 )
 
-from vykhukhol import alerts, newsletters, state
+from vykhukhol import newsletters
 from vykhukhol import services as svc
-from vykhukhol import subscribers as subs
+from vykhukhol.sender import alerts
+from vykhukhol.services import due_summary
+from vykhukhol.services import subscribers as subs
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import format_time, now
 
@@ -99,7 +101,7 @@ def build_workload(site: Any, port: int, connections: int = 1
         people += [subs.Subscriber(email=f"p{i:05}-{name}@example.org", subscribed=now(),
                                    ip="127.0.0.1") for i in range(PADDING)]
         subs.add_many(service.subscribers_path, people)
-        state.forget_due(site.data, name)
+        due_summary.forget_due(site.data, name)
         expected |= {(e, subject) for e in emails for subject in SERIES[name][1]}
     newsletters.create(site.data, list(SERIES), ISSUE, "Hello {{ name }}, issue one.\n")
     return expected, subscriber_sets(site.data)

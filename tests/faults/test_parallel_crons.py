@@ -30,9 +30,11 @@ from typing import Any
 import pytest
 from faultkit import ADMIN, LEASE, cron, env, scale
 
-from vykhukhol import newsletters, state
+from vykhukhol import newsletters
 from vykhukhol import services as svc
-from vykhukhol import subscribers as subs
+from vykhukhol.files import kv
+from vykhukhol.services import due_summary
+from vykhukhol.services import subscribers as subs
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
 
@@ -74,7 +76,7 @@ def add_round(site: Any, number: int) -> set[tuple[str, str]]:
         subs.add_many(path, [subs.Subscriber(email=e, state=SubscriberState.ACTIVE,
                                              subscribed=confirmed, confirmed=confirmed)
                              for e in emails])
-        state.forget_due(site.data, name)
+        due_summary.forget_due(site.data, name)
         expected |= {(e, subject) for e in emails}
     issue = f"Issue {number}"
     newsletters.create(site.data, ["readers"], issue, "Hello {{ name }}.\n")
@@ -181,5 +183,5 @@ def test_eight_runs_started_together_never_send_on_one_lock_at_once(site, bad_sm
     over = {key: n for key, n in per_run_counts(bad_smtp.handler.kept()).items() if n > PER_RUN}
     assert not over, f"runs sent more than news_per_run/serial_per_run ({PER_RUN}): {over}"
     # the caps' counters, reserved and given back by racing runs, count each letter once
-    counted = state.read_kv(site.data.state / "counters")
+    counted = kv.read_kv(site.data.state / "counters")
     assert int(counted["day_count"]) == sum(got.values()), counted

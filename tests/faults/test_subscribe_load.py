@@ -34,9 +34,10 @@ from urllib.parse import urlencode
 
 from faultkit import assert_data_parses, cron, env, free_port, scale, subscriber_sets
 
-from vykhukhol import newsletters, state, tokens
+from vykhukhol import newsletters, tokens
 from vykhukhol import services as svc
-from vykhukhol import subscribers as subs
+from vykhukhol.services import due_summary
+from vykhukhol.services import subscribers as subs
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
 
@@ -155,7 +156,7 @@ def test_parallel_subscribes_and_unsubscribes_during_runs_lose_and_resurrect_not
     old = [f"old{i:05}@example.org" for i in range(OLD)]
     subs.add_many(path, [subs.Subscriber(email=e, state=SubscriberState.ACTIVE, subscribed=confirmed,
                                          confirmed=confirmed) for e in old])
-    state.forget_due(site.data, "news")
+    due_summary.forget_due(site.data, "news")
     newsletters.create(site.data, ["news"], "Issue 1", "Hello.\n")  # a ledger both sides rewrite
     secret = site.settings().secret
     ways = {"serve": Serve(site, tmp_path / "serve"), "cgi": Cgi(site, tmp_path / "install")}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from servetools import call, environ, log_in
-from vykhukhol import subscribers as subs
+from vykhukhol.services import subscribers as subs
 from vykhukhol.timeutil import format_time, parse_time
 from vykhukhol.web import admin as admin_mod
 

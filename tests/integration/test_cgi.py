@@ -34,8 +34,8 @@ from webtools import (
 
 from vykhukhol import cli
 from vykhukhol import services as svc
-from vykhukhol import subscribers as subs
 from vykhukhol.datadir import DataDir
+from vykhukhol.services import subscribers as subs
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 SITE_URL = "http://localhost"

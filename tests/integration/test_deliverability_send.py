@@ -24,9 +24,10 @@ import dkim
 import pytest
 
 from servetools import call, environ, log_in
-from vykhukhol import cli, compose, newsletters
+from vykhukhol import cli, newsletters
 from vykhukhol import settings as settings_mod
 from vykhukhol.bounces import tag
+from vykhukhol.mail import compose
 from vykhukhol.web import admin as admin_mod
 
 SERVICE_FROM = "news@example.org"

@@ -36,9 +36,9 @@ import pytest
 from servetools import ServeProcess, subprocess_env
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
-from vykhukhol import subscribers as subs
 from vykhukhol.bounces import tag as tags
 from vykhukhol.datadir import DataDir
+from vykhukhol.services import subscribers as subs
 
 PAYLOADS = Path(__file__).resolve().parents[1] / "data" / "hooks"
 TOPIC = "arn:aws:sns:eu-west-1:123456789012:ses-feedback"
@@ -406,8 +406,8 @@ def test_mailgun_complaint_unsubscribes_from_every_service(hooked):
 def test_a_complaint_by_callback_suppresses_the_address(hooked):
     """SPEC 12: a provider's complaint puts the address on the suppression list
     (from: the provider), so the subscribe form cannot bring it back."""
-    from vykhukhol import membership, suppression
     from vykhukhol import settings as settings_mod
+    from vykhukhol.members import membership, suppression
 
     subscribe(hooked, "angry2@example.net", "news")
     body = mailgun_body("mailgun_complained.json", "angry2@example.net", "mg-angry2")
@@ -544,7 +544,7 @@ def test_ses_through_sns_confirms_verifies_v1_and_v2_and_pins_the_topic(hooked):
 
 
 def test_sns_without_the_test_host_accepts_only_amazons_hosts():
-    from vykhukhol.hooks.ses import allowed_url
+    from vykhukhol.bounces.providers.ses import allowed_url
 
     assert allowed_url("https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-1.pem")
     assert allowed_url("https://sns.cn-north-1.amazonaws.com.cn/x.pem")

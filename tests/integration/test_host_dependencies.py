@@ -23,8 +23,8 @@ import pytest
 from packaging.requirements import Requirement
 
 import vendorkit
-from vykhukhol import journal
 from vykhukhol.bounces import tag as tags
+from vykhukhol.sender import journal
 
 DEBIAN_PYTHON = Path("/usr/bin/python3")
 DSN = Path(__file__).resolve().parents[1] / "data" / "bounces" / "flufl-dsn_01.txt"

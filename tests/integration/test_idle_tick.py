@@ -1,4 +1,4 @@
-"""The idle cron tick (lib/vykhukhol/idle.py, issue 12 part 2): a cron hit with
+"""The idle cron tick (lib/vykhukhol/sender/idle.py, issue 12 part 2): a cron hit with
 nothing due is answered from data/state/idle without reading the data, and
 anything that could make something due sends the next tick the full way.
 
@@ -21,10 +21,12 @@ import pytest
 from test_cgi import install  # noqa: F401 - the copied installation, as test_cgi.py makes it
 from webtools import assert_security_headers
 
-from vykhukhol import idle, membership, newsletters, sender, state
+from vykhukhol import newsletters, sender
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import locate
+from vykhukhol.members import membership
+from vykhukhol.sender import idle, rotation, selfblock
 
 FAR = "3650d"
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
@@ -56,10 +58,10 @@ def full_run_would_be_taken(site) -> bool:
 
 def test_an_idle_tick_answers_from_the_proof_and_passes_the_turn(site) -> None:
     idle_site(site)
-    served_before = state.served_times(site.data)
+    served_before = rotation.served_times(site.data)
     answer = idle.tick(str(site.data.root))
     assert answer is not None and "nothing due before" in answer
-    served_after = state.served_times(site.data)
+    served_after = rotation.served_times(site.data)
     turned = [name for name in served_after if served_after[name] != served_before.get(name)]
     assert len(turned) == 1  # exactly what an idle full run does: one service's turn passes
     assert "run ended after" in site.log().splitlines()[-1]
@@ -226,7 +228,7 @@ def _journal_left(site) -> None:
 
 
 def _blocked(site) -> None:
-    state.set_block(site.data, "a run died", "40s")
+    selfblock.set_block(site.data, "a run died", "40s")
 
 
 def _setting_via_cli(site) -> None:

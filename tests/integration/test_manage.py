@@ -24,7 +24,8 @@ from webtools import (
     plain_text,
 )
 
-from vykhukhol import newsletters, suppression, tokens
+from vykhukhol import newsletters, tokens
+from vykhukhol.members import suppression
 from vykhukhol.timeutil import now
 
 LESSON = [("Lesson 1", "0s", "Hello {{ name }}.\n\nUnsubscribe: {{ unsubscribe_url }}\n"
@@ -61,7 +62,7 @@ def subscribed_with_a_letter(site, server: Server, address: str = ANNA) -> str:
     """Anna on news and staff, letter 1 sent, and what the logs keep of her:
     a refused subscription in run.log, a bounce in bounces.log."""
     from vykhukhol.bounces import record
-    from vykhukhol.runlog import RunLog
+    from vykhukhol.sender.runlog import RunLog
 
     site.subscriber("news", address, name="Anna", ago=60)
     site.subscriber("staff", address, name="Anna", ago=60)

@@ -20,10 +20,10 @@ from test_cgi import SITE_URL, install, query_of, vykhukhol  # noqa: F401 - fixt
 from webtools import assert_clean_page, plain_text
 
 from vykhukhol import services as svc
-from vykhukhol import subscribers as subs
-from vykhukhol import suppression
 from vykhukhol.datadir import DataDir
-from vykhukhol.runlog import RunLog
+from vykhukhol.members import suppression
+from vykhukhol.sender.runlog import RunLog
+from vykhukhol.services import subscribers as subs
 from vykhukhol.settings import load as load_settings
 from vykhukhol.timeutil import now
 

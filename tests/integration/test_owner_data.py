@@ -244,7 +244,7 @@ def test_a_site_url_that_is_not_local_stays_whatever_port_serve_uses(site, tmp_p
 
 
 def test_the_language_of_a_fresh_serve_is_the_locale_s():
-    from vykhukhol.demo import locale_language
+    from vykhukhol.services.demo import locale_language
 
     assert locale_language({"LANG": "ru_RU.UTF-8"}) == "ru"
     assert locale_language({"LC_ALL": "en_US.UTF-8", "LANG": "ru_RU.UTF-8"}) == "en"
@@ -264,8 +264,8 @@ def test_a_local_data_directory_gets_the_local_note_not_the_hosting_warnings(tmp
     import sys
 
     from servetools import subprocess_env
-    from vykhukhol import demo
     from vykhukhol.datadir import DataDir
+    from vykhukhol.services import demo
 
     cgi = tmp_path / "cgi"
     cgi.mkdir()

@@ -12,9 +12,10 @@ from datetime import timedelta
 
 import pytest
 
-from vykhukhol import files, newsletters, state
+from vykhukhol import files, newsletters
 from vykhukhol import services as svc
 from vykhukhol.errors import StorageError
+from vykhukhol.services import due_summary
 from vykhukhol.timeutil import now
 
 ADMIN = "admin@example.org"
@@ -312,7 +313,7 @@ def test_a_failed_release_alerts_not_can_terminate_sender_once_an_hour(site, rel
 
     os.rename(lock.busy, lock.free)  # the admin repairs the folder; the fault is still there
     site.subscriber("news", "third@example.org", ago=60)
-    state.forget_due(site.data, "news")  # the fixture's line does not lower the sender's summary
+    due_summary.forget_due(site.data, "news")  # the fixture's line does not lower the sender's summary
     site.run_at()
     assert alerts_mailed(site) == ["not can terminate sender"]
     assert alerts_logged(site, "not can terminate sender") == 2

@@ -15,7 +15,8 @@ import re
 from datetime import datetime, timedelta
 
 from vykhukhol import services as svc
-from vykhukhol import texts, tokens
+from vykhukhol import tokens
+from vykhukhol.mail import texts
 from vykhukhol.timeutil import now
 
 ADMIN = "admin@example.org"

@@ -10,9 +10,9 @@ from datetime import timedelta
 import pytest
 
 from vykhukhol import services as svc
-from vykhukhol import state
-from vykhukhol import subscribers as subs
 from vykhukhol.sender import serial
+from vykhukhol.services import due_summary
+from vykhukhol.services import subscribers as subs
 from vykhukhol.timeutil import format_time, now
 
 HOUR, DAY = 3600, 86400
@@ -48,7 +48,7 @@ def populate(site, delete_finished: bool) -> svc.Service:
 
 def outcome(site, service) -> tuple[dict, str | None]:
     members = {s.email: s for s in subs.subscribers(service.subscribers_path)}
-    due = state.read_due(site.data, service.name)
+    due = due_summary.read_due(site.data, service.name)
     return members, due[0] if due else None
 
 
@@ -117,9 +117,9 @@ def test_a_subscriber_added_during_a_run_is_kept_and_the_next_run_scans_again(si
 
     members = site.subscribers("course")
     assert "meanwhile@example.org" in members and members["meanwhile@example.org"].sent == 0
-    due, _, stamp = state.read_due(site.data, "course")
+    due, _, stamp = due_summary.read_due(site.data, "course")
     assert due <= format_time(moment)
-    assert stamp == state.file_stamp(service.subscribers_path)
+    assert stamp == due_summary.file_stamp(service.subscribers_path)
     site.set(serial_per_run=50)
     site.run_at(moment + timedelta(minutes=1))
     assert site.subscribers("course")["meanwhile@example.org"].sent == 1

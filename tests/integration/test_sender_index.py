@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from vykhukhol import dueindex, runtime, series, state
 from vykhukhol import services as svc
-from vykhukhol import subscribers as subs
-from vykhukhol.sender import serial
+from vykhukhol.sender import dueindex, runtime, serial
+from vykhukhol.services import due_summary
+from vykhukhol.services import rules as series
+from vykhukhol.services import subscribers as subs
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
 
@@ -135,7 +136,7 @@ def series_of_runs(site, path: Path, keep_index: bool, monkeypatch, base) -> lis
         assert "error" not in site.log().lower(), site.log()
         if first is None and index.exists():
             first = index.read_bytes()
-        results.append((letters(site), path.read_bytes(), state.read_due(site.data, "course")[0],
+        results.append((letters(site), path.read_bytes(), due_summary.read_due(site.data, "course")[0],
                         site.sent_counts(report)))
     return results
 

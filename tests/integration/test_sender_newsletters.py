@@ -9,9 +9,10 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from vykhukhol import membership, newsletters
+from vykhukhol import newsletters
 from vykhukhol import services as svc
-from vykhukhol import subscribers as subs
+from vykhukhol.members import membership
+from vykhukhol.services import subscribers as subs
 from vykhukhol.timeutil import now
 
 ADMIN = "admin@example.org"

@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
-from vykhukhol import state
-from vykhukhol import subscribers as subs
 from vykhukhol.newsletters import read_rows
+from vykhukhol.services import due_summary
+from vykhukhol.services import subscribers as subs
 from vykhukhol.states import LedgerState
 
 LIB = Path(__file__).resolve().parents[2] / "lib"
@@ -129,7 +129,7 @@ def subscribe_many(site: Any, service: str, emails: list[str]) -> None:
     for email in emails:
         site.subscriber(service, email, ago=3600)  # confirmed an hour ago: letter 1 is due
     # Lines written behind the sender's back, as by FTP: drop its next-due summary.
-    state.forget_due(site.data, service)
+    due_summary.forget_due(site.data, service)
 
 
 def assert_subscriber_file_is_whole(site: Any, service: str, expected: int) -> None:

@@ -11,8 +11,8 @@ from urllib.parse import urlencode
 import pytest
 
 from servetools import call, environ, log_in
-from vykhukhol import suppression
-from vykhukhol.suppression import Why
+from vykhukhol.members import suppression
+from vykhukhol.members.suppression import Why
 from vykhukhol.timeutil import now
 from vykhukhol.web import admin as admin_mod
 

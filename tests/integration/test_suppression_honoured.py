@@ -15,8 +15,9 @@ from datetime import timedelta
 
 from test_bounces import ARF, pipe, pipe_site, tagged_sender
 
-from vykhukhol import newsletters, state, suppression
-from vykhukhol.suppression import Why
+from vykhukhol import newsletters
+from vykhukhol.members import suppression, unsent
+from vykhukhol.members.suppression import Why
 from vykhukhol.timeutil import now
 
 GONE, KEPT = "gone@example.org", "kept@example.org"
@@ -88,7 +89,7 @@ def test_a_confirmation_the_page_could_not_send_is_not_resent_to_a_suppressed_ad
     site.service("course", letters=LESSONS)
     for email in (GONE, KEPT):
         site.subscriber("course", email, state="new", ago=HOUR, last_reminder_ago=60)
-        state.note_unsent(site.data, "course", email, now() - timedelta(hours=1))
+        unsent.note_unsent(site.data, "course", email, now() - timedelta(hours=1))
     suppress(site, GONE)
 
     site.run_at()

@@ -33,8 +33,8 @@ from webtools import (
 )
 
 from servetools import ServeProcess
-from vykhukhol import subscribers as subs
 from vykhukhol import tokens
+from vykhukhol.services import subscribers as subs
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
 
@@ -242,8 +242,8 @@ def test_a_suppressed_address_gets_the_same_answer_and_nothing_is_stored_or_sent
     """SPEC 12: the suppressed address's answer is byte for byte a new address's
     (the address itself apart), its line is never written and no letter leaves,
     neither from the page nor from a later run."""
-    from vykhukhol import state, suppression
-    from vykhukhol.suppression import Why
+    from vykhukhol.members import suppression, unsent
+    from vykhukhol.members.suppression import Why
 
     suppression.add(site.data, secret(site), "Gone1@example.org", Why.COMPLAINT, "imap", now())
     gone = server.subscribe("gone1@example.org", name="Gone")  # posted first: its letter would lead
@@ -256,7 +256,7 @@ def test_a_suppressed_address_gets_the_same_answer_and_nothing_is_stored_or_sent
     assert list(site.subscribers("news")) == ["newc1@example.org"]
     assert b"gone1@" not in file_bytes(site)
     assert not any("gone1@" in email for _, email in
-                   state.take_unsent(site.data, now() + timedelta(days=1)))
+                   unsent.take_unsent(site.data, now() + timedelta(days=1)))
     site.cli("cron")
     assert mails_to(smtp_server, "gone1@example.org") == []
 

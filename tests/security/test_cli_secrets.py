@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 from servetools import subprocess_env
-from vykhukhol import auth
 from vykhukhol import settings as settings_mod
+from vykhukhol.settings import password as auth
 
 SMTP_SECRET = "Smtp-Secret-4711"
 NEW_PASSWORD = "new-admin-password-0815"

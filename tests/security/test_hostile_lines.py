@@ -20,7 +20,7 @@ import time
 
 from vykhukhol import newsletters
 from vykhukhol import services as svc
-from vykhukhol.subscribers import HEADER
+from vykhukhol.services.subscribers import HEADER
 
 T = "2026-11-01T10:00:00Z"
 TAIL = f"\tName\tactive\t{T}\t{T}\t0\t-\t0\t-\t0\t-"  # every field after the address

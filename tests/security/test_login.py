@@ -15,7 +15,7 @@ import webkit
 from webkit import Browser, run_cgi
 
 from servetools import PASSWORD
-from vykhukhol import state
+from vykhukhol.files import kv
 
 served = webkit.served  # the fixture: a real `vykhukhol serve`
 
@@ -43,7 +43,7 @@ def test_cross_site_login_posts_are_refused_uncounted_and_the_owner_still_logs_i
     assert {a.status for a in answers} == {403}, [a.status for a in answers]
     assert all("Log in from this site&#39;s own login page." in a.body
                or "Log in from this site's own login page." in a.body for a in answers), answers[0]
-    assert not any(k.startswith("ip ") for k in state.read_kv(site.data.state / "logins"))
+    assert not any(k.startswith("ip ") for k in kv.read_kv(site.data.state / "logins"))
 
 
 def test_a_browser_on_the_site_itself_may_log_in_with_or_without_those_headers(site, served):
@@ -53,7 +53,7 @@ def test_a_browser_on_the_site_itself_may_log_in_with_or_without_those_headers(s
     assert same.post("/admin/login", {"password": "wrong-one"}).status == 403
     bare = Browser(served.port)
     assert bare.post("/admin/login", {"password": "wrong-two"}).status == 403
-    assert state.read_kv(site.data.state / "logins")["ip 127.0.0.1"].startswith("2 ")
+    assert kv.read_kv(site.data.state / "logins")["ip 127.0.0.1"].startswith("2 ")
     assert bare.post("/admin/login", {"password": PASSWORD}).status == 303
 
 
@@ -75,7 +75,7 @@ def test_forty_parallel_wrong_passwords_get_at_most_the_limit_of_checks(site, se
         thread.join()
     assert sorted(set(statuses)) == [403, 429], statuses
     assert statuses.count(403) <= LIMIT, f"{statuses.count(403)} passwords checked: {statuses}"
-    counted = state.read_kv(site.data.state / "logins")["ip 127.0.0.1"]
+    counted = kv.read_kv(site.data.state / "logins")["ip 127.0.0.1"]
     assert counted.split()[0] == str(statuses.count(403)), counted
 
 
@@ -109,7 +109,7 @@ def test_a_known_browser_has_its_own_tighter_count(site, served):
     assert owner.log_in().status == 303
     assert wrong(owner, 3) == [403] * 3
     assert owner.log_in().status == 429
-    assert not any(k.startswith("ip ") for k in state.read_kv(site.data.state / "logins"))
+    assert not any(k.startswith("ip ") for k in kv.read_kv(site.data.state / "logins"))
     assert Browser(served.port).log_in().status == 303  # another browser, same address
 
 
@@ -121,11 +121,11 @@ def test_the_logins_file_stays_bounded_and_quick(site, served):
     values = {f"ip 10.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}": f"1 {now - 3600:.0f}"
               for n in range(195_000)}
     values.update({f"ip 11.0.{n >> 8}.{n & 255}": f"1 {now - 60:.0f}" for n in range(5_000)})
-    state.write_kv(path, values)
+    kv.write_kv(path, values)
     began = time.monotonic()
     assert wrong(Browser(served.port)) == [403]
     assert time.monotonic() - began < 5
-    kept = state.read_kv(path)
+    kept = kv.read_kv(path)
     assert len(kept) <= 2000, len(kept)
     assert kept["ip 127.0.0.1"].startswith("1 ")
     assert not any(k.startswith("ip 10.") for k in kept)
@@ -144,7 +144,7 @@ def test_behind_a_trusted_proxy_each_client_has_its_own_count(site, served):
     assert wrong(spoofing) == [429]
     owner = Browser(served.port, {"X-Forwarded-For": "203.0.113.6"})
     assert owner.log_in().status == 303
-    assert "ip 203.0.113.5" in state.read_kv(site.data.state / "logins")
+    assert "ip 203.0.113.5" in kv.read_kv(site.data.state / "logins")
 
     site.set(trusted_proxies="")
     for n in range(LIMIT):
@@ -166,4 +166,4 @@ def test_the_admin_cgi_script_counts_the_client_behind_a_trusted_proxy(site):
     assert attempt(PASSWORD, "10.0.0.1", "203.0.113.10") == 303
     # An untrusted peer's X-Forwarded-For is its own text: counted by its own address.
     assert attempt("wrong", "10.0.0.2", "203.0.113.10") == 403
-    assert "ip 10.0.0.2" in state.read_kv(site.data.state / "logins")
+    assert "ip 10.0.0.2" in kv.read_kv(site.data.state / "logins")

@@ -48,7 +48,7 @@ def pad(site, count: int = 30_000) -> None:
     """Subscribers who finished long ago: each look at the file and each rewrite
     takes long enough for parallel posts to overlap (as on a real list)."""
     from vykhukhol import services as svc
-    from vykhukhol import subscribers as subs
+    from vykhukhol.services import subscribers as subs
     from vykhukhol.states import SubscriberState
     from vykhukhol.timeutil import now
 

@@ -87,7 +87,7 @@ def test_web_url_is_the_page_only_for_a_public_letter_of_an_archive_that_is_on(d
 
 def test_turning_the_archive_on_publishes_the_public_letters_that_went_out_meanwhile(data, tmp_path):
     """A run publishes only into an archive that is on; the switch catches up on the rest."""
-    from vykhukhol import subscribers as subs
+    from vykhukhol.services import subscribers as subs
     from vykhukhol.states import SubscriberState
     from vykhukhol.timeutil import now
 

@@ -15,9 +15,9 @@ import pytest
 
 from vykhukhol import files
 from vykhukhol import services as svc
-from vykhukhol import subscribers as subs
 from vykhukhol.bounces import apply, record
 from vykhukhol.bounces import tag as tags
+from vykhukhol.services import subscribers as subs
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bounces"
 DEAD = "dead@example.com"

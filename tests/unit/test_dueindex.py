@@ -7,10 +7,10 @@ import random
 
 import pytest
 
-from vykhukhol import dueindex
-from vykhukhol import subscribers as subs
 from vykhukhol.errors import BadInput
-from vykhukhol.series import Rules
+from vykhukhol.sender import dueindex
+from vykhukhol.services import subscribers as subs
+from vykhukhol.services.rules import Rules
 
 TIMES = ["-", "1970-01-01T00:00:00Z", "2026-11-29T17:00:00Z", "9999-12-31T23:59:59Z",
          "1969-12-31T23:59:59Z", "2024-02-29T12:00:00Z", "2023-02-29T12:00:00Z", "2026-04-31T00:00:00Z",

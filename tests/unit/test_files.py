@@ -23,9 +23,9 @@ import pytest
 from pyfakefs.fake_filesystem_unittest import Patcher
 
 from vykhukhol import files, settings
-from vykhukhol import subscribers as subs
 from vykhukhol.errors import BadInput, LockBusy, StorageError
 from vykhukhol.files import RenameLock
+from vykhukhol.services import subscribers as subs
 
 # The fake file system has no zoneinfo database; a zone already loaded is served
 # from ZoneInfo's cache as long as somebody holds it.

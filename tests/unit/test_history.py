@@ -1,4 +1,4 @@
-"""data/newsletters/history.txt, its one home (lib/vykhukhol/history.py): lines
+"""data/newsletters/history.txt, its one home (lib/vykhukhol/newsletters/history.py): lines
 read back as written, a spoiled line read without an error, a bounce batch
 counted once, a name from a link never making a line, and other lines copied
 untouched by a rewrite."""
@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from vykhukhol import history
 from vykhukhol.datadir import DataDir
+from vykhukhol.newsletters import history
 
 JOB, OTHER = "20261201-090000-abcdef", "20261101-090000-123456"
 MOMENT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)

@@ -14,10 +14,12 @@ Real files in the ``site`` fixture's folder.
 
 from __future__ import annotations
 
-from vykhukhol import journal, newsletters, runlog, state
+from vykhukhol import newsletters
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
-from vykhukhol import subscribers as subs
+from vykhukhol.files import kv
+from vykhukhol.sender import journal, runlog, selfblock
+from vykhukhol.services import subscribers as subs
 from vykhukhol.states import LedgerState, SubscriberState
 from vykhukhol.timeutil import now
 
@@ -106,10 +108,10 @@ def test_a_journal_record_round_trips(site):
 
 def test_a_state_value_and_the_block_reason_round_trip(site):
     path = site.data.state / "served"
-    state.change_kv(path, lambda values: values.update(news=VALUE))
-    assert state.read_kv(path)["news"] == VALUE
-    state.set_block(site.data, VALUE, "12s")
-    assert (state.block_reason(site.data), state.block_age(site.data)) == (VALUE, "12s")
+    kv.change_kv(path, lambda values: values.update(news=VALUE))
+    assert kv.read_kv(path)["news"] == VALUE
+    selfblock.set_block(site.data, VALUE, "12s")
+    assert (selfblock.block_reason(site.data), selfblock.block_age(site.data)) == (VALUE, "12s")
 
 
 def test_a_run_log_message_stays_one_entry(site):

@@ -4,8 +4,8 @@ tick), and the due kinds are the bytes the index file keeps."""
 
 from __future__ import annotations
 
-from vykhukhol import dueindex, journal, runlog
-from vykhukhol.runtime import Delivery
+from vykhukhol.sender import dueindex, journal, runlog
+from vykhukhol.sender.runtime import Delivery
 from vykhukhol.states import Outcome
 
 

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from vykhukhol import newsletters
 from vykhukhol import services as svc
-from vykhukhol import subscribers as subs
+from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscribers import HEADER
 from vykhukhol.states import LedgerState
-from vykhukhol.subscribers import HEADER
 
 T = "2026-11-01T10:00:00Z"
 

@@ -8,10 +8,11 @@ from datetime import timedelta
 
 import pytest
 
-from vykhukhol import dueindex, personal
-from vykhukhol import subscribers as subs
 from vykhukhol.errors import BadInput
-from vykhukhol.series import LETTER, REMIND, Rules, next_action
+from vykhukhol.members import personal
+from vykhukhol.sender import dueindex
+from vykhukhol.services import subscribers as subs
+from vykhukhol.services.rules import LETTER, REMIND, Rules, next_action
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vykhukhol import schedule as schedule_module
 from vykhukhol.errors import BadInput
-from vykhukhol.schedule import Schedule, matches_expr, validate
+from vykhukhol.services import schedule as schedule_module
+from vykhukhol.services.schedule import Schedule, matches_expr, validate
 
 UTC = timezone.utc
 

@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vykhukhol import files
-from vykhukhol import subscribers as subs
 from vykhukhol.errors import Conflict
+from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscribers import HEADER, Subscriber
 from vykhukhol.states import SubscriberState
-from vykhukhol.subscribers import HEADER, Subscriber
 from vykhukhol.timeutil import UTC
 
 T0 = datetime(2026, 11, 29, 17, 0, 0, tzinfo=UTC)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from vykhukhol import suppression
 from vykhukhol.datadir import DataDir
-from vykhukhol.suppression import Why
+from vykhukhol.members import suppression
+from vykhukhol.members.suppression import Why
 
 SECRET = b"s" * 40
 WHEN = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)

@@ -19,7 +19,7 @@ classifies each (:mod:`.classify`), finds whom its signed tag means
 - anything else to a tagged address: kept for the admin, never acted on.
 
 :func:`apply_reports` takes what a mail provider reported by callback
-(:mod:`vykhukhol.hooks`) as :class:`Report` objects and applies each through
+(:mod:`vykhukhol.bounces.providers`) as :class:`Report` objects and applies each through
 the same decision (:func:`_act`) and the same journal, keyed by the
 provider's event id; a report the provider vouches for that carries no tag
 of ours is applied to every service holding its address.
@@ -54,7 +54,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vykhukhol import files, history, newsletters, suppression
+from vykhukhol import files, newsletters
 from vykhukhol import services as svc
 from vykhukhol.addresses import email_key
 from vykhukhol.bounces import classify as kinds
@@ -62,6 +62,8 @@ from vykhukhol.bounces import counts, reasons, record
 from vykhukhol.bounces import tag as tags
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
+from vykhukhol.members import suppression
+from vykhukhol.newsletters import history
 from vykhukhol.settings import Settings
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import format_time, now, parse_time
@@ -254,7 +256,7 @@ def process(data: DataDir, settings: Settings, raws: list[bytes], source: str,
 @dataclass
 class Report:
     """One event a mail service provider reported by its callback
-    (:mod:`vykhukhol.hooks`), as the same report by mail would be classified."""
+    (:mod:`vykhukhol.bounces.providers`), as the same report by mail would be classified."""
 
     event: str   # the provider's own id of the event: one id is applied once
     kind: str    # classify's PERMANENT, TEMPORARY, COMPLAINT or UNSUBSCRIBE (AUTO_REPLY: noted)
@@ -435,7 +437,7 @@ def _effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdi
             plan.history.append((name, "complaints" if verdict.kind == kinds.COMPLAINT
                                  else "unsubscribed"))
         if verdict.kind == kinds.COMPLAINT:  # never written to again (SPEC 12); a repeat adds nothing
-            from vykhukhol import suppression
+            from vykhukhol.members import suppression
 
             suppression.add(data, finder.secret, address, suppression.Why.COMPLAINT, source,
                             now())
@@ -508,7 +510,7 @@ def _source_of(plan: Plan) -> str:
 
 
 def _unsubscribe(data: DataDir, service: str, address: str) -> None:
-    from vykhukhol import membership
+    from vykhukhol.members import membership
 
     try:
         membership.unsubscribe(data, service, address)

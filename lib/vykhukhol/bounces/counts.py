@@ -14,7 +14,7 @@ hand-over (the sender's fold, :mod:`vykhukhol.sender.fold` and
   file, so files written before keep working. A letter already counted
   counts nothing again; no soft failure for ``bounce_reset`` sets the count
   back to 0; at ``bounce_limit`` the address is forgotten everywhere like a
-  gone one (:attr:`~vykhukhol.suppression.Why.BOUNCES`);
+  gone one (:attr:`~vykhukhol.members.suppression.Why.BOUNCES`);
 - *sender refused* and *delay*: nothing on the subscriber (the caller counts
   or notes them).
 
@@ -33,12 +33,15 @@ from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
-from vykhukhol import files, state, suppression
+from vykhukhol import files
 from vykhukhol import services as svc
-from vykhukhol import subscribers as subs
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.files import kv
+from vykhukhol.members import suppression
+from vykhukhol.services import due_summary
+from vykhukhol.services import subscribers as subs
 from vykhukhol.settings import Settings
 from vykhukhol.timeutil import format_time, parse_time, seconds_between
 
@@ -108,7 +111,7 @@ def settle_soft(data: DataDir, settings: Settings, service: str,
                 result[key] = counted(values, service, key, failures[key], named, moment, reset)
 
     if any(key in failures for key in letters):
-        state.change_kv(soft_path(data), change)
+        kv.change_kv(soft_path(data), change)
     return result
 
 
@@ -117,7 +120,7 @@ def forget_everywhere(data: DataDir, settings: Settings, address: str, why: supp
     """An address gone (or at bounce_limit): suppressed, then deleted from
     every service of the site (its pending newsletter rows skipped). Doing it
     twice changes nothing. Returns the services it was deleted from."""
-    from vykhukhol import membership
+    from vykhukhol.members import membership
 
     if not suppressed:
         suppression.add(data, suppression.secret_of(settings), address, why, source, moment)
@@ -170,7 +173,7 @@ def soft_in_service(data: DataDir, settings: Settings, service_name: str,
             suppression.add_many(data, suppression.secret_of(settings), sorted(over),
                                  suppression.Why.BOUNCES, source, moment)
         subs.rewrite(path, change, parse=lambda _, line: email_key(line.split("\t", 1)[0]) in after)
-        state.lower_due(data, service_name, None, path)
+        due_summary.lower_due(data, service_name, None, path)
     for key in sorted(over):
         forget_everywhere(data, settings, emails.get(key, key), suppression.Why.BOUNCES, source,
                           moment, suppressed=True)
@@ -224,7 +227,7 @@ def note_refused(data: DataDir, refused: list[tuple[str, str]], moment: datetime
         for old in sorted(values, key=lambda k: _tally(values[k])[0])[:-KEEP_RUNS]:
             del values[old]
 
-    state.change_kv(refused_path(data), change)
+    kv.change_kv(refused_path(data), change)
 
 
 def refusal_alerts(data: DataDir) -> list[tuple[str, int, int, dict[str, int]]]:
@@ -242,6 +245,6 @@ def refusal_alerts(data: DataDir) -> list[tuple[str, int, int, dict[str, int]]]:
                 due.append((run, letters, refused, why))
                 values[run] = _untally(time, letters, refused, True, why)
 
-    if any(not _tally(v)[3] and _tally(v)[2] >= ALERT_LEAST for v in state.read_kv(path).values()):
-        state.change_kv(path, change)
+    if any(not _tally(v)[3] and _tally(v)[2] >= ALERT_LEAST for v in kv.read_kv(path).values()):
+        kv.change_kv(path, change)
     return due

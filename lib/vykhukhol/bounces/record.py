@@ -22,7 +22,7 @@ from pathlib import Path
 from vykhukhol import files
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import StorageError
-from vykhukhol.runlog import KEEP, MAX_BYTES
+from vykhukhol.sender.runlog import KEEP, MAX_BYTES
 from vykhukhol.timeutil import format_time, now, parse_time
 
 KEPT_BYTES = 256_000  # of a kept message, stored for the admin
@@ -175,7 +175,7 @@ def count_day(data: DataDir, zone: str, n: int, once: str) -> None:
     already counted (the last one) counts nothing again."""
     from zoneinfo import ZoneInfo
 
-    from vykhukhol import state
+    from vykhukhol.files import kv
 
     if n <= 0:
         return
@@ -188,12 +188,12 @@ def count_day(data: DataDir, zone: str, n: int, once: str) -> None:
         values[day] = str(int(values.get(day, "0") or 0) + n)
         for old in sorted(k for k in values if k != "once")[:-BOUNCED_DAYS]:
             del values[old]
-    state.change_kv(data.state / "bounced", change)
+    kv.change_kv(data.state / "bounced", change)
 
 
 def per_day(data: DataDir) -> dict[str, int]:
     """Bounces by date (``YYYY-MM-DD`` in the site's timezone)."""
-    from vykhukhol import state
+    from vykhukhol.files import kv
 
-    values = state.read_kv(data.state / "bounced")
+    values = kv.read_kv(data.state / "bounced")
     return {day: int(n) for day, n in values.items() if day != "once" and n.isdigit()}

@@ -110,7 +110,7 @@ def build_parser() -> Parser:
     p.set_defaults(func=cmd_status)
     sub.add_parser("bounce", help="read one returned message on standard input").set_defaults(
         func=cmd_bounce)
-    from vykhukhol.hooks import guide as hooks_guide  # its logic lives in the hooks package
+    from vykhukhol.cli import hooks as hooks_guide  # its logic lives in the hooks package
 
     hooks_guide.register(sub)
 

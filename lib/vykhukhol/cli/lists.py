@@ -6,12 +6,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from vykhukhol import membership, newsletters, state
+from vykhukhol import newsletters
 from vykhukhol import services as svc
-from vykhukhol import subscribers as subs
 from vykhukhol.cli.common import Context, export_target, progress
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NoSecret
+from vykhukhol.members import membership
+from vykhukhol.services import due_summary
+from vykhukhol.services import subscribers as subs
 from vykhukhol.timeutil import format_time, parse_local_time
 
 
@@ -56,7 +58,7 @@ def cmd_service(ctx: Context, args) -> None:
         print(f"service {args.name} {args.action}d")
     elif args.action == "remove":
         svc.remove_service(data, args.name)
-        state.forget_due(data, args.name)
+        due_summary.forget_due(data, args.name)
         print(f"service {args.name} removed")
     else:
         print("\t".join(("#name", "db", "state", "letters", "title")))
@@ -107,7 +109,7 @@ def cmd_subscriber(ctx: Context, args) -> None:
         result = membership.subscribe(data, settings, args.service, args.email, args.name or "",
                                       ip="cli", confirmed=args.confirmed)
         if result == "suppressed":
-            from vykhukhol import suppression
+            from vykhukhol.members import suppression
 
             raise BadInput(suppression.REFUSAL, email=args.email)
         print({"added": f"{args.email} added" + ("" if args.confirmed else ", asked to confirm"),
@@ -125,7 +127,7 @@ def cmd_subscriber(ctx: Context, args) -> None:
             print(item.to_line() if isinstance(item, subs.Subscriber) else item.text)
     elif args.action == "import":
         text = _read_file(args.file, "import file")
-        from vykhukhol import importing
+        from vykhukhol.members import importing
 
         result = importing.import_addresses(data, settings, args.service, text, args.confirmed)
         progress("")
@@ -139,7 +141,7 @@ def cmd_subscriber(ctx: Context, args) -> None:
 
 
 def export(data: DataDir, service_name: str, target: str | None) -> None:
-    from vykhukhol.export import write_csv
+    from vykhukhol.members.export import write_csv
 
     service = svc.find_service(data, service_name)
     with export_target(target) as (out, counted):

@@ -9,13 +9,16 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from vykhukhol import auth, locks, newsletters, runlog, sender, state
+from vykhukhol import newsletters, sender
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
-from vykhukhol import subscribers as subs
 from vykhukhol.cli.common import PASSWORD_ENV, Context, note_if_visible, read_secret, warn_http
 from vykhukhol.datadir import CHECKOUT
 from vykhukhol.errors import Conflict, VykhukholError
+from vykhukhol.sender import doors as locks
+from vykhukhol.sender import runlog, selfblock
+from vykhukhol.services import subscribers as subs
+from vykhukhol.settings import password as auth
 from vykhukhol.timeutil import UTC, format_time
 
 
@@ -74,7 +77,7 @@ def cmd_status(ctx: Context, args) -> None:
     data = ctx.data
     print(f"data: {data.root}")
     print(f"mode: {settings['mode']}")
-    block = state.block_reason(data)
+    block = selfblock.block_reason(data)
     print(f"blocked: {block.strip() if block else 'no'}")
     print(f"secret: {'refusing: missing or too short' if settings.secret_problem else 'set'}")
     from vykhukhol import health
@@ -83,8 +86,7 @@ def cmd_status(ctx: Context, args) -> None:
     for warning in health.warnings(data, settings, cgi_dir):
         print(f"warning: {warning}")
     if settings["mail.dkim_domain"]:
-        from vykhukhol import compose
-        from vykhukhol.mail import dkim
+        from vykhukhol.mail import compose, dkim
 
         problem = dkim.problem(data.root, settings)
         print(f"dkim problem: {problem}" if problem else

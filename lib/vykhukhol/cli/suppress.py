@@ -1,16 +1,16 @@
 """``vykhukhol suppress``: the suppression list (SPEC 12) on the command line —
 list, add, remove, import, export. Every address is checked before the list
-changes; the file is written only by :mod:`vykhukhol.suppression`."""
+changes; the file is written only by :mod:`vykhukhol.members.suppression`."""
 
 from __future__ import annotations
 
 import sys
 
-from vykhukhol import suppression
 from vykhukhol.addresses import check_email
 from vykhukhol.cli.common import Context, export_target
 from vykhukhol.cli.lists import _read_file
 from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.members import suppression
 from vykhukhol.timeutil import now
 
 SHOWN_INVALID = 50  # refused lines of an import named on stderr
@@ -42,7 +42,7 @@ def cmd_suppress(ctx: Context, args) -> None:
         print(f"{args.email} taken off the suppression list")
     elif args.action == "import":
         text = sys.stdin.read() if args.file == "-" else _read_file(args.file, "import file")
-        from vykhukhol import importing
+        from vykhukhol.members import importing
 
         result = importing.suppress_addresses(data, secret, text, "cli", now())
         print(f"{result['added']} added, {result['already']} already on the list, "

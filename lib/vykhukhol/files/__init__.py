@@ -31,7 +31,7 @@ rename lock) or typing: the idle cron tick and the public pages load this
 package.
 """
 
-from vykhukhol.files.journal import AppendFile, append_line
+from vykhukhol.files.appends import AppendFile, append_line
 from vykhukhol.files.locks import (
     LOCK_TIMEOUT,
     Holder,

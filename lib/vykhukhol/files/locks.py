@@ -129,7 +129,7 @@ def _settle_mode(fd: int) -> None:
 @contextlib.contextmanager
 def quick_record_lock(path: str | os.PathLike, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     """The same lock as :func:`record_lock` (``flock`` on ``<path>.lock``) in its
-    plainest form, for the idle cron tick (:mod:`vykhukhol.idle`), whose whole
+    plainest form, for the idle cron tick (:mod:`vykhukhol.sender.idle`), whose whole
     cost is its imports. Not reentrant. Raises OSError when it cannot be had in
     ``timeout`` seconds."""
     import fcntl

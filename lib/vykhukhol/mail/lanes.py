@@ -7,7 +7,7 @@ then caps a run at a few dozen letters a second, however fast the rest is.
 ``smtp_connections`` of them are on their way.
 
 What it deliberately does not do: journals, quotas, caps and the clock stay
-with the caller's thread (:class:`vykhukhol.runtime.Run`), which asks
+with the caller's thread (:class:`vykhukhol.sender.runtime.Run`), which asks
 :meth:`Lanes.wait_free` before it writes a letter's intent and
 :meth:`Lanes.hand` only after that intent is on disk. A lane counts as busy
 until its outcome has been taken by :meth:`Lanes.finished`, so no more than

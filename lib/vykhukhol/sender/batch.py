@@ -3,7 +3,7 @@ letter goes through (newsletters, series letters, reminders).
 
 Each letter is made while the server takes in the one before it
 (:class:`Copy`, :func:`one_ahead`); before each, the run's clock, quota and
-limits are asked (SPEC 5 step 7, :meth:`~vykhukhol.runtime.Run.may_send`).
+limits are asked (SPEC 5 step 7, :meth:`~vykhukhol.sender.runtime.Run.may_send`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator
 from enum import Enum
 from typing import NamedTuple
 
-from vykhukhol import journal
-from vykhukhol.runtime import Delivery, Run
+from vykhukhol.sender import journal
+from vykhukhol.sender.runtime import Delivery, Run
 from vykhukhol.timeutil import format_time
 
 

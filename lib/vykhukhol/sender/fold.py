@@ -12,14 +12,17 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from datetime import datetime, timezone
 
-from vykhukhol import dueindex, files, journal, state
+from vykhukhol import files
 from vykhukhol import services as svc
-from vykhukhol import subscribers as subs
 from vykhukhol.addresses import email_key
 from vykhukhol.errors import BadInput, NotFound
-from vykhukhol.runtime import Run
+from vykhukhol.files import kv
+from vykhukhol.sender import dueindex, journal
+from vykhukhol.sender.runtime import Run
 from vykhukhol.sender.work import Work, save_index
-from vykhukhol.series import clean_up, next_action, rules_of
+from vykhukhol.services import due_summary
+from vykhukhol.services import subscribers as subs
+from vykhukhol.services.rules import clean_up, next_action, rules_of
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import parse_time
 
@@ -55,8 +58,8 @@ def forget_elsewhere(run: Run, forgotten: dict[str, str]) -> None:
     journal is cleared, so a kill meanwhile only repeats it."""
     if not forgotten:
         return
-    from vykhukhol import suppression
     from vykhukhol.bounces import counts
+    from vykhukhol.members import suppression
 
     for email, why in forgotten.items():
         for name in counts.forget_everywhere(run.data, run.settings, email, suppression.Why(why),
@@ -107,7 +110,7 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
         from vykhukhol.bounces import counts
 
         if resets[0] is None:
-            resets[0] = state.read_kv(counts.soft_path(run.data))
+            resets[0] = kv.read_kv(counts.soft_path(run.data))
         return counts.stale(resets[0], service.name, sub.key, moment, run.settings["bounce_reset"])
 
     def change(sub: subs.Subscriber) -> subs.Subscriber | None:
@@ -153,8 +156,8 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
         subs.rewrite(path, change, track, parse=touched)
         earliest[0] = moment
         save_index(run, service, None)
-        state.write_due(run.data, service.name, earliest[0], rules.fingerprint(),
-                        state.file_stamp(path))
+        due_summary.write_due(run.data, service.name, earliest[0], rules.fingerprint(),
+                        due_summary.file_stamp(path))
     return forgotten
 
 
@@ -164,8 +167,8 @@ def count_refusals(run: Run, work: Work, soft: dict[str, list[str]], lost: set[s
     counted in the soft file (:func:`~vykhukhol.bounces.counts.settle_soft`)
     and the addresses to be deleted suppressed first, so a kill between
     loses nothing and counts nothing twice. Returns the new counts."""
-    from vykhukhol import suppression
     from vykhukhol.bounces import counts
+    from vykhukhol.members import suppression
 
     service, moment = work.service, run.now()
     taken = {sub.key: sub for _, sub in work.scan.rows.values()} if work.scan else {}
@@ -220,8 +223,8 @@ def splice_taken(run: Run, work: Work, items_of: dict[str, set[str]],
     earliest = None if soonest is None else datetime.fromtimestamp(soonest, timezone.utc)
     if index.stamp == "-":  # lines the index does not cover yet: the next run reads them
         earliest = run.now()
-    state.write_due(run.data, service.name, earliest, work.rules.fingerprint(),
-                    state.file_stamp(path))
+    due_summary.write_due(run.data, service.name, earliest, work.rules.fingerprint(),
+                    due_summary.file_stamp(path))
     return True
 
 

@@ -1,7 +1,7 @@
 """The report a finished newsletter leaves the admin, in the site's
 ``language`` (SPEC 5 step 2, SPEC 6). Letters the mail server accepted are
 "handed over", never "sent" or "delivered" (SPEC 12): what bounces later is
-counted in the newsletters' history (:mod:`vykhukhol.history`)."""
+counted in the newsletters' history (:mod:`vykhukhol.newsletters.history`)."""
 
 from __future__ import annotations
 

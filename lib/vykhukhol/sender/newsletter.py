@@ -17,23 +17,25 @@ from datetime import datetime
 from functools import partial
 from itertools import islice
 
-from vykhukhol import files, history, journal, newsletters
+from vykhukhol import files, newsletters
 from vykhukhol import services as svc
-from vykhukhol import subscribers as subs
 from vykhukhol.addresses import email_key
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
-from vykhukhol.locks import Released, Taken, release, take_lock
-from vykhukhol.runtime import Run
+from vykhukhol.newsletters import history
+from vykhukhol.sender import journal
 from vykhukhol.sender.batch import Copy, Ended, Letter, send_batch
+from vykhukhol.sender.doors import Released, Taken, release, take_lock
 from vykhukhol.sender.news_report import newsletter_report, report_subject, subject_as_sent
+from vykhukhol.sender.runtime import Run, RunEnds
+from vykhukhol.services import subscribers as subs
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import format_time
 
 
-def send_newsletters(run: Run) -> bool:
+def send_newsletters(run: Run) -> None:
     """Step 2: due newsletters, oldest start first, ``news_per_run`` letters at
-    most. False: the run ends here (a dead run held the lock, or it could not
-    be given back); a lock another run holds costs only this step."""
+    most. The run ends here (RunEnds) when a dead run held the lock or it could
+    not be given back; a lock another run holds costs only this step."""
     data = run.data
     due = [job for job in newsletters.list_jobs(data) if job.start <= run.now()]
     lock = newsletters.lock(data)
@@ -44,10 +46,12 @@ def send_newsletters(run: Run) -> bool:
         run.log.write("removed the temporary files a killed rewrite left in newsletters")
     newsletters.sweep_locks(data)  # and the lock files of jobs that are gone
     if not due and lock.holder() is None and not book.path.exists():
-        return True
+        return
     taken = take_lock(run, lock, "the newsletters")
+    if taken is Taken.REFUSED:
+        return
     if taken is not Taken.OURS:
-        return taken is Taken.REFUSED
+        raise RunEnds
     touched: set[str] = set()
     try:
         touched |= fold_newsletters(run, book)
@@ -65,13 +69,15 @@ def send_newsletters(run: Run) -> bool:
         finally:  # a full disk while folding still frees the lock; the journal waits
             book.close()
             released = release(run, lock, "the newsletters")
-    return released is Released.FREE
+    if released is not Released.FREE:
+        raise RunEnds
 
 
 def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
     """One job's next rows, batch by batch; a job that can no longer be served
     (its letter, list or services gone or broken) is deleted."""
-    from vykhukhol import compose, render  # Jinja2 and the e-mail builder: only when sending
+    from vykhukhol import render
+    from vykhukhol.mail import compose  # Jinja2 and the e-mail builder: only when sending
     data = run.data
     _, letter_path, list_path = newsletters.paths(data, job.name)
     try:
@@ -179,8 +185,8 @@ def count_refusals(run: Run, name: str, services: list[str],
               and r.cause in ("address gone", "soft", "")]
     if not failed:
         return
-    from vykhukhol import suppression
     from vykhukhol.bounces import counts
+    from vykhukhol.members import suppression
 
     moment = run.now()
     soft: dict[str, list[str]] = defaultdict(list)

@@ -2,7 +2,7 @@
 DB's lock (:func:`hold_db`, whose way out is step 6).
 
 A service's work is found from its next-due summary and its due index
-(:mod:`vykhukhol.dueindex`): only the lines the index says are due are read
+(:mod:`vykhukhol.sender.dueindex`): only the lines the index says are due are read
 (:func:`take_lines`). The letters go out through
 :func:`~vykhukhol.sender.batch.send_batch`, journalled; the journal is folded
 into the files by :mod:`vykhukhol.sender.fold` on the way out.
@@ -16,16 +16,18 @@ from datetime import datetime, timezone
 from enum import Enum
 from functools import partial
 
-from vykhukhol import dueindex, files, journal, schedule, state
+from vykhukhol import files
 from vykhukhol import services as svc
-from vykhukhol import subscribers as subs
 from vykhukhol.errors import BadInput
-from vykhukhol.locks import Taken, release, take_lock
-from vykhukhol.runtime import Run
+from vykhukhol.sender import dueindex, journal, rotation
 from vykhukhol.sender.batch import Copy, Ended, Letter, send_batch
+from vykhukhol.sender.doors import Taken, release, take_lock
 from vykhukhol.sender.fold import fold_series
+from vykhukhol.sender.runtime import Run, RunEnds
 from vykhukhol.sender.work import Held, Scan, Work, index_path, save_index
-from vykhukhol.series import EPOCH, Rules, next_action, rules_of
+from vykhukhol.services import due_summary, schedule
+from vykhukhol.services import subscribers as subs
+from vykhukhol.services.rules import EPOCH, Rules, next_action, rules_of
 from vykhukhol.timeutil import parse_time
 
 INDEX_SHARE = 0.3  # share of time_limit a run may spend reading lines into a due index
@@ -39,8 +41,8 @@ class NoScan(Enum):
 
 
 @contextmanager
-def hold_db(run: Run, first: svc.Service) -> Iterator[Held | None]:
-    """Take the DB's rename lock for steps 4 and 5 (None: it could not be had),
+def hold_db(run: Run, first: svc.Service) -> Iterator[Held]:
+    """Take the DB's rename lock for steps 4 and 5 (RunEnds: it could not be had),
     fold a killed predecessor's journal first, and on the way out fold this
     run's letters into the files and release the lock (step 6)."""
     lock = svc.db_lock(run.data, first.db)
@@ -49,9 +51,8 @@ def hold_db(run: Run, first: svc.Service) -> Iterator[Held | None]:
         if taken is Taken.REFUSED:
             # It keeps its turn no longer than a served service would, so a DB
             # whose lock cannot be taken never starves the others.
-            state.mark_served(run.data, [first.name], run.now())
-        yield None
-        return
+            rotation.mark_served(run.data, [first.name], run.now())
+        raise RunEnds
     held = Held(first.db, journal.Journal(run.data.state / f"db-{first.db}.journal", run.lease))
     try:
         held.services = svc.load_services(run.data, first.db)
@@ -83,12 +84,12 @@ def send_series(run: Run, first: svc.Service, held: Held) -> None:
         if service is first or not work.idle:
             held.worked.append(work)
         send_letters(run, work, held.book)
-    state.mark_served(run.data, [w.service.name for w in held.worked], run.now())
+    rotation.mark_served(run.data, [w.service.name for w in held.worked], run.now())
 
 
 def in_window(run: Run, services: list[svc.Service]) -> list[svc.Service]:
     """Services whose send window matches this minute, longest ago served first."""
-    served = state.served_times(run.data)
+    served = rotation.served_times(run.data)
     zone = run.settings["timezone"]
     moment = run.now()
     ready = []
@@ -111,8 +112,8 @@ def find_work(run: Run, service: svc.Service) -> Work | None:
     work = Work(service, rules)
     moment = run.now()
     path = service.subscribers_path
-    summary = state.read_due(run.data, service.name)
-    stamp = state.file_stamp(path)  # before the read: a change meanwhile voids it
+    summary = due_summary.read_due(run.data, service.name)
+    stamp = due_summary.file_stamp(path)  # before the read: a change meanwhile voids it
     if summary and summary.fingerprint == rules.fingerprint() and summary.stamp == stamp:
         try:
             next_due = parse_time(summary.next)
@@ -134,7 +135,7 @@ def find_work(run: Run, service: svc.Service) -> Work | None:
         if not scan.saved:
             save_index(run, service, scan.index)
         earliest = scan.index.earliest()
-        state.write_due(run.data, service.name, None if earliest is None else
+        due_summary.write_due(run.data, service.name, None if earliest is None else
                         datetime.fromtimestamp(earliest, timezone.utc), rules.fingerprint(), stamp)
     else:
         work.scan = scan
@@ -215,7 +216,7 @@ def send_letters(run: Run, work: Work, book: journal.Journal) -> None:
     that cannot be made is passed over for the rest of the run."""
     if not work.letters:
         return
-    from vykhukhol import compose  # Jinja2 and the e-mail package: only when sending
+    from vykhukhol.mail import compose  # Jinja2 and the e-mail package: only when sending
     service = work.service
     try:
         letters = svc.load_letters(service)
@@ -240,7 +241,7 @@ def send_reminders(run: Run, worked: list[Work], book: journal.Journal) -> None:
     deletions and ``done`` marks are applied as the journal is folded."""
     if not any(work.reminders for work in worked):
         return
-    from vykhukhol import compose  # Jinja2 and the e-mail package: only when sending
+    from vykhukhol.mail import compose  # Jinja2 and the e-mail package: only when sending
     for work in worked:
         service = work.service
         letters = [Letter(service.name, email, "reminder", Copy(partial(

@@ -7,12 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vykhukhol import dueindex, journal
 from vykhukhol import services as svc
-from vykhukhol import subscribers as subs
 from vykhukhol.errors import StorageError
-from vykhukhol.runtime import Run
-from vykhukhol.series import Rules
+from vykhukhol.sender import dueindex, journal
+from vykhukhol.sender.runtime import Run
+from vykhukhol.services import subscribers as subs
+from vykhukhol.services.rules import Rules
 
 
 @dataclass

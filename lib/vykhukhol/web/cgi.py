@@ -19,7 +19,7 @@ import sys
 
 def run(app_name: str, script: str) -> None:
     if app_name == "cron":
-        from vykhukhol import idle  # an idle tick answers before the rest is imported
+        from vykhukhol.sender import idle  # an idle tick answers before the rest is imported
 
         if idle.serve_cgi(idle.data_root(os.path.dirname(os.path.realpath(script)))):
             return
@@ -43,7 +43,7 @@ APPS = {  # app name → (module, factory); only the one asked for is imported
     "subscribe": ("public", "subscribe"), "confirm": ("public", "confirm"),
     "unsubscribe": ("public", "unsubscribe"), "manage": ("manage", "app"), "cron": ("cron", "app"),
     "admin": ("admin", "app"), "view": ("archive", "view"), "archive": ("archive", "static"),
-    "hook": ("vykhukhol.hooks.app", "app"),  # a full name: the callbacks live in their package
+    "hook": ("vykhukhol.web.hooks", "app"),  # a full name: the callbacks live in their package
 }
 
 

@@ -26,7 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from vykhukhol import files, state
+from vykhukhol import files
+from vykhukhol.files import kv
 
 MAX_ENTRIES = 2000  # per counter file: a few hundred KB at most, read in a few ms
 
@@ -133,14 +134,14 @@ class Counter:
             self._prune(values, now)
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        state.change_kv(self.path, change)
+        kv.change_kv(self.path, change)
         return wait
 
     def forget(self, key: str) -> None:
         """The key's tries are over (the right password came)."""
         with files.record_lock(self.path):
-            if key in state.read_kv(self.path):
-                state.change_kv(self.path, lambda values: values.pop(key, None))
+            if key in kv.read_kv(self.path):
+                kv.change_kv(self.path, lambda values: values.pop(key, None))
 
     def _prune(self, values: dict[str, str], now: float) -> None:
         for key in [k for k, v in values.items() if now - _entry(v)[1] >= self.window]:

@@ -1,6 +1,6 @@
 """The cron URL: one sender run, its report as text/plain (SPEC 5, 11).
 
-A tick with nothing due is answered by :mod:`vykhukhol.idle` from its proof,
+A tick with nothing due is answered by :mod:`vykhukhol.sender.idle` from its proof,
 without loading the settings or a service. With ``cron_allow`` set, only
 those addresses may start a run; others get 403 "Only local allowed", as in
 the original. The caller's address is the one ``clients.client_address``
@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from vykhukhol import idle, sender
+from vykhukhol import sender
 from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import NoSecret
+from vykhukhol.sender import idle
 from vykhukhol.web.http import Request, Response, text, wsgi_app
 
 allowed = idle.allowed  # who may start a run: decided in one place for both ways

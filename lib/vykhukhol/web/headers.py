@@ -1,5 +1,5 @@
 """The headers every answer carries, in a module that imports nothing, so the
-idle cron tick (:mod:`vykhukhol.idle`) sends them without loading the web
+idle cron tick (:mod:`vykhukhol.sender.idle`) sends them without loading the web
 machinery."""
 
 SECURITY_HEADERS = [

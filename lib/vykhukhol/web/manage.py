@@ -133,19 +133,20 @@ def _ask_page(lang: str, error: str = "", status: int = 200) -> Response:
 
 def _mail_link(site: Site, address: str) -> None:
     """The link letter, to a subscribed address only, at most LINK_LIMIT an hour."""
-    from vykhukhol import personal
+    from vykhukhol.members import personal
 
     if not any(sub is not None for _, sub in personal.memberships(site.data, address)):
         return
     from vykhukhol.addresses import email_key
-    from vykhukhol.suppression import hashed
+    from vykhukhol.members.suppression import hashed
     from vykhukhol.web.clients import Counter
 
     counter = Counter(site.data.state / "manage-links", LINK_WINDOW)
     # The counter's key is the address's keyed hash: the file names nobody.
     if counter.take(hashed(site.settings.secret, email_key(address)), LINK_LIMIT):
         return
-    from vykhukhol import compose, mail, tokens
+    from vykhukhol import mail, tokens
+    from vykhukhol.mail import compose
     from vykhukhol.timeutil import now
 
     settings = site.settings
@@ -190,7 +191,7 @@ def _form(lang: str, email: str, token: str, action: str, button: str, extra: st
 
 def _own_page(site: Site, email: str, token: str, notice: str = "", error: str = "",
               status: int = 200) -> Response:
-    from vykhukhol import personal
+    from vykhukhol.members import personal
     from vykhukhol.timeutil import now
 
     lang, settings = site.lang, site.settings
@@ -276,7 +277,7 @@ def _page(lang: str, title: str, body: str, status: int = 200) -> Response:
 # --- the actions -----------------------------------------------------------------------
 
 def _act(request: Request, site: Site, email: str, token: str) -> Response:
-    from vykhukhol import personal
+    from vykhukhol.members import personal
     from vykhukhol.timeutil import now
 
     lang, data = site.lang, site.data
@@ -313,7 +314,7 @@ def _act(request: Request, site: Site, email: str, token: str) -> Response:
 
 def _leave_or_join(request: Request, site: Site, email: str, token: str, action: str,
                    name: str) -> Response:
-    from vykhukhol import membership, personal
+    from vykhukhol.members import membership, personal
 
     lang = site.lang
     rows = {service.name: (service, sub) for service, sub in personal.memberships(site.data, email)}
@@ -340,7 +341,7 @@ def _leave_or_join(request: Request, site: Site, email: str, token: str, action:
 
 def _pause_end(site: Site, typed: str, moment: datetime) -> datetime:
     """The pause's end: the start of the day typed, in the site's time zone."""
-    from vykhukhol import personal
+    from vykhukhol.members import personal
     from vykhukhol.timeutil import parse_local_time
 
     typed = typed.strip()
@@ -353,7 +354,7 @@ def _pause_end(site: Site, typed: str, moment: datetime) -> datetime:
 def _export(site: Site, email: str) -> Response:
     import json
 
-    from vykhukhol import personal
+    from vykhukhol.members import personal
     from vykhukhol.timeutil import now
 
     found = personal.export(site.data, site.settings, email, now())
@@ -364,8 +365,8 @@ def _export(site: Site, email: str) -> Response:
 
 
 def _erase(site: Site, email: str, token: str, sure: bool) -> Response:
-    from vykhukhol import personal
-    from vykhukhol.runlog import RunLog
+    from vykhukhol.members import personal
+    from vykhukhol.sender.runlog import RunLog
     from vykhukhol.timeutil import now
 
     lang = site.lang

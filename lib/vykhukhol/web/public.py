@@ -12,7 +12,7 @@ tell a new address from a known one either. Letters are capped per client
 address and hour (``subscribe_hourly_limit``); over it the page is the same,
 nothing is stored or sent, and the run log says so.
 
-The subscriber files' machinery (:mod:`vykhukhol.membership`) is imported by
+The subscriber files' machinery (:mod:`vykhukhol.members.membership`) is imported by
 the actions that change them, not by the GET pages (issue 20: a CGI process
 pays for every import).
 """
@@ -110,7 +110,7 @@ def subscribe(data: DataDir) -> Callable:
         except BadInput:
             return site.page("subscribe.html", service, 400, service=service, email=email[:254],
                              name=name[:100], error=t(site.lang, "form.invalid_email"))
-        from vykhukhol import membership
+        from vykhukhol.members import membership
 
         client = request.client(site.settings["trusted_proxies"])
         outcome = membership.subscribe(data, site.settings, service.name, address, name,
@@ -141,7 +141,7 @@ def hourly_cap(data: DataDir, site: Site, client: str) -> Callable[[bool], bool]
 
 
 def _log_refusal(data: DataDir, site: Site, client: str, address: str, service: str) -> None:
-    from vykhukhol.runlog import RunLog
+    from vykhukhol.sender.runlog import RunLog
 
     RunLog(data, "web").write(
         f"subscribe: {client or '?'} is over subscribe_hourly_limit "
@@ -166,8 +166,8 @@ def _count_unsubscribe(data: DataDir, job: str) -> None:
     """One more unsubscribe in the newsletter's history line, if it has one (the
     name comes from a link: it never makes a line). A history that cannot be
     written costs the count, not the unsubscribe already done."""
-    from vykhukhol import history
     from vykhukhol.errors import VykhukholError
+    from vykhukhol.newsletters import history
 
     try:
         history.count(data, {(job, "unsubscribed"): 1}, create=False)
@@ -215,7 +215,7 @@ def confirm(data: DataDir) -> Callable:
         service, email, token = _link(request, site)
         if request.method != "POST":
             return _button_page(site, "confirm", service, email, token)
-        from vykhukhol import membership
+        from vykhukhol.members import membership
 
         if not _token_ok(site, service, email, "confirm", token) \
                 or not membership.confirm(data, site.settings, service.name, email):
@@ -237,7 +237,7 @@ def unsubscribe(data: DataDir) -> Callable:
         # RFC 8058 one-click: the POST body is "List-Unsubscribe=One-Click" and the
         # fields come in the query string; request.value() reads either.
         if _token_ok(site, service, email, "unsubscribe", token):
-            from vykhukhol import membership
+            from vykhukhol.members import membership
 
             if membership.unsubscribe(data, service.name, email) and job:
                 _count_unsubscribe(data, job)

@@ -127,7 +127,7 @@ def local_url(host: str, port: int) -> str:
 
 def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool = True,
           cgi_dir: Path | None = None) -> None:
-    from vykhukhol import demo
+    from vykhukhol.services import demo
     from vykhukhol.web.guard import guarded_server
 
     cgi_dir = cgi_dir or CHECKOUT / "cgi"

@@ -28,8 +28,8 @@ import hmac
 import secrets
 import time
 
-from vykhukhol import state
 from vykhukhol.datadir import DataDir
+from vykhukhol.files import kv
 from vykhukhol.web.clients import Counter, client_key
 
 COOKIE = "vykhukhol_session"
@@ -55,20 +55,20 @@ def create(data: DataDir) -> str:
             del values[key]  # forget expired sessions while we are here
         values[sid] = str(expires)
 
-    state.change_kv(_path(data, "sessions"), change)
+    kv.change_kv(_path(data, "sessions"), change)
     return sid
 
 
 def valid(data: DataDir, sid: str | None) -> bool:
     if not sid or len(sid) > 64:
         return False
-    expires = state.read_kv(_path(data, "sessions")).get(sid, "")
+    expires = kv.read_kv(_path(data, "sessions")).get(sid, "")
     return expires.isdigit() and int(expires) > time.time()
 
 
 def end(data: DataDir, sid: str | None) -> None:
     if sid:
-        state.change_kv(_path(data, "sessions"), lambda values: values.pop(sid, None))
+        kv.change_kv(_path(data, "sessions"), lambda values: values.pop(sid, None))
 
 
 def end_all(data: DataDir, keep: str | None = None) -> None:
@@ -76,7 +76,7 @@ def end_all(data: DataDir, keep: str | None = None) -> None:
     def change(values: dict[str, str]) -> None:
         for key in [k for k in values if k != keep]:
             del values[key]
-    state.change_kv(_path(data, "sessions"), change)
+    kv.change_kv(_path(data, "sessions"), change)
 
 
 def csrf_token(secret: bytes, sid: str) -> str:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from vykhukhol import auth
 from vykhukhol import settings as settings_mod
 from vykhukhol.errors import BadInput
+from vykhukhol.settings import password as auth
 from vykhukhol.web import session
 from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.http import Response, redirect

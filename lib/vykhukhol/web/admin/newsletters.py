@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from zoneinfo import ZoneInfo
 
-from vykhukhol import compose, newsletters
+from vykhukhol import newsletters
 from vykhukhol import services as svc
-from vykhukhol import subscribers as subs
 from vykhukhol.datadir import check_name
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
+from vykhukhol.mail import compose
+from vykhukhol.services import subscribers as subs
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import now, parse_local_time
 from vykhukhol.web.admin.core import Admin, local_time

@@ -3,9 +3,11 @@ subscriber, a test letter, moving and deleting letters."""
 
 from __future__ import annotations
 
-from vykhukhol import compose, render, state
+from vykhukhol import render
 from vykhukhol import services as svc
 from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.mail import compose
+from vykhukhol.services import due_summary
 from vykhukhol.timeutil import format_duration, now
 from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.admin.services import _service
@@ -55,7 +57,7 @@ def letter_add(admin: Admin, args: dict) -> Response:
     except BadInput as exc:
         return admin.page("letter.html", 400, service=service, number=None, fields=fields,
                           preview={}, error=exc.text(admin.lang))
-    state.forget_due(admin.data, service.name)
+    due_summary.forget_due(admin.data, service.name)
     return admin.done(f"/services/{service.name}", admin._("Letter {number} added.", number=number))
 
 
@@ -99,7 +101,7 @@ def letter_save(admin: Admin, args: dict) -> Response:
     except BadInput as exc:
         return admin.page("letter.html", 400, service=service, number=number, fields=fields,
                           preview={}, error=exc.text(admin.lang))
-    state.forget_due(admin.data, service.name)
+    due_summary.forget_due(admin.data, service.name)
     rebuild_archive(admin, service)
     return admin.done(f"/services/{service.name}", admin._("Letter {number} saved.", number=number))
 
@@ -138,7 +140,7 @@ def letter_move(admin: Admin, args: dict) -> Response:
         to = number - 1 if args["action"] == "up" else number + 1
         svc.move_letter(service, number, to)
         message = admin._("Letter {number} moved to position {to}.", number=number, to=to)
-    state.forget_due(admin.data, service.name)
+    due_summary.forget_due(admin.data, service.name)
     rebuild_archive(admin, service)
     return admin.done(f"/services/{service.name}", message)
 

@@ -7,12 +7,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from vykhukhol import alerts, runlog, state
-from vykhukhol import locks as locks_mod
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
-from vykhukhol import subscribers as subs
 from vykhukhol.errors import BadInput
+from vykhukhol.files import kv
+from vykhukhol.sender import alerts, runlog, selfblock
+from vykhukhol.sender import doors as locks_mod
+from vykhukhol.services import subscribers as subs
 from vykhukhol.states import Outcome
 from vykhukhol.timeutil import UTC, format_duration, now
 from vykhukhol.web.admin.core import Admin, local_time
@@ -32,10 +33,10 @@ def status(admin: Admin, args: dict) -> Response:
             locks.append((str(lock.busy.relative_to(data.root)), holder.lease, format_duration(max(age, 0))))
     entries = runlog.recent(data, 2000)
     cron = cron_url(settings, admin.cgi_dir)
-    from vykhukhol import demo
+    from vykhukhol.services import demo
 
     return remember_browser(admin, admin.page(
-        "status.html", mode=settings["mode"], block=state.block_reason(data), locks=locks,
+        "status.html", mode=settings["mode"], block=selfblock.block_reason(data), locks=locks,
         runs=recent_runs(entries, admin.lang)[:15], alerts=[e._replace(message=alerts.shown(e.message, admin.lang))
                                  for e in entries if e.level == "alert"][-15:][::-1],
         cron_url=cron, crontab=f"*/5 * * * * wget -q -t 1 -O /dev/null {cron}" if cron else "",
@@ -92,7 +93,7 @@ def chart(admin: Admin) -> dict:
                 day = sub.subscribed.astimezone(zone).date()
                 if day in joined:
                     joined[day] += 1
-    sent_by_day = state.read_kv(admin.data.state / "daily")
+    sent_by_day = kv.read_kv(admin.data.state / "daily")
     sent = {day: int(sent_by_day.get(day.isoformat(), "0") or 0) for day in days}
     bounced_by_day = record.per_day(admin.data)
     bounced = {day: bounced_by_day.get(day.isoformat(), 0) for day in days}

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from vykhukhol import membership
-from vykhukhol import subscribers as subs
 from vykhukhol.errors import BadInput
+from vykhukhol.members import membership
+from vykhukhol.services import subscribers as subs
 from vykhukhol.states import SubscriberState
 from vykhukhol.web.admin import uploads
 from vykhukhol.web.admin.core import Admin, local_time
@@ -58,7 +58,7 @@ def subscriber_add(admin: Admin, args: dict) -> Response:
     except BadInput as exc:
         return subscribers_page(admin, args, error=exc.text(admin.lang), status=400)
     if outcome == "suppressed":
-        from vykhukhol import suppression
+        from vykhukhol.members import suppression
 
         error = BadInput(suppression.REFUSAL, email=form.get("email", "").strip())
         return subscribers_page(admin, args, error=error.text(admin.lang), status=400)
@@ -85,7 +85,7 @@ def subscriber_delete(admin: Admin, args: dict) -> Response:
 def subscribers_import(admin: Admin, args: dict) -> Response:
     import csv
 
-    from vykhukhol import importing
+    from vykhukhol.members import importing
 
     service = _service(admin, args["name"])
     try:
@@ -103,7 +103,7 @@ def subscribers_import(admin: Admin, args: dict) -> Response:
 def subscribers_export(admin: Admin, args: dict) -> Response:
     import io
 
-    from vykhukhol.export import write_csv
+    from vykhukhol.members.export import write_csv
 
     service = _service(admin, args["name"])
     out = io.StringIO()

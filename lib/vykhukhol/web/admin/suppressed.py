@@ -1,14 +1,14 @@
 """Suppressed: the addresses Vykhukhol never writes to again (SPEC 12) — a
 search with pages (100,000 entries are one reading of the file), adding,
 taking off, import and CSV export. The file is written only by
-:mod:`vykhukhol.suppression`; every POST carries the session's CSRF token
+:mod:`vykhukhol.members.suppression`; every POST carries the session's CSRF token
 (:func:`.core.serve`)."""
 
 from __future__ import annotations
 
-from vykhukhol import suppression
 from vykhukhol.addresses import check_email
 from vykhukhol.errors import BadInput
+from vykhukhol.members import suppression
 from vykhukhol.timeutil import format_time, now
 from vykhukhol.web.admin import uploads
 from vykhukhol.web.admin.core import Admin, local_time
@@ -74,7 +74,7 @@ def suppressed_remove(admin: Admin, args: dict) -> Response:
 def suppressed_import(admin: Admin, args: dict) -> Response:
     import csv
 
-    from vykhukhol import importing
+    from vykhukhol.members import importing
 
     try:  # the Subscribers page's caps and words
         content, _ = uploads.read_upload(admin)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from vykhukhol import settings as settings_mod
-from vykhukhol.hooks import PROVIDERS
+from vykhukhol.bounces.providers import PROVIDERS
 
 STEPS = {
     "ses": ("Amazon SES through SNS",

@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 from vykhukhol import files
 from vykhukhol.bounces import classify as kinds
 from vykhukhol.bounces.apply import Report
-from vykhukhol.hooks.common import MAX_EVENTS, Refused, address, json_body, text
+from vykhukhol.bounces.providers.common import MAX_EVENTS, Refused, address, json_body, text
 
 if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
     from vykhukhol.datadir import DataDir

@@ -29,12 +29,13 @@ from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
-from vykhukhol import files, state
+from vykhukhol import files
 from vykhukhol import services as svc
-from vykhukhol import subscribers as subs
 from vykhukhol.addresses import MAX_NAME, email_key
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
+from vykhukhol.services import due_summary
+from vykhukhol.services import subscribers as subs
 from vykhukhol.settings import Settings
 from vykhukhol.timeutil import format_time
 
@@ -103,13 +104,13 @@ def pause(data: DataDir, email: str, until: datetime | None) -> int:
             changed += 1
             # The line moved: the summary takes the file's new stamp (a pause
             # only puts things later, so the summary's next time stays true).
-            state.lower_due(data, service.name, None, service.subscribers_path)
+            due_summary.lower_due(data, service.name, None, service.subscribers_path)
     return changed
 
 
 def leave_all(data: DataDir, email: str) -> int:
     """Unsubscribe the address from every service; returns from how many."""
-    from vykhukhol import membership
+    from vykhukhol.members import membership
 
     return sum(1 for service, sub in memberships(data, email)
                if sub is not None and membership.unsubscribe(data, service.name, email))
@@ -160,7 +161,8 @@ def _relative(data: DataDir, path: Path) -> str:
 def export(data: DataDir, settings: Settings, email: str, moment: datetime) -> dict:
     """Everything stored that names the address (GDPR art. 15, 152-ФЗ art. 14),
     ready for ``json.dumps``."""
-    from vykhukhol import newsletters, suppression
+    from vykhukhol import newsletters
+    from vykhukhol.members import suppression
 
     pattern = _pattern(email)
     result: dict = {"address": email, "made": format_time(moment), "subscriptions": [],
@@ -219,7 +221,8 @@ def _hash_ledger_rows(data: DataDir, settings: Settings, email: str) -> int:
     """Newsletter rows of the address keep their place (a job's cursor and the
     sender's journal count rows by position) but name nobody: the address
     becomes its keyed hash, the name goes, a pending row is skipped."""
-    from vykhukhol import newsletters, suppression
+    from vykhukhol import newsletters
+    from vykhukhol.members import suppression
     from vykhukhol.states import LedgerState
 
     key, hashed = email_key(email), suppression.hashed(settings.secret, email)
@@ -254,14 +257,14 @@ def erase(data: DataDir, settings: Settings, email: str, moment: datetime) -> in
     """Remove every line that names the address (GDPR art. 17, 152-ФЗ art. 21).
     What must stay to honour the unsubscribe stays as the suppression list's
     keyed hash, written first. Returns how many files changed."""
-    from vykhukhol import suppression
+    from vykhukhol.members import suppression
 
     pattern = _pattern(email)
     suppression.erase(data, settings.secret, email, moment)
     changed = 1
     for service, sub in memberships(data, email):
         if sub is not None and subs.remove(service.subscribers_path, email):
-            state.lower_due(data, service.name, None, service.subscribers_path)
+            due_summary.lower_due(data, service.name, None, service.subscribers_path)
             changed += 1
     changed += 1 if _hash_ledger_rows(data, settings, email) else 0
     for path in _log_files(data) + _state_files(data):

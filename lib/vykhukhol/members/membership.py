@@ -10,13 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from vykhukhol import files, state, tokens
+from vykhukhol import files, tokens
 from vykhukhol import services as svc
-from vykhukhol import subscribers as subs
 from vykhukhol.addresses import check_email, clean_name
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound
-from vykhukhol.series import Rules, next_action
+from vykhukhol.members import unsent
+from vykhukhol.services import due_summary
+from vykhukhol.services import subscribers as subs
+from vykhukhol.services.rules import Rules, next_action
 from vykhukhol.settings import Settings
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now, seconds_between
@@ -32,14 +34,14 @@ def _rules(service: svc.Service, settings: Settings) -> Rules:
 def _note_due(data: DataDir, service: svc.Service, settings: Settings,
               sub: subs.Subscriber | None) -> None:
     """Tell the service's next-due summary about a change we just made."""
-    if not state.has_due(data, service.name):
+    if not due_summary.has_due(data, service.name):
         return  # no summary: the next run computes one anyway
     try:
         due = next_action(sub, _rules(service, settings)).due if sub else None
     except BadInput:  # a letter file broken by hand: let the sender read the whole file
-        state.forget_due(data, service.name)
+        due_summary.forget_due(data, service.name)
         return
-    state.lower_due(data, service.name, due, service.subscribers_path)
+    due_summary.lower_due(data, service.name, due, service.subscribers_path)
 
 
 def send_confirmation(data: DataDir, settings: Settings, service: svc.Service,
@@ -48,7 +50,8 @@ def send_confirmation(data: DataDir, settings: Settings, service: svc.Service,
     subscriber stays unconfirmed and gets a reminder later)."""
     import secrets
 
-    from vykhukhol import compose, mail  # the e-mail package and Jinja2: only to send
+    from vykhukhol import mail
+    from vykhukhol.mail import compose  # the e-mail package and Jinja2: only to send
 
     message = compose.confirmation(service, settings, email, name, f"web-{secrets.token_hex(4)}", now())
     try:
@@ -82,7 +85,7 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
     moment = now()
     path = service.subscribers_path
     letter: tuple[str, str] | None = None
-    from vykhukhol import suppression  # light; here so the pages' imports stay few
+    from vykhukhol.members import suppression  # light; here so the pages' imports stay few
 
     suppressed = suppression.blocked(data, settings, email)
     with files.record_lock(path):
@@ -129,9 +132,9 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
         def mail_it() -> None:
             # Noted first: if the letter does not go (mail server down, process
             # killed after the answer), the next cron run sends it.
-            state.note_unsent(data, service.name, to, now())
+            unsent.note_unsent(data, service.name, to, now())
             if send_confirmation(data, settings, service, to, whom):
-                state.drop_unsent(data, service.name, to)
+                unsent.drop_unsent(data, service.name, to)
 
         (later or _at_once)(mail_it)
     return outcome
@@ -187,7 +190,7 @@ def unsubscribe(data: DataDir, service_name: str, email: str) -> bool:
     service = svc.find_service(data, service_name)
     removed = subs.remove(service.subscribers_path, email)
     if removed:
-        state.lower_due(data, service.name, None, service.subscribers_path)
+        due_summary.lower_due(data, service.name, None, service.subscribers_path)
     newsletters.skip_address(data, service.name, email)
     return removed
 

@@ -99,9 +99,10 @@ def first_start(data: DataDir, site_url: str, language: str) -> str | None:
     once) and the demo list. None when settings.ini is there already."""
     import secrets
 
-    from vykhukhol import auth, newsletters
+    from vykhukhol import newsletters
     from vykhukhol import settings as settings_mod
     from vykhukhol.files import RenameLock
+    from vykhukhol.settings import password as auth
 
     if data.settings.exists():
         return None

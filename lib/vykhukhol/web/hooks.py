@@ -3,7 +3,7 @@
 In order, each a clear plain-text answer that changes nothing when it
 refuses: the provider's name (404 unknown), the method (405), the key in the
 URL (403, compared in constant time; no key set: 403 for everyone), the
-body's size (413 past :data:`~vykhukhol.hooks.common.MAX_BODY`), then the
+body's size (413 past :data:`~vykhukhol.bounces.providers.common.MAX_BODY`), then the
 provider's own reading and proof (400 a body it cannot read, 401/403 a
 signature or login that fails), then the reports applied (200 with a count;
 503 when they cannot be put on disk, so the provider tries again). What a
@@ -18,10 +18,10 @@ import importlib
 from collections.abc import Callable
 
 from vykhukhol import settings as settings_mod
+from vykhukhol.bounces.providers import PROVIDERS
+from vykhukhol.bounces.providers.common import MAX_BODY, Refused, same
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import VykhukholError
-from vykhukhol.hooks import PROVIDERS
-from vykhukhol.hooks.common import MAX_BODY, Refused, same
 from vykhukhol.web.http import Request, Response, text, wsgi_app
 
 
@@ -53,7 +53,7 @@ def app(data: DataDir) -> Callable:
 
 
 def _module(provider: str):
-    return importlib.import_module(f"vykhukhol.hooks.{provider}")
+    return importlib.import_module(f"vykhukhol.bounces.providers.{provider}")
 
 
 def _body(environ: dict) -> bytes:

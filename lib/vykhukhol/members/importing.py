@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from vykhukhol import services as svc
-from vykhukhol import state
-from vykhukhol import subscribers as subs
 from vykhukhol.addresses import check_email, clean_name
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
+from vykhukhol.services import due_summary
+from vykhukhol.services import subscribers as subs
 from vykhukhol.settings import Settings
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
@@ -100,7 +100,7 @@ def import_addresses(data: DataDir, settings: Settings, service_name: str, text:
     """Add every valid address at once. Unconfirmed imports are asked to confirm
     by the sender's reminders (no mass mailing from a web request). Addresses
     on the suppression list (SPEC 12) are skipped and counted in ``suppressed``."""
-    from vykhukhol import suppression
+    from vykhukhol.members import suppression
 
     service = svc.find_service(data, service_name)
     valid, invalid = parse_import(text)
@@ -118,7 +118,7 @@ def import_addresses(data: DataDir, settings: Settings, service_name: str, text:
                            ip="import")
            for e, n in valid]
     added, duplicates = subs.add_many(service.subscribers_path, new)
-    state.forget_due(data, service.name)
+    due_summary.forget_due(data, service.name)
     return {"added": added, "duplicates": duplicates, "invalid": invalid, "suppressed": skipped}
 
 
@@ -128,7 +128,7 @@ def suppress_addresses(data: DataDir, secret: bytes, text: str, source: str,
     a subscriber import takes: CSV with an ``email`` column, or one address a
     line) suppressed by the admin. Returns ``added``, ``already`` (on the list
     before, or twice in the text) and ``invalid`` (line number, text, why)."""
-    from vykhukhol import suppression
+    from vykhukhol.members import suppression
 
     valid, invalid = parse_import(text)
     added = suppression.add_many(data, secret, [email for email, _ in valid],

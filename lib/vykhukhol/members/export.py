@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TextIO
 
-from vykhukhol import subscribers as subs
+from vykhukhol.services import subscribers as subs
 
 BOM = "\ufeff"
 _FORMULA_STARTS = ("=", "+", "-", "@")

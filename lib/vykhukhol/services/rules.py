@@ -13,12 +13,12 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from vykhukhol import services as svc
+from vykhukhol.services.subscribers import Subscriber
 from vykhukhol.states import SubscriberState
-from vykhukhol.subscribers import Subscriber
 from vykhukhol.timeutil import UTC, after
 
 if TYPE_CHECKING:
-    from vykhukhol.runtime import Run
+    from vykhukhol.sender.runtime import Run
 
 MAX_FAILURES = 3  # bounce_limit's default: soft failures of different letters before deletion
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

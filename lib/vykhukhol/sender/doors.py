@@ -14,15 +14,16 @@ import time
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from vykhukhol import alerts, files, newsletters, state
+from vykhukhol import files, newsletters
 from vykhukhol import services as svc
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import LockBusy, StorageError
+from vykhukhol.sender import alerts, selfblock
 from vykhukhol.states import Outcome
 from vykhukhol.timeutil import format_duration
 
 if TYPE_CHECKING:
-    from vykhukhol.runtime import Run
+    from vykhukhol.sender.runtime import Run
 
 
 class Taken(Enum):
@@ -81,7 +82,7 @@ def take_lock(run: Run, lock: files.RenameLock, what: str) -> Taken:
     if dead:
         reason = (f"a run holding {what} died {format_duration(int(age))} after it started "
                   f"(time_limit is {format_duration(run.time_limit)})")
-        state.set_block(run.data, reason, format_duration(int(age)))
+        selfblock.set_block(run.data, reason, format_duration(int(age)))
         run.log.error(f"blocked: {reason}")
         run.alert(alerts.DOWN_BY_HOSTER, time_limit=format_duration(run.time_limit),
                   age=format_duration(int(age)))
@@ -119,7 +120,7 @@ def set_mode(data: DataDir, settings_path, mode: str) -> list[str]:
     current = settings_mod.load(settings_path)
     cleared = []
     if mode == "working":
-        if state.clear_block(data):
+        if selfblock.clear_block(data):
             cleared.append("the self-block")
         limit = current["time_limit"]
         for lock in all_locks(data):

@@ -10,7 +10,7 @@ A job exists once its ``.job`` file does (it is written last and deleted
 first). Ledger states only move forward (``pending`` → sent / failed /
 skipped / in doubt; sent / in doubt → failed when a bounce comes back).
 Counts are always taken from the ledger itself. The job's line in
-``history.txt`` (:mod:`vykhukhol.history`) outlives its files: what it handed
+``history.txt`` (:mod:`vykhukhol.newsletters.history`) outlives its files: what it handed
 over, and its services, so a bounce that comes back after its job finished
 still finds its recipient (:mod:`vykhukhol.bounces`).
 """
@@ -24,11 +24,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from vykhukhol import files, history, subscribers
+from vykhukhol import files
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir, check_name
 from vykhukhol.errors import BadInput, NotFound
-from vykhukhol.services import find_service, given_html
+from vykhukhol.newsletters import history
+from vykhukhol.services import find_service, given_html, subscribers
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import format_time, now, parse_time
 

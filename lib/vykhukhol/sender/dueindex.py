@@ -54,9 +54,9 @@ from operator import mul
 from pathlib import Path
 
 from vykhukhol import files
-from vykhukhol import subscribers as subs
 from vykhukhol.errors import BadInput
-from vykhukhol.series import LETTER, NOTHING, REMIND, Rules, next_action
+from vykhukhol.services import subscribers as subs
+from vykhukhol.services.rules import LETTER, NOTHING, REMIND, Rules, next_action
 
 MAGIC = b"vykhukhol due index 1\n"
 

@@ -271,7 +271,7 @@ def write_csv(data: DataDir, out, progress=None) -> int:
     """The list as CSV (the project's export: byte order mark, defused cells):
     address, when, why, from. An erased address's hash names nobody and is of
     no use elsewhere, so it is left out (the file itself keeps it)."""
-    from vykhukhol.export import write_table
+    from vykhukhol.members.export import write_table
 
     def rows():
         for line in files.read_lines(path(data)):

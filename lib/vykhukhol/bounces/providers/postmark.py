@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from vykhukhol.bounces import classify as kinds
 from vykhukhol.bounces.apply import Report
-from vykhukhol.hooks.common import Refused, address, basic_auth, json_body, text
+from vykhukhol.bounces.providers.common import Refused, address, basic_auth, json_body, text
 
 if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
     from vykhukhol.datadir import DataDir

@@ -14,9 +14,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from vykhukhol import state
 from vykhukhol.datadir import DataDir
-from vykhukhol.runlog import RunLog
+from vykhukhol.files import kv
+from vykhukhol.sender.runlog import RunLog
 from vykhukhol.timeutil import format_time, seconds_between
 
 if TYPE_CHECKING:
@@ -166,13 +166,13 @@ def raise_alert(data: DataDir, settings, log: RunLog, subject: str, moment: date
 
     def claim(values: dict[str, str]) -> None:
         nonlocal due
-        last = state.time_of(values, subject)
+        last = kv.time_of(values, subject)
         if last is not None and 0 <= seconds_between(moment, last) < THROTTLE:
             due = False
         else:
             values[subject] = format_time(moment)
 
-    state.change_kv(path, claim)
+    kv.change_kv(path, claim)
     if not due:
         return False
     from vykhukhol import mail  # only when a letter goes out

@@ -14,8 +14,9 @@ from __future__ import annotations
 from datetime import datetime
 from urllib.parse import urlsplit
 
-from vykhukhol import mail, render, texts, tokens
+from vykhukhol import mail, render, tokens
 from vykhukhol.datadir import DataDir
+from vykhukhol.mail import texts
 from vykhukhol.services import Letter, Service, given_html
 from vykhukhol.settings import Settings
 

@@ -7,7 +7,7 @@ through :meth:`Run.deliver`, which journals it before and after and answers
 with a :class:`Delivery` — with several SMTP connections the "after" comes
 as each connection answers, and :meth:`Run.drain` waits for the last ones
 before a journal is folded). The locks at the run's door (steps 6, 7, 8) and
-the admin's mode switch are in :mod:`vykhukhol.locks`.
+the admin's mode switch are in :mod:`vykhukhol.sender.doors`.
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ from enum import Enum
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from vykhukhol import alerts, journal, state
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, MissingModule, OverBudget, VykhukholError
-from vykhukhol.runlog import RunLog
+from vykhukhol.files import kv
+from vykhukhol.sender import alerts, journal
+from vykhukhol.sender.runlog import RunLog
 from vykhukhol.settings import Settings
 from vykhukhol.states import Outcome
 from vykhukhol.timeutil import after, format_duration, format_time, parse_time, seconds_between
@@ -34,7 +35,7 @@ from vykhukhol.timeutil import after, format_duration, format_time, parse_time, 
 if TYPE_CHECKING:  # the e-mail package is imported only by runs that send
     from vykhukhol import mail
     from vykhukhol.mail.lanes import Lanes
-    from vykhukhol.suppression import Checker
+    from vykhukhol.members.suppression import Checker
 
 SEND_SHARE = 0.5       # share of time_limit in which new letters may start
 HARD_SHARE = 0.8       # no SMTP command may wait past this share of time_limit
@@ -45,6 +46,13 @@ TEMPFAIL_GIVE_UP = 3 * 86400  # a letter failing temporarily this long becomes f
 # A recipient deferred at RCPT (greylisting, a busy mailbox) waits this long
 # before its next try, longer each time (SPEC 5, "Delivery failures").
 DEFER_PAUSES = (15 * 60, 3600, 4 * 3600, 16 * 3600)
+
+
+
+class RunEnds(Exception):  # noqa: N818 - a signal, not an error
+    """The one way a step of SPEC 5 ends the run: raised by the step (after it
+    said why — an alert, a log line, :meth:`Run.stop`), caught by
+    :func:`vykhukhol.sender.take_steps`, which takes no further step."""
 
 
 class Delivery(Enum):
@@ -124,7 +132,7 @@ class Run:
         """The suppression list (SPEC 12), read once a run: ``email in run.suppressed``.
         Read after the bounce mailbox, so what it suppressed counts already."""
         if self._suppressed is None:
-            from vykhukhol import suppression
+            from vykhukhol.members import suppression
 
             self._suppressed = suppression.Checker(
                 self.data, suppression.secret_of(self.settings))
@@ -408,7 +416,7 @@ class Run:
                                     format_time(after(moment, pause)) if defer else "-",
                                     str(tries + 1)))
 
-        values = state.change_kv(self.data.state / "tempfail", change)
+        values = kv.change_kv(self.data.state / "tempfail", change)
         self._tempfails_of(target)[key] = values[key]
         first, _, tries = _deferral(values[key])
         return first or moment, tries
@@ -432,7 +440,7 @@ class Run:
         key = _tempfail_key(target, email, item)
         keys = self._tempfails_of(target)
         if key in keys:
-            state.change_kv(self.data.state / "tempfail", lambda v: v.pop(key, None))
+            kv.change_kv(self.data.state / "tempfail", lambda v: v.pop(key, None))
             keys.pop(key, None)
 
     def _tempfails_of(self, target: str) -> dict[str, str]:
@@ -441,7 +449,7 @@ class Run:
         keys = self._tempfails.get(target)
         if keys is None:
             path = self.data.state / "tempfail"
-            keys = {k: v for k, v in state.read_kv(path).items() if k.startswith(f"{target}|")} \
+            keys = {k: v for k, v in kv.read_kv(path).items() if k.startswith(f"{target}|")} \
                 if path.exists() else {}
             self._tempfails[target] = keys
         return keys
@@ -534,7 +542,7 @@ class Allowance:
             self.granted = max(0, room)
             values.update(hour=hour, hour_count=str(in_hour + self.granted),
                           day=day, day_count=str(in_day + self.granted))
-        state.change_kv(self.run.data.state / "counters", change)
+        kv.change_kv(self.run.data.state / "counters", change)
 
     def settle(self) -> None:
         """Give back the letters reserved but not sent (unless the hour turned)."""
@@ -548,7 +556,7 @@ class Allowance:
                 values["hour_count"] = str(max(0, int(values.get("hour_count", 0)) - unused))
             if values.get("day") == day:
                 values["day_count"] = str(max(0, int(values.get("day_count", 0)) - unused))
-        state.change_kv(self.run.data.state / "counters", change)
+        kv.change_kv(self.run.data.state / "counters", change)
 
 
 _ANSWERED = {"rcpt": "in reply to RCPT TO command", "data": "in reply to end of DATA command"}

@@ -209,7 +209,8 @@ def _load(folder: Path, db: str) -> Service:
 
 def check_fields(values: dict[str, str]) -> dict[str, str]:
     """Validate service fields as given by a form or the CLI; return them normalised."""
-    from vykhukhol import render, schedule
+    from vykhukhol import render
+    from vykhukhol.services import schedule
 
     out = {}
     for key, value in values.items():
@@ -277,7 +278,9 @@ def add_service(data: DataDir, name: str, db: str, values: dict[str, str]) -> Se
         raise StorageError(f"cannot create service {name!r}: {exc.strerror}") from exc
     service = Service(name=name, db=db, folder=folder)
     _write_ini(service, values)
-    from vykhukhol.subscribers import HEADER  # the subscriber files' module: not for a GET page
+    from vykhukhol.services.subscribers import (
+        HEADER,  # the subscriber files' module: not for a GET page
+    )
 
     files.atomic_write(service.subscribers_path, HEADER + "\n")
     return _load(folder, db)

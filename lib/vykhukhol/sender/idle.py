@@ -177,7 +177,7 @@ def tick(root: str, environ: dict | None = None, moment: float | None = None) ->
         return None  # the full way reports what is wrong with state/
     until = format_time(datetime.fromtimestamp(float(proof.values["until"]), timezone.utc))
     elapsed = time.monotonic() - began
-    from vykhukhol.runlog import ended_line
+    from vykhukhol.sender.runlog import ended_line
 
     _log(root, lease, now, ended_line(elapsed, f"all done (nothing due before {until})", 0))
     return (f"run {lease}\nstarted {format_time(now)}\nnothing due before {until}\n"
@@ -215,14 +215,14 @@ def take_turn(root: str, proof: Proof, now) -> str | None:
                 return never
 
         first = min(ready, key=lambda name: (when(name), name))
-        # Appended, not rewritten: state.read_kv lets a later line win, the next
+        # Appended, not rewritten: kv.read_kv lets a later line win, the next
         # full run's rewrite folds the lines, and a tick pays no fsync or rename.
         files.append_line(served_path, f"{first}\t{format_time(now)}", sync=False)
     return first
 
 
 def _in_window(window: str, now, zone: str) -> bool:
-    from vykhukhol.schedule import matches_expr  # only for a site with send windows
+    from vykhukhol.services.schedule import matches_expr  # only for a site with send windows
 
     return matches_expr(window, now, zone)
 
@@ -231,7 +231,7 @@ def _log(root: str, lease: str, now, message: str) -> None:
     """One line in the run log, as the admin's list of runs reads it; never raises."""
     from vykhukhol import files
     from vykhukhol.errors import VykhukholError
-    from vykhukhol.runlog import KEEP, MAX_BYTES
+    from vykhukhol.sender.runlog import KEEP, MAX_BYTES
     from vykhukhol.timeutil import format_time
 
     path = os.path.join(root, "log", "run.log")
@@ -357,10 +357,11 @@ def prove(run) -> float | None:
 
 
 def _prove(run) -> float | None:
-    from vykhukhol import files, newsletters, state
+    from vykhukhol import files, newsletters
     from vykhukhol import services as svc
     from vykhukhol import settings as settings_mod
-    from vykhukhol.series import rules_of
+    from vykhukhol.services import due_summary
+    from vykhukhol.services.rules import rules_of
     from vykhukhol.timeutil import parse_time
 
     data = run.data
@@ -388,9 +389,9 @@ def _prove(run) -> float | None:
         if "\t" in service.send_window or "\n" in service.send_window:
             return None
         enabled.append(service)
-        summary = state.read_due(data, service.name)
+        summary = due_summary.read_due(data, service.name)
         if summary is None or summary.fingerprint != rules_of(run, service).fingerprint() \
-                or summary.stamp != state.file_stamp(service.subscribers_path):
+                or summary.stamp != due_summary.file_stamp(service.subscribers_path):
             return None
         next_due = parse_time(summary.next)
         if next_due is not None:

@@ -1,0 +1,46 @@
+"""Small ``key<TAB>value`` files (the sender's ``data/state/`` files and the like),
+rewritten atomically under their record lock.
+
+Part of :mod:`vykhukhol.files`, apart from its package face so that only
+its readers import it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from vykhukhol import files
+from vykhukhol.errors import BadInput
+from vykhukhol.timeutil import parse_time
+
+
+def read_kv(path: Path) -> dict[str, str]:
+    result = {}
+    for line in files.read_lines(path):
+        if line and not line.startswith("#"):
+            key, _, value = line.partition("\t")
+            result[key] = value
+    return result
+
+
+def write_kv(path: Path, values: dict[str, str]) -> None:
+    files.atomic_write(path, [f"{k}\t{v}\n" for k, v in values.items()])
+
+
+def change_kv(path: Path, change: Callable[[dict[str, str]], None]) -> dict[str, str]:
+    """Read-modify-write of one state file under its record lock."""
+    files.make_folder(path.parent)
+    with files.record_lock(path):
+        values = read_kv(path)
+        change(values)
+        write_kv(path, values)
+    return values
+
+
+def time_of(values: dict[str, str], key: str) -> datetime | None:
+    try:
+        return parse_time(values.get(key, "-"))
+    except BadInput:
+        return None
