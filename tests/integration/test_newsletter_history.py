@@ -140,15 +140,15 @@ def test_a_bounce_batch_redone_after_a_kill_counts_once(site):
     redoes the batch from its journal, and the history and the chart's day count
     take it once."""
     from vykhukhol import files
-    from vykhukhol.bounces import apply, record
+    from vykhukhol.bounces import apply, ledger, record
 
     job = newsletter_site(site)
     settings = site.settings()
-    files.make_folder(apply.journal_path(site.data).parent)
-    plan = apply.Plan(ids=["m1"], history=[(job, "bounced"), (job, "bounced"),
+    files.make_folder(ledger.journal_path(site.data).parent)
+    plan = ledger.Plan(ids=["m1"], history=[(job, "bounced"), (job, "bounced"),
                                            (job, "complaints")], bounced=2)
-    apply._run_plan(site.data, settings, "batch-1", plan, fresh=True)
-    journal = apply.journal_path(site.data)
+    ledger.run_plan(site.data, settings, "batch-1", plan, fresh=True)
+    journal = ledger.journal_path(site.data)
     kept = [line for line in journal.read_text().splitlines() if not line.startswith("done")]
     journal.write_text("\n".join(kept) + "\n")  # as if killed before the done line
     apply.process(site.data, settings, [], "pipe")  # the next reader finishes the batch
@@ -158,7 +158,7 @@ def test_a_bounce_batch_redone_after_a_kill_counts_once(site):
     assert sum(record.per_day(site.data).values()) == 2
 
     plan.ids = ["m2"]
-    apply._run_plan(site.data, settings, "batch-2", apply.Plan.from_json(plan.to_json()),
+    ledger.run_plan(site.data, settings, "batch-2", ledger.Plan.from_json(plan.to_json()),
                     fresh=True)
     [entry] = history.entries(site.data)
     assert (entry.bounced, entry.complaints) == (4, 2)

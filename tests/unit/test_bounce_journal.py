@@ -15,7 +15,7 @@ import pytest
 
 from vykhukhol import files
 from vykhukhol import services as svc
-from vykhukhol.bounces import apply, record
+from vykhukhol.bounces import apply, ledger, record
 from vykhukhol.bounces import tag as tags
 from vykhukhol.services import subscribers as subs
 
@@ -68,7 +68,7 @@ def after_rewrite(monkeypatch) -> None:
 POINTS = {
     "before the batch line": lambda mp: kill_at(mp, files, "append_line",
                                                 lambda path, line, *a, **k: line.startswith("batch")),
-    "after the batch line": lambda mp: kill_at(mp, apply, "_count_failures"),
+    "after the batch line": lambda mp: kill_at(mp, ledger, "_count_failures"),
     "after the before line": lambda mp: kill_at(mp, subs, "rewrite"),
     "after the rewrite": after_rewrite,
     "after the log, before done": lambda mp: kill_at(mp, files, "append_line",

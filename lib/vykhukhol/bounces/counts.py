@@ -5,8 +5,8 @@ One set of rules for every way a refusal arrives — a report by mail
 hand-over (the sender's fold, :mod:`vykhukhol.sender.fold` and
 :mod:`vykhukhol.sender.newsletter`):
 
-- *address gone*: :func:`forget_everywhere` — suppressed first, then deleted
-  from every service of the site;
+- *address gone*: :func:`vykhukhol.members.membership.forget_everywhere` —
+  suppressed first, then deleted from every service of the site;
 - *soft*: :func:`settle_soft` — ``failures`` counts soft failures of
   different letters. Which letters were counted, and when the last one was,
   is kept in ``data/state/soft`` (one line per service and address:
@@ -16,7 +16,7 @@ hand-over (the sender's fold, :mod:`vykhukhol.sender.fold` and
   back to 0; at ``bounce_limit`` the address is forgotten everywhere like a
   gone one (:attr:`~vykhukhol.members.suppression.Why.BOUNCES`);
 - *sender refused* and *delay*: nothing on the subscriber (the caller counts
-  or notes them).
+  or notes them; the sender's refusals per run: :mod:`.refusals`).
 
 Exactly once. ``data/state/soft`` is written *before* the subscriber file:
 a kill between the two leaves the letter known and the count recorded there,
@@ -39,7 +39,7 @@ from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.files import kv
-from vykhukhol.members import suppression
+from vykhukhol.members import membership, suppression
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
 from vykhukhol.settings import Settings
@@ -115,23 +115,6 @@ def settle_soft(data: DataDir, settings: Settings, service: str,
     return result
 
 
-def forget_everywhere(data: DataDir, settings: Settings, address: str, why: suppression.Why,
-                      source: str, moment: datetime, suppressed: bool = False) -> list[str]:
-    """An address gone (or at bounce_limit): suppressed, then deleted from
-    every service of the site (its pending newsletter rows skipped). Doing it
-    twice changes nothing. Returns the services it was deleted from."""
-    from vykhukhol.members import membership
-
-    if not suppressed:
-        suppression.add(data, suppression.secret_of(settings), address, why, source, moment)
-    gone = []
-    for service in svc.load_services(data):
-        try:
-            if membership.unsubscribe(data, service.name, address):
-                gone.append(service.name)
-        except (NotFound, BadInput):
-            continue  # the service went away meanwhile
-    return gone
 
 
 def soft_in_service(data: DataDir, settings: Settings, service_name: str,
@@ -175,76 +158,6 @@ def soft_in_service(data: DataDir, settings: Settings, service_name: str,
         subs.rewrite(path, change, parse=lambda _, line: email_key(line.split("\t", 1)[0]) in after)
         due_summary.lower_due(data, service_name, None, path)
     for key in sorted(over):
-        forget_everywhere(data, settings, emails.get(key, key), suppression.Why.BOUNCES, source,
+        membership.forget_everywhere(data, settings, emails.get(key, key), suppression.Why.BOUNCES, source,
                           moment, suppressed=True)
     return [emails.get(key, key) for key in sorted(over)]
-
-
-# --- the sender refused (SPEC 5): counted per run, one alert past 5% --------------
-
-ALERT_SHARE = 0.05   # more than this share of a run's letters refused for the sender's reasons…
-ALERT_LEAST = 5      # …and at least this many: the admin is told
-KEEP_RUNS = 200      # runs whose refusals are remembered
-
-
-def refused_path(data: DataDir) -> Path:
-    return data.state / "refused"
-
-
-def _tally(value: str | None) -> tuple[str, int, int, bool, dict[str, int]]:
-    """(time, letters, refused, alerted, reason → count) of one run's line."""
-    parts = (value or "").split()
-    try:
-        reasons = {name: int(n) for name, _, n in (p.partition(":") for p in parts[4:])}
-        return parts[0], int(parts[1]), int(parts[2]), parts[3] == "yes", reasons
-    except (IndexError, ValueError):
-        return "-", 0, 0, False, {}
-
-
-def _untally(time: str, letters: int, refused: int, alerted: bool, reasons: dict[str, int]) -> str:
-    return " ".join([time, str(letters), str(refused), "yes" if alerted else "no",
-                     *(f"{name}:{n}" for name, n in sorted(reasons.items()))])
-
-
-def note_refused(data: DataDir, refused: list[tuple[str, str]], moment: datetime,
-                 letters: dict[str, int] | None = None) -> None:
-    """Count refusals for the sender's reasons, each (the run that sent the
-    letter, Sisimai's reason), and the letters a run handed over or had
-    refused (``letters``, at the run's end). A refusal whose run is not known
-    (no returned headers) is counted for the latest run."""
-
-    def change(values: dict[str, str]) -> None:
-        latest = max(values, key=lambda k: _tally(values[k])[0], default="-")
-        for run, count in (letters or {}).items():
-            time, had, no, alerted, why = _tally(values.get(run))
-            values[run] = _untally(format_time(moment), had + count, no, alerted, why)
-        for run, reason in refused:
-            run = run if run in values else latest
-            time, had, no, alerted, why = _tally(values.get(run))
-            why[reason] = why.get(reason, 0) + 1
-            values[run] = _untally(time if time != "-" else format_time(moment), had, no + 1,
-                                   alerted, why)
-        for old in sorted(values, key=lambda k: _tally(values[k])[0])[:-KEEP_RUNS]:
-            del values[old]
-
-    kv.change_kv(refused_path(data), change)
-
-
-def refusal_alerts(data: DataDir) -> list[tuple[str, int, int, dict[str, int]]]:
-    """Runs past the alert line not told yet, each (run, letters, refused,
-    reasons); they are marked told (so each run is alerted once)."""
-    path = refused_path(data)
-    if not path.exists():
-        return []
-    due: list[tuple[str, int, int, dict[str, int]]] = []
-
-    def change(values: dict[str, str]) -> None:
-        for run, value in values.items():
-            time, letters, refused, alerted, why = _tally(value)
-            if not alerted and refused >= ALERT_LEAST and refused > ALERT_SHARE * max(letters, 1):
-                due.append((run, letters, refused, why))
-                values[run] = _untally(time, letters, refused, True, why)
-
-    if any(not _tally(v)[3] and _tally(v)[2] >= ALERT_LEAST for v in kv.read_kv(path).values()):
-        kv.change_kv(path, change)
-    return due

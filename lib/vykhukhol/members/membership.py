@@ -23,6 +23,10 @@ from vykhukhol.settings import Settings
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now, seconds_between
 
+TYPE_CHECKING = False  # typing is not imported for this: the subscribe page pays for every import
+if TYPE_CHECKING:
+    from vykhukhol.members.suppression import Why
+
 RESEND_AFTER = 600  # seconds: a known unconfirmed address is asked again at most this often
 
 
@@ -206,3 +210,22 @@ def remove(data: DataDir, service_name: str, email: str) -> None:
     if subs.find(service.subscribers_path, email) is None:
         raise NotFound("{email} is not a subscriber of {service}", email=email, service=service_name)
     unsubscribe(data, service_name, email)
+
+
+def forget_everywhere(data: DataDir, settings: Settings, address: str, why: Why,
+                      source: str, moment: datetime, suppressed: bool = False) -> list[str]:
+    """An address gone (or at bounce_limit): suppressed, then deleted from
+    every service of the site (its pending newsletter rows skipped). Doing it
+    twice changes nothing. Returns the services it was deleted from."""
+    from vykhukhol.members import suppression
+
+    if not suppressed:
+        suppression.add(data, suppression.secret_of(settings), address, why, source, moment)
+    gone = []
+    for service in svc.load_services(data):
+        try:
+            if unsubscribe(data, service.name, address):
+                gone.append(service.name)
+        except (NotFound, BadInput):
+            continue  # the service went away meanwhile
+    return gone

@@ -58,12 +58,12 @@ def forget_elsewhere(run: Run, forgotten: dict[str, str]) -> None:
     journal is cleared, so a kill meanwhile only repeats it."""
     if not forgotten:
         return
-    from vykhukhol.bounces import counts
-    from vykhukhol.members import suppression
+    from vykhukhol.members import membership, suppression
 
     for email, why in forgotten.items():
-        for name in counts.forget_everywhere(run.data, run.settings, email, suppression.Why(why),
-                                             "smtp", run.now(), suppressed=True):
+        for name in membership.forget_everywhere(run.data, run.settings, email,
+                                                 suppression.Why(why), "smtp", run.now(),
+                                                 suppressed=True):
             run.log.write(f"{name}: {email} deleted: {why} (refused at hand-over)")
 
 

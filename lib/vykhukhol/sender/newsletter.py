@@ -186,14 +186,14 @@ def count_refusals(run: Run, name: str, services: list[str],
     if not failed:
         return
     from vykhukhol.bounces import counts
-    from vykhukhol.members import suppression
+    from vykhukhol.members import membership, suppression
 
     moment = run.now()
     soft: dict[str, list[str]] = defaultdict(list)
     for record in failed:
         if record.cause == "address gone":
-            for gone in counts.forget_everywhere(run.data, run.settings, record.email,
-                                                 suppression.Why.GONE, "smtp", moment):
+            for gone in membership.forget_everywhere(run.data, run.settings, record.email,
+                                                     suppression.Why.GONE, "smtp", moment):
                 run.log.write(f"{gone}: {record.email} deleted: address gone (refused at "
                               f"hand-over of newsletter {name}); suppressed")
         else:

@@ -14,15 +14,15 @@ def tell_refusals(run: Run) -> None:
     refusals at hand-over counted, and one alert for each run whose letters
     came back so past the line (more than 5 %, at least 5; late bounces are
     counted for the run that sent the letter)."""
-    # counts.refused_path, without importing the bounces package on an idle tick
+    # refusals.refused_path, without importing the bounces package on an idle tick
     if not (run.letters_out or run.refusals or (run.data.state / "refused").exists()):
         return
-    from vykhukhol.bounces import counts
+    from vykhukhol.bounces import refusals
 
     try:
         if run.letters_out or run.refusals:
-            counts.note_refused(run.data, run.refusals, run.now(), {run.lease: run.letters_out})
-        due = counts.refusal_alerts(run.data)
+            refusals.note_refused(run.data, run.refusals, run.now(), {run.lease: run.letters_out})
+        due = refusals.refusal_alerts(run.data)
     except VykhukholError as exc:
         run.log.error(f"the refusals could not be counted: {exc.message}")
         return
