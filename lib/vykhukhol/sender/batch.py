@@ -81,7 +81,7 @@ def send_batch(run: Run, quota: str, book: journal.Journal, letters: list[Letter
             return Ended.STOPPED
         if broken is not None and letter.item in broken:
             continue  # its recipients wait, untouched, for a run after the fix
-        if copy is not None and run.deferred(letter.target, letter.email, letter.item):
+        if copy is not None and run.deferrals.deferred(letter.target, letter.email, letter.item):
             continue  # refused at RCPT a short while ago: it waits its pause, the others go on
         if copy is None:
             book.note(journal.SKIPPED, format_time(run.now()), letter.target, letter.email,

@@ -177,7 +177,7 @@ def take_lines(run: Run, service: svc.Service, rules: Rules, work: Work, fresh: 
         return NoScan.UNFINISHED
     # Recipients waiting out a deferral are taken and passed over: as many more
     # are taken, so they never hold back the others (SPEC 5, "Delivery failures").
-    wanted = max(run.serial_left, 0) + run.deferred_count(service.name)
+    wanted = max(run.serial_left, 0) + run.deferrals.deferred_count(service.name)
     choice = dueindex.choose(index, run.now().timestamp(), wanted)
     rows: dict[int, tuple[bytes, subs.Subscriber]] = {}
     letters, reminders, tidy = [], [], False

@@ -1,0 +1,83 @@
+"""The hourly and daily caps (SPEC 5, "Sending limits"), shared across runs
+through ``data/state/counters``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from vykhukhol.datadir import DataDir
+from vykhukhol.files import kv
+from vykhukhol.settings import Settings
+
+
+class Allowance:
+    """The hourly and daily caps (SPEC 5, "Sending limits"), shared across runs.
+
+    A run reserves what it may send in one write of ``data/state/counters``
+    and gives back what it did not use; a killed run's reservation counts as
+    sent, which errs on the side of sending less.
+    """
+
+    def __init__(self, data: DataDir, settings: Settings, now: Callable[[], datetime],
+                 wanted: Callable[[], int]) -> None:
+        self.path = data.state / "counters"
+        self.settings, self.now = settings, now
+        self.wanted = wanted  # what the run may still send (its quotas), asked on first use
+        self.granted: int | None = None  # None: not reserved yet
+        self.used = 0
+
+    def _limits(self) -> tuple[int, int]:
+        return self.settings["hourly_limit"], self.settings["daily_limit"]
+
+    def _buckets(self) -> tuple[str, str]:
+        local = self.now().astimezone(ZoneInfo(self.settings["timezone"]))
+        return f"{local:%Y-%m-%dT%H}", f"{local:%Y-%m-%d}"
+
+    def room(self) -> bool:
+        """Whether one more letter fits the caps (reserving on first use)."""
+        hourly, daily = self._limits()
+        if not hourly and not daily:
+            return True
+        if self.granted is None:
+            self._reserve(hourly, daily)
+        return self.used < self.granted
+
+    def take(self) -> bool:
+        """Count one letter that is about to leave; False when the caps are reached."""
+        if not self.room():
+            return False
+        self.used += 1
+        return True
+
+    def _reserve(self, hourly: int, daily: int) -> None:
+        wanted = self.wanted()
+        hour, day = self._buckets()
+
+        def change(values: dict[str, str]) -> None:
+            in_hour = int(values.get("hour_count", 0)) if values.get("hour") == hour else 0
+            in_day = int(values.get("day_count", 0)) if values.get("day") == day else 0
+            room = wanted
+            if hourly:
+                room = min(room, hourly - in_hour)
+            if daily:
+                room = min(room, daily - in_day)
+            self.granted = max(0, room)
+            values.update(hour=hour, hour_count=str(in_hour + self.granted),
+                          day=day, day_count=str(in_day + self.granted))
+        kv.change_kv(self.path, change)
+
+    def settle(self) -> None:
+        """Give back the letters reserved but not sent (unless the hour turned)."""
+        if not self.granted or self.used >= self.granted:
+            return
+        unused = self.granted - self.used
+        hour, day = self._buckets()
+
+        def change(values: dict[str, str]) -> None:
+            if values.get("hour") == hour:
+                values["hour_count"] = str(max(0, int(values.get("hour_count", 0)) - unused))
+            if values.get("day") == day:
+                values["day_count"] = str(max(0, int(values.get("day_count", 0)) - unused))
+        kv.change_kv(self.path, change)

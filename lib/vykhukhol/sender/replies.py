@@ -1,0 +1,70 @@
+"""What a refusal at hand-over means (SPEC 5, "Delivery failures"): the
+server's reply read for its cause, with the command it answered; a
+temporary one of the recipient (4xx to RCPT) defers that recipient alone
+(:mod:`.tempfail`), one of the server stops the run's sending.
+"""
+
+from __future__ import annotations
+
+from vykhukhol.sender import journal
+from vykhukhol.sender.tempfail import DEFER_PAUSES, TEMPFAIL_GIVE_UP
+from vykhukhol.states import Outcome
+from vykhukhol.timeutil import format_duration, seconds_between
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from vykhukhol import mail
+    from vykhukhol.sender.runtime import Run
+
+_ANSWERED = {"rcpt": "in reply to RCPT TO command", "data": "in reply to end of DATA command"}
+
+
+def read_refusal(run: Run, exc: mail.DeliveryError, target: str, email: str, item: str
+                 ) -> tuple[str, str]:
+    """The journal's outcome for a refused letter, and for ``failed`` its
+    cause (SPEC 5): a permanent refusal is read for its reason; a
+    temporary one of the recipient (4xx to RCPT) defers that recipient
+    alone, one of the server stops the run's sending."""
+    if exc.stage == "dkim":  # our settings, not the letter: no letter leaves unsigned
+        run.log.error(f"{target}: {exc.detail}; sending stops until the DKIM key is fixed")
+        run.stop(Outcome.TEMPFAIL)
+        return journal.TEMPFAIL, ""
+    if not exc.temporary:
+        from vykhukhol.bounces import reasons
+
+        if exc.code is not None:
+            reading = reasons.smtp_reason(exc.code, "", exc.detail)
+            # Which command was refused is known here, and it decides what
+            # "user unknown" means: to RCPT TO, the address; after DATA, a filter.
+            said = _ANSWERED.get(exc.stage)
+            if said:
+                reading = reasons.read(reading.status, exc.detail, "failed",
+                                       str(exc.code), context=said)
+        else:  # sendmail's words: read like a report's diagnostic
+            reading = reasons.read(text=exc.detail, action="failed")
+        if reading.cause is reasons.Cause.DELAY:  # a 5xx never is: read as soft
+            reading = reasons.Reading(reasons.Cause.SOFT, reading.reason, reading.status,
+                                      reading.code)
+        run.log.write(f"{target}: {email} refused ({exc.code or 'no code'}): {exc.detail} "
+                       f"[{reading.cause.value}: {reading.log_text()}]")
+        run.deferrals.forget(target, email, item)
+        if reading.cause is reasons.Cause.SENDER:
+            run.refusals.append((run.lease, reading.reason))
+        return journal.FAILED, reading.cause.value
+    rcpt = exc.stage == "rcpt" and exc.code != 421  # 421: the server closes, for all
+    since, tries = run.deferrals.note(target, email, item, defer=rcpt)
+    if seconds_between(run.now(), since) >= TEMPFAIL_GIVE_UP:
+        run.log.write(f"{target}: {email} failed temporarily for "
+                       f"{format_duration(TEMPFAIL_GIVE_UP)}; marked failed")
+        run.deferrals.forget(target, email, item)
+        return journal.FAILED, "soft"
+    code = f" ({exc.code})" if exc.code else ""
+    if rcpt:
+        pause = DEFER_PAUSES[min(tries, len(DEFER_PAUSES)) - 1]
+        run.log.write(f"{target}: {email} deferred{code}: {exc.detail}; tried again in "
+                       f"{format_duration(pause)} at the earliest, the others go on")
+        return journal.TEMPFAIL, ""
+    run.log.write(f"{target}: temporary failure for {email}{code}: {exc.detail}; "
+                   "sending stops, a later run retries")
+    run.stop(Outcome.TEMPFAIL)
+    return journal.TEMPFAIL, ""
