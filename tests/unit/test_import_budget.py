@@ -49,7 +49,8 @@ PAGE = IDLE - {"vykhukhol.sender", "vykhukhol.sender.idle", "fcntl", "vykhukhol.
     "_winapi", "nt", "ntpath", "errno", "urllib", "ipaddress", "urllib.parse", "pathlib",
     "vykhukhol.datadir", "vykhukhol.web.response", "vykhukhol.web.http", "configparser",
     "vykhukhol.addresses", "vykhukhol.services", "_struct", "struct", "binascii",
-    "vykhukhol.settings", "vykhukhol.i18n", "vykhukhol.web.pages", "vykhukhol.web.plainpages",
+    "vykhukhol.settings", "vykhukhol.settings.keys", "vykhukhol.i18n", "vykhukhol.web.pages",
+    "vykhukhol.web.plainpages",
     "vykhukhol.web.public", "vykhukhol.web.headers",
 }
 # A link page checks its signature too (hmac, hashlib, base64 for the token).
@@ -78,7 +79,7 @@ NEVER_ON_A_PAGE = {"jinja2", "markupsafe", "email", "filelock", "tempfile", "shu
 NEVER_ON_A_GET = NEVER_ON_A_PAGE | {"dataclasses", "inspect", "typing", "secrets", "random",
                                    "copy", "locale", "gettext"}
 NEVER_ON_THE_TICK = NEVER_ON_A_PAGE | {"pathlib", "dataclasses", "typing", "re", "inspect",
-                                       "configparser", "vykhukhol.settings",
+                                       "configparser", "vykhukhol.settings", "vykhukhol.settings.keys",
                                        "vykhukhol.services", "vykhukhol.datadir"}
 
 
