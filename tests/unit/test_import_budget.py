@@ -37,7 +37,7 @@ IDLE = START | {
     "itertools", "keyword", "operator", "_operator", "reprlib", "_collections", "collections",
     "types", "_functools", "functools", "contextlib", "vykhukhol.files", "vykhukhol.files.modes",
     "vykhukhol.files.appends", "vykhukhol.files.locks", "vykhukhol.files.rewrite", "fcntl",
-    "vykhukhol.sender.runlog", "vykhukhol.web.headers",
+    "vykhukhol.sender.runlog", "vykhukhol.web.headers", "vykhukhol.sender.rotation", "vykhukhol.files.kv",
 }
 
 # A GET page: the data directory, the settings, the service, the page drawn in

@@ -7,13 +7,15 @@ its readers import it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime
-from pathlib import Path
-
 from vykhukhol import files
 from vykhukhol.errors import BadInput
 from vykhukhol.timeutil import parse_time
+
+TYPE_CHECKING = False  # the idle tick reads the round robin through this module: no typing, pathlib
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from datetime import datetime
+    from pathlib import Path
 
 
 def read_kv(path: Path) -> dict[str, str]:

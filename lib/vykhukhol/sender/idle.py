@@ -188,37 +188,11 @@ def take_turn(root: str, proof: Proof, now) -> str | None:
     """What an idle full run does to the round robin (sender steps 3-4): the
     enabled service in its send window served longest ago counts as served now.
     Returns its name (None: no service is in its window)."""
-    from datetime import datetime, timezone
+    from vykhukhol.sender import rotation
 
-    from vykhukhol import files
-    from vykhukhol.errors import BadInput
-    from vykhukhol.timeutil import format_time, parse_time
-
-    never = datetime(1970, 1, 1, tzinfo=timezone.utc)  # series.EPOCH: never served goes first
-
-    served_path = os.path.join(root, "state", "served")
     zone = proof.values.get("timezone", "UTC")
     ready = [name for name, window in proof.services if not window or _in_window(window, now, zone)]
-    if not ready:
-        return None
-    with files.quick_record_lock(served_path):
-        values = {}
-        for line in files.read_lines(served_path):
-            if line and not line.startswith("#"):
-                key, _, value = line.partition("\t")
-                values[key] = value
-
-        def when(name: str):
-            try:
-                return parse_time(values.get(name, "-")) or never
-            except BadInput:
-                return never
-
-        first = min(ready, key=lambda name: (when(name), name))
-        # Appended, not rewritten: kv.read_kv lets a later line win, the next
-        # full run's rewrite folds the lines, and a tick pays no fsync or rename.
-        files.append_line(served_path, f"{first}\t{format_time(now)}", sync=False)
-    return first
+    return rotation.take_turn(os.path.join(root, "state", "served"), ready, now)
 
 
 def _in_window(window: str, now, zone: str) -> bool:
@@ -229,15 +203,11 @@ def _in_window(window: str, now, zone: str) -> bool:
 
 def _log(root: str, lease: str, now, message: str) -> None:
     """One line in the run log, as the admin's list of runs reads it; never raises."""
-    from vykhukhol import files
     from vykhukhol.errors import VykhukholError
-    from vykhukhol.sender.runlog import KEEP, MAX_BYTES
-    from vykhukhol.timeutil import format_time
+    from vykhukhol.sender import runlog
 
-    path = os.path.join(root, "log", "run.log")
     try:
-        files.rotate(path, MAX_BYTES, KEEP)
-        files.append_line(path, f"{format_time(now)}\t{lease}\tinfo\t{message}", sync=False)
+        runlog.append(os.path.join(root, "log", "run.log"), now, lease, "info", message)
     except (OSError, VykhukholError) as exc:  # the log costs the log, never the tick
         import sys
 
@@ -265,7 +235,9 @@ def data_root(scripts_dir: str) -> str:
     env = os.environ.get("VYKHUKHOL_DATA")
     if env:
         return os.path.realpath(env)
-    checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    checkout = os.path.realpath(__file__)
+    for _ in range(4):  # lib/vykhukhol/sender/idle.py → the checkout
+        checkout = os.path.dirname(checkout)
     for folder in (scripts_dir, os.path.join(checkout, "cgi")):
         pointer = os.path.join(folder, "vykhukhol.path")
         if folder and os.path.isfile(pointer):

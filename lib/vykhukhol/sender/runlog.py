@@ -17,6 +17,9 @@ from vykhukhol.timeutil import format_time, now
 
 TYPE_CHECKING = False  # the idle cron tick imports this module: no typing, dataclasses, pathlib
 if TYPE_CHECKING:
+    import os
+    from datetime import datetime
+
     from vykhukhol.datadir import DataDir
 
 MAX_BYTES = 1_000_000  # one log file before rotation
@@ -60,6 +63,15 @@ def parse_ended(message: str) -> Ended | None:
     return Ended(*found.groups()) if found else None
 
 
+def append(path: str | os.PathLike, moment: datetime, lease: str, level: str,
+           message: str) -> None:
+    """The one writer of a run-log line (the full run's :class:`RunLog` and
+    the idle tick alike): the file rotated past MAX_BYTES, then the line
+    appended (not fsynced: a log line lost to a crash costs only itself)."""
+    files.rotate(path, MAX_BYTES, KEEP)
+    files.append_line(path, f"{format_time(moment)}\t{lease}\t{level}\t{message}", sync=False)
+
+
 class RunLog:
     def __init__(self, data: DataDir, lease: str) -> None:
         self.path = data.log / "run.log"
@@ -80,10 +92,8 @@ class RunLog:
                                         f"written to the log: {self.lost[1]}"))
         try:
             files.make_folder(self.path.parent)
-            files.rotate(self.path, MAX_BYTES, KEEP)
             for kind, text in entries:
-                files.append_line(self.path, f"{format_time(now())}\t{self.lease}\t{kind}\t{text}",
-                                  sync=False)
+                append(self.path, now(), self.lease, kind, text)
         except (StorageError, OSError) as exc:
             reason = exc.message if isinstance(exc, StorageError) else str(exc)
             if not self.lost:

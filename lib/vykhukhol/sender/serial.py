@@ -89,15 +89,11 @@ def send_series(run: Run, first: svc.Service, held: Held) -> None:
 
 def in_window(run: Run, services: list[svc.Service]) -> list[svc.Service]:
     """Services whose send window matches this minute, longest ago served first."""
-    served = rotation.served_times(run.data)
     zone = run.settings["timezone"]
     moment = run.now()
-    ready = []
-    for service in services:
-        if service.send_window and not schedule.matches_expr(service.send_window, moment, zone):
-            continue
-        ready.append(service)
-    return sorted(ready, key=lambda s: (served.get(s.name) or EPOCH, s.name))
+    ready = {service.name: service for service in services
+             if not service.send_window or schedule.matches_expr(service.send_window, moment, zone)}
+    return [ready[name] for name in rotation.in_turn(ready, rotation.served_times(run.data))]
 
 
 def find_work(run: Run, service: svc.Service) -> Work | None:
