@@ -139,7 +139,7 @@ def read_mailbox(data: DataDir, settings: Settings, seconds: float,
     return summary
 
 
-class _Refused(Exception):
+class _SaidNo(Exception):
     """The server said no to a command (its words are not kept)."""
 
 
@@ -303,7 +303,7 @@ def _imap_groups(data: DataDir, settings: Settings, imap, box: Mailbox, uids: li
 def _ok(answer: tuple) -> list:
     status, payload = answer
     if status != "OK":
-        raise _Refused
+        raise _SaidNo
     return payload
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from vykhukhol import settings as settings_mod
 from vykhukhol.bounces.providers import PROVIDERS
-from vykhukhol.bounces.providers.common import MAX_BODY, Refused, same
+from vykhukhol.bounces.providers.common import MAX_BODY, CallbackRefused, same
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import VykhukholError
 from vykhukhol.web.http import Request, Response, text, wsgi_app
@@ -42,7 +42,7 @@ def app(data: DataDir) -> Callable:
             body = _body(request.environ)
             reports = _module(provider).read(body, request.environ, settings, data)
             return _apply(data, settings, provider, reports)
-        except Refused as exc:
+        except CallbackRefused as exc:
             _note(data, provider, "callback refused", exc.message)
             answer = text(f"refused: {exc.message}\n", exc.status)
             if exc.status == 401:
@@ -60,14 +60,14 @@ def _body(environ: dict) -> bytes:
     try:
         length = int(environ.get("CONTENT_LENGTH") or 0)
     except ValueError:
-        raise Refused(400, "bad Content-Length") from None
+        raise CallbackRefused(400, "bad Content-Length") from None
     if length > MAX_BODY:
-        raise Refused(413, f"the body is over {MAX_BODY} bytes")
+        raise CallbackRefused(413, f"the body is over {MAX_BODY} bytes")
     if length <= 0:
-        raise Refused(400, "an empty body")
+        raise CallbackRefused(400, "an empty body")
     body = environ["wsgi.input"].read(length)
     if len(body) != length:
-        raise Refused(400, "the body ended early")
+        raise CallbackRefused(400, "the body ended early")
     return body
 
 

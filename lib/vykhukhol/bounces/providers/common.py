@@ -13,7 +13,7 @@ MAX_BODY = 1_000_000  # bytes of a callback's body; providers batch far below th
 MAX_EVENTS = 1000     # events taken from one body (SendGrid batches, the generic form)
 
 
-class Refused(VykhukholError):
+class CallbackRefused(VykhukholError):
     """A callback that changes nothing, with the HTTP status the provider gets
     (4xx: do not retry the same thing; 503: try again later)."""
 
@@ -23,13 +23,13 @@ class Refused(VykhukholError):
 
 
 def json_body(body: bytes) -> Any:
-    """The body as JSON, or Refused 400."""
+    """The body as JSON, or CallbackRefused 400."""
     import json
 
     try:
         return json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
-        raise Refused(400, "the body is not JSON") from None
+        raise CallbackRefused(400, "the body is not JSON") from None
 
 
 def same(given: str, expected: str) -> bool:

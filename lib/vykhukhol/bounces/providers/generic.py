@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from vykhukhol.bounces import classify as kinds
 from vykhukhol.bounces.apply import Report
-from vykhukhol.bounces.providers.common import MAX_EVENTS, Refused, address, json_body, text
+from vykhukhol.bounces.providers.common import MAX_EVENTS, CallbackRefused, address, json_body, text
 
 if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
     from vykhukhol.datadir import DataDir
@@ -31,17 +31,17 @@ def read(body: bytes, environ: dict, settings: Settings, data: DataDir) -> list[
     found = json_body(body)
     items = found if isinstance(found, list) else [found]
     if not items or len(items) > MAX_EVENTS:
-        raise Refused(400, f"expected 1 to {MAX_EVENTS} reports")
+        raise CallbackRefused(400, f"expected 1 to {MAX_EVENTS} reports")
     reports = []
     for number, item in enumerate(items, start=1):
         if not isinstance(item, dict):
-            raise Refused(400, f"report {number} is not a JSON object")
+            raise CallbackRefused(400, f"report {number} is not a JSON object")
         who = address(item.get("address"))
         kind = text(item.get("kind"), 20)
         if not who:
-            raise Refused(400, f"report {number}: no valid address")
+            raise CallbackRefused(400, f"report {number}: no valid address")
         if kind not in KINDS:
-            raise Refused(400, f"report {number}: kind must be one of {', '.join(KINDS)}")
+            raise CallbackRefused(400, f"report {number}: kind must be one of {', '.join(KINDS)}")
         diagnostic = text(item.get("diagnostic"), 200)
         event = text(item.get("id"), 200) or f"{who}\0{kind}\0{diagnostic}"
         reports.append(Report(event, kind, who, _reason(kind, diagnostic), text(item.get("tag"), 100)))

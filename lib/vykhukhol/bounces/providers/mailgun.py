@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from vykhukhol.bounces import classify as kinds
 from vykhukhol.bounces.apply import Report
-from vykhukhol.bounces.providers.common import Refused, address, json_body, text
+from vykhukhol.bounces.providers.common import CallbackRefused, address, json_body, text
 
 if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
     from vykhukhol.datadir import DataDir
@@ -36,24 +36,24 @@ MAX_AGE = 900  # seconds between Mailgun's signing and our check, either way
 def read(body: bytes, environ: dict, settings: Settings, data: DataDir, clock=time.time) -> list[Report]:
     key = settings["hooks.mailgun_signing_key"]
     if not key:
-        raise Refused(403, "hooks.mailgun_signing_key is not set: Mailgun's callbacks cannot be checked")
+        raise CallbackRefused(403, "hooks.mailgun_signing_key is not set: Mailgun's callbacks cannot be checked")
     found = json_body(body)
     if not isinstance(found, dict):
-        raise Refused(400, "expected a Mailgun webhook body (a JSON object)")
+        raise CallbackRefused(400, "expected a Mailgun webhook body (a JSON object)")
     signed = found.get("signature")
     if not isinstance(signed, dict):
-        raise Refused(403, "no signature")
+        raise CallbackRefused(403, "no signature")
     stamp, token, signature = (text(signed.get(k), 200) for k in ("timestamp", "token", "signature"))
     if not stamp.isdigit() or not token or not signature:
-        raise Refused(403, "the signature is incomplete")
+        raise CallbackRefused(403, "the signature is incomplete")
     expected = hmac.new(key.encode(), (stamp + token).encode(), hashlib.sha256).hexdigest()
     if not hmac.compare_digest(expected.encode(), signature.lower().encode()):
-        raise Refused(403, "the signature does not verify")
+        raise CallbackRefused(403, "the signature does not verify")
     if abs(clock() - int(stamp)) > MAX_AGE:
-        raise Refused(403, f"the signature's timestamp is more than {MAX_AGE} seconds away from now")
+        raise CallbackRefused(403, f"the signature's timestamp is more than {MAX_AGE} seconds away from now")
     event = found.get("event-data")
     if not isinstance(event, dict):
-        raise Refused(400, "no event-data")
+        raise CallbackRefused(400, "no event-data")
     name = text(event.get("event"), 40)
     if name == "failed":
         kind = kinds.PERMANENT if text(event.get("severity"), 20) == "permanent" else kinds.TEMPORARY
@@ -65,7 +65,7 @@ def read(body: bytes, environ: dict, settings: Settings, data: DataDir, clock=ti
         return []
     who = address(event.get("recipient"))
     if not who:
-        raise Refused(400, "the event names no valid recipient")
+        raise CallbackRefused(400, "the event names no valid recipient")
     status = event.get("delivery-status") if isinstance(event.get("delivery-status"), dict) else {}
     said = text(status.get("description"), 160) or text(status.get("message"), 160) \
         or text(event.get("reason"), 80)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from vykhukhol.bounces import classify as kinds
 from vykhukhol.bounces.apply import Report
-from vykhukhol.bounces.providers.common import Refused, address, basic_auth, json_body, text
+from vykhukhol.bounces.providers.common import CallbackRefused, address, basic_auth, json_body, text
 
 if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
     from vykhukhol.datadir import DataDir
@@ -32,17 +32,17 @@ TEMPORARY_TYPES = {"SoftBounce", "Transient", "DnsError", "Unknown", "Undelivera
 
 def read(body: bytes, environ: dict, settings: Settings, data: DataDir) -> list[Report]:
     if not basic_auth(environ, settings["hooks.postmark_user"], settings["hooks.postmark_password"]):
-        raise Refused(401, "basic authentication failed")
+        raise CallbackRefused(401, "basic authentication failed")
     record = json_body(body)
     if not isinstance(record, dict):
-        raise Refused(400, "expected one Postmark record (a JSON object)")
+        raise CallbackRefused(400, "expected one Postmark record (a JSON object)")
     kind_of_record = text(record.get("RecordType"), 40)
     bounce_type = text(record.get("Type"), 40)
     if kind_of_record not in ("Bounce", "SpamComplaint"):
         return []  # deliveries, opens, clicks: nothing to do, and 200 so Postmark stops
     who = address(record.get("Email"))
     if not who:
-        raise Refused(400, "the record names no valid Email")
+        raise CallbackRefused(400, "the record names no valid Email")
     if kind_of_record == "SpamComplaint" or bounce_type == "SpamComplaint":
         kind = kinds.COMPLAINT
     elif bounce_type == "Unsubscribe":

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from vykhukhol.bounces import classify as kinds
 from vykhukhol.bounces.apply import Report
-from vykhukhol.bounces.providers.common import MAX_EVENTS, Refused, address, json_body, text
+from vykhukhol.bounces.providers.common import MAX_EVENTS, CallbackRefused, address, json_body, text
 
 if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
     from vykhukhol.datadir import DataDir
@@ -43,11 +43,11 @@ def read(body: bytes, environ: dict, settings: Settings, data: DataDir, clock=ti
                environ.get("HTTP_X_TWILIO_EMAIL_EVENT_WEBHOOK_TIMESTAMP", ""), body, clock())
     events = json_body(body)
     if not isinstance(events, list) or len(events) > MAX_EVENTS:
-        raise Refused(400, f"expected a JSON array of at most {MAX_EVENTS} events")
+        raise CallbackRefused(400, f"expected a JSON array of at most {MAX_EVENTS} events")
     reports = []
     for event in events:
         if not isinstance(event, dict):
-            raise Refused(400, "an event is not a JSON object")
+            raise CallbackRefused(400, "an event is not a JSON object")
         report = _report(event)
         if report is not None:
             reports.append(report)
@@ -55,16 +55,16 @@ def read(body: bytes, environ: dict, settings: Settings, data: DataDir, clock=ti
 
 
 def verify(public_key: str, signature: str, stamp: str, body: bytes, now: float) -> None:
-    """Refused 403 unless ``signature`` is SendGrid's over ``stamp`` + ``body``."""
+    """CallbackRefused 403 unless ``signature`` is SendGrid's over ``stamp`` + ``body``."""
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.hazmat.primitives.serialization import load_der_public_key
 
     if not signature or not stamp.strip().isdigit():
-        raise Refused(403, "no Signed Event Webhook signature")
+        raise CallbackRefused(403, "no Signed Event Webhook signature")
     if abs(now - int(stamp)) > MAX_AGE:
-        raise Refused(403, f"the signature's timestamp is more than {MAX_AGE} seconds away from now")
+        raise CallbackRefused(403, f"the signature's timestamp is more than {MAX_AGE} seconds away from now")
     try:
         key = load_der_public_key(base64.b64decode(public_key))
         if not isinstance(key, ec.EllipticCurvePublicKey):
@@ -72,7 +72,7 @@ def verify(public_key: str, signature: str, stamp: str, body: bytes, now: float)
         key.verify(base64.b64decode(signature, validate=True), stamp.encode() + body,
                    ec.ECDSA(hashes.SHA256()))
     except (InvalidSignature, binascii.Error, ValueError):
-        raise Refused(403, "the signature does not verify") from None
+        raise CallbackRefused(403, "the signature does not verify") from None
 
 
 def _report(event: dict) -> Report | None:
@@ -90,7 +90,7 @@ def _report(event: dict) -> Report | None:
         return None
     who = address(event.get("email"))
     if not who:
-        raise Refused(400, "an event names no valid email")
+        raise CallbackRefused(400, "an event names no valid email")
     status = text(event.get("status"), 10)
     kind_said = f"{name} ({event.get('type')})" if name == "bounce" and event.get("type") else name
     reason = f"SendGrid {kind_said}" + (f": {status} {why}".rstrip() if status or why else "")

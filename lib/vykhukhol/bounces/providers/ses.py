@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 from vykhukhol import files
 from vykhukhol.bounces import classify as kinds
 from vykhukhol.bounces.apply import Report
-from vykhukhol.bounces.providers.common import MAX_EVENTS, Refused, address, json_body, text
+from vykhukhol.bounces.providers.common import MAX_EVENTS, CallbackRefused, address, json_body, text
 
 if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
     from vykhukhol.datadir import DataDir
@@ -64,19 +64,19 @@ def read(body: bytes, environ: dict, settings: Settings, data: DataDir, fetch=No
     fetch = fetch or _fetch
     message = json_body(body)
     if not isinstance(message, dict) or text(message.get("Type"), 40) not in SIGNED:
-        raise Refused(400, "not an SNS message (is raw message delivery on? turn it off)")
+        raise CallbackRefused(400, "not an SNS message (is raw message delivery on? turn it off)")
     kind = message["Type"]
     test_host = settings["hooks.sns_test_host"]
     verify(message, data, test_host, fetch)
     topic = text(message.get("TopicArn"), 300)
     pinned = _pinned(data)
     if pinned and pinned != topic:
-        raise Refused(403, "a message of another SNS topic than the one confirmed first")
+        raise CallbackRefused(403, "a message of another SNS topic than the one confirmed first")
     outcome = Outcome()
     if kind == "SubscriptionConfirmation":
         url = message.get("SubscribeURL")
         if not isinstance(url, str) or not allowed_url(url, test_host):
-            raise Refused(403, "the SubscribeURL is not on an SNS host")
+            raise CallbackRefused(403, "the SubscribeURL is not on an SNS host")
         fetch(url, 100_000)
         _pin(data, topic)
         outcome.note = f"subscribed to the SNS topic {topic}"
@@ -112,7 +112,7 @@ def canonical(message: dict) -> bytes:
         if value is None:
             if name == "Subject":
                 continue
-            raise Refused(400, f"the SNS message has no {name}")
+            raise CallbackRefused(400, f"the SNS message has no {name}")
         lines += [name, str(value)]
     return ("\n".join(lines) + "\n").encode("utf-8")
 
@@ -125,10 +125,10 @@ def verify(message: dict, data, test_host: str, fetch) -> None:
 
     version = text(message.get("SignatureVersion"), 4)
     if version not in ("1", "2"):
-        raise Refused(403, "an SNS SignatureVersion other than 1 or 2")
+        raise CallbackRefused(403, "an SNS SignatureVersion other than 1 or 2")
     url = message.get("SigningCertURL")
     if not isinstance(url, str) or not allowed_url(url, test_host) or not url.endswith(".pem"):
-        raise Refused(403, "the signing certificate is not on an SNS host")
+        raise CallbackRefused(403, "the signing certificate is not on an SNS host")
     try:
         signature = base64.b64decode(text(message.get("Signature"), 2000), validate=True)
         cert = x509.load_pem_x509_certificate(_certificate(data, url, fetch))
@@ -138,7 +138,7 @@ def verify(message: dict, data, test_host: str, fetch) -> None:
         key.verify(signature, canonical(message), padding.PKCS1v15(),
                    hashes.SHA1() if version == "1" else hashes.SHA256())  # noqa: S303 - SNS's v1
     except (InvalidSignature, ValueError):
-        raise Refused(403, "the SNS signature does not verify") from None
+        raise CallbackRefused(403, "the SNS signature does not verify") from None
 
 
 def _certificate(data, url: str, fetch) -> bytes:
@@ -148,13 +148,13 @@ def _certificate(data, url: str, fetch) -> bytes:
         return kept.encode("ascii", "replace")
     pem = fetch(url, MAX_CERT_BYTES)
     if b"-----BEGIN CERTIFICATE-----" not in pem:
-        raise Refused(403, "the signing certificate URL gave no certificate")
+        raise CallbackRefused(403, "the signing certificate URL gave no certificate")
     files.atomic_write(path, pem.decode("ascii", "replace"), new_mode=0o600)
     return pem
 
 
 def _fetch(url: str, limit: int) -> bytes:
-    """GET over TLS checked against the system's CAs; Refused 503 when it fails
+    """GET over TLS checked against the system's CAs; CallbackRefused 503 when it fails
     (SNS tries again later)."""
     import ssl
     import urllib.error
@@ -170,7 +170,7 @@ def _fetch(url: str, limit: int) -> bytes:
         with opener.open(url, timeout=FETCH_TIMEOUT) as answer:
             return answer.read(limit)
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise Refused(503, f"could not fetch {urlsplit(url).hostname}: "
+        raise CallbackRefused(503, f"could not fetch {urlsplit(url).hostname}: "
                            f"{getattr(exc, 'reason', exc)}") from None
 
 
@@ -189,7 +189,7 @@ def _pin(data, topic: str) -> None:
 def _notification(message_id: str, inner) -> list[Report]:
     notice = json_body(inner.encode("utf-8")) if isinstance(inner, str) else None
     if not isinstance(notice, dict):
-        raise Refused(400, "the SNS Message is not an SES notification")
+        raise CallbackRefused(400, "the SNS Message is not an SES notification")
     what = text(notice.get("notificationType") or notice.get("eventType"), 40)
     tag = _tag(notice.get("mail"))
     if what == "Bounce":
@@ -206,7 +206,7 @@ def _notification(message_id: str, inner) -> list[Report]:
     else:
         return []  # deliveries and the like
     if not isinstance(people, list) or len(people) > MAX_EVENTS:
-        raise Refused(400, "the SES notification lists no recipients")
+        raise CallbackRefused(400, "the SES notification lists no recipients")
     reports = []
     for person in people:
         who = address(person.get("emailAddress")) if isinstance(person, dict) else ""

@@ -95,7 +95,7 @@ def subscribers_import(admin: Admin, args: dict) -> Response:
                                                 form.get("confirmed") == "yes")
         except csv.Error:
             raise uploads.not_csv(admin) from None
-    except uploads.Refused as refused:
+    except uploads.UploadRefused as refused:
         return subscribers_page(admin, args, error=refused.message, status=refused.status)
     return subscribers_page(admin, args, result=result)
 

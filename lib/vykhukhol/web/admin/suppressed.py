@@ -83,7 +83,7 @@ def suppressed_import(admin: Admin, args: dict) -> Response:
                                                   now())
         except csv.Error:
             raise uploads.not_csv(admin) from None
-    except uploads.Refused as refused:
+    except uploads.UploadRefused as refused:
         return suppressed_page(admin, args, error=refused.message, status=refused.status)
     return suppressed_page(admin, args, result=result)
 

@@ -16,7 +16,7 @@ MAX_IMPORT_LINES = 100_000  # ~7 s of the request's thread (70 µs a line)
 FORM_BYTES = 20 * 1024 * 1024  # what the form parser takes before the caps are checked
 
 
-class Refused(Exception):
+class UploadRefused(Exception):
     """The upload cannot be imported: ``message`` for the page, HTTP ``status``."""
 
     def __init__(self, message: str, status: int) -> None:
@@ -25,7 +25,7 @@ class Refused(Exception):
 
 
 def read_upload(admin: Admin) -> tuple[str, dict[str, str]]:
-    """The upload's text and the rest of the form; :class:`Refused` when it is
+    """The upload's text and the rest of the form; :class:`UploadRefused` when it is
     not UTF-8, empty or over the caps."""
     form = admin.request.form(FORM_BYTES)
     raw = admin.request.upload("file")
@@ -34,20 +34,20 @@ def read_upload(admin: Admin) -> tuple[str, dict[str, str]]:
         try:
             content = raw.decode("utf-8-sig")
         except UnicodeDecodeError:
-            raise Refused(admin._("The file is not UTF-8 text."), 400) from None
+            raise UploadRefused(admin._("The file is not UTF-8 text."), 400) from None
     if not content.strip():
-        raise Refused(admin._("Nothing to import."), 400)
+        raise UploadRefused(admin._("Nothing to import."), 400)
     if len(raw or content.encode()) > MAX_IMPORT_BYTES or content.count("\n") > MAX_IMPORT_LINES:
-        raise Refused(admin._(
+        raise UploadRefused(admin._(
             "The import is larger than {size} MiB or {lines} lines; nothing was imported. "
             "Split the list into parts.", size=MAX_IMPORT_BYTES // (1024 * 1024),
             lines=MAX_IMPORT_LINES), 413)
     return content, form
 
 
-def not_csv(admin: Admin) -> Refused:
+def not_csv(admin: Admin) -> UploadRefused:
     """A field over the csv module's limit (128 KiB: a quote never closed) or a
     broken quote: nothing has been stored yet."""
-    return Refused(admin._(
+    return UploadRefused(admin._(
         "The file cannot be read as CSV: a field is far too long, or a quote is not closed; "
         "nothing was imported."), 400)
