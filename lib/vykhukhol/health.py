@@ -124,12 +124,12 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
 
     if hosted and bounce_record.no_source(data, settings):
         found.append(_("Nothing reads the bounces: set mail.bounce_mailbox, or have the mail server pipe the bounce address to `vykhukhol bounce` (README, Deliverability). Until then dead addresses keep getting letters."))
-    from vykhukhol.cli import hooks as hooks_guide
+    from vykhukhol.bounces.providers import TITLES, quiet
 
-    quiet = hooks_guide.quiet_provider(data, settings)
-    if quiet:
+    silent = quiet.quiet_provider(data, settings)
+    if silent:
         found.append(_("Letters go through {provider}, but none of its callbacks has arrived in 7 days: its bounces and complaints may be lost. Check its webhook against `vykhukhol hooks` (README section 17).",
-                       provider=hooks_guide.STEPS[quiet][0]))
+                       provider=TITLES[silent]))
     if settings.secret_problem:
         found.append(_(NO_SECRET))
     for problem in settings.problems:

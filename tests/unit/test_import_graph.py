@@ -11,7 +11,10 @@ out: they never run.
 
 An edge goes to the module named, not to the packages above it: that
 ``mail.smtp`` loads ``mail/__init__.py`` first is how packages work, not a
-circle of ours.
+circle of ours. Except one form: ``from pkg import submodule`` asks the
+package itself for the name, so it ties the importer to ``pkg/__init__.py``
+as well (a package face that imports the importer back is a circle through
+its ``__init__``, and it is counted).
 """
 
 from __future__ import annotations
@@ -70,9 +73,11 @@ def _targets(name: str, is_package: bool, node: ast.Import | ast.ImportFrom, mod
     found = set()
     for alias in node.names:
         sub = f"{source}.{alias.name}"
-        # ``from x import y``: y a module runs y (and x above it, as a parent);
-        # y a name runs x.
-        found.add(sub if sub in modules else source)
+        # ``from x import y``: y a name runs x; y a module runs y, and asks x
+        # (its __init__, run first) for the name: both are ties.
+        found.add(source)
+        if sub in modules:
+            found.add(sub)
     return found
 
 
@@ -160,11 +165,26 @@ def later():
     found = set()
     for node in _imports(ast.parse(source)):
         found |= _targets("vykhukhol.mail.smtp", False, node, modules)
+    # "from . import headers" and "from .. import files" ask the package for the
+    # module: the package's __init__ is a tie too.
     assert found - {"typing"} == {"vykhukhol.mail.headers", "vykhukhol.mail.transport",
-                                  "vykhukhol.files", "vykhukhol.errors", "vykhukhol.mail.dkim"}
+                                  "vykhukhol.files", "vykhukhol.errors", "vykhukhol.mail.dkim",
+                                  "vykhukhol.mail", "vykhukhol"}
     # In a package's __init__, "." is the package itself.
     node = ast.parse("from .config import MailConfig").body[0]
     assert _targets("vykhukhol.mail", True, node, modules) == {"vykhukhol.mail.config"}
+
+
+def test_a_submodule_asked_of_its_package_ties_to_the_package_face():
+    """``from pkg import sub`` runs pkg/__init__.py and asks it for ``sub``: a face
+    that imports the importer back is a circle, where ``from pkg.sub import x``
+    (the package only loaded as a parent) is not."""
+    modules = {"p", "p.a", "p.b"}
+    asked = ast.parse("from p import b").body[0]
+    named = ast.parse("from p.b import thing").body[0]
+    assert _targets("p.a", False, asked, modules) == {"p", "p.b"}
+    assert _targets("p.a", False, named, modules) == {"p.b"}
+    assert circles({"p": {"p.a"}, "p.a": {"p", "p.b"}, "p.b": set()}) == [["p", "p.a"]]
 
 
 def test_a_circle_is_found_and_shown_round():

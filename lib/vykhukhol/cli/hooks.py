@@ -7,78 +7,36 @@ terminal; ``--new-key`` makes a fresh key (the old URLs stop working at once).
 
 from __future__ import annotations
 
-import re
-
 from vykhukhol import settings as settings_mod
-from vykhukhol.bounces.providers import PROVIDERS
+from vykhukhol.bounces.providers import PROVIDERS, TITLES
 
 STEPS = {
-    "ses": ("Amazon SES through SNS",
+    "ses": (TITLES["ses"],
             "SNS console: Topics > Create topic (Standard); Subscriptions > Create subscription: "
             "protocol HTTPS, endpoint the URL above; leave raw message delivery off. It confirms "
             "itself at the first request.",
             "SES console: Verified identities > your domain > Notifications: Bounce and Complaint "
             "feedback to that topic (tick \"Include original headers\")."),
-    "postmark": ("Postmark",
+    "postmark": (TITLES["postmark"],
                  "Servers > your server > the message stream > Webhooks > Add webhook: "
                  "the URL above; tick Bounce and Spam Complaint.",
                  "Optional: set HTTP Auth there and the same in hooks.postmark_user and "
                  "hooks.postmark_password."),
-    "mailgun": ("Mailgun",
+    "mailgun": (TITLES["mailgun"],
                 "Sending > Webhooks (your domain): add the URL above for Permanent Failure, "
                 "Temporary Failure, Spam Complaints and Unsubscribes.",
                 "Copy the HTTP webhook signing key shown there into hooks.mailgun_signing_key "
                 "(`vykhukhol settings set hooks.mailgun_signing_key`)."),
-    "sendgrid": ("SendGrid",
+    "sendgrid": (TITLES["sendgrid"],
                  "Settings > Mail Settings > Event Webhooks > Create new webhook: the URL above; "
                  "tick Bounced, Dropped, Spam Reports, Unsubscribes and Group Unsubscribes.",
                  "Turn on Signed Event Webhook there and copy its verification key into "
                  "hooks.sendgrid_public_key."),
-    "generic": ("Any other provider or script",
+    "generic": (TITLES["generic"],
                 "POST a JSON object (or an array of them) to the URL above: "
                 "{\"address\": …, \"kind\": \"permanent\"|\"temporary\"|\"complaint\"|"
                 "\"unsubscribe\", \"diagnostic\": …, \"id\": …}.",),
 }
-
-
-# The SMTP hosts of the providers above: sending through one, the bounces come by callback.
-PROVIDER_HOSTS = {"ses": re.compile(r"email-smtp\.[a-z0-9-]+\.amazonaws\.com"),
-                  "postmark": re.compile(r"smtp(-broadcasts)?\.postmarkapp\.com"),
-                  "mailgun": re.compile(r"smtp(\.eu)?\.mailgun\.org"),
-                  "sendgrid": re.compile(r"smtp\.sendgrid\.net")}
-QUIET_DAYS = 7  # a provider's callbacks silent this long: the status page asks to check them
-
-
-def provider_of(smtp_host: str) -> str | None:
-    """The provider whose SMTP host this is, or None."""
-    host = smtp_host.strip().lower().rstrip(".")
-    return next((name for name, pattern in PROVIDER_HOSTS.items() if pattern.fullmatch(host)), None)
-
-
-def quiet_provider(data, settings) -> str | None:
-    """The provider letters go through when none of the providers' callbacks
-    has come in :data:`QUIET_DAYS` days (a refused one does not count), else None."""
-    from datetime import timedelta
-
-    from vykhukhol import files
-    from vykhukhol.bounces import record
-    from vykhukhol.timeutil import now, parse_time
-
-    provider = provider_of(settings["mail.smtp_host"]) if settings["mail.transport"] == "smtp" else None
-    if provider is None:
-        return None
-    since = now() - timedelta(days=QUIET_DAYS)
-    log = record.log_path(data)
-    for path in (log, log.with_name(log.name + ".1")):
-        for line in files.read_lines(path):
-            parts = line.split("\t")
-            if len(parts) == 7 and parts[5] in PROVIDERS and parts[2] != "callback refused":
-                try:
-                    if parse_time(parts[0]) >= since:
-                        return None
-                except Exception:  # noqa: BLE001 - a torn line
-                    continue
-    return provider
 
 
 def url(site_url: str, provider: str, key: str) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from enum import Enum
 from typing import NamedTuple
 
-from vykhukhol.sender import journal
+import vykhukhol.sender.journal as journal
 from vykhukhol.sender.runtime import Delivery, Run
 from vykhukhol.timeutil import format_time
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import Enum
 
+import vykhukhol.sender.alerts as alerts
+import vykhukhol.sender.journal as journal
 from vykhukhol.errors import BadInput, MissingModule, OverBudget, VykhukholError
-from vykhukhol.sender import alerts, journal
 from vykhukhol.sender.replies import read_refusal
 from vykhukhol.states import Outcome
 from vykhukhol.timeutil import format_time

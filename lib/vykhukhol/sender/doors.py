@@ -14,11 +14,12 @@ import time
 from enum import Enum
 from typing import TYPE_CHECKING
 
+import vykhukhol.sender.alerts as alerts
+import vykhukhol.sender.selfblock as selfblock
 from vykhukhol import files, newsletters
 from vykhukhol import services as svc
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import LockBusy, StorageError
-from vykhukhol.sender import alerts, selfblock
 from vykhukhol.states import Outcome
 from vykhukhol.timeutil import format_duration
 

@@ -12,12 +12,13 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from datetime import datetime, timezone
 
+import vykhukhol.sender.dueindex as dueindex
+import vykhukhol.sender.journal as journal
 from vykhukhol import files
 from vykhukhol import services as svc
 from vykhukhol.addresses import email_key
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.files import kv
-from vykhukhol.sender import dueindex, journal
 from vykhukhol.sender.runtime import Run
 from vykhukhol.sender.work import Work, save_index
 from vykhukhol.services import due_summary

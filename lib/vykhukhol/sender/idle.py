@@ -12,7 +12,7 @@ each newsletter job), the listing of every folder a new service, letter or
 job would appear in, and the journals and block flag that must stay empty.
 
 A tick (:func:`tick`, called by the CGI cron script and the cron URL before
-anything else is imported) re-checks all of it with ``stat`` and ``listdir``;
+anything else is imported; they write its answer) re-checks all of it with ``stat`` and ``listdir``;
 while the time is before T and nothing differs, it does what an idle full run
 does to the state — the round robin's turn passes to the enabled service in
 its send window served longest ago (:func:`take_turn`), so the order in which
@@ -188,7 +188,7 @@ def take_turn(root: str, proof: Proof, now) -> str | None:
     """What an idle full run does to the round robin (sender steps 3-4): the
     enabled service in its send window served longest ago counts as served now.
     Returns its name (None: no service is in its window)."""
-    from vykhukhol.sender import rotation
+    import vykhukhol.sender.rotation as rotation
 
     zone = proof.values.get("timezone", "UTC")
     ready = [name for name, window in proof.services if not window or _in_window(window, now, zone)]
@@ -203,8 +203,8 @@ def _in_window(window: str, now, zone: str) -> bool:
 
 def _log(root: str, lease: str, now, message: str) -> None:
     """One line in the run log, as the admin's list of runs reads it; never raises."""
+    import vykhukhol.sender.runlog as runlog
     from vykhukhol.errors import VykhukholError
-    from vykhukhol.sender import runlog
 
     try:
         runlog.append(os.path.join(root, "log", "run.log"), now, lease, "info", message)
@@ -212,20 +212,6 @@ def _log(root: str, lease: str, now, message: str) -> None:
         import sys
 
         print(f"vykhukhol: the run log cannot be written: {exc}", file=sys.stderr)
-
-
-def _cgi_answer(text: str) -> None:
-    import sys
-
-    from vykhukhol.web.headers import SECURITY_HEADERS  # what every answer of ours carries
-
-    body = text.encode()
-    fields = [("Status", "200 OK"), ("Content-Type", "text/plain; charset=utf-8"),
-              ("Content-Length", str(len(body))), *SECURITY_HEADERS]
-    head = "".join(f"{name}: {value}\r\n" for name, value in fields).encode() + b"\r\n"
-    out = sys.stdout.buffer
-    out.write(head if os.environ.get("REQUEST_METHOD", "GET").upper() == "HEAD" else head + body)
-    out.flush()
 
 
 def data_root(scripts_dir: str) -> str:
@@ -246,17 +232,6 @@ def data_root(scripts_dir: str) -> str:
             if text:
                 return os.path.realpath(os.path.join(os.path.dirname(pointer), text))
     return os.path.realpath(os.path.join(checkout, "data"))
-
-
-def serve_cgi(root: str) -> bool:
-    """The CGI cron script's fast path: True when the tick answered."""
-    if os.environ.get("REQUEST_METHOD", "GET").upper() not in ("GET", "HEAD", "POST"):
-        return False
-    answer = tick(root, dict(os.environ))
-    if answer is None:
-        return False
-    _cgi_answer(answer)
-    return True
 
 
 # --- the proof, written by a full run that found nothing to do ---------------------

@@ -17,12 +17,12 @@ from datetime import datetime
 from functools import partial
 from itertools import islice
 
+import vykhukhol.sender.journal as journal
 from vykhukhol import files, newsletters
 from vykhukhol import services as svc
 from vykhukhol.addresses import email_key
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
 from vykhukhol.newsletters import history
-from vykhukhol.sender import journal
 from vykhukhol.sender.batch import Copy, Ended, Letter, send_batch
 from vykhukhol.sender.doors import Released, Taken, release, take_lock
 from vykhukhol.sender.news_report import newsletter_report, report_subject, subject_as_sent

@@ -4,8 +4,8 @@ then one alert for each run whose letters came back past the line."""
 
 from __future__ import annotations
 
+import vykhukhol.sender.alerts as alerts
 from vykhukhol.errors import VykhukholError
-from vykhukhol.sender import alerts
 from vykhukhol.sender.runtime import Run
 
 

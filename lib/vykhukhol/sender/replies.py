@@ -6,7 +6,7 @@ temporary one of the recipient (4xx to RCPT) defers that recipient alone
 
 from __future__ import annotations
 
-from vykhukhol.sender import journal
+import vykhukhol.sender.journal as journal
 from vykhukhol.sender.tempfail import DEFER_PAUSES, TEMPFAIL_GIVE_UP
 from vykhukhol.states import Outcome
 from vykhukhol.timeutil import format_duration, seconds_between

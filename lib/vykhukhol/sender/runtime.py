@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+import vykhukhol.sender.alerts as alerts
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import VykhukholError
-from vykhukhol.sender import alerts
 from vykhukhol.sender.allowance import Allowance
 from vykhukhol.sender.delivery import HARD_SHARE, SMTP_TIMEOUT_MAX, Delivery, Sending
 from vykhukhol.sender.runlog import RunLog

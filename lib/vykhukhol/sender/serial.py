@@ -16,10 +16,12 @@ from datetime import datetime, timezone
 from enum import Enum
 from functools import partial
 
+import vykhukhol.sender.dueindex as dueindex
+import vykhukhol.sender.journal as journal
+import vykhukhol.sender.rotation as rotation
 from vykhukhol import files
 from vykhukhol import services as svc
 from vykhukhol.errors import BadInput
-from vykhukhol.sender import dueindex, journal, rotation
 from vykhukhol.sender.batch import Copy, Ended, Letter, send_batch
 from vykhukhol.sender.doors import Taken, release, take_lock
 from vykhukhol.sender.fold import fold_series

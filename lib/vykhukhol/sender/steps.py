@@ -7,8 +7,9 @@ as every step does.
 
 from __future__ import annotations
 
+import vykhukhol.sender.alerts as alerts
+import vykhukhol.sender.selfblock as selfblock
 from vykhukhol import services as svc
-from vykhukhol.sender import alerts, selfblock
 from vykhukhol.sender.runtime import Run, RunEnds
 from vykhukhol.sender.serial import in_window
 from vykhukhol.states import Outcome

@@ -7,9 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import vykhukhol.sender.dueindex as dueindex
+import vykhukhol.sender.journal as journal
 from vykhukhol import services as svc
 from vykhukhol.errors import StorageError
-from vykhukhol.sender import dueindex, journal
 from vykhukhol.sender.runtime import Run
 from vykhukhol.services import subscribers as subs
 from vykhukhol.services.rules import Rules

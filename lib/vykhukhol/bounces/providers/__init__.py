@@ -3,15 +3,18 @@
 
 ``POST {site_url}/cgi/hook.py/{provider}?key={hooks.key}``. What is where:
 
-- :mod:`.app` — the WSGI app: the provider's name, the key, the body's size,
-  then the provider's module, then :func:`vykhukhol.bounces.apply.apply_reports`;
+- :mod:`vykhukhol.web.hooks` — the WSGI app: the provider's name, the key,
+  the body's size, then the provider's module, then
+  :func:`vykhukhol.bounces.apply.apply_reports`;
 - :mod:`.common` — what every provider shares: the answer with a status,
   reading JSON, the key and basic-auth checks (constant time);
 - one module per provider — :mod:`.ses` (through SNS, with its signature and
   certificate), :mod:`.mailgun`, :mod:`.postmark`, :mod:`.sendgrid` and
   :mod:`.generic` — each turns the provider's documented body into
   :class:`~vykhukhol.bounces.apply.Report` objects, after its own proof;
-- :mod:`.guide` — ``vykhukhol hooks``: the URLs and the steps in each console.
+- :mod:`.quiet` — whether the callbacks of the provider letters go through
+  have gone quiet (the status page's warning);
+- :mod:`vykhukhol.cli.hooks` — ``vykhukhol hooks``: the URLs and the steps in each console.
 
 Deliberately not here: any rule about what a bounce or a complaint does to a
 subscriber. A callback's report goes through the same function as a report
@@ -20,3 +23,5 @@ by mail, so both follow one set of rules and one exactly-once journal
 """
 
 PROVIDERS = ("ses", "postmark", "mailgun", "sendgrid", "generic")
+TITLES = {"ses": "Amazon SES through SNS", "postmark": "Postmark", "mailgun": "Mailgun",
+          "sendgrid": "SendGrid", "generic": "Any other provider or script"}

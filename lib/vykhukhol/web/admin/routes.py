@@ -13,19 +13,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import vykhukhol.web.admin.bounces as bounces
+import vykhukhol.web.admin.login as login
+import vykhukhol.web.admin.newsletters as newsletters
+import vykhukhol.web.admin.outbox as outbox
+import vykhukhol.web.admin.series as series
+import vykhukhol.web.admin.services as services
+import vykhukhol.web.admin.settings as settings
+import vykhukhol.web.admin.status as status
+import vykhukhol.web.admin.subscribers as subscribers
+import vykhukhol.web.admin.suppressed as suppressed
 from vykhukhol.datadir import DataDir
-from vykhukhol.web.admin import (
-    bounces,
-    login,
-    newsletters,
-    outbox,
-    series,
-    services,
-    settings,
-    status,
-    subscribers,
-    suppressed,
-)
 from vykhukhol.web.admin.core import Rule, serve
 
 _SERVICE = "/services/(?P<name>[^/]+)"

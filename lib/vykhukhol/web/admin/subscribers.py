@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import vykhukhol.web.admin.uploads as uploads
 from vykhukhol.errors import BadInput
 from vykhukhol.members import membership
 from vykhukhol.services import subscribers as subs
 from vykhukhol.states import SubscriberState
-from vykhukhol.web.admin import uploads
 from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.admin.services import _service
 from vykhukhol.web.http import Response

@@ -6,11 +6,11 @@ taking off, import and CSV export. The file is written only by
 
 from __future__ import annotations
 
+import vykhukhol.web.admin.uploads as uploads
 from vykhukhol.addresses import check_email
 from vykhukhol.errors import BadInput
 from vykhukhol.members import suppression
 from vykhukhol.timeutil import format_time, now
-from vykhukhol.web.admin import uploads
 from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.http import Response
 
