@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from email.message import Message
+from enum import Enum
 
 from vykhukhol.bounces import formats, reasons
 from vykhukhol.bounces import tag as tags
@@ -44,9 +45,26 @@ from vykhukhol.bounces import tag as tags
 MAX_MESSAGE_BYTES = 2_000_000   # a bounce with its original letter attached stays far below
 MAX_PARTS = 200                 # MIME parts walked before a message counts as hostile
 
-PERMANENT, TEMPORARY, COMPLAINT, UNSUBSCRIBE = "permanent", "temporary", "complaint", "unsubscribe"
-AUTO_REPLY, KEPT, REFUSED = "auto-reply", "kept", "refused"
-KINDS = (PERMANENT, TEMPORARY, COMPLAINT, UNSUBSCRIBE, AUTO_REPLY, KEPT, REFUSED)
+class Kind(str, Enum):
+    """What a returned message is. Each is its old word too (the bounces.log
+    column, ``Kind.PERMANENT == "permanent"``)."""
+
+    PERMANENT = "permanent"      # a failure the server gave up on
+    TEMPORARY = "temporary"      # a delay notice, or a failure it still retries
+    COMPLAINT = "complaint"      # a spam complaint (feedback report)
+    UNSUBSCRIBE = "unsubscribe"  # a request to leave, by mail
+    AUTO_REPLY = "auto-reply"    # an out-of-office or other automatic answer
+    KEPT = "kept"                # anything else: kept for the admin, never acted on
+    REFUSED = "refused"          # refused unread: too big, a bomb, or it stopped the reader
+
+    def __str__(self) -> str:  # the word itself, on every Python (3.12 changed Enum's)
+        return self.value
+
+
+PERMANENT, TEMPORARY, COMPLAINT, UNSUBSCRIBE = Kind.PERMANENT, Kind.TEMPORARY, Kind.COMPLAINT, \
+    Kind.UNSUBSCRIBE
+AUTO_REPLY, KEPT, REFUSED = Kind.AUTO_REPLY, Kind.KEPT, Kind.REFUSED
+KINDS = tuple(Kind)
 
 # Where the envelope recipient (the tagged bounce address) can be read, most
 # trustworthy first: the local delivery agent's own headers, then the visible

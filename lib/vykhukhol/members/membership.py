@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from enum import Enum
 
 from vykhukhol import files, tokens
 from vykhukhol import services as svc
@@ -66,13 +67,28 @@ def send_confirmation(data: DataDir, settings: Settings, service: svc.Service,
     return True
 
 
+class Joined(str, Enum):
+    """What :func:`subscribe` did, for logs, the admin and the CLI — never for
+    a public page. Each is its old word too (``Joined.ADDED == "added"``)."""
+
+    ADDED = "added"                  # a new line, and its confirmation request
+    ASKED_AGAIN = "asked again"      # unconfirmed: the request sent once more
+    TOO_SOON = "too soon"            # unconfirmed, asked within RESEND_AFTER: nothing sent
+    KNOWN = "known"                  # confirmed already: nothing changes
+    CONFIRMED = "confirmed"          # an unconfirmed address confirmed by the admin or CLI
+    OVER_THE_LIMIT = "over the limit"  # may_mail said no: nothing stored, nothing sent
+    SUPPRESSED = "suppressed"        # on the suppression list (SPEC 12): nothing stored or sent
+
+    def __str__(self) -> str:  # the word itself, on every Python (3.12 changed Enum's)
+        return self.value
+
+
 def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, name: str = "",
               ip: str = "-", confirmed: bool = False, notify: bool = True,
               may_mail: Callable[[bool], bool] | None = None,
-              later: Callable[[Callable[[], None]], None] | None = None) -> str:
-    """Add or re-ask an address. Returns what happened ("added", "asked again",
-    "too soon", "known", "confirmed", "over the limit", "suppressed") for logs,
-    the admin and the CLI — never for a public page. A suppressed address
+              later: Callable[[Callable[[], None]], None] | None = None) -> Joined:
+    """Add or re-ask an address. Returns what happened (:class:`Joined`) for
+    logs, the admin and the CLI — never for a public page. A suppressed address
     (SPEC 12) is neither stored nor mailed, by the same steps under the same
     lock as any other, so the page's answer is the same.
 
@@ -97,14 +113,14 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
         if suppressed:
             if may_mail is not None:
                 may_mail(False)  # the counter is written as for anyone: the same time taken
-            return "suppressed"
+            return Joined.SUPPRESSED
         if current is None:
             sends = notify and not confirmed
         else:
             sends = notify and not confirmed and not current.state.confirmed \
                 and _may_ask_again(current, moment)
         if may_mail is not None and not may_mail(sends):
-            return "over the limit"
+            return Joined.OVER_THE_LIMIT
         if current is None:
             new = subs.Subscriber(
                 email=email, name=name,
@@ -118,18 +134,18 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
                 _note_due(data, service, settings, new)
             else:
                 later(lambda: _settle(data, settings, service, new))
-            outcome, letter = "added", (email, name)
+            outcome, letter = Joined.ADDED, (email, name)
         elif current.state.confirmed:
-            outcome = "known"
+            outcome = Joined.KNOWN
         elif confirmed:
             confirm(data, settings, service.name, email)
-            outcome = "confirmed"
+            outcome = Joined.CONFIRMED
         elif not _may_ask_again(current, moment):
-            outcome = "too soon"
+            outcome = Joined.TOO_SOON
         else:
             subs.update_one(path, email, lambda s: s.replace(last_reminder=moment))
             _note_due(data, service, settings, None)
-            outcome, letter = "asked again", (current.email, current.name)
+            outcome, letter = Joined.ASKED_AGAIN, (current.email, current.name)
     if sends and letter is not None:
         to, whom = letter
 

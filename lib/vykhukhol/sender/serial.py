@@ -26,7 +26,15 @@ from vykhukhol.sender.batch import Copy, Ended, Letter, send_batch
 from vykhukhol.sender.doors import Taken, release, take_lock
 from vykhukhol.sender.fold import fold_series
 from vykhukhol.sender.runtime import Run, RunEnds
-from vykhukhol.sender.work import Held, Scan, Work, index_path, save_index
+from vykhukhol.sender.work import (
+    DueLetter,
+    DueReminder,
+    Held,
+    Scan,
+    Work,
+    index_path,
+    save_index,
+)
 from vykhukhol.services import due_summary, schedule
 from vykhukhol.services import subscribers as subs
 from vykhukhol.services.rules import EPOCH, Rules, next_action, rules_of
@@ -200,9 +208,9 @@ def take_lines(run: Run, service: svc.Service, rules: Rules, work: Work, fresh: 
                 rows[offsets[i]] = (raw, sub)
                 due = datetime.fromtimestamp(dues[i], timezone.utc)
                 if kind == dueindex.SEND:
-                    letters.append((due, sub.email, sub.name, next_action(sub, rules).number))
+                    letters.append(DueLetter(due, sub.email, sub.name, next_action(sub, rules).number))
                 elif kind == dueindex.ASK:
-                    reminders.append((due, sub.email, sub.name))
+                    reminders.append(DueReminder(due, sub.email, sub.name))
                 else:
                     tidy = True
     work.letters, work.reminders, work.tidy = letters, reminders, tidy
@@ -230,8 +238,9 @@ def send_letters(run: Run, work: Work, book: journal.Journal) -> None:
                                      run.lease, run.now(), run.presses)
 
     send_batch(run, "serial_left", book, [
-        Letter(service.name, email, str(number), Copy(partial(make, number, email, name)))
-        for _, email, name, number in work.letters], broken)
+        Letter(service.name, due.email, str(due.number),
+               Copy(partial(make, due.number, due.email, due.name)))
+        for due in work.letters], broken)
 
 
 def send_reminders(run: Run, worked: list[Work], book: journal.Journal) -> None:
@@ -242,8 +251,8 @@ def send_reminders(run: Run, worked: list[Work], book: journal.Journal) -> None:
     from vykhukhol.mail import compose  # Jinja2 and the e-mail package: only when sending
     for work in worked:
         service = work.service
-        letters = [Letter(service.name, email, "reminder", Copy(partial(
-            compose.confirmation, service, run.settings, email, name, run.lease, run.now(),
-            run.presses))) for _, email, name in work.reminders]
+        letters = [Letter(service.name, due.email, "reminder", Copy(partial(
+            compose.confirmation, service, run.settings, due.email, due.name, run.lease,
+            run.now(), run.presses))) for due in work.reminders]
         if send_batch(run, "serial_left", book, letters) is Ended.STOPPED:
             return  # a reminder that cannot be made passes over the rest of its service only

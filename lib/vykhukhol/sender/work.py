@@ -5,7 +5,9 @@ run holds (:class:`Held`), and where the due index lives on disk."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 import vykhukhol.sender.dueindex as dueindex
 import vykhukhol.sender.journal as journal
@@ -26,14 +28,31 @@ class Scan:
     saved: bool = True  # the index on disk is this one
 
 
+class DueLetter(NamedTuple):
+    """A series letter due to one subscriber."""
+
+    due: datetime
+    email: str
+    name: str
+    number: int  # the letter's place in the series, from 1
+
+
+class DueReminder(NamedTuple):
+    """A confirmation reminder due to one unconfirmed address."""
+
+    due: datetime
+    email: str
+    name: str
+
+
 @dataclass
 class Work:
     """What one service has due now."""
 
     service: svc.Service
     rules: Rules
-    letters: list = field(default_factory=list)     # (due, email, name, number)
-    reminders: list = field(default_factory=list)   # (due, email, name)
+    letters: list[DueLetter] = field(default_factory=list)
+    reminders: list[DueReminder] = field(default_factory=list)
     tidy: bool = False  # clean-up is due even if nothing is sent
     scan: Scan | None = None  # None: a fold of a killed run's journal, which parses all
 
