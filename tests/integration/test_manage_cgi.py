@@ -71,7 +71,7 @@ LOG_LINES = 8_000
 
 ERASER = """
 import sys
-from vykhukhol import personal
+from vykhukhol.members import personal
 from vykhukhol.datadir import DataDir
 from vykhukhol.settings import load
 from vykhukhol.timeutil import now

@@ -204,7 +204,7 @@ def test_lines_appended_are_read_without_reading_the_rest(site, monkeypatch):
 WRITER = r"""
 import sys
 from pathlib import Path
-from vykhukhol import dueindex
+from vykhukhol.sender import dueindex
 source, target = Path(sys.argv[1]), Path(sys.argv[2])
 index = dueindex.load(source, sys.argv[3])
 big = dueindex.Index(index.fingerprint, index.covered, index.crc, index.stamp)

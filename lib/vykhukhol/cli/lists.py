@@ -12,7 +12,6 @@ from vykhukhol.cli.common import Context, export_target, progress
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NoSecret
 from vykhukhol.members import membership
-from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
 from vykhukhol.timeutil import format_time, parse_local_time
 
@@ -58,7 +57,6 @@ def cmd_service(ctx: Context, args) -> None:
         print(f"service {args.name} {args.action}d")
     elif args.action == "remove":
         svc.remove_service(data, args.name)
-        due_summary.forget_due(data, args.name)
         print(f"service {args.name} removed")
     else:
         print("\t".join(("#name", "db", "state", "letters", "title")))

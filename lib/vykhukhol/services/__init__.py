@@ -304,6 +304,9 @@ def remove_service(data: DataDir, name: str) -> None:
         shutil.rmtree(trash)
     except OSError as exc:
         raise StorageError(f"cannot remove service {name!r}: {exc.strerror}") from exc
+    from vykhukhol.services import due_summary
+
+    due_summary.forget_due(data, name)
 
 
 # --- letters of a series ---------------------------------------------------
@@ -435,6 +438,7 @@ def edit_letter(service: Service, number: int, subject: str, delay: str, body: s
             raise NotFound(f"service {service.name!r} has no letter {number}")
         _write_letter(service, number, Letter(number, subject, seconds, body or "", html or None,
                                               _public(public)))
+        _letters_changed(service)
 
 
 def _public(public: bool) -> dict[str, str]:
@@ -466,3 +470,13 @@ def _save_series(service: Service, letters: list[Letter]) -> None:
     for stale in _letter_paths(service)[len(letters):]:
         files.remove(stale.with_suffix(".html"))
         files.remove(stale)
+    _letters_changed(service)
+
+
+def _letters_changed(service: Service) -> None:
+    """The series changed: the next-due summary, computed under the old
+    letters, is forgotten (the writer keeps what depends on its file true)."""
+    from vykhukhol.services import due_summary
+
+    # A service's folder is <data>/services/<db>/<name> (DataDir.db).
+    due_summary.forget_due(DataDir(service.folder.parents[2]), service.name)

@@ -7,7 +7,6 @@ from vykhukhol import render
 from vykhukhol import services as svc
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.mail import compose
-from vykhukhol.services import due_summary
 from vykhukhol.timeutil import format_duration, now
 from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.admin.services import _service
@@ -57,7 +56,6 @@ def letter_add(admin: Admin, args: dict) -> Response:
     except BadInput as exc:
         return admin.page("letter.html", 400, service=service, number=None, fields=fields,
                           preview={}, error=exc.text(admin.lang))
-    due_summary.forget_due(admin.data, service.name)
     return admin.done(f"/services/{service.name}", admin._("Letter {number} added.", number=number))
 
 
@@ -101,7 +99,6 @@ def letter_save(admin: Admin, args: dict) -> Response:
     except BadInput as exc:
         return admin.page("letter.html", 400, service=service, number=number, fields=fields,
                           preview={}, error=exc.text(admin.lang))
-    due_summary.forget_due(admin.data, service.name)
     rebuild_archive(admin, service)
     return admin.done(f"/services/{service.name}", admin._("Letter {number} saved.", number=number))
 
@@ -140,7 +137,6 @@ def letter_move(admin: Admin, args: dict) -> Response:
         to = number - 1 if args["action"] == "up" else number + 1
         svc.move_letter(service, number, to)
         message = admin._("Letter {number} moved to position {to}.", number=number, to=to)
-    due_summary.forget_due(admin.data, service.name)
     rebuild_archive(admin, service)
     return admin.done(f"/services/{service.name}", message)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
-from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
 from vykhukhol.timeutil import format_duration
 from vykhukhol.web.admin.core import Admin
@@ -141,5 +140,4 @@ def service_delete(admin: Admin, args: dict) -> Response:
                           counts=subs.counts(service.subscribers_path),
                           error=admin._("Type the service's name to confirm."))
     svc.remove_service(admin.data, service.name)
-    due_summary.forget_due(admin.data, service.name)
     return admin.done("/services", admin._("Service {name} deleted.", name=service.name))
