@@ -556,7 +556,7 @@ def test_the_data_directory_is_refused_to_strangers(apache: Site, path: str) -> 
     assert "@" not in answer.body, answer
 
 
-@pytest.mark.parametrize("path", ["/lib/vykhukhol/settings.py", "/lib/", "/lib/jinja2/__init__.py"])
+@pytest.mark.parametrize("path", ["/lib/vykhukhol/settings/__init__.py", "/lib/", "/lib/jinja2/__init__.py"])
 def test_the_library_is_not_served_as_source(apache: Site, path: str) -> None:
     """lib/ (the package and the vendored dependencies) answers 403, never Python source."""
     answer = fetch(apache.base + path)

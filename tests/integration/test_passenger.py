@@ -305,7 +305,7 @@ def test_the_shipped_cron_name_is_gone_after_init(passenger: PassengerSite) -> N
 
 
 @pytest.mark.parametrize("path", [
-    f"{MOUNT}/data/settings.ini", f"{MOUNT}/data/services/", f"{MOUNT}/lib/vykhukhol/settings.py",
+    f"{MOUNT}/data/settings.ini", f"{MOUNT}/data/services/", f"{MOUNT}/lib/vykhukhol/settings/__init__.py",
     f"{MOUNT}/passenger_wsgi.py", f"{MOUNT}/lib/", f"{MOUNT}/cgi/vykhukhol.path",
     "/data/settings.ini"])
 def test_the_data_directory_and_the_sources_are_refused(passenger: PassengerSite, path: str) -> None:
