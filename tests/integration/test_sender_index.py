@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from vykhukhol import services as svc
-from vykhukhol.sender import dueindex, runtime, serial
+from vykhukhol.sender import dueindex, serial
 from vykhukhol.services import due_summary
 from vykhukhol.services import rules as series
 from vykhukhol.services import subscribers as subs
@@ -229,7 +229,7 @@ def test_a_kill_during_the_index_write_leaves_a_usable_state(site, tmp_path):
     index = site.data.state / "index" / "course.due"
     keep = tmp_path / "index.keep"
     shutil.copy(index, keep)
-    fingerprint = series.rules_of(runtime.Run(site.data, site.settings()),
+    fingerprint = series.rules_of(site.settings(),
                                   svc.find_service(site.data, "course")).fingerprint()
     reference_root = tmp_path / "reference"
     shutil.copytree(site.data.root, reference_root)
@@ -336,7 +336,7 @@ def test_an_index_naming_a_line_twice_sends_no_letter_twice(site, tmp_path):
     reference = tmp_path / "reference"
     shutil.copytree(site.data.root, reference)
     index_at = site.data.state / "index" / "course.due"
-    fingerprint = series.rules_of(runtime.Run(site.data, site.settings()),
+    fingerprint = series.rules_of(site.settings(),
                                   svc.find_service(site.data, "course")).fingerprint()
     index = dueindex.load(index_at, fingerprint)
     doubled = dueindex.Index(index.fingerprint, index.covered, index.crc, index.stamp)

@@ -19,7 +19,7 @@ from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.members import unsent
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
-from vykhukhol.services.rules import Rules, next_action
+from vykhukhol.services.rules import next_action, rules_of
 from vykhukhol.settings import Settings
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now, seconds_between
@@ -31,18 +31,13 @@ if TYPE_CHECKING:
 RESEND_AFTER = 600  # seconds: a known unconfirmed address is asked again at most this often
 
 
-def _rules(service: svc.Service, settings: Settings) -> Rules:
-    return Rules(tuple(svc.letter_delays(service)), settings["reminder_period"],
-                 settings["reminder_count"], service.delete_finished, settings["bounce_limit"])
-
-
 def _note_due(data: DataDir, service: svc.Service, settings: Settings,
               sub: subs.Subscriber | None) -> None:
     """Tell the service's next-due summary about a change we just made."""
     if not due_summary.has_due(data, service.name):
         return  # no summary: the next run computes one anyway
     try:
-        due = next_action(sub, _rules(service, settings)).due if sub else None
+        due = next_action(sub, rules_of(settings, service)).due if sub else None
     except BadInput:  # a letter file broken by hand: let the sender read the whole file
         due_summary.forget_due(data, service.name)
         return

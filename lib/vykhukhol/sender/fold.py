@@ -40,7 +40,7 @@ def fold_series(run: Run, book: journal.Journal, worked: list[Work]) -> None:
         if name not in targets:
             try:
                 service = svc.find_service(run.data, name)
-                targets[name] = Work(service, rules_of(run, service))
+                targets[name] = Work(service, rules_of(run.settings, service))
             except (NotFound, BadInput):
                 continue  # its journal lines wait until the service is readable again
     forgotten: dict[str, str] = {}

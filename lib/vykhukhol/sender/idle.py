@@ -337,7 +337,7 @@ def _prove(run) -> float | None:
             return None
         enabled.append(service)
         summary = due_summary.read_due(data, service.name)
-        if summary is None or summary.fingerprint != rules_of(run, service).fingerprint() \
+        if summary is None or summary.fingerprint != rules_of(run.settings, service).fingerprint() \
                 or summary.stamp != due_summary.file_stamp(service.subscribers_path):
             return None
         next_due = parse_time(summary.next)

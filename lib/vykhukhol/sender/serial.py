@@ -111,7 +111,7 @@ def find_work(run: Run, service: svc.Service) -> Work | None:
     nothing is. Only the lines taken are read (None: the index is still being
     built, and the service waits for the next run)."""
     try:
-        rules = rules_of(run, service)
+        rules = rules_of(run.settings, service)
     except BadInput as exc:
         run.log.error(f"{exc.message}; the service is passed over until it is fixed")
         return None

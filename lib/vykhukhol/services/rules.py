@@ -18,7 +18,7 @@ from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import UTC, after
 
 if TYPE_CHECKING:
-    from vykhukhol.sender.runtime import Run
+    from vykhukhol.settings import Settings
 
 MAX_FAILURES = 3  # bounce_limit's default: soft failures of different letters before deletion
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -43,12 +43,12 @@ class Rules:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def rules_of(run: Run, service: svc.Service) -> Rules:
-    """The service's rules under the run's settings (BadInput: its letters'
+def rules_of(settings: Settings, service: svc.Service) -> Rules:
+    """The service's rules under these settings (BadInput: its letters'
     delays cannot be read)."""
-    return Rules(tuple(svc.letter_delays(service)), run.settings["reminder_period"],
-                 run.settings["reminder_count"], service.delete_finished,
-                 run.settings["bounce_limit"])
+    return Rules(tuple(svc.letter_delays(service)), settings["reminder_period"],
+                 settings["reminder_count"], service.delete_finished,
+                 settings["bounce_limit"])
 
 
 @dataclass(frozen=True)
