@@ -153,7 +153,7 @@ def due_index(run: Run, service: svc.Service, rules: Rules, fresh: bool
               ) -> tuple[dueindex.Index | None, bool]:
     """The service's due index brought up to the file (None: not yet, the
     rest is read by the next runs), and whether it is saved as it is."""
-    path, saved_at = service.subscribers_path, index_path(run, service)
+    path, saved_at = service.subscribers_path, index_path(run.data, service)
     index = None if fresh else dueindex.load(saved_at, rules.fingerprint())
     if index is None:
         index = dueindex.Index(rules.fingerprint())

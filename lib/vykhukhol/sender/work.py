@@ -12,6 +12,7 @@ from typing import NamedTuple
 import vykhukhol.sender.dueindex as dueindex
 import vykhukhol.sender.journal as journal
 from vykhukhol import services as svc
+from vykhukhol.datadir import DataDir
 from vykhukhol.errors import StorageError
 from vykhukhol.sender.runtime import Run
 from vykhukhol.services import subscribers as subs
@@ -72,8 +73,8 @@ class Held:
     worked: list[Work] = field(default_factory=list)
 
 
-def index_path(run: Run, service: svc.Service) -> Path:
-    return run.data.state / "index" / f"{service.name}.due"
+def index_path(data: DataDir, service: svc.Service) -> Path:
+    return data.state / "index" / f"{service.name}.due"
 
 
 def save_index(run: Run, service: svc.Service, index: dueindex.Index | None) -> None:
@@ -82,9 +83,9 @@ def save_index(run: Run, service: svc.Service, index: dueindex.Index | None) -> 
     file, so the next run reads the file again."""
     try:
         if index is None:
-            dueindex.remove(index_path(run, service))
+            dueindex.remove(index_path(run.data, service))
         else:
-            dueindex.save(index_path(run, service), index)
+            dueindex.save(index_path(run.data, service), index)
     except StorageError as exc:
         run.log.error(f"service {service.name}: its due index could not be written: "
                       f"{exc.message}")
