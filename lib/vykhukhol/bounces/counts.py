@@ -3,7 +3,7 @@
 One set of rules for every way a refusal arrives — a report by mail
 (:mod:`.apply`), a provider's callback (through :mod:`.apply`), a reply at
 hand-over (the sender's fold, :mod:`vykhukhol.sender.fold` and
-:mod:`vykhukhol.sender.newsletter`):
+:mod:`vykhukhol.sender.news`):
 
 - *address gone*: :func:`vykhukhol.members.membership.forget_everywhere` —
   suppressed first, then deleted from every service of the site;

@@ -7,7 +7,7 @@ SPEC 5's.
 1. :func:`~.steps.check_mode`   — debug mode or a self-block: nothing is sent;
    :func:`~.steps.read_bounces` — the bounce mailbox (SPEC 12), in a slice of the time;
    :func:`~.confirmations.resend_confirmations` — what a subscribe page could not send;
-2. :func:`~.newsletter.send_newsletters` — "letters to all users", at most
+2. :func:`~.news.send_newsletters` — "letters to all users", at most
    ``news_per_run`` (the report of a finished one: :mod:`.news_report`);
 3. :func:`~.steps.choose_service` — the enabled service served longest ago;
 4. :func:`~.serial.send_series` — its due letters, then same-DB services while
@@ -78,7 +78,7 @@ def take_steps(run: Run) -> None:
     """SPEC 5's steps in order, one line each; a step that ends the run raises
     RunEnds, and no step after it is taken."""
     from vykhukhol.sender.confirmations import resend_confirmations
-    from vykhukhol.sender.newsletter import send_newsletters
+    from vykhukhol.sender.news import send_newsletters
     from vykhukhol.sender.runtime import RunEnds
     from vykhukhol.sender.serial import hold_db, send_reminders, send_series
     from vykhukhol.sender.steps import check_mode, choose_service, read_bounces

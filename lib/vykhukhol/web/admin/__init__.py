@@ -24,8 +24,8 @@ The URLs are one table, :data:`.routes.ROUTES`, read top to bottom; the page
 modules register nothing.
 """
 
+from vykhukhol.web.admin.dashboard import recent_runs
 from vykhukhol.web.admin.routes import app
 from vykhukhol.web.admin.settings import SETTINGS_SHOWN
-from vykhukhol.web.admin.status import recent_runs
 
 __all__ = ["SETTINGS_SHOWN", "app", "recent_runs"]

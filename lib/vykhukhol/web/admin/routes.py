@@ -14,13 +14,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import vykhukhol.web.admin.bounces as bounces
+import vykhukhol.web.admin.dashboard as dashboard
 import vykhukhol.web.admin.login as login
 import vykhukhol.web.admin.newsletters as newsletters
 import vykhukhol.web.admin.outbox as outbox
 import vykhukhol.web.admin.series as series
 import vykhukhol.web.admin.services as services
 import vykhukhol.web.admin.settings as settings
-import vykhukhol.web.admin.status as status
 import vykhukhol.web.admin.subscribers as subscribers
 import vykhukhol.web.admin.suppressed as suppressed
 from vykhukhol.datadir import DataDir
@@ -37,8 +37,8 @@ ROUTES: list[Rule] = [
     Rule("GET", "/password", login.password_form),
     Rule("POST", "/password", login.password_change),
 
-    Rule("GET", "/", status.status),
-    Rule("POST", "/mode", status.change_mode),
+    Rule("GET", "/", dashboard.status),
+    Rule("POST", "/mode", dashboard.change_mode),
 
     Rule("GET", "/settings", settings.settings_page),
     Rule("POST", "/settings", settings.settings_save),

@@ -1,5 +1,6 @@
-"""The status page: mode and its switch, what blocks a run, locks, warnings,
-the 30-day chart, recent runs and alerts, and the cron line to paste."""
+"""The status page, the admin's front page: mode and its switch, what blocks
+a run, locks, warnings, the 30-day chart, recent runs and alerts, and the
+cron line to paste. (Named dashboard, not status: one letter from states.)"""
 
 from __future__ import annotations
 
