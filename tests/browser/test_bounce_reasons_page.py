@@ -77,18 +77,18 @@ def test_the_bounces_page_shows_why_and_marks_a_doubtful_reading_in_both_languag
     rows = {r.text.split()[2]: r for r in b.all("#bounces tr")[1:]}
     gone, full, said = (rows[a].text for a in (GONE, FULL, SAID))
     assert "address gone: userunknown 5.1.1 550" in gone
-    assert "decided by status code 5.1.1 — sure" in gone
+    assert "decided by status code: 5.1.1 — sure" in gone
     assert f"the server said: 550 5.1.1 <{GONE}>: Recipient address rejected" in gone
     assert "Doubtful:" not in gone
-    assert "decided by status code 5.1.1 — doubtful" in full and "Doubtful:" in full
-    assert "decided by the text alone mailbox is full — doubtful" in said
+    assert "decided by status code: 5.1.1 — doubtful" in full and "Doubtful:" in full
+    assert "decided by the text alone: mailbox is full — doubtful" in said
     assert len(b.all("#bounces td.doubtful")) == 2
     b.screenshot("bounces-why-en")
     site.set(language="ru")
     b.open("/admin/bounces")
     text = b.text("#bounces")
-    for words in ("адреса больше нет: userunknown 5.1.1 550", "решено по: коду состояния 5.1.1 — уверенно",
-                  "решено по: одному тексту mailbox is full — сомнительно", "Сомнительно:",
+    for words in ("адреса больше нет: userunknown 5.1.1 550", "решено по коду состояния: 5.1.1 — уверенно",
+                  "решено по одному тексту: mailbox is full — сомнительно", "Сомнительно:",
                   f"ответ сервера: 550 5.1.1 <{GONE}>"):
         assert words in text, text
     b.screenshot("bounces-why-ru")

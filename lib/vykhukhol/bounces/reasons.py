@@ -13,10 +13,15 @@ belongs to, which decides what happens to the subscriber:
   counted on the subscriber;
 - ``delay`` — not delivered yet: noted.
 
-The patterns are Sisimai's (:mod:`.patterns`); the order of the checks
-follows its ``reason.Find``: the diagnostic text first, then the enhanced
-status code, then the rarer patterns. :func:`smtp_reason` reads a reply at
-hand-over; :func:`read` reads a report's fields. Both are pure functions.
+The evidence, most specific first (issue 25): a big provider's own words
+and labels (:mod:`.remote`), the enhanced status code where it is specific,
+the reply code with the text, the text alone; the final answer decides (a
+DSN's Diagnostic-Code, a transcript's last reply). The patterns are Sisimai's
+(:mod:`.patterns`) and the order of their checks follows its ``reason.Find``.
+Each reading says which rule decided and whether it is sure or doubtful
+(:meth:`Reading.rule_text`); in doubt the reading leans soft.
+:func:`smtp_reason` reads a reply at hand-over; :func:`read` reads a
+report's fields. Both are pure functions.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
+
+from vykhukhol.bounces import words as server_words
 
 
 def _(text: str) -> str:
@@ -137,20 +144,14 @@ class Reading:
         """What decided, for bounces.log: ``rule: status 5.1.1 (sure)``; "" when unknown."""
         if not self.rule:
             return ""
-        seen = _clean(self.seen, 80)
+        seen = server_words.clean(self.seen, 80)
         return f"rule: {self.rule}" + (f" {seen}" if seen else "") + \
             (" (sure)" if self.sure else " (doubtful)")
 
     def words_text(self) -> str:
         """The server's words, for bounces.log: ``server said: 550 5.1.1 …``; "" when none."""
-        words = _clean(self.words, 200)
-        return f"server said: {words}" if words else ""
-
-
-def _clean(text: str, limit: int) -> str:
-    """One line, no "; " (bounces.log's piece separator), at most ``limit`` characters."""
-    text = " ".join(str(text).split()).replace("; ", ", ")
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+        text = server_words.clean(self.words, 200)
+        return f"server said: {text}" if text else ""
 
 
 # The kinds of rule that decide a reading, most specific first.
@@ -391,7 +392,7 @@ def read(status: str = "", text: str = "", action: str = "", code: str = "",
     if not text.strip() and context and len(set(_ADDRESS.findall(context.lower()))) <= 1:
         # No diagnostic field: the last reply of a transcript about this one
         # recipient is the final answer (with others, a reply may be theirs).
-        final = _words(context)
+        final = server_words.final_answer(context)
         if REPLY.match(final) and final != " ".join(context.split()):
             name, rule, seen = decide(_status(final) or status, final, action, said,
                                       _reply(final) or code)
@@ -406,13 +407,13 @@ def read(status: str = "", text: str = "", action: str = "", code: str = "",
         if by_host in CLASS_OF:
             name, rule, seen = by_host, BY_PROVIDER, f"{remote.title(host)}: {label}"
             break
-    words = _words(text or context)
+    answer = server_words.final_answer(text or context)
     text = f"{text}\n{context}"
     temporary = (status.startswith("4.") or (not status and code.startswith("4")))
     if action == "delayed" or (temporary and action not in ("failed", "")):
-        return Reading(Cause.DELAY, name, status, code, rule, seen, rule != BY_NONE, words)
+        return Reading(Cause.DELAY, name, status, code, rule, seen, rule != BY_NONE, answer)
     if name == "delivered":
-        return Reading(Cause.DELAY, name, status, code, rule, seen, True, words)
+        return Reading(Cause.DELAY, name, status, code, rule, seen, True, answer)
     cause = CLASS_OF.get(name, Cause.SOFT)
     sure = _sure(cause, rule, status, code)
     if cause is Cause.GONE and temporary and not _said_by_text(name, text):
@@ -430,13 +431,12 @@ def read(status: str = "", text: str = "", action: str = "", code: str = "",
             # say the mailbox is full or disabled, its diagnostic that the
             # address is gone: in doubt, soft.
             cause, sure = Cause.SOFT, False
-    return Reading(cause, name, status, code, rule, seen, sure, words)
+    return Reading(cause, name, status, code, rule, seen, sure, answer)
 
 
 _ADDRESS = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+")
 _NOTE = re.compile(r"\bstatus:\s*[245]\.\d{1,3}\.\d{1,3}\s*\(([^)\n]{1,200})\)",
                    re.IGNORECASE)
-_DIAGNOSTIC_TYPE = re.compile(r"^(?:smtp|x-[\w.-]{1,40});\s*", re.IGNORECASE)
 # Where a report's words for people end and its DSN fields begin.
 _PROSE_END = re.compile(r"^\s*(?:reporting-mta|final-recipient|original-recipient|action):",
                         re.MULTILINE)
@@ -453,22 +453,6 @@ def _sure(cause: Cause, rule: str, status: str, code: str) -> bool:
     if rule == BY_REPLY:
         return code[:1] in ("4", "5") and (cause is not Cause.GONE or code[:1] == "5")
     return False
-
-
-def _words(text: str) -> str:
-    """The server's own words: the last reply in the text (a transcript's
-    final answer), else its first line that says anything."""
-    # "smtp; 550 …", "X-Notes; …": the Diagnostic-Code's type is not the server's word.
-    lines = [_DIAGNOSTIC_TYPE.sub("", " ".join(line.split()))
-             for line in text[:_MAX_TEXT].splitlines()]
-    lines = [line for line in lines if line]
-    # A transcript marks the server's replies "<<<"; the other lines are the
-    # reporting system's own (sendmail's "421 … Deferred" summary).
-    replies = [line[4:] for line in lines if line.startswith("<<< ") and REPLY.match(line[4:])] \
-        or [line for line in lines if REPLY.match(line)]
-    if replies:
-        return replies[-1]
-    return lines[0] if lines else ""
 
 
 def _said_by_text(name: str, text: str) -> bool:

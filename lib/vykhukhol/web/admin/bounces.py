@@ -98,8 +98,9 @@ def _reason(admin: Admin, text: str) -> str:
             continue
         rule = _RULE.fullmatch(piece)
         if rule:
-            shown.append(admin._("decided by {rule}", rule=admin._(_RULE_KINDS[rule["kind"]]))
-                         + (f" {rule['seen']}" if rule["seen"] else "") + " — "
+            kind = admin._(_RULE_KINDS[rule["kind"]])
+            shown.append((admin._("decided by {rule}: {seen}", rule=kind, seen=rule["seen"])
+                          if rule["seen"] else admin._("decided by {rule}", rule=kind)) + " — "
                          + (admin._("sure") if rule["sure"] == "sure" else admin._("doubtful")))
             continue
         words = _WORDS.fullmatch(piece)
