@@ -199,6 +199,14 @@ def test_an_smtp_reply_is_read_like_a_report(code, enhanced, text, cause, reason
     assert (reading.cause, reading.reason) == (cause, reason)
 
 
+def test_a_reply_at_hand_over_is_read_with_the_providers_words_too():
+    # Outlook's "mailbox unavailable" is its "no such user" (Sisimai's Outlook rhost table)
+    text = "Requested action not taken: mailbox unavailable (1234567:890:-2147467259)"
+    assert smtp_reason(550, "", text, recipient="x@hotmail.com").cause is Cause.GONE
+    # from a server that is none of the known providers, the same words stay soft
+    assert smtp_reason(550, "", text, recipient="x@example.org").cause is Cause.SOFT
+
+
 def test_a_delay_is_not_a_failure_and_giving_up_is_soft():
     assert read("4.4.7", "Connection timed out", "delayed").cause is Cause.DELAY
     assert read("4.4.7", "retry time not reached for any host after a long failure period",

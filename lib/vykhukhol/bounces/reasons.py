@@ -459,8 +459,9 @@ def _said_by_text(name: str, text: str) -> bool:
     return _included(name, " ".join(text[:_MAX_TEXT].lower().split()))
 
 
-def smtp_reason(code: int, enhanced: str = "", text: str = "") -> Reading:
-    """The reading of an SMTP reply at hand-over (``550``, ``5.1.1``, ``User unknown``).
+def smtp_reason(code: int, enhanced: str = "", text: str = "", recipient: str = "") -> Reading:
+    """The reading of an SMTP reply at hand-over (``550``, ``5.1.1``, ``User unknown``)
+    to ``recipient`` (its domain may name the provider).
 
     A 4xx reply is a delay whatever it says (the recipient is deferred and
     tried again); its reason name still tells what was said. A 5xx reply is
@@ -475,7 +476,7 @@ def smtp_reason(code: int, enhanced: str = "", text: str = "") -> Reading:
         return Reading(Cause.DELAY, name, status, code_text)
     if status.startswith("4."):
         status = ""
-    return read(status, text, "failed", code_text)
+    return read(status, text, "failed", code_text, recipient=recipient)
 
 
 def _status(text: str) -> str:
