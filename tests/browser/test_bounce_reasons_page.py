@@ -63,6 +63,11 @@ def test_bounces_log_names_the_cause_the_rule_and_the_servers_words(site):
     assert lines[FULL].startswith("soft: userunknown 5.1.1 550; rule: status 5.1.1 (doubtful); ")
     assert lines[SAID].startswith("soft: mailboxfull 5.0.0; rule: phrase mailbox is full "
                                   "(doubtful); server said: mailbox is full")
+    # the page marks by the rule's piece, never by what the server's words say
+    from vykhukhol.web.admin.bounces import _doubtful
+
+    assert _doubtful(lines[FULL]) and _doubtful(lines[SAID]) and not _doubtful(lines[GONE])
+    assert not _doubtful(lines[GONE].replace("table;", "table (doubtful);"))
     # the gone address is deleted at once; the doubtful ones count as soft and stay
     assert GONE not in site.subscribers("course")
     assert FULL in site.subscribers("course") and SAID in site.subscribers("course")

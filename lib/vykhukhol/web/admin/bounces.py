@@ -125,6 +125,13 @@ def _reason(admin: Admin, text: str) -> str:
     return "; ".join(shown)
 
 
+def _doubtful(text: str) -> bool:
+    """Whether a logged reason's rule piece says the reading is doubtful (the
+    server's words, a piece of their own, cannot say so)."""
+    return any((rule := _RULE.fullmatch(piece)) is not None and rule["sure"] == "doubtful"
+               for piece in text.split("; "))
+
+
 def _bounce_kind(admin: Admin, kind: str) -> str:
     labels = {
         "permanent": admin._("permanent failure"), "temporary": admin._("temporary failure"),
@@ -168,7 +175,7 @@ def bounces_page(admin: Admin, args: dict) -> Response:
                  "problem", record.PIPE) else line.kind),
              "target": _bounce_target(admin, line.target), "address": line.address,
              "source": _bounce_source(admin, line.source), "reason": _reason(admin, line.reason),
-             "doubtful": " (doubtful); " in f"{line.reason}; "}
+             "doubtful": _doubtful(line.reason)}
             for line in record.recent(admin.data, BOUNCES_SHOWN)]
     kept = record.kept_messages(admin.data)[:BOUNCES_SHOWN]
     return admin.page("bounces.html", rows=rows, kept=kept,
