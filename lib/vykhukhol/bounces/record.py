@@ -8,7 +8,8 @@ JOB`` or ``-``), the address, the source (``imap``, ``pop3``, ``pipe``) and
 the reason: for a refusal, "; "-separated pieces — the reading (``address
 gone: userunknown 5.1.1 550``), what decided it (``rule: status 5.1.1
 (sure)``), the server's words (``server said: …``) and the detector's
-verdict (lines written before issue 25 have only the first and the last). Rotated like run.log (1 MB, 3 kept). The admin's Bounces page and
+verdict (lines written before issue 25 have only the first and the last).
+Rotated like run.log (1 MB, 3 kept). The admin's Bounces page and
 ``status`` read it back.
 
 A kept message is stored as it came, cut to :data:`KEPT_BYTES`, named by its
@@ -32,7 +33,7 @@ KEPT_BYTES = 256_000  # of a kept message, stored for the admin
 KEPT_COUNT = 200      # kept messages stored at most (the oldest go first)
 PIPE, IMAP, POP3 = "pipe", "imap", "pop3"
 REPEATED = "repeated"  # the kind of the line of a message read again
-REASON_CHARS = 600     # of a line's reason: the reading, its rule, the verdict, the server's words
+REASON_CHARS = 600     # of a line's reason: the reading, its rule, the server's words, the verdict
 
 
 @dataclass
