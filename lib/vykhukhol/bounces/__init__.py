@@ -16,8 +16,11 @@ What is where:
 - :mod:`.formats` — where a report says which address failed and why (DSN
   fields, the lines of reports written for people, SES JSON);
 - :mod:`.patterns` — Sisimai's error-message patterns (generated data);
+- :mod:`.remote` — the big providers' own phrasings and error labels
+  (Sisimai's rhost tables, generated data);
 - :mod:`.apply` — whom its tag means and what it does to the subscriber
   files and ledgers, exactly once per message (its own journal);
+- :mod:`.words` — the server's own words of a refusal, for the owner;
 - :mod:`.record` — bounces.log and the messages kept for the admin.
 
 This package is imported only by runs and commands that send or read

@@ -159,7 +159,7 @@ def apply_reports(data: DataDir, settings: Settings, reports: list[Report],
             if address and report.kind in (kinds.PERMANENT, kinds.TEMPORARY):
                 # The provider's words read like a report's (SPEC 5): a failure
                 # it gave up on is read for its reason, a temporary one is a delay.
-                reading = reasons.read(text=report.reason, action=(
+                reading = reasons.read(text=report.reason, recipient=address, action=(
                     "failed" if report.kind == kinds.PERMANENT else "delayed"))
                 verdict.readings, verdict.cause = {address: reading}, reading.cause
             result = Result(rid, report.kind, address=address or "-", reason=report.reason)

@@ -382,12 +382,13 @@ def _readings(message: Message, text: str, dsn: dict[str, formats.Failed], subje
             if not failed.text and status.endswith(".0.0"):  # the words beside it may say more
                 status = reasons.prefer(status, window)
             reading = reasons.read(status, failed.text, failed.action,
-                                   context=f"{window}\n{failed.fields}")
+                                   context=f"{window}\n{failed.fields}", recipient=address,
+                                   report=text[:3000])
         else:
             action = "delayed" if warning else ""
-            reading = reasons.read("", "", action, context=window)
+            reading = reasons.read("", "", action, context=window, recipient=address)
             if reading.reason == "onhold" and text:
-                reading = reasons.read("", "", action, context=text[:3000])
+                reading = reasons.read("", "", action, context=text[:3000], recipient=address)
         result[address] = reading
     return result
 

@@ -84,7 +84,10 @@ def effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdic
             record.keep(data, result.id, raw)
             return noted(plan, result, source)
         reading = cause_of(verdict, address)
-        result.reason = f"{reading.log_text()}; {result.reason}"
+        # The reading, what decided it, the server's own words, then the
+        # detector's verdict as before ("; " apart, as the Bounces page reads them).
+        result.reason = "; ".join(piece for piece in (
+            reading.log_text(), reading.rule_text(), reading.words_text(), result.reason) if piece)
         if reading.cause is reasons.Cause.DELAY:
             return noted(plan, result, source)
         plan.bounced += 1

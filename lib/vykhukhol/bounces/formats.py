@@ -77,7 +77,10 @@ def delivery_status(parts: list[Message]) -> list[Failed]:
     # bounced) is read only when the message has none of its own.
     own = [part for part in reports if not _inside_returned(parts[0], part)]
     for part in own or reports:
-        for block in _blocks(part)[1:]:  # the first block is about the message
+        blocks = _blocks(part)
+        # The first block is about the message; a report that runs its fields
+        # together (AOL) has one block that names the recipient too.
+        for block in blocks[1:] or [b for b in blocks if b.get("final-recipient")]:
             recipient = block.get("final-recipient") or block.get("original-recipient") or ""
             address = checked(str(recipient).split(";", 1)[-1])
             if address is None:

@@ -13,10 +13,15 @@ belongs to, which decides what happens to the subscriber:
   counted on the subscriber;
 - ``delay`` — not delivered yet: noted.
 
-The patterns are Sisimai's (:mod:`.patterns`); the order of the checks
-follows its ``reason.Find``: the diagnostic text first, then the enhanced
-status code, then the rarer patterns. :func:`smtp_reason` reads a reply at
-hand-over; :func:`read` reads a report's fields. Both are pure functions.
+The evidence, most specific first (issue 25): a big provider's own words
+and labels (:mod:`.remote`), the enhanced status code where it is specific,
+the reply code with the text, the text alone; the final answer decides (a
+DSN's Diagnostic-Code, a transcript's last reply). The patterns are Sisimai's
+(:mod:`.patterns`) and the order of their checks follows its ``reason.Find``.
+Each reading says which rule decided and whether it is sure or doubtful
+(:meth:`Reading.rule_text`); in doubt the reading leans soft.
+:func:`smtp_reason` reads a reply at hand-over; :func:`read` reads a
+report's fields. Both are pure functions.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
+
+from vykhukhol.bounces import words as server_words
 
 
 def _(text: str) -> str:
@@ -120,21 +127,55 @@ class Reading:
     reason: str           # Sisimai's name: "userunknown", "mailboxfull", "blocked" …
     status: str = ""      # the enhanced status code, "5.1.1"
     code: str = ""        # the SMTP reply code, "550"
+    # What decided (issue 25 item 4): the kind of rule (BY_STATUS, BY_REPLY, BY_PHRASE,
+    # BY_PROVIDER, BY_COMMAND, BY_NONE), what it saw (a code, a phrase, "Google: …"),
+    # whether the reading is sure, and the server's own words.
+    rule: str = ""
+    seen: str = ""
+    sure: bool = False
+    words: str = ""
 
     def log_text(self) -> str:
         """The reading for bounces.log: ``address gone: userunknown 5.1.1``."""
         codes = " ".join(c for c in (self.status, self.code) if c)
         return f"{self.cause.value}: {self.reason}" + (f" {codes}" if codes else "")
 
+    def rule_text(self) -> str:
+        """What decided, for bounces.log: ``rule: status 5.1.1 (sure)``; "" when unknown."""
+        if not self.rule:
+            return ""
+        seen = server_words.clean(self.seen, 80)
+        return f"rule: {self.rule}" + (f" {seen}" if seen else "") + \
+            (" (sure)" if self.sure else " (doubtful)")
+
+    def words_text(self) -> str:
+        """The server's words, for bounces.log: ``server said: 550 5.1.1 …``; "" when none."""
+        text = server_words.clean(self.words, 200)
+        return f"server said: {text}" if text else ""
+
+
+# The kinds of rule that decide a reading, most specific first.
+BY_PROVIDER, BY_STATUS, BY_REPLY, BY_PHRASE, BY_COMMAND, BY_NONE = (
+    "provider", "status", "reply", "phrase", "command", "none")
+
 
 def _included(name: str, text: str) -> bool:
+    return bool(_match(name, text))
+
+
+def _match(name: str, text: str) -> str:
+    """The pattern of reason ``name`` that ``text`` holds ("" when none, or vetoed)."""
     from vykhukhol.bounces import patterns
 
     if any(piece in text for piece in patterns.ISNOT.get(name, ())):
-        return False
-    if any(piece in text for piece in patterns.INDEX.get(name, ())):
-        return True
-    return any(_aligned(text, pieces) for pieces in patterns.PAIRS.get(name, ()))
+        return ""
+    for piece in patterns.INDEX.get(name, ()):
+        if piece in text:
+            return piece
+    for pieces in patterns.PAIRS.get(name, ()):
+        if _aligned(text, pieces):
+            return " … ".join(pieces)
+    return ""
 
 
 def _aligned(text: str, pieces: tuple[str, ...]) -> bool:
@@ -154,7 +195,8 @@ def command(text: str) -> str:
     found = _COMMAND.findall(text[:_MAX_TEXT])
     if not found:
         lower = " ".join(text[:_MAX_TEXT].lower().split())
-        if "my name was rejected" in lower:  # qmail: the greeting was refused
+        if "my name was rejected" in lower or "refused to talk to me" in lower:
+            # qmail, Postfix: the greeting (our host) was refused
             return "EHLO"
         if any(phrase in lower for phrase in _RCPT_PHRASES):
             return "RCPT"
@@ -181,7 +223,19 @@ _BEFORE_DATA = ("RCPT", "MAIL", "EHLO")
 def reason_name(status: str, text: str, action: str = "", said: str | None = None,
                 code: str = "") -> str:
     """Sisimai's reason name for a refusal, from its enhanced status code, its
-    diagnostic text and (in a DSN) its ``Action``; ``onhold`` when nothing says.
+    diagnostic text and (in a DSN) its ``Action``; ``onhold`` when nothing says
+    (:func:`decide` with the rule that said it)."""
+    return decide(status, text, action, said, code)[0]
+
+
+def decide(status: str, text: str, action: str = "", said: str | None = None,
+           code: str = "") -> tuple[str, str, str]:
+    """(Sisimai's reason name, the kind of rule that decided, what it saw).
+
+    The kind is ``status`` (the enhanced status code), ``reply`` (the reply
+    code with the text), ``phrase`` (the text alone), ``command`` (the SMTP
+    command refused: the greeting, our MAIL FROM) or ``none``; what it saw is
+    the code or the phrase.
 
     As in Sisimai, "user unknown" is believed when the status code says so or
     the refusal answered ``RCPT TO``; said after the letter's text (some
@@ -195,71 +249,81 @@ def reason_name(status: str, text: str, action: str = "", said: str | None = Non
     # "550-5.2.1" at the start of each continued line of a reply splits its words.
     text = " ".join(_CONTINUED.sub(" ", text[:_MAX_TEXT].lower()).split())
     for name, phrases in _OWN_PHRASES.items():
-        if any(phrase in text for phrase in phrases):
-            return name
+        for phrase in phrases:
+            if phrase in text:
+                return name, BY_PHRASE, phrase
     if status.startswith("2."):
-        return "delivered"
+        return "delivered", BY_STATUS, status
     by_status = STATUS_REASONS.get(status, "")
     # A 5.1.1 written in the text (a transcript's own line) counts as much as the field.
     unknown_by_code = by_status == "userunknown" or said != "DATA" and any(
         STATUS_REASONS.get(".".join(code)) == "userunknown" and code[0] == "5"
         for code in STATUS.findall(text))
+    coded = BY_REPLY if code else BY_PHRASE  # a phrase with a reply code beside it says more
     for name in patterns.FIRST:
         if said in ("MAIL", "EHLO") and CLASS_OF[name] is Cause.GONE:
             continue  # refused before any recipient was named: about the sender
         if name == "userunknown":
             if by_status == "suspend":
                 continue
-            if unknown_by_code and _included(name, text) or by_status == "userunknown":
+            seen = _match(name, text)
+            if unknown_by_code and seen or by_status == "userunknown":
                 if not any(_included(other, text) for other in _NOT_UNKNOWN):
-                    return name
-            elif said == "RCPT" and _included(name, text):
-                return name
-            elif said != "DATA" and (any(phrase in text for phrase in _GONE_PHRASES)
-                                     or any(_aligned(text, pair) for pair in _GONE_PAIRS)):
-                return name
-            elif STRICT and not said and not by_status and _included(name, text) \
-                    and not ("unknown user" in text and "user unknown" not in text):
-                # "550 Unknown user" with no command is what Japanese carriers'
-                # content filters answer after DATA: Sisimai reads it as filtered.
-                return name
+                    return name, BY_STATUS, status if by_status == "userunknown" else (
+                        next(".".join(c) for c in STATUS.findall(text)
+                             if STATUS_REASONS.get(".".join(c)) == "userunknown"))
+            elif said == "RCPT" and seen:
+                return name, coded, seen
+            elif said != "DATA":
+                own = next((phrase for phrase in _GONE_PHRASES if phrase in text), "") or next(
+                    (" … ".join(pair) for pair in _GONE_PAIRS if _aligned(text, pair)), "")
+                if own:
+                    return name, coded, own
+                if STRICT and not said and not by_status and seen \
+                        and not ("unknown user" in text and "user unknown" not in text):
+                    # "550 Unknown user" with no command is what Japanese carriers'
+                    # content filters answer after DATA: Sisimai reads it as filtered.
+                    return name, coded, seen
         elif name == "filtered":
             if by_status in ("suspend", "hasmoved", "hostunknown", "notaccept"):
                 continue  # the code is specific: a content filter it is not
             if by_status == "filtered" or said not in _BEFORE_DATA:
-                if _included("userunknown", text) or _included(name, text):
-                    return name
-        elif _included(name, text):
-            return name
+                seen = _match("userunknown", text) or _match(name, text)
+                if seen:
+                    return name, coded, seen
+        else:
+            seen = _match(name, text)
+            if seen:
+                return name, coded, seen
     if by_status and by_status not in _VAGUE:
-        return by_status
+        return by_status, BY_STATUS, status
     if said == "EHLO":
-        return "blocked"  # refused at the greeting: the sending host
-    if code in ("500", "501", "502", "503", "504") and not status[2:3].strip("0"):
-        return "syntaxerror"  # our command was not understood
+        return "blocked", BY_COMMAND, "EHLO"  # refused at the greeting: the sending host
+    if code in ("500", "501", "502", "503", "504") and status[2:3] in ("", "0", "5"):
+        return "syntaxerror", BY_REPLY, code  # our command was not understood
     for name, phrases in patterns.FORMATS.items():
         if said in ("MAIL", "EHLO") and CLASS_OF[name] is Cause.GONE:
             continue
-        if any(phrase in text for phrase in phrases):
-            return name
+        for phrase in phrases:
+            if phrase in text:
+                return name, coded, phrase
     for name in patterns.ORDER[len(patterns.FIRST):]:
         if said in ("MAIL", "EHLO") and CLASS_OF[name] is Cause.GONE:
             continue
-        if _included(name, text):
-            return name
+        seen = _match(name, text)
+        if seen:
+            return name, coded, seen
     if said in ("MAIL", "EHLO") and CLASS_OF.get(by_status) is Cause.GONE:
-        return "rejected" if said == "MAIL" else "blocked"
+        return ("rejected", BY_COMMAND, "MAIL") if said == "MAIL" else ("blocked", BY_COMMAND, "EHLO")
     if by_status:
-        return by_status
+        return by_status, BY_STATUS, status
     if status[:3] in ("5.6", "4.6"):
-        return "contenterror"
+        return "contenterror", BY_STATUS, status
     if status[:3] in ("5.7", "4.7"):
-        return "securityerror"
+        return "securityerror", BY_STATUS, status
     if action.lower() in ("delayed", "expired"):
-        return "expired"
-    if said == "EHLO":
-        return "blocked"
-    return "onhold"
+        return "expired", BY_NONE, ""
+    return "onhold", BY_NONE, ""
 
 
 # Sentences single mail systems write about a recipient that does not exist,
@@ -282,8 +346,9 @@ _OWN_PHRASES = {
     # Google Groups writes in the sender's language; its help link is in every one.
     "rejected": ("you may not have permission to post messages to the group",
                  "グループにメッセージを投稿する権限がない", "https://groups.google.com/support/"),
-    # GMX / 1&1: the sending IP is on their block list.
-    "blocked": ("to clarify.) (bl)",),
+    # GMX / 1&1: the sending IP is on their block list; anyone's answer that
+    # is a link to a block list's lookup of our IP (GoDaddy: "553 http://www.spamhaus.org/query/bl?ip=…").
+    "blocked": ("to clarify.) (bl)", "spamhaus.org/query/bl?ip=", "spamhaus.org/query/ip/"),
 }
 
 # Texts that, beside a 5.1.1, say the refusal was about something else.
@@ -301,7 +366,7 @@ def prefer(status: str, diagnostic: str) -> str:
 
 
 def read(status: str = "", text: str = "", action: str = "", code: str = "",
-         context: str = "") -> Reading:
+         context: str = "", recipient: str = "", report: str = "") -> Reading:
     """The reading of one failed recipient of a report.
 
     ``status`` is the enhanced code (``5.1.1``; found in ``text`` when empty),
@@ -309,36 +374,94 @@ def read(status: str = "", text: str = "", action: str = "", code: str = "",
     ``action`` the DSN's ``Action`` (``failed``, ``delayed``; empty in a
     report without one), ``code`` the SMTP reply (``550``; found in ``text``
     when empty). ``context`` is the report's text around the address: read for
-    the SMTP command, and for the reason when the diagnostic alone says none.
+    the SMTP command, and for the reason when the diagnostic alone says none;
+    ``recipient`` the failed address (its domain may name the provider),
+    ``report`` the report's own text for people (its hosts may name the
+    provider; its words may contradict the DSN).
     A 4.x.x status without ``Action: failed`` is a delay; with it, the server
     gave up retrying.
     """
+    # The note a DSN writes beside its Status: "5.2.1 (mailbox disabled, …)".
+    note = " ".join(_NOTE.findall(context[:_MAX_TEXT]))
     status = _status(status) or _status(text) or _status(context)
     code = code or _reply(text) or _reply(context)
     action = action.strip().lower()
     said = command(f"{text}\n{context}")
-    name = reason_name(status, text, action, said, code) if text.strip() else "onhold"
+    name, rule, seen = decide(status, text, action, said, code) if text.strip() else (
+        "onhold", BY_NONE, "")
+    if not text.strip() and context and len(set(_ADDRESS.findall(context.lower()))) <= 1:
+        # No diagnostic field: the last reply of a transcript about this one
+        # recipient is the final answer (with others, a reply may be theirs).
+        final = server_words.final_answer(context)
+        if REPLY.match(final) and final != " ".join(context.split()):
+            name, rule, seen = decide(_status(final) or status, final, action, said,
+                                      _reply(final) or code)
     if name in ("onhold", "undefined") and context:
-        name = reason_name(status, f"{text}\n{context}", action, said, code)
+        name, rule, seen = decide(status, f"{text}\n{context}", action, said, code)
+    from vykhukhol.bounces import remote
+
+    for host in remote.providers(f"{text}\n{context}\n{report[:3000]}",
+                                 recipient.rpartition("@")[2]):
+        # The provider's own words and labels are surer than the general patterns.
+        by_host, label = remote.reason(host, text or context, status, said)
+        if by_host in CLASS_OF:
+            name, rule, seen = by_host, BY_PROVIDER, f"{remote.title(host)}: {label}"
+            break
+    answer = server_words.final_answer(text or context)
     text = f"{text}\n{context}"
     temporary = (status.startswith("4.") or (not status and code.startswith("4")))
     if action == "delayed" or (temporary and action not in ("failed", "")):
-        return Reading(Cause.DELAY, name, status, code)
+        return Reading(Cause.DELAY, name, status, code, rule, seen, rule != BY_NONE, answer)
     if name == "delivered":
-        return Reading(Cause.DELAY, name, status, code)
+        return Reading(Cause.DELAY, name, status, code, rule, seen, True, answer)
     cause = CLASS_OF.get(name, Cause.SOFT)
+    sure = _sure(cause, rule, status, code)
     if cause is Cause.GONE and temporary and not _said_by_text(name, text):
         # A 4.x.x code alone is no proof the address is gone: the server gave up.
-        cause = Cause.SOFT
-    return Reading(cause, name, status, code)
+        cause, sure = Cause.SOFT, False
+    if name == "filtered" and _included("userunknown", " ".join(text.lower().split())):
+        sure = False  # "user unknown" where we cannot tell when: read soft, in doubt
+    if cause is Cause.GONE and (report or note):
+        prose = " ".join(f"{note}\n{_PROSE_END.split(report[:_MAX_TEXT], 1)[0]}".lower().split())
+        from vykhukhol.bounces import patterns
+
+        if any(_included(soft, prose) or any(p in prose for p in patterns.FORMATS.get(soft, ()))
+               for soft in ("mailboxfull", "suspend")):
+            # The report's words for people (or the note beside its Status)
+            # say the mailbox is full or disabled, its diagnostic that the
+            # address is gone: in doubt, soft.
+            cause, sure = Cause.SOFT, False
+    return Reading(cause, name, status, code, rule, seen, sure, answer)
+
+
+_ADDRESS = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+")
+_NOTE = re.compile(r"\bstatus:\s*[245]\.\d{1,3}\.\d{1,3}\s*\(([^)\n]{1,200})\)",
+                   re.IGNORECASE)
+# Where a report's words for people end and its DSN fields begin.
+_PROSE_END = re.compile(r"^\s*(?:reporting-mta|final-recipient|original-recipient|action):",
+                        re.MULTILINE)
+
+
+def _sure(cause: Cause, rule: str, status: str, code: str) -> bool:
+    """Whether a reading is sure: a provider's own label or phrase, a specific
+    status code, or a phrase with a reply code of the same class; a phrase
+    alone, a code that says only "failed" (5.0.0) or nothing is doubtful."""
+    if rule in (BY_PROVIDER, BY_COMMAND):
+        return True
+    if rule == BY_STATUS:
+        return not status.endswith(".0.0")
+    if rule == BY_REPLY:
+        return code[:1] in ("4", "5") and (cause is not Cause.GONE or code[:1] == "5")
+    return False
 
 
 def _said_by_text(name: str, text: str) -> bool:
     return _included(name, " ".join(text[:_MAX_TEXT].lower().split()))
 
 
-def smtp_reason(code: int, enhanced: str = "", text: str = "") -> Reading:
-    """The reading of an SMTP reply at hand-over (``550``, ``5.1.1``, ``User unknown``).
+def smtp_reason(code: int, enhanced: str = "", text: str = "", recipient: str = "") -> Reading:
+    """The reading of an SMTP reply at hand-over (``550``, ``5.1.1``, ``User unknown``)
+    to ``recipient`` (its domain may name the provider).
 
     A 4xx reply is a delay whatever it says (the recipient is deferred and
     tried again); its reason name still tells what was said. A 5xx reply is
@@ -353,7 +476,7 @@ def smtp_reason(code: int, enhanced: str = "", text: str = "") -> Reading:
         return Reading(Cause.DELAY, name, status, code_text)
     if status.startswith("4."):
         status = ""
-    return read(status, text, "failed", code_text)
+    return read(status, text, "failed", code_text, recipient=recipient)
 
 
 def _status(text: str) -> str:

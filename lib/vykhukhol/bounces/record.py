@@ -5,7 +5,11 @@ bounces.log is tab-separated, one line per message (or per problem reading a
 mailbox): time (UTC), message id (the first 12 hex digits of the SHA-256 of
 its bytes, or ``-``), kind, what it concerns (``service NAME``, ``newsletter
 JOB`` or ``-``), the address, the source (``imap``, ``pop3``, ``pipe``) and
-the reason. Rotated like run.log (1 MB, 3 kept). The admin's Bounces page and
+the reason: for a refusal, "; "-separated pieces — the reading (``address
+gone: userunknown 5.1.1 550``), what decided it (``rule: status 5.1.1
+(sure)``), the server's words (``server said: …``) and the detector's
+verdict (lines written before issue 25 have only the first and the last).
+Rotated like run.log (1 MB, 3 kept). The admin's Bounces page and
 ``status`` read it back.
 
 A kept message is stored as it came, cut to :data:`KEPT_BYTES`, named by its
@@ -29,6 +33,7 @@ KEPT_BYTES = 256_000  # of a kept message, stored for the admin
 KEPT_COUNT = 200      # kept messages stored at most (the oldest go first)
 PIPE, IMAP, POP3 = "pipe", "imap", "pop3"
 REPEATED = "repeated"  # the kind of the line of a message read again
+REASON_CHARS = 600     # of a line's reason: the reading, its rule, the server's words, the verdict
 
 
 @dataclass
@@ -44,7 +49,7 @@ class Line:
     def text(self) -> str:
         return "\t".join(" ".join(str(v).split()) or "-" for v in (
             self.time, self.message, self.kind, self.target, self.address, self.source,
-            self.reason[:300]))
+            self.reason[:REASON_CHARS]))
 
 
 def log_path(data: DataDir) -> Path:

@@ -33,13 +33,13 @@ def read_refusal(run: Run, exc: mail.DeliveryError, target: str, email: str, ite
         from vykhukhol.bounces import reasons
 
         if exc.code is not None:
-            reading = reasons.smtp_reason(exc.code, "", exc.detail)
+            reading = reasons.smtp_reason(exc.code, "", exc.detail, recipient=email)
             # Which command was refused is known here, and it decides what
             # "user unknown" means: to RCPT TO, the address; after DATA, a filter.
             said = _ANSWERED.get(exc.stage)
             if said:
                 reading = reasons.read(reading.status, exc.detail, "failed",
-                                       str(exc.code), context=said)
+                                       str(exc.code), context=said, recipient=email)
         else:  # sendmail's words: read like a report's diagnostic
             reading = reasons.read(text=exc.detail, action="failed")
         if reading.cause is reasons.Cause.DELAY:  # a 5xx never is: read as soft

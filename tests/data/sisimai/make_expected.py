@@ -3,11 +3,15 @@
 
     python3 tests/data/sisimai/make_expected.py GO_SISIMAI_GIT SET_OF_EMAILS_GIT > expected.csv
 
-Each ``fact/*-lhost-*_test.go`` holds a ``publiclist`` table: per sample
-file ``set-of-emails/maildir/bsd/lhost-<engine>-<label>.eml``, one row per
-failed recipient with Sisimai's status, reply code, reason and hard-bounce
-flag. Rows whose file is not in the set-of-emails checkout are left out (and
-listed on stderr), as are the files no table names.
+Each ``fact/*_test.go`` of a mail system (``*-lhost-*``: the sending
+system's format; ``*-rhost-*``: the remote provider's own words) or of a
+standard format (``90-rfc3464``, ``91-rfc3834``, ``95-arf``) holds a
+``publiclist`` table: per sample file
+``set-of-emails/maildir/bsd/<lhost-engine|rhost-engine|rfc3464|arf|rfc3834>-<label>.eml``,
+one row per recipient with Sisimai's status, reply code, reason and
+hard-bounce flag. Rows whose file is not in the set-of-emails checkout are
+left out (and listed on stderr), as are the files no table names. A row a table
+repeats whole (rfc3464 "01") is written once.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import sys
 
 # go-sisimai names two engines differently from their sample files.
 RENAMED = {"mailmarshalsmtp": "mailmarshal", "interscanmss": "trendmicro"}
+# The standard formats' tables: their sample files carry no "lhost-"/"rhost-".
+STANDARD = {"rfc3464", "rfc3834", "arf"}
 TABLE = re.compile(r'publiclist := \[\]\[\]IsExpected\{(.*?)\n\t\}[;\s]*'
                    r'EngineTest\(t, "(\w+)", publiclist, true\)', re.S)
 ROW = re.compile(r'\{"(\w+)",\s*(\d+),\s*"([^"]*)",\s*"([^"]*)",\s*"(\w*)",\s*(true|false),'
@@ -32,18 +38,23 @@ def main(go_git: str, emails_git: str) -> None:
 
     samples = {path.rsplit("/", 1)[-1]
                for path in git(emails_git, "ls-tree", "--name-only", "HEAD", "maildir/bsd/").split()}
-    rows, missing = [], set()
+    rows, missing, seen = [], set(), set()
     for path in git(go_git, "ls-tree", "--name-only", "HEAD", "fact/").split():
-        if "-lhost-" not in path:
-            continue
+        kind = next((k for k in ("lhost", "rhost") if f"-{k}-" in path), "")
         table = TABLE.search(git(go_git, "show", f"HEAD:{path}"))
         if table is None:
             continue
         body, engine = table.groups()
         engine = RENAMED.get(engine.lower(), engine.lower())
+        if not kind and engine not in STANDARD:
+            continue
+        prefix = f"{kind}-{engine}" if kind else engine
         for row in ROW.finditer(body):
             label, index, status, code, reason, hard, _ = row.groups()
-            name = f"lhost-{engine}-{label}.eml"
+            name = f"{prefix}-{label}.eml"
+            if (name, index, status, code, reason, hard) in seen:
+                continue
+            seen.add((name, index, status, code, reason, hard))
             if name in samples:
                 rows.append((name, index, status, code, reason, hard))
             else:
@@ -53,7 +64,7 @@ def main(go_git: str, emails_git: str) -> None:
     writer.writerows(rows)
     named = {row[0] for row in rows}
     print("no such sample:", sorted(missing), file=sys.stderr)
-    print("no expectation:", sorted(s for s in samples if s.startswith("lhost-") and s not in named),
+    print("no expectation:", sorted(s for s in samples if s not in named),
           file=sys.stderr)
 
 

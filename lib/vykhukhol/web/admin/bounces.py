@@ -71,6 +71,14 @@ _REASONS = [(_pattern(template), template) for template in (
     _("the results could not be written"),
     _("the messages stay in the mailbox"),
 )]
+# A refusal's reading (bounces/reasons.py, Reading.log_text, rule_text, words_text).
+_CAUSE_FIRST = re.compile(r"(?P<cause>address gone|soft|sender refused|delay): (?P<rest>.+)")
+_RULE = re.compile(r"rule: (?P<kind>provider|status|reply|phrase|command|none)(?: (?P<seen>.+?))?"
+                   r" \((?P<sure>sure|doubtful)\)")
+_WORDS = re.compile(r"server said: (?P<words>.+)")
+_RULE_KINDS = {"provider": _("the provider's own words"), "status": _("status code"),
+               "reply": _("reply code and text"), "phrase": _("the text alone"),
+               "command": _("the SMTP command refused"), "none": _("nothing specific")}
 # A mailbox problem: where (scheme://host:port), then the reason.
 _WHERE_FIRST = re.compile(r"(?P<where>(?:imaps?|pop3s?)://[^\s/]+): (?P<rest>.+)")
 _KIND_FIRST = re.compile(r"(?P<kind>permanent|temporary|complaint|unsubscribe|auto-reply|kept|"
@@ -80,8 +88,25 @@ _KIND_FIRST = re.compile(r"(?P<kind>permanent|temporary|complaint|unsubscribe|au
 def _reason(admin: Admin, text: str) -> str:
     """A logged reason in the page's language, piece by piece ("; " apart);
     a piece it does not know (a mail server's own words) is shown as written."""
+    from vykhukhol.bounces.reasons import Cause
+
     shown = []
     for piece in text.split("; "):
+        cause_first = _CAUSE_FIRST.fullmatch(piece)
+        if cause_first:
+            shown.append(f"{Cause(cause_first['cause']).label(admin.lang)}: {cause_first['rest']}")
+            continue
+        rule = _RULE.fullmatch(piece)
+        if rule:
+            kind = admin._(_RULE_KINDS[rule["kind"]])
+            shown.append((admin._("decided by {rule}: {seen}", rule=kind, seen=rule["seen"])
+                          if rule["seen"] else admin._("decided by {rule}", rule=kind)) + " — "
+                         + (admin._("sure") if rule["sure"] == "sure" else admin._("doubtful")))
+            continue
+        words = _WORDS.fullmatch(piece)
+        if words:
+            shown.append(admin._("the server said: {words}", words=words["words"]))
+            continue
         where_first = _WHERE_FIRST.fullmatch(piece)
         if where_first:
             shown.append(f"{where_first['where']}: {_reason(admin, where_first['rest'])}")
@@ -98,6 +123,13 @@ def _reason(admin: Admin, text: str) -> str:
                 break
         shown.append(piece)
     return "; ".join(shown)
+
+
+def _doubtful(text: str) -> bool:
+    """Whether a logged reason's rule piece says the reading is doubtful (the
+    server's words, a piece of their own, cannot say so)."""
+    return any((rule := _RULE.fullmatch(piece)) is not None and rule["sure"] == "doubtful"
+               for piece in text.split("; "))
 
 
 def _bounce_kind(admin: Admin, kind: str) -> str:
@@ -142,7 +174,8 @@ def bounces_page(admin: Admin, args: dict) -> Response:
              "kind": _bounce_kind(admin, "pipe problem" if (line.kind, line.source) == (
                  "problem", record.PIPE) else line.kind),
              "target": _bounce_target(admin, line.target), "address": line.address,
-             "source": _bounce_source(admin, line.source), "reason": _reason(admin, line.reason)}
+             "source": _bounce_source(admin, line.source), "reason": _reason(admin, line.reason),
+             "doubtful": _doubtful(line.reason)}
             for line in record.recent(admin.data, BOUNCES_SHOWN)]
     kept = record.kept_messages(admin.data)[:BOUNCES_SHOWN]
     return admin.page("bounces.html", rows=rows, kept=kept,
