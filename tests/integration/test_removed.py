@@ -154,7 +154,7 @@ def test_restore_leaves_a_complaint_in_place_and_changes_nothing(site):
     suppression.add(site.data, b"", DEAD, suppression.Why.COMPLAINT, "mailgun", now())
     before = {p: p.read_bytes() for p in site.data.root.rglob("*.txt")}
     result = site.cli("removed", "restore", DEAD, check=False)
-    assert result.returncode == 1 and "another reason (complaint)" in result.stderr
+    assert result.returncode == 1 and "another reason (spam complaint)" in result.stderr
     assert {p: p.read_bytes() for p in site.data.root.rglob("*.txt")} == before
 
 

@@ -56,7 +56,7 @@ from vykhukhol import files
 from vykhukhol import services as svc
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
-from vykhukhol.errors import BadInput, Conflict, NotFound
+from vykhukhol.errors import BadInput, Conflict, NotFound, Term
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
 from vykhukhol.timeutil import format_time, parse_time
@@ -260,9 +260,11 @@ def restore(data: DataDir, settings, email: str, moment: datetime,
                        "{days} days; nothing changed", email=key, days=KEEP_DAYS)
     other = _other_suppression(data, key)
     if other is not None:
+        known = {why.value for why in suppression.Why}
+        shown = suppression.Why(other).label("en") if other in known else other
         raise Conflict("{email} is also suppressed for another reason ({why}); nothing changed. "
                        "Take it off the suppression list first if its owner asked to be written "
-                       "to.", email=key, why=other)
+                       "to.", email=key, why=Term(shown))
     services: dict[str, svc.Service] = {}
     missing: list[str] = []
     for kept in found.lines:
