@@ -297,7 +297,7 @@ def restore(data: DataDir, settings, email: str, moment: datetime,
             subs.add(target, sub.replace(failures=0), absent=True)
             due_summary.forget_due(data, service.name)  # the next run reads the file whole
             done.append(kept.service)
-        if settle is not None:
-            settle(data, key, done)
+        if settle is not None:  # "already" too: a killed restore put those back
+            settle(data, key, done + already)
         forget(data, key, moment)
     return Restored(key, done, already, missing)
