@@ -7,6 +7,7 @@ Russian; screenshots in tests/artifacts/."""
 from __future__ import annotations
 
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
@@ -68,6 +69,13 @@ def test_the_removed_page_lists_and_restores_in_both_languages(site, server, bro
 
     site.subscriber("course", "gone@example.com")
     gone(site, "gone@example.com")
+    line = "\t".join(["odd@example.com", "", "active", "2026-11-01T00:00:00Z", "-", "0", "-",
+                      "0", "-", "0", "-"])
+    removed.note(site.data, "course", line, "address gone", "<i>mailgun</i>",
+                 '550 <b id="injected">no such user</b>', now() - timedelta(hours=1))
+    b.open("/admin/removed")
+    assert b.all("#injected") == [] and '<b id="injected">' in b.text("#removed")  # escaped
+    assert "<i>mailgun</i>" in b.text("#removed")
     site.set(language="ru")
     b.open("/admin/removed")
     assert b.text("h1") == "Удалённые по отказам"
@@ -75,4 +83,4 @@ def test_the_removed_page_lists_and_restores_in_both_languages(site, server, bro
     assert b.text("#removed button.restore") == "Восстановить"
     b.screenshot("removed-ru")
     b.press("#removed button.restore")
-    assert "gone@example.com снова в 1 службе и убран из стоп-листа." in b.flash()
+    assert "gone@example.com снова в 1 службе и убран из стоп-листа." in b.flash()  # newest first

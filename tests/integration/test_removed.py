@@ -191,6 +191,18 @@ def test_lines_older_than_90_days_are_never_shown_and_go_at_the_next_change(site
     assert later.returncode == 1 and "in the last 90 days" in later.stderr
 
 
+def test_the_words_kept_are_one_printable_line(site):
+    site.service("course", letters=LESSONS)
+    line = f"odd@example.com\t\tactive\t{format_time(now())}\t-\t1\t-\t0\t-\t0\t-"
+    removed.note(site.data, "course", line, "address gone", "imap",
+                 "550 no\x1b[2J such\tuser\r\nX-Injected: yes " + "x" * 900, now())
+    (record,) = kept(site)
+    assert record.words.startswith("550 no [2J such user X-Injected: yes x")
+    assert len(record.words) == removed.WORDS_LIMIT and record.line == line
+    listed = site.cli("removed", "list").stdout
+    assert "\x1b" not in listed and listed.count("\n") == 2
+
+
 def test_a_callback_of_an_address_gone_keeps_the_lines_with_the_providers_name(tmp_path):
     from test_cgi import copy_checkout, vykhukhol
     from test_hooks import Hooked, payload, subscribe

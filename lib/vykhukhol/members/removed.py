@@ -119,7 +119,13 @@ class Restored(NamedTuple):
 
 
 def _field(value: str) -> str:
-    return " ".join(str(value).split()) or "-"
+    return " ".join(_printable(str(value)).split()) or "-"
+
+
+def _printable(text: str) -> str:
+    """Control characters out: the words come from a stranger's mail, and
+    ``removed list`` prints them on the owner's terminal."""
+    return "".join(ch if ch.isprintable() else " " for ch in text)
 
 
 def path(data: DataDir) -> Path:
@@ -196,7 +202,7 @@ def note(data: DataDir, service: str, line: str, cause: str, source: str, words:
     address and service is replaced (a batch finished again, or a later
     deletion after the address came back by hand)."""
     key = email_key(line.split("\t", 1)[0])
-    new = Kept(key, moment, cause, source, " ".join(words.split())[:WORDS_LIMIT], service, line)
+    new = Kept(key, moment, cause, source, _field(words)[:WORDS_LIMIT], service, line)
 
     def change(lines: list[Kept]) -> list[Kept]:
         return [k for k in lines if (k.address, k.service) != (key, service)] + [new]
