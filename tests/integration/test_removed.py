@@ -147,6 +147,26 @@ def test_restore_by_the_command_puts_each_line_back_and_takes_the_suppression_aw
     assert "Traceback" not in again.stderr
 
 
+def test_restore_says_which_services_it_could_not_put_the_address_back_into(site):
+    before = two_services(site)
+    site.service("tips", letters=LESSONS)
+    site.subscriber("tips", DEAD)
+    pipe(site, gone_report(site))
+    assert len(kept(site)) == 3
+    svc.remove_service(site.data, "tips")
+    suppression.remove(site.data, b"", DEAD)  # the owner took it off and re-added it by hand
+    site.subscriber("digest", DEAD, name="Back by hand")
+    by_hand = lines_of(site, KEY)["digest"]
+    code, out, err = site.call("removed", "restore", "not an address")
+    assert code == 1 and err.count("\n") == 1 and "Traceback" not in err
+    out = site.ok("removed", "restore", DEAD)
+    assert "restored to 1 service(s); course" in out
+    assert "digest: dead.one@example.com was subscribed again meanwhile" in out
+    assert "tips: the service is gone" in out
+    assert lines_of(site, KEY) == {"course": before["course"], "digest": by_hand}
+    assert kept(site) == []
+
+
 def test_restore_leaves_a_complaint_in_place_and_changes_nothing(site):
     two_services(site)
     pipe(site, gone_report(site))
