@@ -14,10 +14,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
+import time
 from datetime import timedelta
 
 from test_bounces import ARF, dsn, pipe, tagged_sender
 
+from servetools import subprocess_env
 from vykhukhol import services as svc
 from vykhukhol.bounces import counts
 from vykhukhol.members import personal, removed, suppression
@@ -104,6 +107,41 @@ def test_a_refusal_at_hand_over_keeps_the_line_with_source_smtp(site, smtp_serve
     (record,) = kept(site)
     assert (record.service, record.cause, record.source) == ("course", "address gone", "smtp")
     assert record.line == before["course"]
+
+
+def test_a_restore_during_a_run_waits_for_the_file_and_the_next_run_sends_its_letter(
+        site, smtp_server):
+    """The restore takes the subscriber file's lock, as the sender's fold does:
+    a run busy at the server keeps the restored line, and the next run sends
+    the address the letter it was due, once."""
+    site.use_smtp(smtp_server.port)
+    site.service("course", letters=[("Lesson 1", "0s", "Hello."), ("Lesson 2", "1h", "Again.")])
+    for number in range(3):
+        site.subscriber("course", f"reader{number}@example.com", ago=7200)
+    site.subscriber("course", DEAD, sent=1, last_sent_ago=7200, ago=90_000)
+    before = lines_of(site, KEY)
+    pipe(site, gone_report(site))
+    assert lines_of(site, KEY) == {}
+    smtp_server.handler.data_delay = 1.0
+    run = subprocess.Popen([sys.executable, "-m", "vykhukhol", "--data", str(site.data.root),
+                            "cron"], env=subprocess_env(), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not smtp_server.handler.connections and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert smtp_server.handler.connections, "the run never reached the server"
+    site.ok("removed", "restore", DEAD)
+    assert run.poll() is None  # restored while the run was still handing letters over
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 0 and "Traceback" not in err, err
+    assert lines_of(site, KEY) == before  # the run's fold kept the line restored meanwhile
+    smtp_server.handler.data_delay = 0.0
+    site.ok("cron")
+    site.ok("cron")
+    got = [(r.rcpt_tos[0], r.message["Subject"]) for r in smtp_server.handler.received]
+    assert got.count((DEAD, "Lesson 2")) == 1 and (DEAD, "Lesson 1") not in got
+    assert sorted(a for a, subject in got if subject == "Lesson 1") == [
+        f"reader{number}@example.com" for number in range(3)]
 
 
 def test_leaving_the_admins_delete_a_complaint_and_an_erase_keep_nothing(site):
