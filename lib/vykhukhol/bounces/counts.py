@@ -95,6 +95,20 @@ def prune(values: dict[str, str], moment: datetime, reset: int) -> None:
         del values[entry]
 
 
+def forget_counts(data: DataDir, key: str, services: Iterable[str]) -> None:
+    """The soft failures counted for an address in these services forgotten
+    (a restore: the owner judged those refusals wrong, so they start again)."""
+    entries = {f"{service}|{email_key(key)}" for service in services}
+    if not entries & set(kv.read_kv(soft_path(data))):
+        return
+
+    def change(values: dict[str, str]) -> None:
+        for entry in entries & set(values):
+            del values[entry]
+
+    kv.change_kv(soft_path(data), change)
+
+
 def settle_soft(data: DataDir, settings: Settings, service: str,
                 letters: dict[str, list[str]], failures: dict[str, int],
                 moment: datetime) -> dict[str, int]:
@@ -119,17 +133,21 @@ def settle_soft(data: DataDir, settings: Settings, service: str,
 
 def soft_in_service(data: DataDir, settings: Settings, service_name: str,
                     letters: dict[str, list[str]], source: str, moment: datetime,
-                    before: dict[str, int] | None = None, note=None) -> list[str]:
+                    before: dict[str, int] | None = None, note=None,
+                    words: dict[str, str] | None = None) -> list[str]:
     """Soft failures counted in one service's subscriber file (address key →
     the letters). ``note(current)`` is called under the file's lock before
     anything changes (the reader's journal line); with ``before`` only the
     addresses whose ``failures`` still read so are counted (a killed batch).
-    An address at ``bounce_limit`` is suppressed, deleted here, and then
-    from every other service. Returns the addresses deleted."""
+    An address at ``bounce_limit`` is suppressed, deleted here (its line
+    kept for an undo with the server's ``words``, address key → text), and
+    then from every other service. Returns the addresses deleted."""
     try:
         service = svc.find_service(data, service_name)
     except (NotFound, BadInput):
         return []
+    from vykhukhol.members import removed
+
     path = service.subscribers_path
     limit = settings["bounce_limit"]
     with files.record_lock(path):
@@ -149,6 +167,8 @@ def soft_in_service(data: DataDir, settings: Settings, service_name: str,
                 return sub
             if sub.key in over:
                 emails[sub.key] = sub.email
+                removed.note(data, service_name, sub.to_line(), suppression.Why.BOUNCES.value,
+                             source, (words or {}).get(sub.key, ""), moment)
                 return None
             return sub.replace(failures=after[sub.key])
 
@@ -159,5 +179,5 @@ def soft_in_service(data: DataDir, settings: Settings, service_name: str,
         due_summary.lower_due(data, service_name, None, path)
     for key in sorted(over):
         membership.forget_everywhere(data, settings, emails.get(key, key), suppression.Why.BOUNCES, source,
-                          moment, suppressed=True)
+                          moment, suppressed=True, words=(words or {}).get(key, ""))
     return [emails.get(key, key) for key in sorted(over)]

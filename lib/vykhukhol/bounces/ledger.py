@@ -111,9 +111,10 @@ def run_plan(data: DataDir, settings: Settings, batch: str, plan: Plan, fresh: b
     for service, address in plan.unsub:
         _unsubscribe(data, service, address)
     moment = now()
-    source = _source_of(plan)
+    source, said = _source_of(plan), _said(plan)
     for address in dict.fromkeys(plan.gone):  # suppressed, then off every list
-        membership.forget_everywhere(data, settings, address, suppression.Why.GONE, source, moment)
+        membership.forget_everywhere(data, settings, address, suppression.Why.GONE, source, moment,
+                                     words=said.get(email_key(address), ""))
     by_job: dict[str, set[str]] = defaultdict(set)
     for job, address in plan.ledger:
         by_job[job].add(email_key(address))
@@ -127,7 +128,7 @@ def run_plan(data: DataDir, settings: Settings, batch: str, plan: Plan, fresh: b
         by_service[service][email_key(address)].append(letter)
     for service, letters in by_service.items():
         _count_failures(data, settings, batch, service, dict(letters),
-                        (befores or {}).get(service), source)
+                        (befores or {}).get(service), source, said)
     if plan.refused and fresh:
         refusals.note_refused(data, plan.refused, moment)
     lines = [record.Line(*text.split("\t")) for text in plan.log]
@@ -142,6 +143,17 @@ def _source_of(plan: Plan) -> str:
         if len(parts) >= 6 and parts[5] not in ("", "-"):
             return parts[5][:40]
     return "bounce"
+
+
+def _said(plan: Plan) -> dict[str, str]:
+    """Address key → what its refusal said (its bounces.log reason): kept
+    with a deletion, so the owner sees the words that decided."""
+    said = {}
+    for text in plan.log:
+        parts = text.split("\t")
+        if len(parts) >= 7 and parts[2] in ("permanent", "temporary"):  # classify.Kind's values
+            said[email_key(parts[4])] = parts[6]
+    return said
 
 
 def _unsubscribe(data: DataDir, service: str, address: str) -> None:
@@ -171,7 +183,7 @@ def _fail_rows(data: DataDir, job: str, keys: set[str]) -> None:
 
 def _count_failures(data: DataDir, settings: Settings, batch: str, service_name: str,
                     letters: dict[str, list[str]], before: dict[str, int] | None,
-                    source: str) -> None:
+                    source: str, said: dict[str, str] | None = None) -> None:
     """Soft failures of different letters counted for each address of one
     service (:func:`.counts.soft_in_service`: at bounce_limit deleted and
     suppressed). The ``before`` line goes to the journal under the file's
@@ -185,7 +197,7 @@ def _count_failures(data: DataDir, settings: Settings, batch: str, service_name:
                 (BEFORE, batch, service_name, json.dumps(current, separators=(",", ":")))))
 
     gone = counts.soft_in_service(data, settings, service_name, letters, source, now(),
-                                  before=before, note=note)
+                                  before=before, note=note, words=said)
     for address in gone:
         deleted.append(record.line("-", "deleted", f"service {service_name}", address, "-",
                                    f"{settings['bounce_limit']} soft failures of different "

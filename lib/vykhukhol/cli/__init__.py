@@ -7,8 +7,8 @@ shows progress on a terminal and stays quiet otherwise.
 This file holds :func:`main` and the parser, the whole command line in one
 place; the commands live in one module per group: :mod:`.site` (the
 installation and its runs), :mod:`.configure` (settings and DKIM),
-:mod:`.lists` (DBs, services, letters, subscribers, newsletters) and
-:mod:`.suppress` (the suppression list); what they share is in :mod:`.common`.
+:mod:`.lists` (DBs, services, letters, subscribers, newsletters),
+:mod:`.suppress` (the suppression list) and :mod:`.removed` (what bounces deleted); what they share is in :mod:`.common`.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from vykhukhol.cli.lists import (
     cmd_service,
     cmd_subscriber,
 )
+from vykhukhol.cli.removed import cmd_removed
 from vykhukhol.cli.site import (
     cmd_bounce,
     cmd_cron,
@@ -262,6 +263,15 @@ def build_parser() -> Parser:
     a = actions.add_parser("export", help="write the list as CSV")
     a.add_argument("file", nargs="?", help="where to write (default: standard output)")
     p.set_defaults(func=cmd_suppress)
+
+    p = sub.add_parser("removed", help="addresses a bounce deleted (kept 90 days): list, restore")
+    actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
+    a = actions.add_parser("list", help="the kept lines, a header first")
+    a.add_argument("--json", action="store_true", help="a JSON list, one object per address")
+    actions.add_parser("restore", help="put an address back into every service it left, "
+                       "as it was, and off the suppression list").add_argument(
+        "email", help="e.g. anna@example.org")
+    p.set_defaults(func=cmd_removed)
     return parser
 
 

@@ -224,19 +224,23 @@ def remove(data: DataDir, service_name: str, email: str) -> None:
 
 
 def forget_everywhere(data: DataDir, settings: Settings, address: str, why: Why,
-                      source: str, moment: datetime, suppressed: bool = False) -> list[str]:
+                      source: str, moment: datetime, suppressed: bool = False,
+                      words: str = "") -> list[str]:
     """An address gone (or at bounce_limit): suppressed, then deleted from
-    every service of the site (its pending newsletter rows skipped). Doing it
-    twice changes nothing. Returns the services it was deleted from."""
-    from vykhukhol.members import suppression
+    every service of the site (its pending newsletter rows skipped), each
+    line kept first for an undo (:mod:`.removed`, with the server's
+    ``words``). Doing it twice changes nothing. Returns the services it was
+    deleted from."""
+    from vykhukhol.members import removed, suppression
 
     if not suppressed:
         suppression.add(data, suppression.secret_of(settings), address, why, source, moment)
     gone = []
     for service in svc.load_services(data):
         try:
-            if unsubscribe(data, service.name, address):
-                gone.append(service.name)
+            with removed.keeping(data, service, address, why.value, source, words, moment):
+                if unsubscribe(data, service.name, address):
+                    gone.append(service.name)
         except (NotFound, BadInput):
             continue  # the service went away meanwhile
     return gone

@@ -190,6 +190,10 @@ def export(data: DataDir, settings: Settings, email: str, moment: datetime) -> d
         where = "bounces" if path.name.startswith("bounces.log") else "log_lines"
         result[where].extend({"file": _relative(data, path), "line": line}
                              for line in _naming_lines(path, pattern))
+    from vykhukhol.members import removed
+
+    found = removed.find(data, email, moment)
+    result["removed_by_bounces"] = [kept.to_line() for kept in found.lines] if found else []
     result["letters"] = [{"file": _relative(data, path), "text": path.read_text("utf-8", "replace")}
                          for path in _letter_files(data) if _names(path, pattern)]
     return result
@@ -249,8 +253,15 @@ def stored(data: DataDir, settings: Settings, email: str, moment: datetime) -> b
     (False after a whole erase: a second one has nothing to do)."""
     found = export(data, settings, email, moment)
     return any(found[part] for part in ("subscriptions", "newsletter_rows", "bounces",
-                                        "log_lines", "letters")) \
+                                        "log_lines", "letters", "removed_by_bounces")) \
         or any(entry["address"] == email_key(email) for entry in found["suppression"])
+
+
+def _forget_removed(data: DataDir, email: str, moment: datetime) -> bool:
+    """The lines kept of a deletion by a bounce (members/removed.py) go too."""
+    from vykhukhol.members import removed
+
+    return removed.forget(data, email, moment)
 
 
 def erase(data: DataDir, settings: Settings, email: str, moment: datetime) -> int:
@@ -267,6 +278,7 @@ def erase(data: DataDir, settings: Settings, email: str, moment: datetime) -> in
             due_summary.lower_due(data, service.name, None, service.subscribers_path)
             changed += 1
     changed += 1 if _hash_ledger_rows(data, settings, email) else 0
+    changed += _forget_removed(data, email, moment)
     for path in _log_files(data) + _state_files(data):
         changed += _drop_lines(path, pattern)
     for path in _letter_files(data):

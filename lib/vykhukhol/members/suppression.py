@@ -213,16 +213,20 @@ def add_many(data: DataDir, secret: bytes, emails: Iterable[str], why: Why, sour
     return len(new)
 
 
-def remove(data: DataDir, secret: bytes, email: str) -> bool:
+def remove(data: DataDir, secret: bytes, email: str, only: Iterable[str] | None = None) -> bool:
     """Take an address off the list (the admin's decision); False if it was not on it.
-    An erased address's hash is never removed this way: it would need the address."""
+    With ``only`` (Why values), just its entries for those reasons (a restore
+    undoes a bounce's entry, never a complaint's). An erased address's hash is
+    never removed this way: it would need the address."""
     target = path(data)
     key, keyed = email_key(email), hashed(secret, email)
+    reasons = None if only is None else set(only)
     with files.record_lock(target):
         lines = list(files.read_lines(target))
         kept = [line for line in lines
                 if (entry := _parse(line)) is None or entry.address not in (key, keyed)
-                or entry.why == Why.ERASED.value]
+                or entry.why == Why.ERASED.value
+                or (reasons is not None and entry.why not in reasons)]
         if len(kept) == len(lines):
             return False
         files.atomic_write(target, (line + "\n" for line in kept))

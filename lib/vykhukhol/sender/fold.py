@@ -121,6 +121,9 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
         if sub.key in lost or failures.get(sub.key, 0) >= rules.bounce_limit:
             why = "address gone" if sub.key in lost else "soft bounces"
             forgotten[sub.email] = why
+            from vykhukhol.members import removed  # kept for an undo, before the rewrite lands
+
+            removed.note(run.data, service.name, after.to_line(), why, "smtp", "", moment)
             gone[why] += 1
             run.log.write(f"{service.name}: {sub.email} deleted: {why} (refused at hand-over); "
                           "suppressed")

@@ -18,6 +18,7 @@ import vykhukhol.web.admin.dashboard as dashboard
 import vykhukhol.web.admin.login as login
 import vykhukhol.web.admin.newsletters as newsletters
 import vykhukhol.web.admin.outbox as outbox
+import vykhukhol.web.admin.removed as removed
 import vykhukhol.web.admin.series as series
 import vykhukhol.web.admin.services as services
 import vykhukhol.web.admin.settings as settings
@@ -83,6 +84,9 @@ ROUTES: list[Rule] = [
     Rule("POST", "/suppressed/remove", suppressed.suppressed_remove),
     Rule("POST", "/suppressed/import", suppressed.suppressed_import),
     Rule("GET", "/suppressed.csv", suppressed.suppressed_export),
+
+    Rule("GET", "/removed", removed.removed_page),
+    Rule("POST", "/removed/restore", removed.removed_restore),
 ]
 
 
