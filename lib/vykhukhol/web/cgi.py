@@ -3,7 +3,9 @@
 The data directory is found as SPEC 3 says, with ``vykhukhol.path`` looked for
 beside the calling script. Work a page hands to ``Request.after`` (a
 confirmation letter) runs once the whole answer is written and flushed to the
-web server, so the visitor's page does not wait for the mail server.
+web server and the script's output and error streams are closed, so neither
+the visitor's page nor the next request on the connection waits for the mail
+server.
 
 The answer is written by :func:`serve`, a CGI gateway of a few lines that does
 what ``wsgiref.handlers.CGIHandler`` did for us (the same environ, the same
@@ -33,6 +35,8 @@ def run(app_name: str, script: str) -> None:
         return app(environ, start_response)
 
     serve(with_after)
+    if later:
+        _end_answer()
     for action in later:
         action()
 
@@ -61,6 +65,28 @@ def _plain_answer(text: str) -> None:
     out = sys.stdout.buffer
     out.write(head if os.environ.get("REQUEST_METHOD", "GET").upper() == "HEAD" else head + body)
     out.flush()
+
+
+def _end_answer() -> None:
+    """Close our end of the web server's pipes before the work after the
+    answer. Apache's mod_cgi ends a request (sends a short answer at all, and
+    takes the next one of a kept-alive connection) only at the end of file
+    of the script's output and error streams: while they stayed open, a
+    post whose letter was being sent answered late, and so did the next
+    request, which told a new address from a known one. What the work after
+    says on its error stream goes nowhere from here (a failed letter is
+    noted for the next run: state.note_unsent)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    quiet = os.open(os.devnull, os.O_RDWR)
+    try:
+        for fd in (1, 2):
+            os.dup2(quiet, fd)
+    finally:
+        os.close(quiet)
 
 
 APPS = {  # app name → (module, factory); only the one asked for is imported
