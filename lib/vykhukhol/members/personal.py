@@ -30,7 +30,7 @@ from pathlib import Path
 
 from vykhukhol import files
 from vykhukhol import services as svc
-from vykhukhol.addresses import MAX_NAME, email_key
+from vykhukhol.addresses import MAX_NAME, clean_name, email_key
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
 from vykhukhol.services import due_summary
@@ -51,13 +51,15 @@ def memberships(data: DataDir, email: str) -> list[tuple[svc.Service, subs.Subsc
 
 def check_name(name: str) -> str:
     """A name typed on the page: refused (BadInput) with control characters in
-    it, rather than quietly changed; cut to the length the file keeps."""
+    it, rather than quietly changed; then cleaned as the subscribe form cleans
+    one (:func:`~vykhukhol.addresses.clean_name`: direction marks such as
+    U+202E and zero-width characters go too)."""
     name = (name or "").strip()
     if any(unicodedata.category(ch) == "Cc" for ch in name):
         raise BadInput("the name must not contain control characters (line breaks, tabs)")
     if len(name) > MAX_NAME:
         raise BadInput("the name is too long: at most {count} characters", count=MAX_NAME)
-    return " ".join(name.split())
+    return clean_name(name)
 
 
 def rename(data: DataDir, email: str, name: str) -> int:
