@@ -48,7 +48,7 @@ from vykhukhol.datadir import DataDir
 
 # A candidate address: RFC 5322 atext and dots, "@", a host name (ends alnum).
 ADDRESS = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?")
-MASK = "(another address)"  # what an export shows instead of someone else's address
+MASK = "…@…"  # what an export shows instead of someone else's address (no words: any language)
 
 Change = Callable[[str], str]  # an address as found → what stands there instead
 
