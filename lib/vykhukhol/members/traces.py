@@ -50,6 +50,7 @@ from vykhukhol.datadir import DataDir
 ADDRESS = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?")
 MASK = "…@…"  # what an export shows instead of someone else's address (no words: any language)
 
+OUTBOX_NAME = re.compile(r"\d{8}T\d{6}-\d{6}-(.+)\.eml")  # mail/outbox.py's file names
 Change = Callable[[str], str]  # an address as found → what stands there instead
 
 
@@ -298,8 +299,14 @@ def letters(data: DataDir, email: str) -> list[Path]:
 
     key = email_key(email)
     found: list[Path] = []
+    # The outbox transport names a file after its recipient (made safe, cut to
+    # 100): a file named for another is not read. One of another shape is.
+    safe = re.sub(r"[^a-z0-9@._+-]", "_", key)[:100]
     if data.outbox.is_dir():
         for path in sorted(data.outbox.iterdir()):
+            named_for = OUTBOX_NAME.fullmatch(path.name)
+            if named_for is not None and named_for.group(1) != safe:
+                continue
             if path.is_file() and path.suffix == ".eml":
                 named = {email_key(a) for a in _recipients(path)}
                 if named == {key}:
