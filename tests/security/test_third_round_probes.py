@@ -158,7 +158,7 @@ LOOKALIKES = [
 
 
 def test_look_alike_certificate_urls_are_refused_and_nothing_is_fetched(hooked):
-    from vykhukhol.hooks.ses import allowed_url
+    from vykhukhol.bounces.providers.ses import allowed_url
 
     assert len(LOOKALIKES) == 24
     for url in LOOKALIKES:
