@@ -30,8 +30,8 @@ its signed links, into somebody else's export).
 
 It does not cover the subscriber lines, newsletter ledgers and the
 suppression list (their own modules read and change them: see
-:mod:`vykhukhol.personal`), nor a run's journal, which lives only while its
-run does.
+:mod:`vykhukhol.members.personal`), nor a run's journal, which lives only
+while its run does.
 """
 
 from __future__ import annotations
