@@ -248,8 +248,9 @@ def _publish_newsletters(run: Run) -> None:
 def own_copy(data: DataDir, settings: Settings, service_name: str, item: str,
              email: str) -> tuple[str, str, str | None] | None:
     """(subject, text, its public page or None) of letter ``item`` of the
-    service as ``email`` received it (with the name the subscriber has now);
-    None when the letter is not kept any more. The caller has checked the
+    service as ``email`` received it (with the name the subscriber has now,
+    and the personal links that act — unsubscribe, own page — as the
+    archive's neutral text); None when the letter is not kept any more. The caller has checked the
     link's signature."""
     from vykhukhol import render
     from vykhukhol.services import subscribers as subs
@@ -279,11 +280,12 @@ def own_copy(data: DataDir, settings: Settings, service_name: str, item: str,
                 any(e.kind == "news" and e.ref == item for e in entries(data, service.name)):
             public = page_url(settings, service.name, "news", item)
     sub = subs.find(service.subscribers_path, email)
+    # A web link is forwarded and shared: like the archive's pages, the copy
+    # holds no personal link that acts (the letter in the mailbox has them).
     context = render.one_line_values({
         "name": sub.name if sub else "", "email": email, "service": service.title,
-        "unsubscribe_url": tokens.unsubscribe_link(settings["site_url"], settings.secret,
-                                                   service.name, email),
-        "manage_url": tokens.manage_link(settings["site_url"], settings.secret, email),
+        "unsubscribe_url": neutral(settings["language"]),
+        "manage_url": neutral(settings["language"]),
         "web_url": tokens.view_link(settings["site_url"], settings.secret, service.name, email,
                                     item),
         "date": now().strftime("%Y-%m-%d"),

@@ -227,6 +227,7 @@ SETTING_LABELS: dict[str, str] = {
     "security.secret": "Link-signing secret",
     "security.admin_password": "Admin password",
     "hooks.key": "Callback key of the mail providers",
+    "hooks.generic_secret": "Signing secret of the generic callback",
     "hooks.mailgun_signing_key": "Mailgun webhook signing key",
     "hooks.sendgrid_public_key": "SendGrid verification key",
     "hooks.postmark_user": "Postmark webhook user",

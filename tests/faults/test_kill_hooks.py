@@ -24,9 +24,12 @@ from pathlib import Path
 
 from faultkit import assert_data_parses, kill_now, scale
 
+from vykhukhol.bounces.providers.generic import signature
+
 SUBSCRIBERS = scale(6, 60)
 KILLS = scale(6, 50)
 HOOK = Path(__file__).resolve().parents[2] / "cgi" / "hook.py"
+SECRET = "generic-secret-0123456789abcdef-0123456789"  # hooks.generic_secret: the form is on
 
 
 def callback(site, key: str, body: bytes) -> subprocess.Popen:
@@ -38,6 +41,7 @@ def callback(site, key: str, body: bytes) -> subprocess.Popen:
                "QUERY_STRING": f"key={key}", "SCRIPT_FILENAME": str(HOOK),
                "REMOTE_ADDR": "127.0.0.1", "CONTENT_TYPE": "application/json",
                "CONTENT_LENGTH": str(len(body)), "PATH": os.environ["PATH"],
+               "HTTP_X_VYKHUKHOL_SIGNATURE": signature(SECRET, body),
                "VYKHUKHOL_DATA": str(site.root), "PYTHONNOUSERSITE": "1"}
     request = site.root.parent / "request.json"
     request.write_bytes(body)
@@ -57,6 +61,7 @@ def test_killed_callbacks_and_retries_apply_each_event_exactly_once(site, rng):
     for address in addresses:
         site.subscriber("course", address, sent=1, last_sent_ago=60)
     key = site.settings()["hooks.key"]
+    site.set(hooks__generic_secret=SECRET)
     events = [(address, f"{address}/{n}") for n in range(2) for address in addresses]
     rng.shuffle(events)
     to_kill = set(rng.sample(range(len(events)), KILLS))

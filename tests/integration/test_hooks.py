@@ -43,6 +43,7 @@ from vykhukhol.services import subscribers as subs
 PAYLOADS = Path(__file__).resolve().parents[1] / "data" / "hooks"
 TOPIC = "arn:aws:sns:eu-west-1:123456789012:ses-feedback"
 MAILGUN_KEY = "key-mailgun-signing-0123456789abcdef"
+GENERIC_SECRET = "generic-secret-0123456789abcdef-0123456789"  # hooks.generic_secret
 
 
 def payload(name: str) -> str:
@@ -176,6 +177,10 @@ class Hooked:
     def post(self, provider: str, body: bytes | str, key: str | None = None,
              headers: dict[str, str] | None = None, path: str | None = None) -> tuple[int, str]:
         body = body.encode() if isinstance(body, str) else body
+        if provider == "generic" and not path:  # signed as README §17 says
+            from vykhukhol.bounces.providers.generic import signature
+
+            headers = {"X-Vykhukhol-Signature": signature(GENERIC_SECRET, body), **(headers or {})}
         query = urlencode({"key": self.key if key is None else key}) if key != "" else ""
         conn = http.client.HTTPConnection("127.0.0.1", self.proc.port, timeout=30)
         conn.request("POST", (path or f"/cgi/hook.py/{provider}") + (f"?{query}" if query else ""),
@@ -226,6 +231,7 @@ def hooked(tmp_path_factory) -> Hooked:
         serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)).decode()
     settings_mod.update(site.data.settings, {
         "hooks.mailgun_signing_key": MAILGUN_KEY, "hooks.sendgrid_public_key": public,
+        "hooks.generic_secret": GENERIC_SECRET,
         "hooks.sns_test_host": sns.host, "mail.from_email": "news@example.org"})
     for name in ("news", "digest"):
         if not site.data.db("main").exists():
@@ -591,6 +597,7 @@ def test_the_cgi_script_takes_a_callback_and_refuses_a_wrong_key(tmp_path):
     data = DataDir(data_root)
     svc.add_db(data, "main")
     svc.add_service(data, "news", "main", {"title": "News"})
+    settings_mod.update(data.settings, {"hooks.generic_secret": GENERIC_SECRET})
     site = Hooked(tmp_path, None, None)  # type: ignore[arg-type]
     site.data = data
     subscribe(site, "cgi-gone@example.net", "news")
@@ -599,12 +606,15 @@ def test_the_cgi_script_takes_a_callback_and_refuses_a_wrong_key(tmp_path):
     body = payload("generic.json").replace("RECIPIENT", "cgi-gone@example.net") \
         .replace("temporary", "permanent").encode()
 
+    from vykhukhol.bounces.providers.generic import signature
+
     def run(query: str, path: str = "/generic"):
         environ = {"GATEWAY_INTERFACE": "CGI/1.1", "SERVER_NAME": "localhost", "SERVER_PORT": "80",
                    "SERVER_PROTOCOL": "HTTP/1.1", "REQUEST_METHOD": "POST",
                    "SCRIPT_NAME": "/cgi/hook.py", "PATH_INFO": path, "QUERY_STRING": query,
                    "SCRIPT_FILENAME": str(script), "REMOTE_ADDR": "127.0.0.1",
                    "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)),
+                   "HTTP_X_VYKHUKHOL_SIGNATURE": signature(GENERIC_SECRET, body),
                    "PATH": os.environ["PATH"], "PYTHONNOUSERSITE": "1"}
         done = subprocess.run([str(script)], env=environ, input=body, capture_output=True,
                               cwd=script.parent, timeout=60)

@@ -8,8 +8,9 @@ from datetime import timedelta
 
 import pytest
 
+from vykhukhol.addresses import email_key
 from vykhukhol.errors import BadInput
-from vykhukhol.members import personal
+from vykhukhol.members import personal, traces
 from vykhukhol.sender import dueindex
 from vykhukhol.services import subscribers as subs
 from vykhukhol.services.rules import LETTER, REMIND, Rules, next_action
@@ -62,9 +63,37 @@ def test_a_pause_holds_letters_and_reminders_and_the_index_agrees():
     ("sent to anna@example.org.uk", False),
     ("sent to anna@example.organic", False),
     ("sent to x.anna@example.org", False),
+    ("sent to o'anna@example.org", False),
+    ("sent to x&anna@example.org", False),
+    ("sent to =anna@example.org", False),
+    ('To: "anna@example.org" <victim@example.org>', True),  # named, but not the recipient
 ])
 def test_a_line_names_the_address_only_as_a_whole(line, names):
-    assert bool(personal._pattern("anna@example.org").search(line)) is names
+    named = {email_key(a) for a in traces.addresses_in(line)}
+    assert ("anna@example.org" in named) is names
+
+
+@pytest.mark.parametrize(("fmt", "line", "about"), [
+    (traces.SOFT, "news|anna@example.org\t2026-12-01T00:00:00Z 1 l1", "anna@example.org"),
+    (traces.SOFT, "news|o'anna@example.org\t2026-12-01T00:00:00Z 1 l1", "o'anna@example.org"),
+    (traces.TEMPFAIL, "news|a|b@example.org|3\tx - 1", "a|b@example.org"),
+    (traces.BOUNCE_LOG, "t\tid\tpermanent\tservice news\tbob@example.org\tpipe\t550 anna@example.org",
+     "bob@example.org"),
+    (traces.TEXT_LOG, "t\tlease\tinfo\tnews: anna@example.org refused (550): <bob@example.org>",
+     "anna@example.org"),
+])
+def test_each_format_says_whom_a_line_is_about(fmt, line, about):
+    assert fmt.subject(line) == about
+
+
+def test_a_line_about_someone_else_keeps_its_place_with_the_hash():
+    line = "t\tid\tpermanent\tservice news\tbob@example.org\tpipe\tforwarded to Anna@example.org"
+    assert traces.BOUNCE_LOG.rewrite(line, lambda a: "hmac:x" if email_key(a) == "anna@example.org"
+                                     else a).endswith("\tforwarded to hmac:x")
+    assert traces.masked(traces.BOUNCE_LOG, line, "anna@example.org").count(traces.MASK) == 1
+    journal = 'batch\tb1\t{"gone":["anna@example.org"],"log":["t\\tid\\tk\\t-\\tanna@example.org"]}'
+    rewritten = traces.BOUNCE_JOURNAL.rewrite(journal, lambda a: "hmac:x")
+    assert "anna" not in rewritten and rewritten.count("hmac:x") == 2, rewritten
 
 
 def test_a_name_with_control_characters_is_refused_not_changed():

@@ -16,7 +16,9 @@ parser could build from the bytes (within a factor of two for a
   continue it) is as bad as many lines; a message whose lines end in a
   bare CR (which the parser also splits on) is one long line here;
 - nesting: every level of nesting is a ``Content-Type: multipart/…`` or
-  ``message/…`` header, so there are at least as many of them as levels.
+  ``message/…`` header, so there are at least as many of them as levels
+  (counted wherever the parser would see one: after a bare CR too, and with
+  its value folded over several lines).
 
 A real bounce (a report, its status part and the returned letter) stays far
 below every limit. The second half is :class:`Tries`: a message the reader
@@ -42,8 +44,10 @@ MAX_NESTING = 20        # levels of MIME parts inside parts
 
 _LINE_START = re.compile(rb"^(?![ \t])", re.MULTILINE)  # a line that continues none
 _BOUNDARY_LINE = re.compile(rb"^--", re.MULTILINE)
-_CONTAINER = re.compile(rb"^content-type:[ \t]*(?:\r?\n[ \t]+)?\"?(multipart|message)/",
-                        re.MULTILINE | re.IGNORECASE)
+# A Content-Type field at the start of a line (after LF, CRLF or a bare CR, all of
+# which the parser ends lines at), its value folded over any number of lines.
+_CONTAINER = re.compile(rb"(?:\A|(?<=[\r\n]))content-type[ \t]*:(?:[ \t]|\r\n?[ \t]|\n[ \t])*"
+                        rb"\"?(multipart|message)/", re.IGNORECASE)
 
 
 def refusal(raw: bytes) -> str | None:

@@ -35,7 +35,11 @@ STEPS = {
     "generic": (TITLES["generic"],
                 "POST a JSON object (or an array of them) to the URL above: "
                 "{\"address\": …, \"kind\": \"permanent\"|\"temporary\"|\"complaint\"|"
-                "\"unsubscribe\", \"diagnostic\": …, \"id\": …}.",),
+                "\"unsubscribe\", \"diagnostic\": …, \"id\": …}.",
+                "It is off until hooks.generic_secret is set (`vykhukhol settings set "
+                "hooks.generic_secret`, at least 32 letters, digits, - or _); then sign each body: "
+                "header X-Vykhukhol-Signature: sha256= and the hex HMAC-SHA256 of the body under "
+                "that secret (README section 17)."),
 }
 
 

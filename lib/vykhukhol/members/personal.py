@@ -1,13 +1,11 @@
 """Everything stored about one address, across the whole site: what the
 subscriber's own page (SPEC 7) shows, changes, exports and erases.
 
-An address is named in these places, and only these: the subscriber lines of
-every service, the newsletter ledgers, the suppression list, the logs under
-``data/log/`` (run.log, bounces.log and their rotations), the two state files
-that hold addresses (``unsent-confirmations``, ``tempfail``), the bounce
-messages kept for the admin (``bounces/kept/``) and the letters of the
-``outbox`` transport. :func:`export` reads all of them and :func:`erase`
-removes the address from all of them.
+The subscriber lines, newsletter ledgers and the suppression list are read
+and changed here, through the modules that own them; every other file that
+can name an address (logs, state files, the bounce reader's journal, kept
+bounces, the outbox) is in :mod:`vykhukhol.members.traces`' one list, which
+:func:`export`, :func:`stored` and :func:`erase` share.
 
 Each file is changed by one atomic rewrite under its record lock (by the
 module that owns its format where there is one), so a process killed in the
@@ -17,21 +15,22 @@ then on nothing is sent to the address however far the erase got, and a
 second erase finishes the rest.
 
 A line *names* the address when the address stands in it as a whole (not
-inside a longer address: erasing bob@example.org keeps jimbob@example.org's
-lines), in any letter case.
+inside a longer address: erasing brien@example.org keeps o'brien@example.org's
+lines), compared as everywhere (:func:`~vykhukhol.addresses.email_key`). The
+export holds what is *about* the address, nobody else's address or link;
+the erase drops that, and puts the address's keyed hash where it stands in a
+line about somebody else.
 """
 
 from __future__ import annotations
 
-import re
 import unicodedata
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 from vykhukhol import files
 from vykhukhol import services as svc
-from vykhukhol.addresses import MAX_NAME, email_key
+from vykhukhol.addresses import MAX_NAME, clean_name, email_key
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
 from vykhukhol.services import due_summary
@@ -40,15 +39,6 @@ from vykhukhol.settings import Settings
 from vykhukhol.timeutil import format_time
 
 MAX_PAUSE_DAYS = 366  # a pause is for a time; longer is leaving, which the page offers too
-LINE_STATE_FILES = ("unsent-confirmations", "tempfail")  # in data/state/, one address a line
-
-
-def _pattern(email: str) -> re.Pattern[str]:
-    """The address as a whole word of a line, in any letter case."""
-    # Not inside a longer address: no address character before it, and after
-    # it none, nor a dot that goes on with one (a sentence's full stop may follow).
-    return re.compile(r"(?<![\w.%+@-])" + re.escape(email_key(email)) + r"(?![\w-]|\.[\w-])",
-                      re.IGNORECASE)
 
 
 def memberships(data: DataDir, email: str) -> list[tuple[svc.Service, subs.Subscriber | None]]:
@@ -61,13 +51,15 @@ def memberships(data: DataDir, email: str) -> list[tuple[svc.Service, subs.Subsc
 
 def check_name(name: str) -> str:
     """A name typed on the page: refused (BadInput) with control characters in
-    it, rather than quietly changed; cut to the length the file keeps."""
+    it, rather than quietly changed; then cleaned as the subscribe form cleans
+    one (:func:`~vykhukhol.addresses.clean_name`: direction marks such as
+    U+202E and zero-width characters go too)."""
     name = (name or "").strip()
     if any(unicodedata.category(ch) == "Cc" for ch in name):
         raise BadInput("the name must not contain control characters (line breaks, tabs)")
     if len(name) > MAX_NAME:
         raise BadInput("the name is too long: at most {count} characters", count=MAX_NAME)
-    return " ".join(name.split())
+    return clean_name(name)
 
 
 def rename(data: DataDir, email: str, name: str) -> int:
@@ -118,42 +110,6 @@ def leave_all(data: DataDir, email: str) -> int:
 
 # --- export ------------------------------------------------------------------
 
-def _log_files(data: DataDir) -> list[Path]:
-    if not data.log.is_dir():
-        return []
-    return sorted(path for path in data.log.iterdir() if path.is_file()
-                  and not path.name.endswith(".lock") and ".tmp" not in path.name)
-
-
-def _state_files(data: DataDir) -> list[Path]:
-    return [data.state / name for name in LINE_STATE_FILES if (data.state / name).is_file()]
-
-
-def _letter_files(data: DataDir) -> list[Path]:
-    """The whole messages that may name the address: kept bounces, the outbox."""
-    from vykhukhol.bounces.record import kept_folder
-
-    found: list[Path] = []
-    for folder in (kept_folder(data), data.outbox):
-        if folder.is_dir():
-            found.extend(sorted(p for p in folder.iterdir() if p.is_file() and p.suffix == ".eml"))
-    return found
-
-
-def _naming_lines(path: Path, pattern: re.Pattern[str]) -> Iterator[str]:
-    for line in files.read_lines(path):
-        if pattern.search(line):
-            yield line
-
-
-def _names(path: Path, pattern: re.Pattern[str]) -> bool:
-    try:
-        raw = path.read_bytes()
-    except OSError:
-        return False
-    return pattern.search(raw.decode("utf-8", "replace")) is not None
-
-
 def _relative(data: DataDir, path: Path) -> str:
     return path.relative_to(data.root).as_posix()
 
@@ -162,9 +118,8 @@ def export(data: DataDir, settings: Settings, email: str, moment: datetime) -> d
     """Everything stored that names the address (GDPR art. 15, 152-ФЗ art. 14),
     ready for ``json.dumps``."""
     from vykhukhol import newsletters
-    from vykhukhol.members import suppression
+    from vykhukhol.members import suppression, traces
 
-    pattern = _pattern(email)
     result: dict = {"address": email, "made": format_time(moment), "subscriptions": [],
                     "newsletter_rows": [], "suppression": [], "bounces": [], "log_lines": [],
                     "letters": []}
@@ -186,40 +141,25 @@ def export(data: DataDir, settings: Settings, email: str, moment: datetime) -> d
         if entry.address in (key, hashed):
             result["suppression"].append({"address": entry.address, "when": format_time(entry.when),
                                           "why": entry.why, "from": entry.source})
-    for path in _log_files(data) + _state_files(data):
-        where = "bounces" if path.name.startswith("bounces.log") else "log_lines"
-        result[where].extend({"file": _relative(data, path), "line": line}
-                             for line in _naming_lines(path, pattern))
+    # Every other file that can name an address: one list, shared with erase.
+    for found in traces.lines_naming(data, email):
+        if found.about or not found.place.format.droppable:
+            result[found.place.part].append({"file": _relative(data, found.path),
+                                             "line": traces.masked(found.place.format,
+                                                                   found.line, email)})
+    for path in traces.letters(data, email):
+        text = path.read_text("utf-8", "replace")
+        if path.parent != data.outbox:  # a kept bounce may name others: masked
+            text = traces.masked_text(text, email)
+        result["letters"].append({"file": _relative(data, path), "text": text})
     from vykhukhol.members import removed
 
-    found = removed.find(data, email, moment)
-    result["removed_by_bounces"] = [kept.to_line() for kept in found.lines] if found else []
-    result["letters"] = [{"file": _relative(data, path), "text": path.read_text("utf-8", "replace")}
-                         for path in _letter_files(data) if _names(path, pattern)]
+    kept = removed.find(data, email, moment)
+    result["removed_by_bounces"] = [line.to_line() for line in kept.lines] if kept else []
     return result
 
 
 # --- erase ---------------------------------------------------------------------
-
-def _drop_lines(path: Path, pattern: re.Pattern[str]) -> bool:
-    """Rewrite ``path`` without the lines that name the address (one atomic
-    rewrite under its record lock); False if no line did."""
-    if not _names(path, pattern):
-        return False
-    with files.record_lock(path):
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            return False
-        # Lines end where files.read_lines ends them (bytes.splitlines: \n, \r, \r\n),
-        # never at a U+2028 a decoded string would also split at.
-        lines = raw.splitlines(keepends=True)
-        kept = [line for line in lines if not pattern.search(line.decode("utf-8", "replace"))]
-        if len(kept) == len(lines):
-            return False
-        files.atomic_write_bytes(path, kept)
-    return True
-
 
 def _hash_ledger_rows(data: DataDir, settings: Settings, email: str) -> int:
     """Newsletter rows of the address keep their place (a job's cursor and the
@@ -251,10 +191,14 @@ def _hash_ledger_rows(data: DataDir, settings: Settings, email: str) -> int:
 def stored(data: DataDir, settings: Settings, email: str, moment: datetime) -> bool:
     """Whether anything but the suppression list's hash still names the address
     (False after a whole erase: a second one has nothing to do)."""
+    from vykhukhol.members import traces
+
+    key = email_key(email)
     found = export(data, settings, email, moment)
-    return any(found[part] for part in ("subscriptions", "newsletter_rows", "bounces",
-                                        "log_lines", "letters", "removed_by_bounces")) \
-        or any(entry["address"] == email_key(email) for entry in found["suppression"])
+    return any(found[part] for part in ("subscriptions", "newsletter_rows", "letters",
+                                        "removed_by_bounces")) \
+        or any(entry["address"] == key for entry in found["suppression"]) \
+        or next(traces.lines_naming(data, email), None) is not None
 
 
 def _forget_removed(data: DataDir, email: str, moment: datetime) -> bool:
@@ -268,9 +212,8 @@ def erase(data: DataDir, settings: Settings, email: str, moment: datetime) -> in
     """Remove every line that names the address (GDPR art. 17, 152-ФЗ art. 21).
     What must stay to honour the unsubscribe stays as the suppression list's
     keyed hash, written first. Returns how many files changed."""
-    from vykhukhol.members import suppression
+    from vykhukhol.members import suppression, traces
 
-    pattern = _pattern(email)
     suppression.erase(data, settings.secret, email, moment)
     changed = 1
     for service, sub in memberships(data, email):
@@ -279,10 +222,8 @@ def erase(data: DataDir, settings: Settings, email: str, moment: datetime) -> in
             changed += 1
     changed += 1 if _hash_ledger_rows(data, settings, email) else 0
     changed += _forget_removed(data, email, moment)
-    for path in _log_files(data) + _state_files(data):
-        changed += _drop_lines(path, pattern)
-    for path in _letter_files(data):
-        if _names(path, pattern):
-            files.remove(path)
-            changed += 1
-    return changed
+    # Letters first: a kept bounce is known as the address's by its bounces.log line.
+    for path in traces.letters(data, email):
+        files.remove(path)
+        changed += 1
+    return changed + traces.scrub(data, email, suppression.hashed(settings.secret, email))

@@ -250,8 +250,9 @@ class _Sandbox(ImmutableSandboxedEnvironment):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(finalize=self.printed, **options)
-        self.globals["range"] = _range
-        self.globals["lipsum"] = _lipsum
+        # Only our bounded functions and namespace (a loop's state needs it):
+        # Jinja2's dict, cycler and joiner are no letter's business.
+        self.globals = {"range": _range, "lipsum": _lipsum, "namespace": self.globals["namespace"]}
         self.filters["sum"] = _sum
         self.filters = {name: _guard_filter(name, func) for name, func in self.filters.items()}
         self.filters[_CONCAT] = _concat
@@ -340,8 +341,12 @@ class _Sandbox(ImmutableSandboxedEnvironment):
 
     @staticmethod
     def printed(value: Any) -> Any:
-        """Each ``{{ value }}``, before it becomes text."""
+        """Each ``{{ value }}``, before it becomes text. A function, a method or
+        a class prints as nothing, as an unknown name does: it would print as
+        ``<function … at 0x…>``, a memory address in a letter or an archive page."""
         _tick()
+        if callable(value) and not isinstance(value, (str, Markup, jinja2.Undefined)):
+            return ""
         return _check(value)
 
 

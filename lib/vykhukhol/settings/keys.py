@@ -121,16 +121,32 @@ def _hook_key(value: str) -> str:
 
 
 def _public_key(value: str) -> str:
-    """Empty, or SendGrid's verification key as its console shows it (base64)."""
+    """Empty, or SendGrid's verification key as its console shows it: base64
+    DER of an ECDSA P-256 public key (any other key could never verify, and
+    every callback would fail on it)."""
+    if value and p256_key(value) is None:
+        raise BadInput("must be the verification key as the provider shows it (base64 "
+                       "of an ECDSA P-256 public key)")
+    return value
+
+
+def p256_key(value: str):
+    """The ECDSA P-256 public key in ``value`` (base64 DER, as SendGrid shows
+    it), or None for anything else: another curve, another kind of key."""
     import base64
     import binascii
 
-    if value:
-        try:
-            base64.b64decode(value, validate=True)
-        except (binascii.Error, ValueError):
-            raise BadInput("must be the verification key as the provider shows it (base64)") from None
-    return value
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.serialization import load_der_public_key
+
+    try:
+        key = load_der_public_key(base64.b64decode(value, validate=True))
+    except (UnsupportedAlgorithm, binascii.Error, ValueError, TypeError):
+        return None
+    if not isinstance(key, ec.EllipticCurvePublicKey) or not isinstance(key.curve, ec.SECP256R1):
+        return None
+    return key
 
 
 def _test_host(value: str) -> str:
@@ -313,7 +329,7 @@ KEYS: dict[str, Key] = {
         Key("main", "cron_allow", "", _networks, "IPs/CIDRs allowed to call the cron script (empty: anyone with the URL)"),
         Key("main", "trusted_proxies", "", _networks, "reverse proxies whose X-Forwarded-For names the client (empty: none)"),
         Key("main", "archive_dir", "", _folder, "where the public archive is written (empty: archive/ beside cgi/ in the checkout)", web=False),
-        Key("main", "subscribe_hourly_limit", "10", _count(1, 10**6), "subscribe requests that send mail, per client address and hour"),
+        Key("main", "subscribe_hourly_limit", "10", _count(1, 10**6), "subscribe requests per client address and hour (each counts, letter or not)"),
         Key("mail", "transport", "outbox", _choice("outbox", "smtp", "sendmail"), "how letters leave: outbox, smtp or sendmail"),
         Key("mail", "from_email", "", _optional_mailbox, "the default sender address"),
         Key("mail", "smtp_host", "127.0.0.1", _host, "SMTP server"),
@@ -335,6 +351,7 @@ KEYS: dict[str, Key] = {
         Key("security", "secret", "", _secret, "signs links; made at init", secret=True),
         Key("security", "admin_password", "", _text(500), "salted scrypt hash of the admin password", secret=True),
         Key("hooks", "key", "", _hook_key, "the key in the providers' callback URLs; made at init (`vykhukhol hooks --new-key`)", secret=True),
+        Key("hooks", "generic_secret", "", _hook_key, "the generic callback's HMAC-SHA256 key (empty: /generic refused)", secret=True),
         Key("hooks", "mailgun_signing_key", "", _text(200), "Mailgun's HTTP webhook signing key (empty: Mailgun's callbacks refused)", secret=True),
         Key("hooks", "sendgrid_public_key", "", _public_key, "SendGrid's Signed Event Webhook verification key (empty: the key in the URL only)"),
         Key("hooks", "postmark_user", "", _text(200), "the basic-auth user set on Postmark's webhook (empty: none)"),

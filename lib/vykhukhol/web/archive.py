@@ -48,6 +48,10 @@ def static(data: DataDir) -> Callable:
             raise HttpError(405, allow=("GET", "HEAD"))
         parts = request.path.split("/")[1:]  # PATH_INFO below /archive
         if len(parts) == 1 and parts[0]:
+            try:  # checked before it goes into a Location header
+                check_name(parts[0])
+            except BadInput:
+                raise HttpError(404) from None
             return redirect(f"{request.script}/{parts[0]}/")
         if len(parts) != 2:
             raise HttpError(404)

@@ -3,7 +3,9 @@
 The data directory is found as SPEC 3 says, with ``vykhukhol.path`` looked for
 beside the calling script. Work a page hands to ``Request.after`` (a
 confirmation letter) runs once the whole answer is written and flushed to the
-web server, so the visitor's page does not wait for the mail server.
+web server and the script's streams are closed, in a child of its own session
+(:func:`_after_answer`), so neither the visitor's page nor the next request
+on the connection waits for the mail server.
 
 The answer is written by :func:`serve`, a CGI gateway of a few lines that does
 what ``wsgiref.handlers.CGIHandler`` did for us (the same environ, the same
@@ -33,8 +35,8 @@ def run(app_name: str, script: str) -> None:
         return app(environ, start_response)
 
     serve(with_after)
-    for action in later:
-        action()
+    if later:
+        _after_answer(later)
 
 
 def _idle_answered(script: str) -> bool:
@@ -61,6 +63,68 @@ def _plain_answer(text: str) -> None:
     out = sys.stdout.buffer
     out.write(head if os.environ.get("REQUEST_METHOD", "GET").upper() == "HEAD" else head + body)
     out.flush()
+
+
+def _after_answer(later: list) -> None:
+    """The work after the answer, once the web server has all of it.
+
+    Apache's mod_cgi ends a request (sends a short answer at all, and takes
+    the next one of a kept-alive connection) only at the end of file of the
+    script's output and error streams, and then ends the script (SIGTERM,
+    SIGKILL 3 s later, waiting meanwhile). While they stayed open, a post
+    whose letter was being sent answered late, and so did the next request:
+    that told a new address from a known one. So the streams are closed
+    first and the work is done by a child in a session of its own, which
+    the end of the request does not end; this process waits for it (so a
+    plain CGI caller still sees the letter sent when the process exits)
+    unless the web server ends it first. No fork (a host's process limit):
+    the work is done here, as before. A letter cut short anyway stays noted
+    for the next run (members.unsent)."""
+    _flush()
+    # Forked before the streams close: at their end of file the web server may
+    # end this process at once, and the child must exist (in its own session)
+    # by then.
+    try:
+        child = os.fork()
+    except OSError:
+        child = -1
+    if child == 0:
+        try:
+            os.setsid()
+            _end_answer()
+            for action in later:
+                action()  # each is wrapped by http._logged: it never raises
+        finally:
+            os._exit(0)
+    _end_answer()
+    if child < 0:
+        for action in later:
+            action()
+        return
+    try:
+        os.waitpid(child, 0)
+    except ChildProcessError:
+        pass
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def _end_answer() -> None:
+    """Our ends of the web server's pipes closed: standard input, output and
+    error become /dev/null. What the work after says on its error stream
+    goes nowhere from here."""
+    quiet = os.open(os.devnull, os.O_RDWR)
+    try:
+        for fd in (0, 1, 2):
+            os.dup2(quiet, fd)
+    finally:
+        os.close(quiet)
 
 
 APPS = {  # app name → (module, factory); only the one asked for is imported

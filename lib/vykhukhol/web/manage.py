@@ -87,6 +87,10 @@ def _ask(request: Request, site: Site) -> Response:
     lang = site.lang
     if request.method != "POST":
         return _ask_page(lang)
+    from vykhukhol.web.session import cross_site
+
+    if cross_site(request.environ):  # another site's page must not make visitors ask
+        raise HttpError(403)
     form = request.form()
     if form.get("action", "send_link") != "send_link":
         return _ask_page(lang, tr(lang, "Unknown action."), 400)

@@ -8,9 +8,10 @@ whether the link was valid or not.
 
 A subscribe post answers before its confirmation letter is sent (the letter
 goes out after the page, see ``Request.after``), so the answer's time does not
-tell a new address from a known one either. Letters are capped per client
-address and hour (``subscribe_hourly_limit``); over it the page is the same,
-nothing is stored or sent, and the run log says so.
+tell a new address from a known one either. Posts are capped per client
+address and hour (``subscribe_hourly_limit``, every accepted post counted
+alike); over it the page is the same, nothing is stored or sent, and the run
+log says so.
 
 The subscriber files' machinery (:mod:`vykhukhol.members.membership`) is imported by
 the actions that change them, not by the GET pages (issue 20: a CGI process
@@ -126,16 +127,17 @@ def subscribe(data: DataDir) -> Callable:
 
 def hourly_cap(data: DataDir, site: Site, client: str) -> Callable[[bool], bool]:
     """``may_mail`` for membership.subscribe: at most ``subscribe_hourly_limit``
-    posts that send a letter per client address and hour. The counter file is
-    rewritten for every post, letter or not, so the answer takes as long for a
-    known address as for a new one."""
+    accepted posts per client address and hour, each counted alike whether it
+    sends a letter or not. (Counting only those that send let a client learn
+    from its next post whether an address it posted was already on the list:
+    own1, own2, target, own3 under a cap of 3.) Over the cap nothing is stored
+    or sent, for a new address and a known one alike."""
     def may_mail(sends: bool) -> bool:
         from vykhukhol.web.clients import Counter, client_key
 
         counter = Counter(data.state / "subscribes", SUBSCRIBE_WINDOW)
-        wait = counter.take(f"ip {client_key(client)}", site.settings["subscribe_hourly_limit"],
-                            count=sends)
-        return not (sends and wait)
+        return not counter.take(f"ip {client_key(client)}",
+                                site.settings["subscribe_hourly_limit"])
 
     return may_mail
 

@@ -6,7 +6,12 @@ the event structure). The proof: ``signature`` is the hex HMAC-SHA256 of
 ``timestamp`` followed by ``token``, keyed with the domain's HTTP webhook
 signing key (``hooks.mailgun_signing_key``); a timestamp more than
 :data:`MAX_AGE` seconds away from now is refused, so a captured request
-cannot be played again later. Events: ``failed`` with ``severity``
+cannot be played again later. The signature covers only timestamp and
+token, not the event, so each token is remembered for that window
+(``data/state/mailgun-tokens``: a hash of the token and of the event it came
+with): the same token with another event is refused, while Mailgun's own
+retry of the same request (same token, same event) still goes through, and
+the journal applies it once. Events: ``failed`` with ``severity``
 ``permanent`` or ``temporary``, ``complained``, ``unsubscribed``; others are
 answered 200 and do nothing. ``event-data.id`` is the event's id.
 
@@ -31,6 +36,7 @@ if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through t
     from vykhukhol.settings import Settings
 
 MAX_AGE = 900  # seconds between Mailgun's signing and our check, either way
+TOKENS = "mailgun-tokens"  # in data/state/: the tokens of the last 2 × MAX_AGE seconds
 
 
 def read(body: bytes, environ: dict, settings: Settings, data: DataDir, clock=time.time) -> list[Report]:
@@ -54,6 +60,7 @@ def read(body: bytes, environ: dict, settings: Settings, data: DataDir, clock=ti
     event = found.get("event-data")
     if not isinstance(event, dict):
         raise CallbackRefused(400, "no event-data")
+    _remember(data, token, event, int(stamp), clock())
     name = text(event.get("event"), 40)
     if name == "failed":
         kind = kinds.PERMANENT if text(event.get("severity"), 20) == "permanent" else kinds.TEMPORARY
@@ -73,6 +80,33 @@ def read(body: bytes, environ: dict, settings: Settings, data: DataDir, clock=ti
     reason = f"Mailgun {name}" + (f" ({event.get('severity')})" if name == "failed" else "") \
         + (f": {code} {said}".rstrip() if code or said else "")
     return [Report(text(event.get("id"), 200) or token, kind, who, reason, _tag(event))]
+
+
+def _remember(data: DataDir, token: str, event: dict, stamp: int, moment: float) -> None:
+    """The token is new, or came before with this very event; Refused 403 when
+    it came with another (a replayed signature carrying other event data)."""
+    import json
+
+    from vykhukhol.files.kv import change_kv
+
+    key = hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:32]
+    digest = hashlib.sha256(json.dumps(event, sort_keys=True).encode()).hexdigest()[:32]
+    clash: list[bool] = []
+
+    def change(values: dict[str, str]) -> None:
+        for old, value in list(values.items()):
+            when = value.partition(" ")[0]
+            if not when.isdigit() or moment - int(when) > 2 * MAX_AGE:
+                del values[old]
+        seen = values.get(key)
+        if seen is not None and seen.partition(" ")[2] != digest:
+            clash.append(True)
+            return
+        values[key] = f"{stamp} {digest}"
+
+    change_kv(data.state / TOKENS, change)
+    if clash:
+        raise CallbackRefused(403, "this signature's token came before with another event")
 
 
 def _tag(event: dict) -> str:

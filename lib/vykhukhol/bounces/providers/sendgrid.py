@@ -38,6 +38,10 @@ DROPPED = {"bounced address": kinds.PERMANENT, "invalid": kinds.PERMANENT,
 
 def read(body: bytes, environ: dict, settings: Settings, data: DataDir, clock=time.time) -> list[Report]:
     public_key = settings["hooks.sendgrid_public_key"]
+    if not public_key and settings.raw.get("hooks.sendgrid_public_key", "").strip():
+        # A key settings.ini holds but that is no P-256 key reads as the empty
+        # default: refused, never taken as "no signature to check".
+        raise CallbackRefused(403, "hooks.sendgrid_public_key is not an ECDSA P-256 public key")
     if public_key:
         verify(public_key, environ.get("HTTP_X_TWILIO_EMAIL_EVENT_WEBHOOK_SIGNATURE", ""),
                environ.get("HTTP_X_TWILIO_EMAIL_EVENT_WEBHOOK_TIMESTAMP", ""), body, clock())
@@ -59,16 +63,17 @@ def verify(public_key: str, signature: str, stamp: str, body: bytes, now: float)
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.hazmat.primitives.serialization import load_der_public_key
 
     if not signature or not stamp.strip().isdigit():
         raise CallbackRefused(403, "no Signed Event Webhook signature")
     if abs(now - int(stamp)) > MAX_AGE:
         raise CallbackRefused(403, f"the signature's timestamp is more than {MAX_AGE} seconds away from now")
+    from vykhukhol.settings.keys import p256_key
+
+    key = p256_key(public_key)  # settings refuse any other; settings.ini edited by hand may not
+    if key is None:
+        raise CallbackRefused(403, "hooks.sendgrid_public_key is not an ECDSA P-256 public key")
     try:
-        key = load_der_public_key(base64.b64decode(public_key))
-        if not isinstance(key, ec.EllipticCurvePublicKey):
-            raise ValueError("not an elliptic-curve key")
         key.verify(base64.b64decode(signature, validate=True), stamp.encode() + body,
                    ec.ECDSA(hashes.SHA256()))
     except (InvalidSignature, binascii.Error, ValueError):

@@ -16,8 +16,11 @@ The signature: ``SignatureVersion`` 1 is SHA1withRSA, 2 SHA256withRSA, over
 the documented canonical string (each present field's name and value, one a
 line, in a fixed order per type), with the public key of the certificate at
 ``SigningCertURL``. That URL must be ``https://sns.<region>.amazonaws.com/….pem``
-(``hooks.sns_test_host`` adds one host:port, for tests only); the certificate
-is fetched over verified TLS once and kept under ``data/bounces/sns/``.
+(``hooks.sns_test_host`` adds one host:port, for tests only), in printable
+ASCII; the certificate is fetched over verified TLS once and kept under
+``data/bounces/sns/``, and its subject must name SNS (sns.amazonaws.com or
+that host). A signed field holding a line break is refused (see
+:func:`canonical`).
 
 The letter is found by our tag in ``mail.source`` (the envelope sender SES
 reports) or in an ``X-Vykhukhol-Tag`` header (when the identity includes the
@@ -42,7 +45,10 @@ if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through t
     from vykhukhol.datadir import DataDir
     from vykhukhol.settings import Settings
 
-AMAZON_HOST = re.compile(r"sns\.[a-z0-9-]{1,40}\.amazonaws\.com(\.cn)?")
+# sns.<region>.amazonaws.com(.cn): a region is us-east-1, us-gov-west-1, cn-north-1 …
+# (never a bare word: sns.s3.amazonaws.com is no SNS host).
+AMAZON_HOST = re.compile(r"sns\.[a-z]{2}(?:-gov|-iso[a-z]?)?-[a-z]{2,12}-[0-9]{1,2}\.amazonaws\.com(?:\.cn)?")
+SIGNER_NAME = "sns.amazonaws.com"  # the subject Amazon's SNS signing certificates carry
 FETCH_TIMEOUT = 10     # seconds for the certificate or the SubscribeURL
 MAX_CERT_BYTES = 20_000
 # The canonical string's fields, in the documented order, per message type.
@@ -91,7 +97,11 @@ def read(body: bytes, environ: dict, settings: Settings, data: DataDir, fetch=No
 
 
 def allowed_url(url: str, test_host: str = "") -> bool:
-    """An https URL on an SNS host (or on the test host, where one is set)."""
+    """An https URL on an SNS host (or on the test host, where one is set).
+    Nothing but printable ASCII: urlsplit drops a tab or a line break that the
+    fetch would then trip over (http.client.InvalidURL)."""
+    if not url.isascii() or not url.isprintable() or " " in url:
+        return False
     try:
         parts = urlsplit(url)
         host, port = parts.hostname or "", parts.port
@@ -105,15 +115,26 @@ def allowed_url(url: str, test_host: str = "") -> bool:
 
 
 def canonical(message: dict) -> bytes:
-    """The string SNS signs: ``name\\nvalue\\n`` for each of the type's fields present."""
+    """The string SNS signs, as AWS documents it: ``name\\nvalue\\n`` for each
+    of the type's fields in its order, Subject only when the message has one.
+
+    A line break in a value would let one signed string be read as another
+    message (a MessageId holding ``\\nSubject\\n…`` with the Subject left out
+    verifies with the original's signature, under a new id), so a field with
+    one is refused. Message alone may hold line breaks (AWS's own confirmation
+    text does): it comes first, and cannot hold a field's name line."""
     lines = []
     for name in SIGNED[message["Type"]]:
+        if name not in message and name == "Subject":
+            continue
         value = message.get(name)
-        if value is None:
-            if name == "Subject":
-                continue
+        if not isinstance(value, str):
             raise CallbackRefused(400, f"the SNS message has no {name}")
-        lines += [name, str(value)]
+        if name != "Message" and ("\n" in value or "\r" in value):
+            raise CallbackRefused(400, f"the SNS message's {name} holds a line break")
+        if name == "Message" and any(f"\n{field}\n" in value for field in SIGNED[message["Type"]]):
+            raise CallbackRefused(400, "the SNS message's Message holds a field's name line")
+        lines += [name, value]
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
@@ -132,6 +153,8 @@ def verify(message: dict, data, test_host: str, fetch) -> None:
     try:
         signature = base64.b64decode(text(message.get("Signature"), 2000), validate=True)
         cert = x509.load_pem_x509_certificate(_certificate(data, url, fetch))
+        if not _names_signer(cert, urlsplit(url).hostname or ""):
+            raise CallbackRefused(403, "the signing certificate is not made out to SNS")
         key = cert.public_key()
         if not isinstance(key, rsa.RSAPublicKey):
             raise ValueError("not an RSA key")
@@ -139,6 +162,22 @@ def verify(message: dict, data, test_host: str, fetch) -> None:
                    hashes.SHA1() if version == "1" else hashes.SHA256())  # noqa: S303 - SNS's v1
     except (InvalidSignature, ValueError):
         raise CallbackRefused(403, "the SNS signature does not verify") from None
+
+
+def _names_signer(cert, host: str) -> bool:
+    """Whether the certificate's subject (common name or DNS names) is SNS's:
+    sns.amazonaws.com, an SNS host, or the host it was fetched from."""
+    from cryptography import x509
+    from cryptography.x509.oid import NameOID
+
+    names = [str(a.value) for a in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)]
+    try:
+        names += cert.extensions.get_extension_for_class(
+            x509.SubjectAlternativeName).value.get_values_for_type(x509.DNSName)
+    except x509.ExtensionNotFound:
+        pass
+    return any(n.lower() in (SIGNER_NAME, host.lower()) or AMAZON_HOST.fullmatch(n.lower())
+               for n in names)
 
 
 def _certificate(data, url: str, fetch) -> bytes:
@@ -156,6 +195,7 @@ def _certificate(data, url: str, fetch) -> bytes:
 def _fetch(url: str, limit: int) -> bytes:
     """GET over TLS checked against the system's CAs; CallbackRefused 503 when it fails
     (SNS tries again later)."""
+    import http.client
     import ssl
     import urllib.error
     import urllib.request
@@ -169,7 +209,7 @@ def _fetch(url: str, limit: int) -> bytes:
     try:
         with opener.open(url, timeout=FETCH_TIMEOUT) as answer:
             return answer.read(limit)
-    except (urllib.error.URLError, OSError, ValueError) as exc:
+    except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
         raise CallbackRefused(503, f"could not fetch {urlsplit(url).hostname}: "
                            f"{getattr(exc, 'reason', exc)}") from None
 
