@@ -85,6 +85,12 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
 
     _, _n = translate, plural
     found = []
+    from vykhukhol.sender import cronwatch
+
+    quiet = cronwatch.silence(str(data.root))
+    if quiet is not None:
+        found.append(_("No sender run has started for {hours} h: the cron job that calls the cron script seems to have stopped, and nothing is sent until it runs again. Check it in the hosting panel (the line to paste is on the Status page) and open the cron URL once by hand.",
+                       hours=int(quiet // 3600)))
     hosted = not demo.is_local(settings["site_url"])
     if not hosted:
         found.append(_("This is a local trial: site_url is {url}, on this computer, so the links in letters work only here. Put it on a host (README sections 14 and 15) before inviting anyone.",

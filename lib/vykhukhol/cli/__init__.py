@@ -290,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return 2
     try:
-        args.func(Context(args.data), args)
+        code = args.func(Context(args.data), args)
     except VykhukholError as exc:
         print(f"vykhukhol: {exc.message}", file=sys.stderr)
         return 1
@@ -308,4 +308,4 @@ def main(argv: list[str] | None = None) -> int:
         where = f": {exc.filename}" if exc.filename else ""
         print(f"vykhukhol: {exc.strerror or exc}{where}", file=sys.stderr)
         return 1
-    return 0
+    return code if isinstance(code, int) else 0  # a command may say "something is wrong" (status)

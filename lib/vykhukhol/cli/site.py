@@ -72,11 +72,18 @@ def cmd_cron(ctx: Context, args) -> None:
     sys.stdout.write(report.text())
 
 
-def cmd_status(ctx: Context, args) -> None:
+def cmd_status(ctx: Context, args) -> int:
+    """What the installation is doing; exits 1 while the cron is silent (for monitoring)."""
+    from vykhukhol.sender import cronwatch
+
     settings = ctx.settings()
     data = ctx.data
     print(f"data: {data.root}")
     print(f"mode: {settings['mode']}")
+    last = cronwatch.last_run(str(data.root))
+    quiet = cronwatch.silence(str(data.root))
+    print(f"last run: {format_time(datetime.fromtimestamp(last, UTC)) if last else 'never'}"
+          + (" (silent: the cron seems to have stopped)" if quiet is not None else ""))
     block = selfblock.block_reason(data)
     print(f"blocked: {block.strip() if block else 'no'}")
     print(f"secret: {'refusing: missing or too short' if settings.secret_problem else 'set'}")
@@ -116,6 +123,7 @@ def cmd_status(ctx: Context, args) -> None:
               f"{count['skipped']} skipped, {count['in doubt']} in doubt")
     for entry in runlog.recent(data, 10):
         print(f"log {entry.time} {entry.lease} {entry.level}: {entry.message}")
+    return 1 if quiet is not None else 0
 
 
 def cmd_bounce(ctx: Context, args) -> None:

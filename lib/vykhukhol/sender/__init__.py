@@ -102,7 +102,7 @@ def finish(run: Run) -> None:
     idle proof."""
     from vykhukhol import archive
     from vykhukhol.errors import VykhukholError
-    from vykhukhol.sender import idle, runlog
+    from vykhukhol.sender import cronwatch, idle, runlog
     from vykhukhol.sender.daily import count_daily
     from vykhukhol.sender.refusal_alerts import tell_refusals
 
@@ -118,3 +118,4 @@ def finish(run: Run) -> None:
                                     sum(run.report.sent.values())))
     archive.after_run(run)  # SPEC 7: what went public in this run is published
     idle.after_run(run)  # nothing due: the proof that lets the next ticks skip all this
+    cronwatch.note_gaps(run.data)  # the cron's pace, for the pages that watch it

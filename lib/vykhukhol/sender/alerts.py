@@ -31,6 +31,7 @@ CANNOT_LAUNCH = "not can launch the sender"
 CANNOT_TERMINATE = "not can terminate sender"
 CANNOT_RENDER = "not can render the letter"  # ours, in the original's style (SPEC 13)
 SENDER_REFUSED = "mail servers refuse the sender"  # ours (SPEC 5, "What a failure count means")
+CRON_SILENT = "cron is silent"  # ours: no run has started for too long (sender/cronwatch.py)
 
 
 def _(text: str) -> str:
@@ -94,6 +95,15 @@ BODIES: dict[str, tuple[str, str]] = {
         "The reason of each refusal is in data/log/bounces.log and on the Bounces page. "
         "This alert comes at most once an hour.",
     ),
+    CRON_SILENT: (
+        "No sender run has started for {silence} (the last one at {last}): the cron job that "
+        "calls the cron script seems to have stopped.",
+        "Vykhukhol sends letters only when its cron script is called, so until the cron runs "
+        "again nothing is sent: no series letters, no newsletters, no reminders.\n"
+        "Check the cron job in the hosting panel (the line to paste is on the Status page of "
+        "the admin) and open the cron URL once by hand: its answer says what is wrong.\n"
+        "This alert comes when no run has started for {every} and at most once every 6 hours.",
+    ),
 }
 
 #: What to check for each reason of a sender refused (sender.tell_refusals).
@@ -113,7 +123,7 @@ DEFAULT_ADVICE = _("the DNS records (SPF, DKIM, DMARC, PTR), the relay and wheth
 
 #: A placeholder no caller filled is left empty.
 BLANK = {"detail": "", "time_limit": "", "age": "", "refused": "", "letters": "", "reasons": "",
-         "advice": ""}
+         "advice": "", "silence": "", "last": "", "every": ""}
 
 
 def body(subject: str, lang: str, **details: str) -> str:

@@ -147,7 +147,48 @@ def make_app(app_name: str, data, cgi_dir=None):
 
     name = module if "." in module else f"vykhukhol.web.{module}"
     make = getattr(importlib.import_module(name), factory)
-    return secure_transport(make(data, cgi_dir) if app_name == "admin" else make(data), data.settings)
+    app = secure_transport(make(data, cgi_dir) if app_name == "admin" else make(data), data.settings)
+    return watch_cron(app, data) if app_name in WATCHES_CRON else app
+
+
+# The pages a person opens: each asks whether the cron has stopped (sender/cronwatch.py).
+WATCHES_CRON = {"subscribe", "confirm", "unsubscribe", "manage", "view", "admin"}
+
+
+def watch_cron(app, data):
+    """``app``, which after its answer sends "cron is silent" when no run has
+    started for too long (a stat and a small file per request; the letter at
+    most once every 6 hours, after the answer where the server allows)."""
+
+    def watched(environ: dict, start_response):
+        answer = app(environ, start_response)
+        from vykhukhol.sender import cronwatch
+
+        if cronwatch.due_alert(str(data.root)):
+            from vykhukhol.web.http import AFTER
+
+            later = environ.get(AFTER)
+            (later or _now)([lambda: _tell_silence(data)])
+        return answer
+
+    return watched
+
+
+def _now(actions: list) -> None:
+    for action in actions:
+        action()
+
+
+def _tell_silence(data) -> None:
+    from vykhukhol import settings as settings_mod
+    from vykhukhol.errors import VykhukholError
+    from vykhukhol.sender import cronwatch
+
+    try:
+        cronwatch.alert(data, settings_mod.load(data.settings))
+    except VykhukholError as exc:  # a page's answer is out: the error log says it
+        print(f"vykhukhol: the alert 'cron is silent' could not be sent: {exc.message}",
+              file=sys.stderr)
 
 
 # The request's own variables, which the server hands over as bytes and

@@ -16,7 +16,7 @@ from vykhukhol.sender import alerts, runlog, selfblock
 from vykhukhol.sender import doors as locks_mod
 from vykhukhol.services import subscribers as subs
 from vykhukhol.states import Outcome
-from vykhukhol.timeutil import UTC, format_duration, now
+from vykhukhol.timeutil import UTC, format_duration, format_time, now
 from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.admin.login import remember_browser
 from vykhukhol.web.http import Response
@@ -34,13 +34,18 @@ def status(admin: Admin, args: dict) -> Response:
             locks.append((str(lock.busy.relative_to(data.root)), holder.lease, format_duration(max(age, 0))))
     entries = runlog.recent(data, 2000)
     cron = cron_url(settings, admin.cgi_dir)
+    from vykhukhol.sender import cronwatch
     from vykhukhol.services import demo
+
+    last = cronwatch.last_run(str(data.root))
+    last_run = {"time": format_time(datetime.fromtimestamp(last, UTC)) if last else "",
+                "silent": cronwatch.silence(str(data.root)) is not None}
 
     return remember_browser(admin, admin.page(
         "status.html", mode=settings["mode"], block=selfblock.block_reason(data), locks=locks,
         runs=recent_runs(entries, admin.lang)[:15], alerts=[e._replace(message=alerts.shown(e.message, admin.lang))
                                  for e in entries if e.level == "alert"][-15:][::-1],
-        cron_url=cron, crontab=f"*/5 * * * * wget -q -t 1 -O /dev/null {cron}" if cron else "",
+        last_run=last_run, cron_url=cron, crontab=f"*/5 * * * * wget -q -t 1 -O /dev/null {cron}" if cron else "",
         warnings=warnings(admin), hosted=not demo.is_local(settings["site_url"]), chart=chart(admin), local=lambda t: local_time(settings, t)))
 
 
