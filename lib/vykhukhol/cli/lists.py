@@ -169,11 +169,17 @@ def cmd_newsletter(ctx: Context, args) -> None:
     elif args.action == "history":
         print_history(newsletters.history_now(data), args.json)
     else:
+        from vykhukhol.sender import forecast
+        from vykhukhol.timeutil import now
+
+        moment = now()
         for job in newsletters.list_jobs(data):
             count = newsletters.counts(data.job(job.name, "list"))
+            done = forecast.newsletter_finish(data, settings, count["pending"], job.start, moment)
             print("\t".join((job.name, format_time(job.start), ",".join(job.services),
                              f"handed over {count['sent']}/{count['total']}", f"failed {count['failed']}",
-                             f"skipped {count['skipped']}", f"in doubt {count['in doubt']}")))
+                             f"skipped {count['skipped']}", f"in doubt {count['in doubt']}",
+                             forecast.describe(done, moment, "en", settings["timezone"]))))
 
 
 def print_history(entries: list, as_json: bool) -> None:

@@ -81,6 +81,9 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
 
 
 def newsletters_page(admin: Admin, args: dict) -> Response:
+    from vykhukhol.sender import forecast
+
+    moment = now()
     jobs = []
     for job in newsletters.list_jobs(admin.data):
         count = newsletters.counts(admin.data.job(job.name, "list"))
@@ -91,7 +94,10 @@ def newsletters_page(admin: Admin, args: dict) -> Response:
         failed = [r.email for r in newsletters.read_rows(admin.data.job(job.name, "list"))
                   if r.state is LedgerState.FAILED][:20]
         start_local = job.start.astimezone(ZoneInfo(admin.settings["timezone"]))
+        done = forecast.newsletter_finish(admin.data, admin.settings, count["pending"], job.start,
+                                          moment)
         jobs.append({"job": job, "count": count, "subject": subject, "failed": failed,
+                     "finish": forecast.describe(done, moment, admin.lang, admin.settings["timezone"]),
                      "start": start_local.strftime("%Y-%m-%d %H:%M"),
                      "start_input": start_local.strftime("%Y-%m-%dT%H:%M"),
                      "due": job.start <= now()})

@@ -70,13 +70,25 @@ def service_page(admin: Admin, args: dict, error: str = "", status: int = 200,
         letters, letters_error = [], exc.text(admin.lang)
     snippet = form_snippet(admin.settings, service)
     from vykhukhol import archive
+    from vykhukhol.sender import forecast
+    from vykhukhol.timeutil import now
+
+    moment = now()
+    try:
+        due_now, due_today = forecast.series_due(admin.settings, service, moment)
+        clears = forecast.describe(forecast.backlog_clears(admin.data, admin.settings, due_now,
+                                                           moment),
+                                   moment, admin.lang, admin.settings["timezone"])
+        backlog = {"now": due_now, "today": due_today, "clears": clears}
+    except BadInput:  # the letters cannot be read: said above, with the reason
+        backlog = None
 
     return admin.page("service.html", status, service=service, letters=letters,
                       archive_url=archive.index_url(admin.settings, service.name),
                       archive_count=len(archive.entries(admin.data, service.name)),
                       letters_error=letters_error, counts=subs.counts(service.subscribers_path),
                       past=_series_notes(service, letters), snippet=snippet, error=error,
-                      form=form or {}, format_duration=format_duration)
+                      form=form or {}, format_duration=format_duration, backlog=backlog)
 
 
 def form_snippet(settings: settings_mod.Settings, service: svc.Service) -> str:
