@@ -263,9 +263,10 @@ def test_the_words_kept_are_one_printable_line(site):
 
 def test_a_callback_of_an_address_gone_keeps_the_lines_with_the_providers_name(tmp_path):
     from test_cgi import copy_checkout, vykhukhol
-    from test_hooks import Hooked, payload, subscribe
+    from test_hooks import GENERIC_SECRET, Hooked, payload, subscribe
 
     from vykhukhol import settings as settings_mod
+    from vykhukhol.bounces.providers.generic import signature
     from vykhukhol.datadir import DataDir
 
     root = tmp_path / "install"
@@ -282,6 +283,7 @@ def test_a_callback_of_an_address_gone_keeps_the_lines_with_the_providers_name(t
     hooked.data = data
     subscribe(hooked, "cb-gone@example.net", "news", "digest")
     before = {name: line for name, line in lines_of(hooked, "cb-gone@example.net").items()}
+    settings_mod.update(data.settings, {"hooks.generic_secret": GENERIC_SECRET})  # issue 26: signed
     key = settings_mod.load(data.settings)["hooks.key"]
     script = root / "cgi" / "hook.py"
     body = payload("generic.json").replace("RECIPIENT", "cb-gone@example.net").replace(
@@ -292,6 +294,7 @@ def test_a_callback_of_an_address_gone_keeps_the_lines_with_the_providers_name(t
                "SCRIPT_NAME": "/cgi/hook.py", "PATH_INFO": "/generic", "QUERY_STRING": f"key={key}",
                "SCRIPT_FILENAME": str(script), "REMOTE_ADDR": "127.0.0.1",
                "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)),
+               "HTTP_X_VYKHUKHOL_SIGNATURE": signature(GENERIC_SECRET, body),
                "PATH": os.environ["PATH"], "PYTHONNOUSERSITE": "1"}
     done = subprocess.run([str(script)], env=environ, input=body, capture_output=True,
                           cwd=script.parent, timeout=60)

@@ -122,7 +122,7 @@ def export(data: DataDir, settings: Settings, email: str, moment: datetime) -> d
 
     result: dict = {"address": email, "made": format_time(moment), "subscriptions": [],
                     "newsletter_rows": [], "suppression": [], "bounces": [], "log_lines": [],
-                    "letters": []}
+                    "letters": [], "removed_by_bounces": []}
     for service, sub in memberships(data, email):
         if sub is not None:
             fields = dict(zip(subs.FIELDS, sub.to_line().split("\t"), strict=False))

@@ -147,6 +147,7 @@ UNSENT = Format(_field(1), _sub)
 SOFT = _keyed(_soft_key)
 TEMPFAIL = _keyed(_tempfail_key)
 BOUNCE_JOURNAL = Format(lambda line: None, _journal_rewrite, droppable=False)
+REMOVED = Format(_field(0), _sub)  # removed.txt: address, when, cause, source, words, service, line
 
 
 # --- the places --------------------------------------------------------------------
@@ -177,6 +178,7 @@ def places() -> list[Place]:
     """Every line file that can name an address. A new file that holds
     addresses is added here, and nowhere else, for export and erase alike."""
     from vykhukhol.bounces import counts, ledger, record
+    from vykhukhol.members import removed
 
     return [
         Place("log/run.log", lambda d: _rotated(d.log / "run.log"), TEXT_LOG, "log_lines"),
@@ -187,9 +189,10 @@ def places() -> list[Place]:
         Place("state/soft", lambda d: _one(counts.soft_path(d)), SOFT, "bounces"),
         Place("bounces/processed.txt", lambda d: _one(ledger.journal_path(d)), BOUNCE_JOURNAL,
               "bounces"),
-        # data/removed.txt (addresses deleted by bounces, branch "removed") belongs
-        # here, with its own Format, once it lands: its forget function then need
-        # not be called by the erase.
+        # What a bounce deleted, kept for an undo: the export lists the address's own
+        # lines structured (removed.find); a line of somebody else's that names it
+        # keeps its place with the address hashed, as everywhere.
+        Place("removed.txt", lambda d: _one(removed.path(d)), REMOVED, "removed_by_bounces"),
     ]
 
 
