@@ -232,5 +232,4 @@ SETTING_LABELS: dict[str, str] = {
     "hooks.sendgrid_public_key": "SendGrid verification key",
     "hooks.postmark_user": "Postmark webhook user",
     "hooks.postmark_password": "Postmark webhook password",
-    "hooks.sns_test_host": "SNS certificate host (tests only)",
 }

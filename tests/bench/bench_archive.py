@@ -2,8 +2,8 @@
 
 One service with its archive on and N published letters (series letters
 and kept newsletters, half each). Printed: the time to write the whole
-archive (``archive.build``: N pages, the index, the feed), the cost of the
-sender's hook on a run that published nothing (``archive.after_run``; every
+archive (``archive.pages.build``: N pages, the index, the feed), the cost of the
+sender's hook on a run that published nothing (``archive.publish.after_run``; every
 run pays it) and on a run that published one letter (it rebuilds the
 archive), each the median of ``--runs``, with the load average.
 
@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(os.environ.get("VYKHUKHOL_BENCH_CHECKOUT", Path(__fi
 
 from vykhukhol import archive, settings  # noqa: E402
 from vykhukhol import services as svc  # noqa: E402
+from vykhukhol.archive import pages, publish  # noqa: E402
 from vykhukhol.datadir import DataDir  # noqa: E402
 from vykhukhol.sender.runlog import RunLog  # noqa: E402
 from vykhukhol.sender.runtime import Report  # noqa: E402
@@ -65,6 +66,11 @@ def fake_run(data: DataDir, config: settings.Settings, item: str | None) -> Simp
                            log=RunLog(data, "bench"))
 
 
+def hook(run: SimpleNamespace) -> None:
+    """The sender's call at the end of a run."""
+    publish.after_run(run.data, run.settings, run.report.items, run.report.sent, run.now, run.log)
+
+
 def median_ms(action, runs: int) -> float:
     times = []
     for _ in range(runs):
@@ -78,15 +84,15 @@ def measure(root: Path, letters: int, runs: int) -> tuple[float, float, float]:
     """(build, hook with nothing to publish, hook publishing one letter), in ms."""
     data, config = site(root, letters)
     service = svc.find_service(data, "news")
-    build = median_ms(lambda: archive.build(data, config, service), runs)
-    idle = median_ms(lambda: archive.after_run(fake_run(data, config, None)), runs)
+    build = median_ms(lambda: pages.build(data, config, service), runs)
+    idle = median_ms(lambda: hook(fake_run(data, config, None)), runs)
     last = str(min(letters // 2, svc.MAX_LETTERS - 1) + 1)
 
     def publish_one() -> None:  # the last series letter unpublished, then published by a run
         kept = [e for e in archive.entries(data, "news") if e.ref != last]
         archive._entries_path(data, "news").write_text(
             "".join(f"{e.time}\t{e.kind}\t{e.ref}\n" for e in kept))
-        archive.after_run(fake_run(data, config, last))
+        hook(fake_run(data, config, last))
     return build, idle, median_ms(publish_one, runs)
 
 

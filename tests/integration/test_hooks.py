@@ -7,8 +7,9 @@ README saying where each comes from), signed here with keys this test makes:
 Mailgun's HMAC key, SendGrid's ECDSA pair, and for SES a local certificate
 authority whose certificate for 127.0.0.1 a loopback HTTPS server presents
 (``SSL_CERT_FILE`` makes ``serve`` trust it) while serving the SNS signing
-certificate and the SubscribeURL. ``hooks.sns_test_host`` lets the verifier
-accept that loopback host; production accepts only
+certificate and the SubscribeURL. The environment variable
+``VYKHUKHOL_TEST_SNS_HOST``, set for ``serve`` only, lets the verifier accept
+that loopback host (it is no setting: README §18); production accepts only
 ``https://sns.<region>.amazonaws.com/``, and a test shows another host is
 refused without being asked. Nothing leaves the machine.
 """
@@ -231,8 +232,7 @@ def hooked(tmp_path_factory) -> Hooked:
         serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)).decode()
     settings_mod.update(site.data.settings, {
         "hooks.mailgun_signing_key": MAILGUN_KEY, "hooks.sendgrid_public_key": public,
-        "hooks.generic_secret": GENERIC_SECRET,
-        "hooks.sns_test_host": sns.host, "mail.from_email": "news@example.org"})
+        "hooks.generic_secret": GENERIC_SECRET, "mail.from_email": "news@example.org"})
     for name in ("news", "digest"):
         if not site.data.db("main").exists():
             svc.add_db(site.data, "main")
@@ -242,16 +242,19 @@ def hooked(tmp_path_factory) -> Hooked:
 
     proc = ServeProcess(SimpleNamespace(root=site.data.root, cgi_dir=site.cgi_dir), free_port(),
                         root / "serve")
-    # serve trusts the local authority for its https fetches, as it trusts Amazon's in production
-    old = os.environ.get("SSL_CERT_FILE")
-    os.environ["SSL_CERT_FILE"] = str(authority.ca_file)
+    # serve trusts the local authority for its https fetches, as it trusts Amazon's in
+    # production, and takes certificates from the loopback SNS host as well as Amazon's
+    given = {"SSL_CERT_FILE": str(authority.ca_file), "VYKHUKHOL_TEST_SNS_HOST": sns.host}
+    old = {name: os.environ.get(name) for name in given}
+    os.environ.update(given)
     try:
         proc.start()
     finally:
-        if old is None:
-            os.environ.pop("SSL_CERT_FILE")
-        else:
-            os.environ["SSL_CERT_FILE"] = old
+        for name, value in old.items():
+            if value is None:
+                os.environ.pop(name)
+            else:
+                os.environ[name] = value
     site.proc = proc
     yield site
     proc.stop()
@@ -561,6 +564,35 @@ def test_sns_without_the_test_host_accepts_only_amazons_hosts():
                 "https://sns.eu-west-1.amazonaws.com:8443/x.pem", "https://amazonaws.com/x.pem"):
         assert not allowed_url(url), url
     assert allowed_url("https://127.0.0.1:8443/x.pem", "127.0.0.1:8443")
+
+
+def test_the_test_host_is_no_setting_and_only_a_loopback_one_counts(monkeypatch, site):
+    """Item 8 of issue 24: no setting names the tests' certificate host, and
+    the variable that does is taken only for a loopback host:port."""
+    from vykhukhol.bounces.providers.ses import TEST_HOST, extra_host
+    from vykhukhol.settings import KEYS
+
+    assert not [name for name in KEYS if "test" in name]
+    code, _, err = site.call("settings", "set", "hooks.sns_test_host", "127.0.0.1:8443")
+    assert code != 0 and "unknown setting" in err
+    monkeypatch.delenv(TEST_HOST, raising=False)
+    assert extra_host() == ""
+    for value in ("127.0.0.1:8443", "localhost:1", "::1:8443"):
+        monkeypatch.setenv(TEST_HOST, value)
+        assert extra_host() == value
+    for value in ("sns.evil.example:443", "10.0.0.1:8443", "127.0.0.1", "127.0.0.1:8443/x",
+                  "127.0.0.1.evil.example:8443", " 127.0.0.1:8443"):
+        monkeypatch.setenv(TEST_HOST, value)
+        assert extra_host() == "", value
+
+
+def test_a_settings_line_left_from_the_old_setting_is_ignored(site):
+    path = site.data.settings
+    path.write_text(path.read_text(encoding="utf-8").replace(
+        "[hooks]\n", "[hooks]\nsns_test_host = evil.example:443\n"), encoding="utf-8")
+    assert "sns_test_host" in path.read_text(encoding="utf-8")
+    settings_mod.update(path, {"mail.from_email": "news@example.org"})
+    assert "sns_test_host" not in path.read_text(encoding="utf-8")
 
 
 # --- the command, the CGI script -------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The public archive's files (lib/vykhukhol/archive.py) on a real folder:
+"""The public archive's files (lib/vykhukhol/archive/) on a real folder:
 what a page shows of a letter, which names the web routes accept, and that
 the switch writes and removes the files. The whole way through runs and
 servers is tests/integration/test_archive.py."""
@@ -11,11 +11,12 @@ import pytest
 
 from vykhukhol import archive, settings
 from vykhukhol import services as svc
+from vykhukhol.archive import pages, publish
 from vykhukhol.datadir import DataDir
 
 
 def test_a_letters_text_is_escaped_and_its_web_addresses_become_links():
-    html = archive.text_html('<b>hi</b> & "q" see https://example.org/a?b=1&c=<2>, or http://x.org.')
+    html = pages.text_html('<b>hi</b> & "q" see https://example.org/a?b=1&c=<2>, or http://x.org.')
     assert html == ('&lt;b&gt;hi&lt;/b&gt; &amp; &quot;q&quot; see '
                     '<a href="https://example.org/a?b=1&amp;c=" rel="nofollow noopener">'
                     'https://example.org/a?b=1&amp;c=</a>&lt;2&gt;, or '
@@ -53,12 +54,12 @@ def test_the_switch_writes_the_published_letters_and_removes_them(data, tmp_path
                    public=True)
     archive.add_entries(data, "news", [archive.Entry("2026-12-01T10:00:00Z", "letter", "1")])
     folder = tmp_path / "web" / "archive" / "news"
-    archive.switch(data, config, "news", True)
+    publish.switch(data, config, "news", True)
     assert sorted(p.name for p in folder.iterdir()) == ["feed.atom", "index.html", "letter-001.html"]
     page = (folder / "letter-001.html").read_text(encoding="utf-8")
     assert "Dear  &lt;&gt;: (a personal link" in page  # no name, no address, no link
     assert folder.stat().st_mode & 0o005 == 0o005 and (folder.parent.stat().st_mode & 0o001)
-    archive.switch(data, config, "news", False)
+    publish.switch(data, config, "news", False)
     assert not folder.exists()
     assert not svc.find_service(data, "news").archive
 
@@ -68,9 +69,9 @@ def test_a_letter_no_longer_public_leaves_the_archive_at_the_next_build(data, tm
     service = svc.find_service(data, "news")
     svc.add_letter(service, "One", "0s", "x", public=True)
     archive.add_entries(data, "news", [archive.Entry("2026-12-01T10:00:00Z", "letter", "1")])
-    service = archive.switch(data, config, "news", True)
+    service = publish.switch(data, config, "news", True)
     svc.edit_letter(service, 1, "One", "0s", "x", public=False)
-    assert archive.build(data, config, service) == 0
+    assert pages.build(data, config, service) == 0
     assert not (tmp_path / "web" / "archive" / "news" / "letter-001.html").exists()
 
 
@@ -100,7 +101,7 @@ def test_turning_the_archive_on_publishes_the_public_letters_that_went_out_meanw
         email="a@example.org", name="", state=SubscriberState.ACTIVE, subscribed=moment,
         confirmed=moment, sent=2, last_sent=moment, reminders=0, last_reminder=None, failures=0,
         ip="-"))
-    archive.switch(data, config, "news", True)
+    publish.switch(data, config, "news", True)
     folder = tmp_path / "web" / "archive" / "news"
     assert (folder / "letter-001.html").is_file()
     assert not (folder / "letter-002.html").exists()  # gone out, but not public

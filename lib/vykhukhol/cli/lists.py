@@ -201,13 +201,14 @@ def print_history(entries: list, as_json: bool) -> None:
 
 def cmd_archive(ctx: Context, args) -> None:
     from vykhukhol import archive
+    from vykhukhol.archive import pages, publish
 
     settings = ctx.settings()
     if args.action == "build":
         service = svc.find_service(ctx.data, args.service)
-        count = archive.build(ctx.data, settings, service)
+        count = pages.build(ctx.data, settings, service)
     else:
-        service = archive.switch(ctx.data, settings, args.service, args.action == "on")
+        service = publish.switch(ctx.data, settings, args.service, args.action == "on")
         count = len(archive.entries(ctx.data, service.name))
     if service.archive:
         print(f"archive of {service.name} is on: {archive.index_url(settings, service.name)} "

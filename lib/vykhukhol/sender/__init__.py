@@ -100,7 +100,7 @@ def finish(run: Run) -> None:
     """Whatever happened: unused sending allowance given back, the transport
     closed, the day's count, the run's last log line, the public archive, the
     idle proof."""
-    from vykhukhol import archive
+    from vykhukhol.archive import publish
     from vykhukhol.errors import VykhukholError
     from vykhukhol.sender import cronwatch, idle, runlog
     from vykhukhol.sender.daily import count_daily
@@ -116,6 +116,7 @@ def finish(run: Run) -> None:
     run.report.ended = run.now()
     run.log.write(runlog.ended_line(run.elapsed(), run.report.outcome.label("en"),
                                     sum(run.report.sent.values())))
-    archive.after_run(run)  # SPEC 7: what went public in this run is published
+    # SPEC 7: what went public in this run is published
+    publish.after_run(run.data, run.settings, run.report.items, run.report.sent, run.now, run.log)
     idle.after_run(run)  # nothing due: the proof that lets the next ticks skip all this
     cronwatch.note_gaps(run.data)  # the cron's pace, for the pages that watch it

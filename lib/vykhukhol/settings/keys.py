@@ -149,16 +149,6 @@ def p256_key(value: str):
     return key
 
 
-def _test_host(value: str) -> str:
-    """Empty, or host:port — for tests only (README §17): SNS certificates may
-    come from there as well as from Amazon's own hosts."""
-    import re
-
-    if value and not re.fullmatch(r"[A-Za-z0-9.-]{1,200}:[0-9]{1,5}", value):
-        raise BadInput("must be host:port")
-    return value
-
-
 def _timezone(value: str) -> str:
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -356,7 +346,6 @@ KEYS: dict[str, Key] = {
         Key("hooks", "sendgrid_public_key", "", _public_key, "SendGrid's Signed Event Webhook verification key (empty: the key in the URL only)"),
         Key("hooks", "postmark_user", "", _text(200), "the basic-auth user set on Postmark's webhook (empty: none)"),
         Key("hooks", "postmark_password", "", _text(200), "the basic-auth password set on Postmark's webhook", secret=True),
-        Key("hooks", "sns_test_host", "", _test_host, "tests only: host:port SNS certificates may also come from", web=False),
     )
 }
 

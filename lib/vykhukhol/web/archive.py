@@ -7,22 +7,27 @@
   archive's folder, only GET and HEAD. Anything else is a 404.
 * :func:`view` is ``cgi/view.py``, ``{{ web_url }}`` of a letter that is not
   in a public archive: the letter rendered for the one recipient its signed
-  link names. A link that is not valid shows nothing of anyone. GET only:
-  it changes nothing.
+  link names (:func:`own_copy`). A link that is not valid shows nothing of
+  anyone. GET only: it changes nothing.
 
-Both answer in plain HTML made here (no template engine to load for a page
-that is a letter and a title).
+The copy's page is templates/archive/copy.html, drawn as the archive's
+pages are (:func:`vykhukhol.archive.pages.draw`); the letter is rendered with
+Jinja2's sandbox anyway, so the template engine costs this page little more.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from html import escape
+from typing import TYPE_CHECKING
 
 from vykhukhol import archive
+from vykhukhol import services as svc
 from vykhukhol.datadir import DataDir, check_name
-from vykhukhol.errors import BadInput
+from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.web.http import HttpError, Request, Response, redirect, wsgi_app
+
+if TYPE_CHECKING:
+    from vykhukhol.settings import Settings
 
 TYPES = {".html": "text/html; charset=utf-8", ".atom": "application/atom+xml; charset=utf-8"}
 
@@ -78,7 +83,7 @@ def static(data: DataDir) -> Callable:
 def view(data: DataDir) -> Callable:
     def handle(request: Request) -> Response:
         from vykhukhol import tokens
-        from vykhukhol.i18n import t, tr
+        from vykhukhol.i18n import t
 
         if request.method not in ("GET", "HEAD"):
             raise HttpError(405, allow=("GET", "HEAD"))
@@ -90,26 +95,76 @@ def view(data: DataDir) -> Callable:
         email, token = request.query.get("e", "")[:254], request.query.get("t", "")[:100]
         copy = None
         if tokens.check(settings.secret, f"{service}:{item}", email, "view", token):
-            copy = archive.own_copy(data, settings, service, item, email)
+            copy = own_copy(data, settings, service, item, email)
         if copy is None:
-            gone = tr(lang, "This link is not valid, or the letter it showed is no longer kept.")
-            return page(lang, t(lang, "link.invalid_title"), f"<p>{escape(gone)}</p>", 400)
+            return page(lang, t(lang, "link.invalid_title"), None, None, 400)
         subject, text, public_url = copy
-        more = ""
-        if public_url:
-            more = (f'<p><a href="{escape(public_url)}">'
-                    f"{escape(tr(lang, 'This letter in the public archive'))}</a></p>\n")
-        return page(lang, subject, f"<h1>{escape(subject)}</h1>\n{more}"
-                                   f"<pre>{archive.text_html(text)}</pre>")
+        return page(lang, subject, text, public_url)
 
     return wsgi_app(handle, lambda: _lang(data))
 
 
-def page(lang: str, title: str, body: str, status: int = 200) -> Response:
-    response = Response(
-        f'<!doctype html>\n<html lang="{lang}">\n<head>\n<meta charset="utf-8">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{escape(title)}</title>\n<style>{archive.STYLE}</style>\n</head>\n"
-        f"<body>\n{body}\n</body>\n</html>\n", status)
+def page(lang: str, title: str, text: str | None, public_url: str | None,
+         status: int = 200) -> Response:
+    """The copy's page (``text`` None: the link shows nothing)."""
+    from vykhukhol.archive import pages
+
+    response = Response(pages.draw("copy.html", lang, title=title, text=text,
+                                   public_url=public_url), status)
     response.headers.append(("X-Robots-Tag", "noindex"))  # a personal copy: no search engine
     return response
+
+
+def own_copy(data: DataDir, settings: Settings, service_name: str, item: str,
+             email: str) -> tuple[str, str, str | None] | None:
+    """(subject, text, its public page or None) of letter ``item`` of the
+    service as ``email`` received it (with the name the subscriber has now,
+    and the personal links that act — unsubscribe, own page — as the
+    archive's neutral text); None when the letter is not kept any more. The
+    caller has checked the link's signature."""
+    from vykhukhol import render, tokens
+    from vykhukhol.archive.pages import neutral
+    from vykhukhol.services import subscribers as subs
+    from vykhukhol.timeutil import now
+
+    try:
+        service = svc.find_service(data, service_name)
+    except (NotFound, BadInput):
+        return None
+    public = None
+    if item.isdigit() and len(item) <= 3:
+        try:
+            letters = svc.load_letters(service)
+        except BadInput:
+            return None
+        if not 1 <= int(item) <= len(letters):
+            return None
+        subject, text = letters[int(item) - 1].subject, letters[int(item) - 1].body
+        if service.archive and letters[int(item) - 1].public and any(
+                e.kind == "letter" and e.ref == item for e in archive.entries(data, service.name)):
+            public = archive.page_url(settings, service.name, "letter", item)
+    else:
+        kept = archive.kept_newsletter(data, item)
+        if kept is None or service.name not in kept.services:
+            return None
+        subject, text = kept.subject, kept.text
+        if service.archive and kept.public and any(
+                e.kind == "news" and e.ref == item for e in archive.entries(data, service.name)):
+            public = archive.page_url(settings, service.name, "news", item)
+    sub = subs.find(service.subscribers_path, email)
+    # A web link is forwarded and shared: like the archive's pages, the copy
+    # holds no personal link that acts (the letter in the mailbox has them).
+    context = render.one_line_values({
+        "name": sub.name if sub else "", "email": email, "service": service.title,
+        "unsubscribe_url": neutral(settings["language"]),
+        "manage_url": neutral(settings["language"]),
+        "web_url": tokens.view_link(settings["site_url"], settings.secret, service.name, email,
+                                    item),
+        "date": now().strftime("%Y-%m-%d"),
+    })
+    budget = render.Budget()
+    try:
+        return (" ".join(render.render(subject, context, "subject", budget).split()),
+                render.render(text, context, "text", budget), public)
+    except BadInput:
+        return None

@@ -18,40 +18,28 @@ address that is subscribed somewhere, after the answer, under the subscribe
 form's hourly cap per client — and answers every address alike, so it tells
 nobody who is subscribed.
 
-The page is drawn by plain Python with :mod:`vykhukhol.web.plainpages`'s
-base and escaping (no Jinja2 in the CGI process); no service overrides it,
-as it is about an address, not a service.
+The page's HTML is the templates ``manage.html``, ``manage_ask.html`` and
+``manage_note.html`` (on ``manage_base.html``), drawn by their generated plain
+form (:mod:`vykhukhol.web.plainpages`: no Jinja2 in the CGI process); no
+service overrides them, as the page is about an address, not a service.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
 from vykhukhol.i18n import tr
-from vykhukhol.web import plainpages
+from vykhukhol.web import pages
 from vykhukhol.web.http import HttpError, Request, Response, wsgi_app
-from vykhukhol.web.plainpages import escape
 from vykhukhol.web.public import Site, hourly_cap
 
 ACTIONS = ("leave", "join", "name", "pause", "resume", "leave_all", "export", "erase")
 LINK_WINDOW = 3600  # seconds: the link letters one address may be sent count within this
 LINK_LIMIT = 3      # link letters per address and hour, whoever asks
-
-_STYLE = """<style>
-.svc { display: flex; justify-content: space-between; align-items: center; gap: 1rem;
-  border-top: 1px solid #ddd; padding: .4rem 0; }
-.svc form button, .inline button { margin-top: 0; }
-.state { color: #555; font-size: .9rem; }
-.notice { background: #eef7ee; padding: .5rem .75rem; }
-section { margin-top: 2rem; }
-input[type=date] { padding: .4rem; font-size: 1rem; }
-.danger { color: #a00; }
-</style>
-"""
-
 
 def _only(request: Request, *methods: str) -> None:
     if request.method not in methods:
@@ -108,31 +96,13 @@ def _ask(request: Request, site: Site) -> Response:
         # from any other.
         if may_mail(True):
             request.after(lambda: _mail_link(site, address))
-    return _page(lang, tr(lang, "Check your mailbox"),
-                 f"<h1>{escape(tr(lang, 'Check your mailbox'))}</h1>\n<p>"
-                 + escape(tr(lang, "If {email} is subscribed to any of our lists, a letter with "
-                                   "the link to its own page is on its way.", email=address))
-                 + "</p>\n")
+    return _note(lang, tr(lang, "Check your mailbox"), tr(
+        lang, "If {email} is subscribed to any of our lists, a letter with the link to its own "
+              "page is on its way.", email=address))
 
 
 def _ask_page(lang: str, error: str = "", status: int = 200) -> Response:
-    title = tr(lang, "Your subscriptions")
-    body = (f"<h1>{escape(title)}</h1>\n"
-            + (f"<p class=\"error\" role=\"alert\">{escape(error)}</p>\n" if error else "")
-            + "<p>" + escape(tr(lang, "Type your e-mail address: we will send the link to the "
-                                      "page of your subscriptions to it.")) + "</p>\n"
-            "<form method=\"post\" action=\"manage.py\">\n"
-            "  <input type=\"hidden\" name=\"action\" value=\"send_link\">\n"
-            f"  <label for=\"email\">{escape(tr(lang, 'E-mail address'))}</label>\n"
-            "  <input type=\"email\" id=\"email\" name=\"email\" required maxlength=\"254\""
-            " autocomplete=\"email\">\n"
-            "  <div class=\"trap\" aria-hidden=\"true\">\n"
-            f"    <label for=\"website\">{escape(tr(lang, 'Leave this field empty'))}</label>\n"
-            "    <input type=\"text\" id=\"website\" name=\"website\" value=\"\" tabindex=\"-1\""
-            " autocomplete=\"off\">\n  </div>\n"
-            f"  <button type=\"submit\">{escape(tr(lang, 'Send me the link'))}</button>\n"
-            "</form>\n")
-    return _page(lang, title, body, status)
+    return _page("manage_ask.html", lang, status, error=error)
 
 
 def _mail_link(site: Site, address: str) -> None:
@@ -183,16 +153,6 @@ def _state_label(lang: str, sub) -> str:
     return tr(lang, "subscribed")
 
 
-def _form(lang: str, email: str, token: str, action: str, button: str, extra: str = "",
-          cls: str = "inline") -> str:
-    """One POST form that carries the signed fields back, with ``extra`` inputs."""
-    return (f"<form method=\"post\" action=\"manage.py\" class=\"{cls}\">"
-            f"<input type=\"hidden\" name=\"e\" value=\"{escape(email)}\">"
-            f"<input type=\"hidden\" name=\"t\" value=\"{escape(token)}\">"
-            f"<input type=\"hidden\" name=\"action\" value=\"{escape(action)}\">"
-            f"{extra}<button type=\"submit\">{escape(button)}</button></form>")
-
-
 def _own_page(site: Site, email: str, token: str, notice: str = "", error: str = "",
               status: int = 200) -> Response:
     from vykhukhol.members import personal
@@ -200,68 +160,23 @@ def _own_page(site: Site, email: str, token: str, notice: str = "", error: str =
 
     lang, settings = site.lang, site.settings
     moment = now()
-    rows = personal.memberships(site.data, email)
-    title = tr(lang, "Your subscriptions")
-    parts = [f"<h1>{escape(title)}</h1>\n",
-             "<p>" + escape(tr(lang, "The lists of {email}.", email=email)) + "</p>\n"]
-    if notice:
-        parts.append(f"<p class=\"notice\" role=\"status\">{escape(notice)}</p>\n")
-    if error:
-        parts.append(f"<p class=\"error\" role=\"alert\">{escape(error)}</p>\n")
-    shown, name, paused = 0, "", None
-    for service, sub in rows:
+    memberships = personal.memberships(site.data, email)
+    rows, name, paused = [], "", None
+    for service, sub in memberships:
         if sub is None and not service.public:
             continue  # a private list is shown only to its subscribers
-        shown += 1
         if sub is not None:
             name = name or sub.name
             until = sub.paused_until
             if until is not None and until > moment:
                 paused = max(paused or until, until)
-        extra = f"<input type=\"hidden\" name=\"service\" value=\"{escape(service.name)}\">"
-        button = _form(lang, email, token, "leave", tr(lang, "Leave"), extra) if sub is not None \
-            else _form(lang, email, token, "join", tr(lang, "Join"), extra)
-        parts.append(f"<div class=\"svc\"><div><strong>{escape(service.title)}</strong><br>"
-                     f"<span class=\"state\">{escape(_state_label(lang, sub))}</span></div>"
-                     f"{button}</div>\n")
-    if not shown:
-        parts.append("<p>" + escape(tr(lang, "There are no lists here yet.")) + "</p>\n")
-    member = any(sub is not None for _, sub in rows)
-    if member:
-        parts.append(f"<section><h2>{escape(tr(lang, 'Your name'))}</h2>"
-                     + _form(lang, email, token, "name", tr(lang, "Save the name"),
-                             f"<label for=\"name\">{escape(tr(lang, 'Name (optional)'))}</label>"
-                             f"<input type=\"text\" id=\"name\" name=\"name\" maxlength=\"100\""
-                             f" value=\"{escape(name)}\" autocomplete=\"name\">", "block")
-                     + "</section>\n")
-        parts.append(f"<section><h2>{escape(tr(lang, 'A pause'))}</h2>")
-        if paused is not None:
-            parts.append("<p>" + escape(tr(lang, "No letters until {date}.",
-                                           date=_local_date(settings, paused))) + "</p>"
-                         + _form(lang, email, token, "resume", tr(lang, "Resume the letters now")))
-        parts.append("<p>" + escape(tr(lang, "No letters at all until a date; then everything "
-                                             "goes on where it stopped.")) + "</p>"
-                     + _form(lang, email, token, "pause", tr(lang, "Pause"),
-                             f"<label for=\"until\">{escape(tr(lang, 'Until'))}</label>"
-                             f"<input type=\"date\" id=\"until\" name=\"until\" required"
-                             f" min=\"{moment.strftime('%Y-%m-%d')}\">", "block")
-                     + "</section>\n")
-        parts.append(f"<section><h2>{escape(tr(lang, 'Leave everything'))}</h2>"
-                     + _form(lang, email, token, "leave_all", tr(lang, "Leave every list"))
-                     + "</section>\n")
-    parts.append(f"<section><h2>{escape(tr(lang, 'What we store about you'))}</h2><p>"
-                 + escape(tr(lang, "Download everything stored that names your address, as a "
-                                   "JSON file.")) + "</p>"
-                 + _form(lang, email, token, "export", tr(lang, "Download my data"))
-                 + "<p>" + escape(tr(lang, "Or erase it: every line that names your address "
-                                           "goes, from every list and log. Only a one-way code "
-                                           "of the address stays, so that no list can bring it "
-                                           "back.")) + "</p>"
-                 + _form(lang, email, token, "erase", tr(lang, "Erase my data"),
-                         "<label><input type=\"checkbox\" name=\"sure\" value=\"yes\" required> "
-                         + escape(tr(lang, "Yes, erase everything")) + "</label>", "block danger")
-                 + "</section>\n")
-    return _page(lang, title, "".join(parts), status)
+        rows.append({"title": service.title, "name": service.name,
+                     "state": _state_label(lang, sub), "member": sub is not None})
+    return _page("manage.html", lang, status, email=email, token=token, notice=notice,
+                 error=error, rows=rows, name=name,
+                 member=any(sub is not None for _, sub in memberships),
+                 paused=_local_date(settings, paused) if paused is not None else "",
+                 today=moment.strftime("%Y-%m-%d"))
 
 
 def _local_date(settings, moment: datetime) -> str:
@@ -273,9 +188,14 @@ def _local_date(settings, moment: datetime) -> str:
     return moment.astimezone(ZoneInfo(settings["timezone"])).strftime("%Y-%m-%d")
 
 
-def _page(lang: str, title: str, body: str, status: int = 200) -> Response:
-    html = plainpages._base(lang, escape(title), body)
-    return Response(html.replace("</head>", _STYLE + "</head>", 1), status)
+def _page(template: str, lang: str, status: int = 200, **context: object) -> Response:
+    """One of the own page's templates, its sentences (``_()``) in ``lang``."""
+    return pages.render(template, lang, status, _=partial(tr, lang), **context)
+
+
+def _note(lang: str, title: str, text: str) -> Response:
+    """A page of one sentence under a title, in the own page's style."""
+    return _page("manage_note.html", lang, title=title, text=text)
 
 
 # --- the actions -----------------------------------------------------------------------
@@ -379,12 +299,11 @@ def _erase(site: Site, email: str, token: str, sure: bool) -> Response:
             lang, "Tick the box to say you want everything erased."), status=400)
     moment = now()
     if not personal.stored(site.data, site.settings, email, moment):
-        return _page(lang, tr(lang, "Nothing to erase"), "<h1>" + escape(tr(
-            lang, "Nothing to erase")) + "</h1>\n<p>" + escape(tr(
-                lang, "Nothing stored here names this address any more.")) + "</p>\n")
+        return _note(lang, tr(lang, "Nothing to erase"),
+                     tr(lang, "Nothing stored here names this address any more."))
     personal.erase(site.data, site.settings, email, moment)
     # The log says that an erase happened, never whose.
     RunLog(site.data, "web").write("manage: an address was erased at its owner's request")
-    return _page(lang, tr(lang, "Erased"), "<h1>" + escape(tr(lang, "Erased")) + "</h1>\n<p>"
-                 + escape(tr(lang, "Everything that named this address is erased. It will get "
-                                   "no more letters from us.")) + "</p>\n")
+    return _note(lang, tr(lang, "Erased"), tr(
+        lang, "Everything that named this address is erased. It will get no more letters "
+              "from us."))

@@ -4,9 +4,11 @@ Templates live in ``lib/vykhukhol/templates/``; a service may override any
 public page by putting a file of the same name in its folder's ``pages/``.
 Every template gets ``t(key, **values)`` for its sentences and ``lang``.
 
-The public pages that nobody overrides are drawn by their plain-Python form
-(:mod:`vykhukhol.web.plainpages`) instead: a CGI process then never imports
-Jinja2. A service whose ``pages/`` holds the page or ``base.html`` pays for it.
+The public pages that nobody overrides, and the subscriber's own page, are
+drawn by their plain-Python form (:mod:`vykhukhol.web.plainpages`, generated
+from the templates by tools/plainpages.py) instead: a CGI process then never
+imports Jinja2. A service whose ``pages/`` holds the page or ``base.html``
+pays for it.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def _plain(template_name: str, folder: str | None):
     template was edited since the plain form was written from it."""
     from vykhukhol.web import plainpages
 
-    page = plainpages.PAGES.get(template_name)
+    page = plainpages.PAGES.get(template_name) or plainpages.OWN_PAGES.get(template_name)
     if page is None or folder is not None and any(
             os.path.exists(os.path.join(folder, name)) for name in (template_name, "base.html")):
         return None

@@ -16,11 +16,11 @@ The signature: ``SignatureVersion`` 1 is SHA1withRSA, 2 SHA256withRSA, over
 the documented canonical string (each present field's name and value, one a
 line, in a fixed order per type), with the public key of the certificate at
 ``SigningCertURL``. That URL must be ``https://sns.<region>.amazonaws.com/….pem``
-(``hooks.sns_test_host`` adds one host:port, for tests only), in printable
-ASCII; the certificate is fetched over verified TLS once and kept under
-``data/bounces/sns/``, and its subject must name SNS (sns.amazonaws.com or
-that host). A signed field holding a line break is refused (see
-:func:`canonical`).
+(the test suite adds its own loopback host:port through the environment,
+:func:`extra_host`), in printable ASCII; the certificate is fetched over
+verified TLS once and kept under ``data/bounces/sns/``, and its subject must
+name SNS (sns.amazonaws.com or that host). A signed field holding a line
+break is refused (see :func:`canonical`).
 
 The letter is found by our tag in ``mail.source`` (the envelope sender SES
 reports) or in an ``X-Vykhukhol-Tag`` header (when the identity includes the
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import re
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -51,6 +52,8 @@ AMAZON_HOST = re.compile(r"sns\.[a-z]{2}(?:-gov|-iso[a-z]?)?-[a-z]{2,12}-[0-9]{1
 SIGNER_NAME = "sns.amazonaws.com"  # the subject Amazon's SNS signing certificates carry
 FETCH_TIMEOUT = 10     # seconds for the certificate or the SubscribeURL
 MAX_CERT_BYTES = 20_000
+TEST_HOST = "VYKHUKHOL_TEST_SNS_HOST"  # the test suite's certificate host (README section 18)
+_LOOPBACK = re.compile(r"(127\.0\.0\.1|localhost|::1):[0-9]{1,5}")
 # The canonical string's fields, in the documented order, per message type.
 SIGNED = {
     "Notification": ("Message", "MessageId", "Subject", "Timestamp", "TopicArn", "Type"),
@@ -72,8 +75,8 @@ def read(body: bytes, environ: dict, settings: Settings, data: DataDir, fetch=No
     if not isinstance(message, dict) or text(message.get("Type"), 40) not in SIGNED:
         raise CallbackRefused(400, "not an SNS message (is raw message delivery on? turn it off)")
     kind = message["Type"]
-    test_host = settings["hooks.sns_test_host"]
-    verify(message, data, test_host, fetch)
+    extra = extra_host()
+    verify(message, data, extra, fetch)
     topic = text(message.get("TopicArn"), 300)
     pinned = _pinned(data)
     if pinned and pinned != topic:
@@ -81,7 +84,7 @@ def read(body: bytes, environ: dict, settings: Settings, data: DataDir, fetch=No
     outcome = Outcome()
     if kind == "SubscriptionConfirmation":
         url = message.get("SubscribeURL")
-        if not isinstance(url, str) or not allowed_url(url, test_host):
+        if not isinstance(url, str) or not allowed_url(url, extra):
             raise CallbackRefused(403, "the SubscribeURL is not on an SNS host")
         fetch(url, 100_000)
         _pin(data, topic)
@@ -94,6 +97,19 @@ def read(body: bytes, environ: dict, settings: Settings, data: DataDir, fetch=No
         _pin(data, topic)  # confirmed by hand in the console: the first signed topic stays
     outcome.extend(_notification(text(message.get("MessageId"), 200), message.get("Message")))
     return outcome
+
+
+def extra_host() -> str:
+    """The test suite's own SNS host (tests/integration/test_hooks.py), or "".
+
+    Read from this process's environment, never from a setting: settings.ini
+    can be edited by whoever reaches the host's files, the environment of a
+    serving process is set by whoever starts it, and no request can set it
+    (CGI passes a request's headers as HTTP_* only). Only a loopback
+    host:port counts; outside the tests the variable is not set, and the
+    answer is "": Amazon's hosts only."""
+    value = os.environ.get(TEST_HOST, "")
+    return value if _LOOPBACK.fullmatch(value) else ""
 
 
 def allowed_url(url: str, test_host: str = "") -> bool:

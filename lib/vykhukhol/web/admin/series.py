@@ -145,6 +145,6 @@ def rebuild_archive(admin: Admin, service: svc.Service) -> None:
     """A changed series changes what its archive shows (a letter no longer
     public leaves it at once); rebuilt only when the archive is on."""
     if service.archive:
-        from vykhukhol import archive
+        from vykhukhol.archive import pages
 
-        archive.build(admin.data, admin.settings, service)
+        pages.build(admin.data, admin.settings, service)

@@ -129,11 +129,11 @@ def service_toggle(admin: Admin, args: dict) -> Response:
 
 def service_archive(admin: Admin, args: dict) -> Response:
     """The public archive's switch: on writes its pages, off removes them."""
-    from vykhukhol import archive
+    from vykhukhol.archive import publish
 
     service = _service(admin, args["name"])
     on = args["action"] == "on"
-    archive.switch(admin.data, admin.settings, service.name, on)
+    publish.switch(admin.data, admin.settings, service.name, on)
     return admin.done(f"/services/{service.name}",
                       admin._("The public archive is on.") if on else
                       admin._("The public archive is off; its pages are removed."))

@@ -1,0 +1,218 @@
+"""The archive's files drawn (SPEC 7): each published letter's page, the
+index and the Atom feed of a service, from the templates in
+``templates/archive/`` (base.html, letter.html, index.html, feed.atom; and
+copy.html, a recipient's own copy, for :mod:`vykhukhol.web.archive`).
+
+A letter is rendered as a recipient with no name would read it: ``name`` and
+``email`` are empty, and the personal links (``unsubscribe_url``,
+``manage_url``) are a neutral text, so no page can name or act for anyone.
+Pages show the text part, escaped, with its web addresses made links
+(``|links``); no HTML of a letter reaches a page.
+
+Values are escaped as :func:`html.escape` does (``&quot;``, ``&#x27;``), as
+the pages were before they had templates: a page already right on disk is
+left alone by :func:`build`, so an upgrade rewrites none of them.
+
+What is published, and when, is the store's (:mod:`vykhukhol.archive`) and
+the publisher's (:mod:`vykhukhol.archive.publish`); this module only draws.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from html import escape
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vykhukhol import files
+from vykhukhol import services as svc
+from vykhukhol.archive import (
+    FILE_NAME,
+    Entry,
+    entries,
+    folder,
+    index_url,
+    kept_newsletter,
+    page_name,
+)
+from vykhukhol.datadir import DataDir
+from vykhukhol.errors import BadInput
+from vykhukhol.timeutil import format_time, now, parse_time
+
+if TYPE_CHECKING:
+    from vykhukhol.settings import Settings
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "archive"
+FEED_ENTRIES = 50  # the newest letters the feed carries; the index lists them all
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")  # not allowed in XML
+_LINK = re.compile(r"https?://[^\s<>\"'()\[\]{}]+[^\s<>\"'()\[\]{}.,;:!?]")
+
+
+@dataclass
+class Page:
+    """A published letter as its page shows it."""
+
+    entry: Entry
+    name: str
+    subject: str
+    text: str
+    published: datetime
+    stamp: str  # the time, RFC 3339 (the pages' <time datetime> and the feed)
+    day: str    # the day in the site's time zone, as the pages show it
+
+
+def build(data: DataDir, settings: Settings, service: svc.Service) -> int:
+    """Write the service's archive whole (or remove it when ``archive`` is
+    off); returns how many letters it shows."""
+    target = folder(settings) / service.name
+    if not service.archive:
+        _remove_folder(target)
+        return 0
+    lang = settings["language"]
+    pages = _pages(data, settings, service)
+    for page in pages:
+        text = letter_page(settings, service, page, lang)
+        if files.read_text(target / page.name) != text:  # a page already right is left alone:
+            files.write_public(target / page.name, text)  # a publication writes one, not all
+    files.write_public(target / "index.html", index_page(settings, service, pages, lang))
+    files.write_public(target / "feed.atom", feed(settings, service, pages))
+    wanted = {page.name for page in pages} | {"index.html", "feed.atom"}
+    for stale in target.iterdir():
+        if FILE_NAME.fullmatch(stale.name) and stale.name not in wanted:
+            files.remove(stale)
+    return len(pages)
+
+
+def _remove_folder(target: Path) -> None:
+    if not target.is_dir():
+        return
+    for path in target.iterdir():
+        if FILE_NAME.fullmatch(path.name) or path.name.endswith(".tmp"):
+            files.remove(path)
+    try:
+        target.rmdir()
+    except OSError:
+        pass  # something of the owner's own is in it: left alone
+
+
+def neutral(lang: str) -> str:
+    """What stands for a personal link on a public page."""
+    from vykhukhol.i18n import tr
+
+    return tr(lang, "(a personal link: it is in each subscriber's own copy of the letter)")
+
+
+def _pages(data: DataDir, settings: Settings, service: svc.Service) -> list[Page]:
+    """The published letters, rendered for nobody in particular, newest first."""
+    from vykhukhol import render
+
+    try:
+        letters = svc.load_letters(service)
+    except BadInput:
+        letters = []
+    lang = settings["language"]
+    pages = []
+    for entry in entries(data, service.name):
+        if entry.kind == "letter":
+            number = int(entry.ref) if entry.ref.isdigit() else 0
+            if not 1 <= number <= len(letters) or not letters[number - 1].public:
+                continue
+            subject, text = letters[number - 1].subject, letters[number - 1].body
+        else:
+            kept = kept_newsletter(data, entry.ref)
+            if kept is None or not kept.public:
+                continue
+            subject, text = kept.subject, kept.text
+        try:
+            published = parse_time(entry.time) or now()
+        except BadInput:
+            published = now()
+        name = page_name(entry.kind, entry.ref)
+        context = render.one_line_values({
+            "name": "", "email": "", "service": service.title,
+            "unsubscribe_url": neutral(lang), "manage_url": neutral(lang),
+            "web_url": index_url(settings, service.name) + name,
+            "date": published.strftime("%Y-%m-%d"),
+        })
+        budget = render.Budget()
+        try:
+            subject = " ".join(render.render(subject, context, "subject", budget).split())
+            text = render.render(text, context, "text", budget)
+        except BadInput:
+            continue  # a letter that cannot be made is not sent either
+        pages.append(Page(entry, name, subject, text, published, format_time(published),
+                          _day(published, settings)))
+    pages.sort(key=lambda p: (p.published, p.name), reverse=True)
+    return pages
+
+
+def text_html(text: str) -> str:
+    """A letter's text as HTML: everything escaped, web addresses made links."""
+    out, at = [], 0
+    for match in _LINK.finditer(text):
+        out.append(escape(text[at:match.start()]))
+        url = escape(match.group())
+        out.append(f'<a href="{url}" rel="nofollow noopener">{url}</a>')
+        at = match.end()
+    out.append(escape(text[at:]))
+    return "".join(out)
+
+
+def _day(moment: datetime, settings: Settings) -> str:
+    from zoneinfo import ZoneInfo
+
+    return moment.astimezone(ZoneInfo(settings["timezone"])).strftime("%Y-%m-%d")
+
+
+@lru_cache(maxsize=1)
+def _environment():  # -> jinja2.Environment
+    import jinja2
+    from markupsafe import Markup
+
+    def escaped(value: object) -> Markup:
+        # Every {{ value }} is escaped here, as html.escape does (see the
+        # module's docstring); what is Markup already (|links) is left alone.
+        return value if isinstance(value, Markup) else Markup(escape(str(value)))
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                             finalize=escaped, trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True)
+    env.filters["links"] = lambda text: Markup(text_html(str(text)))
+    env.filters["xml"] = lambda text: Markup(escape(_CONTROL.sub("", str(text)), quote=True))
+    return env
+
+
+def draw(template: str, lang: str, **context: object) -> str:
+    """``template`` of templates/archive/ drawn in ``lang`` (``_()`` its sentences)."""
+    from functools import partial
+
+    from vykhukhol.i18n import t, tr
+
+    return _environment().get_template(template).render(
+        lang=lang, _=partial(tr, lang), t=partial(t, lang), **context)
+
+
+def letter_page(settings: Settings, service: svc.Service, page: Page, lang: str) -> str:
+    index = index_url(settings, service.name)
+    return draw("letter.html", lang, service=service, page=page, index=index,
+                feed=index + "feed.atom")
+
+
+def index_page(settings: Settings, service: svc.Service, pages: list[Page], lang: str) -> str:
+    index = index_url(settings, service.name)
+    return draw("index.html", lang, service=service, pages=pages, feed=index + "feed.atom",
+                subscribe=f"{settings['site_url'].rstrip('/')}/cgi/subscribe.py"
+                          f"?service={service.name}")
+
+
+def feed(settings: Settings, service: svc.Service, pages: list[Page]) -> str:
+    """The Atom feed of the newest :data:`FEED_ENTRIES` letters."""
+    from urllib.parse import urlsplit
+
+    return draw("feed.atom", settings["language"], service=service, pages=pages[:FEED_ENTRIES],
+                index=index_url(settings, service.name),
+                host=urlsplit(settings["site_url"]).hostname or "localhost",
+                updated=format_time(pages[0].published if pages else now()))
