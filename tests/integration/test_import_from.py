@@ -187,3 +187,16 @@ def test_the_real_command_runs_in_a_subprocess(site, tmp_path):
                       "news", "--dry-run")
     assert "Traceback" not in result.stderr and "confirmed: 3" in result.stdout
     assert io.StringIO(result.stdout).readline().startswith("In the file:")
+
+
+def test_the_counts_read_in_russian_with_russian_plurals():
+    from vykhukhol.members.importers.common import Standing
+    from vykhukhol.members.importers.outcome import Outcome, summary
+
+    said = summary(Outcome("csv", False, {Standing.CONFIRMED: 21, Standing.UNCONFIRMED: 2,
+                                          Standing.SUPPRESSED: 5}, {"unsubscribed": 5}, [],
+                           0, 21, 2, 5, 5), "ru")
+    assert said[0] == ("В файле: подтверждены: 21, не подтверждены: 2, в стоп-лист: 5; "
+                       "отклонено: 0.")
+    assert "добавлен 21 подписчик" in said[2] and "2 уже были подписаны" in said[2]
+    assert "5 новых адресов в стоп-листе" in said[2]

@@ -1,6 +1,8 @@
-"""The Subscribers page's "Import from another tool": the same reading and
-writing as ``vykhukhol import-from`` (:mod:`vykhukhol.members.importers`),
-with the upload caps of every import (:mod:`.uploads`)."""
+"""What comes in from elsewhere, on the admin pages: the Subscribers page's
+"Import from another tool" (the same reading and writing as ``vykhukhol
+import-from``, :mod:`vykhukhol.members.importers`, with the upload caps of
+every import, :mod:`.uploads`) and the service page's feed (``vykhukhol
+service feed``, :mod:`vykhukhol.newsletters.feeds`)."""
 
 from __future__ import annotations
 
@@ -39,3 +41,28 @@ def import_from(admin: Admin, args: dict) -> Response:
         "lines": outcome.summary(result, admin.lang), "dry_run": result.dry_run,
         "refused": result.refused[:importers.SHOWN_REFUSED], "more": max(
             0, len(result.refused) - importers.SHOWN_REFUSED)})
+
+
+def feed_save(admin: Admin, args: dict) -> Response:
+    from vykhukhol.newsletters import feed_settings
+    from vykhukhol.web.admin.services import _service, service_page
+
+    service = _service(admin, args["name"])
+    form = admin.request.form()
+    try:
+        feed_settings.follow(admin.data, service.name, form.get("feed_url", ""),
+                     form.get("feed_every", "1h") or "1h", form.get("feed_letter") or None,
+                     admin.lang)
+    except BadInput as exc:
+        return service_page(admin, args, error=exc.text(admin.lang), status=400)
+    return admin.done(f"/services/{service.name}", admin._(
+        "The service follows the feed; its first read marks what is there as seen."))
+
+
+def feed_off(admin: Admin, args: dict) -> Response:
+    from vykhukhol.newsletters import feed_settings
+    from vykhukhol.web.admin.services import _service
+
+    service = _service(admin, args["name"])
+    feed_settings.stop(admin.data, service.name)
+    return admin.done(f"/services/{service.name}", admin._("The service follows no feed."))

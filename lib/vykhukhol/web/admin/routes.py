@@ -53,6 +53,8 @@ ROUTES: list[Rule] = [
     Rule("POST", _SERVICE, services.service_edit),
     Rule("POST", _SERVICE + "/(?P<action>enable|disable)", services.service_toggle),
     Rule("POST", _SERVICE + "/archive/(?P<action>on|off)", services.service_archive),
+    Rule("POST", _SERVICE + "/feed", intake.feed_save),
+    Rule("POST", _SERVICE + "/feed/off", intake.feed_off),
     Rule("GET", _SERVICE + "/delete", services.service_delete_form),
     Rule("POST", _SERVICE + "/delete", services.service_delete),
 
