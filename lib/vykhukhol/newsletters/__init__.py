@@ -12,7 +12,9 @@ skipped / in doubt; sent / in doubt → failed when a bounce comes back).
 Counts are always taken from the ledger itself. The job's line in
 ``history.txt`` (:mod:`vykhukhol.newsletters.history`) outlives its files: what it handed
 over, and its services, so a bounce that comes back after its job finished
-still finds its recipient (:mod:`vykhukhol.bounces`).
+still finds its recipient (:mod:`vykhukhol.bounces`). A service that follows
+its site's feed gets a job for each new item (:mod:`vykhukhol.newsletters.feeds`,
+its settings in :mod:`.feed_settings`, the HTTP read in :mod:`.feed_fetch`).
 """
 
 from __future__ import annotations
