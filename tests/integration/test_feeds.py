@@ -277,3 +277,25 @@ def test_the_idle_cron_tick_goes_the_full_way_when_the_feed_is_due(site, blog):
     proof = idle.read_proof(str(site.root))
     assert proof is not None
     assert float(proof.values["until"]) <= start.timestamp() + 600  # not MAX_IDLE: the next read
+
+
+def atom(*entries: tuple[str, str]) -> bytes:
+    """An Atom 1.0 feed (RFC 4287), newest entry first."""
+    body = "".join(f"<entry><id>tag:blog.example.org,2026:{key}</id><title>{title}</title>"
+                   f'<link href="https://blog.example.org/{key}"/><updated>2026-12-01T08:00:00Z'
+                   f"</updated><summary>About {title}</summary></entry>" for key, title in entries)
+    return (f'<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom">'
+            f"<id>tag:blog.example.org,2026:feed</id><title>Blog</title>"
+            f"<updated>2026-12-01T08:00:00Z</updated>{body}</feed>").encode()
+
+
+def test_an_atom_feeds_new_entry_is_one_newsletter(site, blog):
+    following(site, blog)
+    blog.body = atom(("a1", "First"))
+    start = now()
+    site.run_at(start)
+    blog.body = atom(("a2", "Второй пост"), ("a1", "First"))
+    site.run_at(start + timedelta(hours=2))
+    site.run_at(start + timedelta(hours=2, minutes=1))
+    assert letters(site, "Второй пост") == ["ann@example.org", "bob@example.org"]
+    assert letters(site, "First") == []
