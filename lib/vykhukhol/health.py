@@ -136,6 +136,11 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
     if silent:
         found.append(_("Letters go through {provider}, but none of its callbacks has arrived in 7 days: its bounces and complaints may be lost. Check its webhook against `vykhukhol hooks` (README section 17).",
                        provider=TITLES[silent]))
+    from vykhukhol.newsletters import feeds
+
+    for name, url, why in feeds.problems(data):
+        found.append(_("The feed of {service} ({url}) could not be read at its last try: {problem}. Its new items wait until it can.",
+                       service=name, url=url, problem=explain(why)))
     if settings.secret_problem:
         found.append(_(NO_SECRET))
     for problem in settings.problems:

@@ -20,6 +20,7 @@ import sys
 from vykhukhol import settings as settings_mod
 from vykhukhol.cli.common import ASK, PASSWORD_ENV, VALUE_ENV, Context
 from vykhukhol.cli.configure import cmd_dkim, cmd_settings
+from vykhukhol.cli.intake import cmd_feed, cmd_import_from
 from vykhukhol.cli.lists import (
     cmd_archive,
     cmd_db,
@@ -175,6 +176,15 @@ def build_parser() -> Parser:
                             "button; no: shown there only to its subscribers")
     for action in ("enable", "disable", "remove"):
         actions.add_parser(action, help=f"{action} a service").add_argument("name", help=NAME_HELP)
+    a = actions.add_parser("feed", help="follow the site's feed: each new item becomes a "
+                                        "newsletter (SPEC 14); alone: what it follows")
+    a.add_argument("name", help="the service's name")
+    a.add_argument("url", nargs="?", help="the feed (RSS 2.0 or Atom), e.g. https://example.org/feed.xml")
+    a.add_argument("--every", default="1h", help="how often it is read, at least 10m (default 1h)")
+    a.add_argument("--template", metavar="FILE", help="the letter: a Subject: line, a blank line, "
+                   "the text; templates with title, link, summary (default: a plain one)")
+    a.add_argument("--off", action="store_true", help="follow no feed any more")
+    a.set_defaults(func=cmd_feed)
     actions.add_parser("list", help="the services, a header row first")
     p.set_defaults(func=cmd_service)
 
@@ -221,6 +231,16 @@ def build_parser() -> Parser:
     a.add_argument("service", help="the service's name")
     a.add_argument("file", nargs="?", help="where to write (default: standard output)")
     p.set_defaults(func=cmd_subscriber)
+
+    p = sub.add_parser("import-from", help="move a list in from another tool's export (SPEC 14)")
+    p.add_argument("tool", choices=["mailchimp", "phplist", "listmonk", "csv"],
+                   help="the tool that wrote FILE (csv: any CSV with an email column)")
+    p.add_argument("file", help="its export as it wrote it (Mailchimp: the zip or one of its "
+                                "CSVs); -: standard input")
+    p.add_argument("--service", required=True, help="the service they join, e.g. news")
+    p.add_argument("--dry-run", action="store_true",
+                   help="only say what it would do, by state, and the refused lines")
+    p.set_defaults(func=cmd_import_from)
 
     p = sub.add_parser("newsletter", help="letters to all subscribers of some services")
     actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from vykhukhol import services as svc
 from vykhukhol.addresses import check_email, clean_name
@@ -100,26 +101,47 @@ def import_addresses(data: DataDir, settings: Settings, service_name: str, text:
     """Add every valid address at once. Unconfirmed imports are asked to confirm
     by the sender's reminders (no mass mailing from a web request). Addresses
     on the suppression list (SPEC 12) are skipped and counted in ``suppressed``."""
+    svc.find_service(data, service_name)  # an unknown service before the file is read
+    valid, invalid = parse_import(text)
+    result = add_people(data, settings, service_name,
+                        [Newcomer(e, n, confirmed) for e, n in valid])
+    return {**result, "invalid": invalid}
+
+
+class Newcomer(NamedTuple):
+    """One address an import adds, with the times another tool kept for it."""
+
+    email: str
+    name: str
+    confirmed: bool
+    subscribed: datetime | None = None      # when they signed up (None: now)
+    confirmed_at: datetime | None = None    # when they confirmed (None: now)
+    ip: str = "import"                      # where the consent came from, if the file says
+
+
+def add_people(data: DataDir, settings: Settings, service_name: str,
+               people: list[Newcomer]) -> dict:
+    """The final write of every import: ``people`` into the service in one
+    rewrite, skipping the suppressed. Returns ``added``, ``duplicates`` and
+    ``suppressed`` (skipped)."""
     from vykhukhol.members import suppression
 
     service = svc.find_service(data, service_name)
-    valid, invalid = parse_import(text)
     checker = suppression.Checker(data, suppression.secret_of(settings))
-    kept = [(e, n) for e, n in valid if e not in checker]
-    skipped, valid = len(valid) - len(kept), kept
+    kept = [p for p in people if p.email not in checker]
     moment = now()
-    # An unconfirmed import is dated today (the chart and the list say when it
-    # came); its last request is put one reminder period back, so the sender's
-    # next runs ask it to confirm, in its polite batches.
-    asked = None if confirmed else moment - timedelta(seconds=settings["reminder_period"])
-    new = [subs.Subscriber(email=e, name=n, state=SubscriberState.ACTIVE if confirmed
-                           else SubscriberState.NEW, subscribed=moment,
-                           confirmed=moment if confirmed else None, last_reminder=asked,
-                           ip="import")
-           for e, n in valid]
+    # An unconfirmed import is dated when it came (or when the other tool says
+    # it signed up); its last request is put one reminder period back, so the
+    # sender's next runs ask it to confirm, in its polite batches.
+    asked = moment - timedelta(seconds=settings["reminder_period"])
+    new = [subs.Subscriber(email=p.email, name=p.name, state=SubscriberState.ACTIVE if p.confirmed
+                           else SubscriberState.NEW, subscribed=p.subscribed or moment,
+                           confirmed=(p.confirmed_at or moment) if p.confirmed else None,
+                           last_reminder=None if p.confirmed else asked, ip=p.ip)
+           for p in kept]
     added, duplicates = subs.add_many(service.subscribers_path, new)
     due_summary.forget_due(data, service.name)
-    return {"added": added, "duplicates": duplicates, "invalid": invalid, "suppressed": skipped}
+    return {"added": added, "duplicates": duplicates, "suppressed": len(people) - len(kept)}
 
 
 def suppress_addresses(data: DataDir, secret: bytes, text: str, source: str,

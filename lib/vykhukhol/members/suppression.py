@@ -51,6 +51,8 @@ class Why(str, enum.Enum):
     COMPLAINT = "complaint"          # a spam complaint (feedback loop, provider report)
     ADMIN = "admin"                  # the owner put it there
     ERASED = "erased"                # the subscriber asked for erasure (SPEC 7)
+    UNSUBSCRIBED = "unsubscribed"    # they left, in the tool an import came from
+    BLOCKLISTED = "blocklisted"      # the tool an import came from would not write to them
 
     def label(self, lang: str) -> str:
         from vykhukhol.i18n import tr
@@ -64,7 +66,9 @@ def _(text: str) -> str:  # marks a text for the catalog (tools/i18n.py extract)
 
 _LABELS = {Why.GONE: _("the address does not exist"), Why.BOUNCES: _("repeated soft bounces"),
            Why.COMPLAINT: _("spam complaint"), Why.ADMIN: _("added by the admin"),
-           Why.ERASED: _("erased at the subscriber's request")}
+           Why.ERASED: _("erased at the subscriber's request"),
+           Why.UNSUBSCRIBED: _("unsubscribed in the tool the list came from"),
+           Why.BLOCKLISTED: _("blocklisted in the tool the list came from")}
 
 
 # What the admin and the CLI are told when they add a suppressed address to a service.

@@ -12,7 +12,9 @@ skipped / in doubt; sent / in doubt → failed when a bounce comes back).
 Counts are always taken from the ledger itself. The job's line in
 ``history.txt`` (:mod:`vykhukhol.newsletters.history`) outlives its files: what it handed
 over, and its services, so a bounce that comes back after its job finished
-still finds its recipient (:mod:`vykhukhol.bounces`).
+still finds its recipient (:mod:`vykhukhol.bounces`). A service that follows
+its site's feed gets a job for each new item (:mod:`vykhukhol.newsletters.feeds`,
+its settings in :mod:`.feed_settings`, the HTTP read in :mod:`.feed_fetch`).
 """
 
 from __future__ import annotations
@@ -221,8 +223,11 @@ def check_start(start: datetime, typed: str = "") -> datetime:
 
 def create(data: DataDir, services: list[str], subject: str, text: str,
            html: str | None = None, start: datetime | None = None,
-           progress: Callable[[int], None] | None = None, public: bool = False) -> str:
+           progress: Callable[[int], None] | None = None, public: bool = False,
+           job_name: str | None = None) -> str:
     """Make a job; returns its name. Nothing is left behind when it fails.
+    ``job_name``: the job's name chosen by the caller (a feed's item names its
+    letter, so making it again after a kill makes the same job).
     ``public``: published in its services' archives once it ends (a copy of
     the letter is kept either way, :func:`vykhukhol.archive.keep_newsletter`)."""
     from vykhukhol import archive, render
@@ -243,7 +248,8 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
     if not (text or "").strip():
         raise BadInput("text: must not be empty")
     moment = now()
-    name = f"{moment:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+    name = check_name(job_name, "job name") if job_name \
+        else f"{moment:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
     job_path, letter_path, list_path = paths(data, name)
     files.make_folder(data.newsletters)
     total = 0

@@ -77,6 +77,7 @@ def run(data: DataDir, settings: Settings, clock: Callable[[], float] | None = N
 def take_steps(run: Run) -> None:
     """SPEC 5's steps in order, one line each; a step that ends the run raises
     RunEnds, and no step after it is taken."""
+    from vykhukhol.newsletters.feeds import follow_feeds
     from vykhukhol.sender.confirmations import resend_confirmations
     from vykhukhol.sender.news import send_newsletters
     from vykhukhol.sender.runtime import RunEnds
@@ -88,6 +89,7 @@ def take_steps(run: Run) -> None:
         read_bounces(run)                                   # SPEC 12, before step 2
         resend_confirmations(run)                           # what a subscribe page could not send
         send_newsletters(run)                               # step 2
+        follow_feeds(run)                                   # SPEC 14: feeds' new items become newsletters
         service = choose_service(run)                       # step 3
         with hold_db(run, service) as held:                 # step 6 on the way out
             send_series(run, service, held)                 # step 4

@@ -257,7 +257,8 @@ def watched(data) -> list[tuple[str, str, str]]:
             if not os.path.isdir(os.path.join(root, folder)):
                 continue
             rels += [("dir", folder), ("file", f"{folder}/service.ini"),
-                     ("file", f"{folder}/subscribers.txt"), ("dir", f"{folder}/letters")]
+                     ("file", f"{folder}/subscribers.txt"), ("dir", f"{folder}/letters"),
+                     ("file", f"{folder}/feed.ini")]
             letters = os.path.join(root, folder, "letters")
             for letter in sorted(os.listdir(letters)) if os.path.isdir(letters) else []:
                 rels.append(("file", f"{folder}/letters/{letter}"))
@@ -307,6 +308,7 @@ def _prove(run) -> float | None:
     from vykhukhol import files, newsletters
     from vykhukhol import services as svc
     from vykhukhol import settings as settings_mod
+    from vykhukhol.newsletters import feeds
     from vykhukhol.services import due_summary
     from vykhukhol.services.rules import rules_of
     from vykhukhol.timeutil import parse_time
@@ -327,6 +329,9 @@ def _prove(run) -> float | None:
         until = min(until, moment + MAILBOX_EVERY)
     for job in newsletters.list_jobs(data):
         until = min(until, job.start.timestamp())
+    feed_due = feeds.next_read(data)  # SPEC 14: a feed's next read (0: one is due now)
+    if feed_due is not None:
+        until = min(until, feed_due)
     enabled = []
     for service in svc.load_services(data):
         if svc.db_lock(data, service.db).holder() is not None:

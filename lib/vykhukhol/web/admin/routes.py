@@ -15,6 +15,7 @@ from pathlib import Path
 
 import vykhukhol.web.admin.bounces as bounces
 import vykhukhol.web.admin.dashboard as dashboard
+import vykhukhol.web.admin.intake as intake
 import vykhukhol.web.admin.login as login
 import vykhukhol.web.admin.newsletters as newsletters
 import vykhukhol.web.admin.outbox as outbox
@@ -52,6 +53,8 @@ ROUTES: list[Rule] = [
     Rule("POST", _SERVICE, services.service_edit),
     Rule("POST", _SERVICE + "/(?P<action>enable|disable)", services.service_toggle),
     Rule("POST", _SERVICE + "/archive/(?P<action>on|off)", services.service_archive),
+    Rule("POST", _SERVICE + "/feed", intake.feed_save),
+    Rule("POST", _SERVICE + "/feed/off", intake.feed_off),
     Rule("GET", _SERVICE + "/delete", services.service_delete_form),
     Rule("POST", _SERVICE + "/delete", services.service_delete),
 
@@ -65,6 +68,7 @@ ROUTES: list[Rule] = [
     Rule("POST", _SERVICE + "/subscribers", subscribers.subscriber_add),
     Rule("POST", _SERVICE + "/subscribers/delete", subscribers.subscriber_delete),
     Rule("POST", _SERVICE + "/import", subscribers.subscribers_import),
+    Rule("POST", _SERVICE + "/import-from", intake.import_from),
     Rule("GET", _SERVICE + "/export.csv", subscribers.subscribers_export),
 
     Rule("GET", "/newsletters/new", newsletters.newsletter_form),

@@ -72,6 +72,7 @@ def service_page(admin: Admin, args: dict, error: str = "", status: int = 200,
     from vykhukhol import archive
     from vykhukhol.sender import forecast
     from vykhukhol.timeutil import now
+    from vykhukhol.web.admin.feedbox import feed_context
 
     moment = now()
     try:
@@ -88,7 +89,8 @@ def service_page(admin: Admin, args: dict, error: str = "", status: int = 200,
                       archive_count=len(archive.entries(admin.data, service.name)),
                       letters_error=letters_error, counts=subs.counts(service.subscribers_path),
                       past=_series_notes(service, letters), snippet=snippet, error=error,
-                      form=form or {}, format_duration=format_duration, backlog=backlog)
+                      form=form or {}, format_duration=format_duration, backlog=backlog,
+                      **feed_context(admin, service))
 
 
 def form_snippet(settings: settings_mod.Settings, service: svc.Service) -> str:

@@ -15,7 +15,7 @@ PAGE_SIZE = 50          # subscribers per page
 
 
 def subscribers_page(admin: Admin, args: dict, result: dict | None = None,
-                     error: str = "", status: int = 200) -> Response:
+                     error: str = "", status: int = 200, intake: dict | None = None) -> Response:
     service = _service(admin, args["name"])
     query = admin.request.query.get("q", "").strip().lower()[:100]
     try:
@@ -41,7 +41,7 @@ def subscribers_page(admin: Admin, args: dict, result: dict | None = None,
 
     return admin.page("subscribers.html", status, service=service, found=found, total=total,
                       manage_link=manage_link,
-                      page=page, pages=pages, q=query, result=result, error=error,
+                      page=page, pages=pages, q=query, result=result, error=error, intake=intake,
                       states=SubscriberState, local=lambda t: local_time(admin.settings, t),
                       import_size=uploads.MAX_IMPORT_BYTES // (1024 * 1024),
                       import_lines=uploads.MAX_IMPORT_LINES)

@@ -51,3 +51,19 @@ def not_csv(admin: Admin) -> UploadRefused:
     return UploadRefused(admin._(
         "The file cannot be read as CSV: a field is far too long, or a quote is not closed; "
         "nothing was imported."), 400)
+
+
+def read_file_upload(admin: Admin) -> tuple[bytes, dict[str, str]]:
+    """The uploaded file's bytes as they are (another tool's export, maybe a
+    zip) and the rest of the form; :class:`UploadRefused` when there is
+    none or it is over the size cap."""
+    form = admin.request.form(FORM_BYTES)
+    raw = admin.request.upload("file") or form.get("text", "").encode()
+    if not raw.strip():
+        raise UploadRefused(admin._("Nothing to import."), 400)
+    if len(raw) > MAX_IMPORT_BYTES:
+        raise UploadRefused(admin._(
+            "The import is larger than {size} MiB or {lines} lines; nothing was imported. "
+            "Split the list into parts.", size=MAX_IMPORT_BYTES // (1024 * 1024),
+            lines=MAX_IMPORT_LINES), 413)
+    return raw, form

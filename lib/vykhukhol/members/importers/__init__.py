@@ -1,0 +1,51 @@
+"""Other tools' exports read as they write them: ``vykhukhol import-from`` and
+the admin's "Import from another tool" (SPEC 14).
+
+Each tool has its module (:mod:`.mailchimp`, :mod:`.phplist`,
+:mod:`.listmonk`, :mod:`.csvfile`) that turns the file's bytes into a
+:class:`Reading`: every record is either a :class:`Person` with a
+:class:`Standing` or a refused line with the reason. Nothing is written while
+a file is read, so a file that turns out not to be what was said changes
+nothing. :func:`apply` then writes a whole reading: the suppressed first (one
+append to the suppression list per reason), then the subscribers through
+:func:`vykhukhol.importing.add_people`, the final write every import shares
+(suppression skip, duplicates, the reminders of the unconfirmed).
+
+What it deliberately does not do: read a tool's API, keep the tool's tags,
+lists or custom fields (only the name), or mail anybody (an unconfirmed
+import is asked to confirm by the sender's reminders, in its batches).
+"""
+
+from __future__ import annotations
+
+from vykhukhol.errors import BadInput
+from vykhukhol.members.importers.common import (  # noqa: F401 - the package's face
+    MAX_BYTES,
+    SHOWN_REFUSED,
+    Person,
+    Reading,
+    RefusedLine,
+    Standing,
+)
+
+TOOLS = ("mailchimp", "phplist", "listmonk", "csv")
+
+
+def read(tool: str, raw: bytes, name: str = "") -> Reading:
+    """The file's bytes as ``tool`` writes its export; :class:`BadInput` (one
+    clear sentence, nothing read) when it is not that, or not text."""
+    if tool not in TOOLS:
+        raise BadInput("unknown tool {tool}: one of {tools}", tool=tool, tools=", ".join(TOOLS))
+    if len(raw) > MAX_BYTES:
+        raise BadInput("the file is larger than {size} MiB; nothing was imported",
+                       size=MAX_BYTES // (1024 * 1024))
+    if tool == "mailchimp":
+        from vykhukhol.members.importers import mailchimp as reader
+    elif tool == "phplist":
+        from vykhukhol.members.importers import phplist as reader
+    elif tool == "listmonk":
+        from vykhukhol.members.importers import listmonk as reader
+    else:
+        from vykhukhol.members.importers import csvfile as reader
+    people, refused = reader.read(raw, name)
+    return Reading(tool, people, refused)

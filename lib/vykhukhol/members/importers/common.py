@@ -1,0 +1,232 @@
+"""What the readers of other tools' exports share: the verdicts (a
+:class:`Person` with a :class:`Standing`, or a :class:`RefusedLine`), the
+CSV reading with line numbers, columns found by name, and the tools' times."""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, timezone
+from typing import NamedTuple
+
+from vykhukhol.addresses import check_email, clean_name
+from vykhukhol.errors import BadInput, Term
+
+MAX_BYTES = 64 * 1024 * 1024  # a file (or a zip's CSVs together): ~500 000 people
+SHOWN = 200                   # characters of a refused record kept to show
+SHOWN_REFUSED = 20            # refused records a dry run or a page lists
+
+
+def _(text: str) -> str:  # marks a text for the catalog (tools/i18n.py extract)
+    return text
+
+
+class Standing(str, enum.Enum):
+    """Where a person of another tool's file ends up here."""
+
+    CONFIRMED = "confirmed"          # a subscriber, confirmed
+    UNCONFIRMED = "unconfirmed"      # a subscriber asked to confirm by the reminders
+    SUPPRESSED = "suppressed"        # on the suppression list, never a subscriber
+
+    def label(self, lang: str) -> str:
+        from vykhukhol.i18n import tr
+
+        return tr(lang, _LABELS[self])
+
+
+_LABELS = {Standing.CONFIRMED: _("confirmed"), Standing.UNCONFIRMED: _("unconfirmed"),
+           Standing.SUPPRESSED: _("to the suppression list")}
+
+
+class Person(NamedTuple):
+    email: str
+    name: str
+    standing: Standing
+    subscribed: datetime | None = None   # the other tool's sign-up time
+    confirmed: datetime | None = None    # its opt-in (confirmation) time
+    why: object = None                   # a suppression.Why when SUPPRESSED
+    ip: str = "import"                   # the consent's address, when the file has it
+
+
+class RefusedLine(NamedTuple):
+    file: str           # the zip's member it is in, or ""
+    lineno: int         # the record's first line
+    text: str           # the record, cut to SHOWN characters
+    why: BadInput
+
+    @property
+    def where(self) -> str:
+        """"line 7", or "cleaned_members_export.csv, line 7" (the CLI's English)."""
+        return f"{self.file}, line {self.lineno}" if self.file else f"line {self.lineno}"
+
+
+class Reading(NamedTuple):
+    tool: str
+    people: list[Person]
+    refused: list[RefusedLine]
+
+
+# --- what the readers share ------------------------------------------------------
+
+def text_of(raw: bytes) -> str:
+    """UTF-8 text (a byte order mark dropped, CRLF as LF), or BadInput."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise BadInput("the file is not UTF-8 text; nothing was imported") from None
+    return text.replace("\r\n", "\n")
+
+
+class Row(NamedTuple):
+    lineno: int          # the record's first line
+    text: str            # the record as written (cut)
+    cells: dict[str, str]
+
+
+def rows(text: str, delimiter: str = ",", where: str = "") -> tuple[list[str], Iterator[Row]]:
+    """The header (as written) and every record after it as a dict by header
+    cell. A record may span lines (a quoted field with a newline); blank lines
+    are skipped. A broken quote or a field over the csv module's limit is
+    BadInput naming the line: a file half readable is not imported at all."""
+    import csv
+    import io
+
+    lines = text.split("\n")
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    prefix = f"{where}, " if where else ""
+
+    def refuse(exc: csv.Error) -> BadInput:
+        return BadInput("{where}line {line}: not CSV ({reason}); nothing was imported",
+                        where=prefix, line=reader.line_num, reason=str(exc))
+
+    try:
+        header = next(reader, [])
+    except csv.Error as exc:
+        raise refuse(exc) from None
+
+    def records() -> Iterator[Row]:
+        start = reader.line_num + 1
+        try:
+            for cells in reader:
+                end = reader.line_num
+                if any(cell.strip() for cell in cells):
+                    record = "\n".join(lines[start - 1:end])
+                    yield Row(start, record[:SHOWN],
+                              {key: cells[i].strip() if i < len(cells) else ""
+                               for i, key in enumerate(header)})
+                start = end + 1
+        except csv.Error as exc:
+            raise refuse(exc) from None
+
+    return header, records()
+
+
+def column(header: list[str], *names: str) -> str | None:
+    """The header cell that is one of ``names`` (any case, spaces, ``_`` or
+    ``-`` alike), or None."""
+    wanted = {_squash(name) for name in names}
+    return next((cell for cell in header if _squash(cell) in wanted), None)
+
+
+def _squash(name: str) -> str:
+    return re.sub(r"[\s_\-]+", "", name.strip().lower())
+
+
+def expected(tool: str, columns: str, header: list[str]) -> BadInput:
+    """The clear line for a file that is not ``tool``'s export: what was
+    expected, and what its first line holds."""
+    found = ", ".join(cell for cell in header if cell.strip())[:300] or "nothing"
+    return BadInput("this file is not {tool}: expected the columns {columns}; its first line "
+                    "has {found}. Nothing was imported", tool=Term(tool), columns=columns,
+                    found=found)
+
+
+def cell(cells: dict[str, str], col: str | None) -> str:
+    """The record's value in column ``col`` (found by :func:`column`), or ""."""
+    return cells.get(col, "") if col else ""
+
+
+def full_name(*parts: str) -> str:
+    return clean_name(" ".join(part for part in parts if part))
+
+
+_TIME = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.\d+)?\s*"
+                   r"(Z|[+-]\d\d:?\d\d)?")
+
+
+def when(text: str) -> datetime | None:
+    """A tool's time ("2024-01-15 10:30:00", "2024-01-15T10:30:00Z",
+    Go's "2024-01-15 10:30:00.123 +0000 UTC") in UTC; a time without a zone
+    is taken as UTC; anything else is None (the import's own time is used)."""
+    match = _TIME.match((text or "").strip())
+    if not match:
+        return None
+    year, month, day, hour, minute, second, zone = match.groups()
+    offset = UTC
+    if zone and zone != "Z":
+        sign = -1 if zone[0] == "-" else 1
+        digits = zone[1:].replace(":", "")
+        offset = timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:])))
+    try:
+        moment = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second),
+                          tzinfo=offset)
+    except ValueError:
+        return None
+    return moment.astimezone(UTC)
+
+
+def person(row: Row, where: str, email: str, name: str, standing: Standing | BadInput,
+           subscribed: datetime | None = None, confirmed: datetime | None = None,
+           why: object = None, ip: str = "") -> Person | RefusedLine:
+    """One record's verdict: a :class:`Person`, or :class:`RefusedLine` with why."""
+    if isinstance(standing, BadInput):
+        return RefusedLine(where, row.lineno, row.text, standing)
+    if not email:
+        return RefusedLine(where, row.lineno, row.text, BadInput("no e-mail address on this line"))
+    try:
+        address = check_email(email)
+    except BadInput as exc:
+        return RefusedLine(where, row.lineno, row.text, exc)
+    return Person(address, clean_name(name), standing, subscribed, confirmed, why,
+                  _ip(ip))
+
+
+def _ip(text: str) -> str:
+    import ipaddress
+
+    try:
+        return str(ipaddress.ip_address(text.strip()))
+    except ValueError:
+        return "import"
+
+
+def sorted_out(verdicts: list[Person | RefusedLine]) -> tuple[list[Person], list[RefusedLine]]:
+    people = [v for v in verdicts if isinstance(v, Person)]
+    return people, [v for v in verdicts if isinstance(v, RefusedLine)]
+
+
+def by_status(status: str) -> tuple[Standing, object] | BadInput:
+    """A status word of the tools (subscribed, pending, unsubscribed, cleaned,
+    blocklisted, bounced …) as a standing here and the suppression's reason."""
+    from vykhukhol.members.suppression import Why
+
+    word = status.strip().lower()
+    found = _STATUSES.get(word)
+    if found is None:
+        return BadInput("unknown status {status!r} (expected one of: {known})", status=status,
+                        known=", ".join(_STATUSES))
+    standing, why = found
+    return standing, (Why(why) if why else None)
+
+
+_STATUSES: dict[str, tuple[Standing, str | None]] = {
+    "subscribed": (Standing.CONFIRMED, None), "confirmed": (Standing.CONFIRMED, None),
+    "enabled": (Standing.CONFIRMED, None), "active": (Standing.CONFIRMED, None),
+    "unconfirmed": (Standing.UNCONFIRMED, None), "pending": (Standing.UNCONFIRMED, None),
+    "unsubscribed": (Standing.SUPPRESSED, "unsubscribed"),
+    "cleaned": (Standing.SUPPRESSED, "address gone"),
+    "bounced": (Standing.SUPPRESSED, "address gone"),
+    "blocklisted": (Standing.SUPPRESSED, "blocklisted"),
+    "blacklisted": (Standing.SUPPRESSED, "blocklisted"),
+}

@@ -1,0 +1,61 @@
+"""listmonk's subscribers export, as listmonk writes it.
+
+Subscribers → Export writes (cmd/subscribers.go, handleExportSubscribers) the
+header ``uuid,email,name,attributes,status,created_at,updated_at`` with Go's
+csv writer: ``attributes`` is the subscriber's JSON object, ``status`` is
+``enabled``, ``disabled`` or ``blocklisted``, the times are Go's
+``time.Time.String()`` ("2024-01-15 10:30:00.123456 +0000 UTC").
+
+``enabled`` → confirmed (signed up at ``created_at``), ``blocklisted`` →
+suppressed as blocklisted, ``disabled`` is refused (listmonk does not write
+to them, and nothing says they left). listmonk keeps double opt-in per list,
+not in this file; a ``subscription_status`` column (``unconfirmed``,
+``confirmed``, ``unsubscribed``), if the file has one, decides instead.
+The name is ``name``, else the attributes' first and last name.
+"""
+
+from __future__ import annotations
+
+import json
+
+import vykhukhol.members.importers.common as base
+from vykhukhol.errors import BadInput
+
+HEADER = ("uuid", "email", "name", "attributes", "status", "created_at", "updated_at")
+
+
+def read(raw: bytes, name: str) -> tuple[list[base.Person], list[base.RefusedLine]]:
+    header, records = base.rows(base.text_of(raw), ",")
+    if not all(base.column(header, cell) for cell in ("email", "status", "attributes")):
+        raise base.expected(base._("listmonk's subscribers export"), ",".join(HEADER), header)
+    by_list = base.column(header, "subscription_status")
+    verdicts = []
+    for row in records:
+        cells = row.cells
+        status = cells.get(by_list, "") if by_list else ""
+        if not status:
+            status = cells.get("status", "")
+            found = (BadInput("disabled in listmonk: it writes nothing to them, and nothing says "
+                              "they left") if status.strip().lower() == "disabled"
+                     else base.by_status(status))
+        else:
+            found = base.by_status(status)
+        standing, why = (found, None) if isinstance(found, BadInput) else found
+        signed = base.when(cells.get("created_at", ""))
+        verdicts.append(base.person(row, "", cells.get("email", ""),
+                                    cells.get("name", "") or _named(cells.get("attributes", "")),
+                                    standing, subscribed=signed, confirmed=signed, why=why))
+    return base.sorted_out(verdicts)
+
+
+def _named(attributes: str) -> str:
+    """A name from the attributes' JSON object (first_name/last_name, name)."""
+    try:
+        values = json.loads(attributes) if attributes.strip() else {}
+    except ValueError:
+        return ""
+    if not isinstance(values, dict):
+        return ""
+    lower = {str(k).lower(): v for k, v in values.items() if isinstance(v, str)}
+    return base.full_name(lower.get("first_name", lower.get("fname", "")),
+                          lower.get("last_name", lower.get("lname", ""))) or lower.get("name", "")

@@ -1,0 +1,114 @@
+"""Mailchimp's audience export, as Mailchimp writes it.
+
+"Export Audience" gives a zip of CSV files, one per status:
+``subscribed_members_export_<id>.csv``, ``unsubscribed_members_export_<id>.csv``,
+``cleaned_members_export_<id>.csv`` (and ``nonsubscribed_…`` for contacts who
+never opted in). Each file has the audience's fields by their labels
+("Email Address", "First Name", "Last Name", …) and then Mailchimp's own
+columns: MEMBER_RATING, OPTIN_TIME, OPTIN_IP, CONFIRM_TIME, CONFIRM_IP, …,
+LEID, EUID, NOTES, TAGS; the unsubscribed file has UNSUB_TIME,
+UNSUB_CAMPAIGN_TITLE, UNSUB_CAMPAIGN_ID, UNSUB_REASON, UNSUB_REASON_OTHER and
+the cleaned one CLEAN_TIME, CLEAN_CAMPAIGN_TITLE, CLEAN_CAMPAIGN_ID where the
+subscribed one has LAST_CHANGED. Times are UTC, "2024-03-01 09:05:00".
+
+A single CSV of the zip is taken too: its status comes from its name, or
+else from those columns. Subscribed → confirmed (OPTIN_TIME is the sign-up,
+CONFIRM_TIME the opt-in), unsubscribed → suppressed as unsubscribed, cleaned
+(hard bounces, repeated soft ones) → suppressed as gone; non-subscribed
+contacts never agreed to anything and are refused.
+"""
+
+from __future__ import annotations
+
+import vykhukhol.members.importers.common as base
+from vykhukhol.errors import BadInput
+
+MAGIC_ZIP = b"PK\x03\x04"
+_KINDS = ("nonsubscribed", "unsubscribed", "subscribed", "cleaned")  # "subscribed" after its longer kin
+
+
+def read(raw: bytes, name: str) -> tuple[list[base.Person], list[base.RefusedLine]]:
+    if raw.startswith(MAGIC_ZIP):
+        files = _unzipped(raw)
+    else:
+        files = [(name, raw)]
+    verdicts: list = []
+    for member, data in files:
+        verdicts.extend(_one_file(member, base.text_of(data), several=len(files) > 1))
+    return base.sorted_out(verdicts)
+
+
+def _unzipped(raw: bytes) -> list[tuple[str, bytes]]:
+    """The zip's CSV files, their size checked before anything is inflated (a
+    small zip may unpack into gigabytes)."""
+    import io
+    import zipfile
+
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(raw))
+        members = [info for info in archive.infolist()
+                   if not info.is_dir() and info.filename.lower().endswith(".csv")]
+        if not members:
+            raise BadInput("the zip holds no CSV file; Mailchimp's audience export holds "
+                           "subscribed_members_export_….csv and the like. Nothing was imported")
+        if sum(info.file_size for info in members) > base.MAX_BYTES:
+            raise BadInput("the zip's CSV files are larger than {size} MiB together; nothing was "
+                           "imported", size=base.MAX_BYTES // (1024 * 1024))
+        out = []
+        for info in members:
+            with archive.open(info) as handle:
+                data = handle.read(base.MAX_BYTES + 1)  # the header's size may lie
+            if len(data) > base.MAX_BYTES:
+                raise BadInput("the zip's CSV files are larger than {size} MiB together; nothing "
+                               "was imported", size=base.MAX_BYTES // (1024 * 1024))
+            out.append((info.filename.rsplit("/", 1)[-1], data))
+        return out
+    except (zipfile.BadZipFile, EOFError, NotImplementedError, ValueError) as exc:
+        raise BadInput("the zip cannot be read ({reason}); nothing was imported",
+                       reason=str(exc)) from None
+
+
+def _kind(name: str, header: list[str]) -> str:
+    lower = name.lower().rsplit("/", 1)[-1]
+    for kind in _KINDS:
+        if lower.startswith(kind + "_"):
+            return kind
+    if base.column(header, "UNSUB_TIME"):
+        return "unsubscribed"
+    if base.column(header, "CLEAN_TIME"):
+        return "cleaned"
+    return "subscribed"
+
+
+def _one_file(name: str, text: str, several: bool) -> list:
+    header, records = base.rows(text, ",", name if several else "")
+    email = base.column(header, "Email Address")
+    if email is None or not (base.column(header, "OPTIN_TIME", "LEID", "EUID", "MEMBER_RATING")):
+        raise base.expected(base._("Mailchimp's audience export"), '"Email Address" with MEMBER_RATING, OPTIN_TIME, '
+                            "CONFIRM_TIME, LEID and EUID (and UNSUB_TIME or CLEAN_TIME in the "
+                            "unsubscribed and cleaned files)", header)
+    kind = _kind(name, header)
+    first = base.column(header, "First Name", "FNAME")
+    last = base.column(header, "Last Name", "LNAME")
+    whole = base.column(header, "Name", "Full Name")
+    from vykhukhol.members.suppression import Why
+
+    standing, why = {
+        "subscribed": (base.Standing.CONFIRMED, None),
+        "unsubscribed": (base.Standing.SUPPRESSED, Why.UNSUBSCRIBED),
+        "cleaned": (base.Standing.SUPPRESSED, Why.GONE),
+        "nonsubscribed": (BadInput("a non-subscribed contact in Mailchimp: they never agreed "
+                                   "to receive letters"), None),
+    }[kind]
+    where = name if several else ""
+    out = []
+    for row in records:
+        cells = row.cells
+        name_text = base.full_name(cells.get(first, ""), cells.get(last, "")) if first or last else ""
+        optin = base.when(cells.get("OPTIN_TIME", ""))
+        confirm = base.when(cells.get("CONFIRM_TIME", ""))
+        out.append(base.person(row, where, cells.get(email, ""),
+                               name_text or base.cell(cells, whole), standing,
+                               subscribed=optin or confirm, confirmed=confirm or optin, why=why,
+                               ip=cells.get("CONFIRM_IP") or cells.get("OPTIN_IP") or ""))
+    return out

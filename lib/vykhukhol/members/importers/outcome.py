@@ -1,0 +1,116 @@
+"""What an import from another tool does with a :class:`~.Reading`, or would
+do (``--dry-run``): the counts by standing and reason, the refused lines, and
+after a real run what the files say happened.
+
+The order is the safety: the suppressed are appended to the suppression list
+first, so a person the file says left can never be subscribed by the same
+import (the final write skips every suppressed address); a person who is in
+the file twice counts once, and a "left" anywhere wins over a "subscribed".
+A kill between the two writes leaves the suppression done and the
+subscribers not yet added: running the import again finishes it (both writes
+skip what is there already).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from vykhukhol.datadir import DataDir
+from vykhukhol.members.importers.common import Person, Reading, RefusedLine, Standing
+from vykhukhol.settings import Settings
+
+
+class Outcome(NamedTuple):
+    tool: str
+    dry_run: bool
+    standing: dict[Standing, int]      # people of the file by where they end up
+    reasons: dict[str, int]            # the suppressed by reason (a suppression.Why value)
+    refused: list[RefusedLine]
+    twice: int                         # records of an address met earlier in the file
+    added: int                         # subscribers new to the service (would be, in a dry run)
+    already: int                       # subscribed to it already: left as they are
+    skipped: int                       # on the suppression list already: not subscribed
+    suppressed: int                    # new entries of the suppression list
+
+
+def _one_each(people: list[Person]) -> tuple[list[Person], int]:
+    """One person an address; a SUPPRESSED record wins over any other."""
+    found: dict[str, Person] = {}
+    for p in people:
+        key = p.email.lower()
+        if key not in found or (p.standing is Standing.SUPPRESSED
+                                and found[key].standing is not Standing.SUPPRESSED):
+            found[key] = p
+    return list(found.values()), len(people) - len(found)
+
+
+def apply(data: DataDir, settings: Settings, service_name: str, reading: Reading,
+          dry_run: bool = False) -> Outcome:
+    """Write the reading into ``service_name`` (and the suppression list), or
+    with ``dry_run`` only count what that would do. Nothing is written before
+    the service is known."""
+    from vykhukhol import services as svc
+    from vykhukhol.members import importing, suppression
+    from vykhukhol.services import subscribers as subs
+    from vykhukhol.timeutil import now
+
+    service = svc.find_service(data, service_name)
+    people, twice = _one_each(reading.people)
+    standing = {s: sum(1 for p in people if p.standing is s) for s in Standing}
+    gone = [p for p in people if p.standing is Standing.SUPPRESSED]
+    reasons: dict[str, int] = {}
+    for p in gone:
+        reasons[p.why.value] = reasons.get(p.why.value, 0) + 1
+    joining = [p for p in people if p.standing is not Standing.SUPPRESSED]
+    secret = suppression.secret_of(settings)
+    if dry_run:
+        checker = suppression.Checker(data, secret)
+        known = {item.key for item in subs.read(service.subscribers_path)
+                 if isinstance(item, subs.Subscriber)}
+        new_gone = sum(1 for p in gone if p.email not in checker)
+        free = [p for p in joining if p.email not in checker]  # no address is in both lists
+        blocked = len(joining) - len(free)
+        already = sum(1 for p in free if p.email.lower() in known)
+        return Outcome(reading.tool, True, standing, reasons, reading.refused, twice,
+                       len(free) - already, already, blocked, new_gone)
+    moment, source = now(), f"import {reading.tool}"
+    new_gone = 0
+    for why in sorted({p.why for p in gone}, key=lambda w: w.value):
+        new_gone += suppression.add_many(data, secret, [p.email for p in gone if p.why is why],
+                                         why, source, moment)
+    result = importing.add_people(data, settings, service.name, [
+        importing.Newcomer(p.email, p.name, p.standing is Standing.CONFIRMED, p.subscribed,
+                           p.confirmed, p.ip) for p in joining])
+    return Outcome(reading.tool, False, standing, reasons, reading.refused, twice,
+                   result["added"], result["duplicates"], result["suppressed"], new_gone)
+
+
+def summary(outcome: Outcome, lang: str = "en") -> list[str]:
+    """The lines the CLI prints and the page shows: by standing (the same in a
+    dry run and after the real run), then what happened or would happen."""
+    from vykhukhol.i18n import ntr, tr
+    from vykhukhol.members.suppression import Why
+
+    def reason(value: str) -> str:
+        return Why(value).label(lang)
+
+    parts = [f"{s.label(lang)}: {outcome.standing[s]}" for s in Standing]
+    lines = [tr(lang, "In the file: {parts}; refused: {refused}.", parts=", ".join(parts),
+                refused=len(outcome.refused))]
+    if outcome.reasons:
+        lines.append(tr(lang, "To the suppression list: {reasons}.", reasons=", ".join(
+            f"{reason(value)}: {n}" for value, n in sorted(outcome.reasons.items()))))
+    counts = {"added": ntr(lang, "{n} subscriber added", "{n} subscribers added", outcome.added),
+              "already": ntr(lang, "{n} was subscribed already", "{n} were subscribed already",
+                             outcome.already),
+              "skipped": ntr(lang, "{n} skipped (on the suppression list)",
+                             "{n} skipped (on the suppression list)", outcome.skipped),
+              "suppressed": ntr(lang, "{n} new on the suppression list",
+                                "{n} new on the suppression list", outcome.suppressed)}
+    done = ", ".join(counts.values())
+    lines.append(tr(lang, "Dry run, nothing changed; it would do: {done}.", done=done)
+                 if outcome.dry_run else tr(lang, "Done: {done}.", done=done))
+    if outcome.twice:
+        lines.append(ntr(lang, "{n} record repeats an address met earlier in the file.",
+                         "{n} records repeat an address met earlier in the file.", outcome.twice))
+    return lines

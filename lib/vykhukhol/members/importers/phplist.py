@@ -1,0 +1,66 @@
+"""phpList 3's subscriber export, as phpList writes it.
+
+Subscribers → Export (admin/actions/export.php) writes a tab-separated file
+(comma-separated where ``EXPORT_EXCEL`` is set) whose header is the chosen
+columns of the user table by their labels in admin/structure.php — "Email",
+"Is this subscriber confirmed", "Is this subscriber blacklisted", "Did this
+subscriber manually confirm", "Number of bounces", "Entered", "Last
+Modified", "Is this account disabled?", … — then the chosen attributes by
+their names ("First Name", "Last Name" …), then "List Membership". Every
+field is followed by the separator, so each line has one empty cell before
+the lists. Times are the server's ("2024-03-01 09:05:00"), read as UTC.
+
+Blacklisted (phpList's unsubscribe) → suppressed as unsubscribed; confirmed
+→ confirmed; not confirmed → unconfirmed; a disabled account is refused.
+"""
+
+from __future__ import annotations
+
+import vykhukhol.members.importers.common as base
+from vykhukhol.errors import BadInput
+from vykhukhol.members.suppression import Why
+
+EMAIL = "Email"
+CONFIRMED = "Is this subscriber confirmed"
+BLACKLISTED = "Is this subscriber blacklisted"
+DISABLED = "Is this account disabled?"
+ENTERED = "Entered"
+
+
+def _yes(text: str) -> bool:
+    return text.strip().lower() in ("1", "yes", "true", "y")
+
+
+def read(raw: bytes, name: str) -> tuple[list[base.Person], list[base.RefusedLine]]:
+    text = base.text_of(raw)
+    first = text.split("\n", 1)[0]
+    delimiter = "\t" if first.count("\t") >= first.count(",") else ","
+    header, records = base.rows(text, delimiter)
+    email = base.column(header, EMAIL)
+    confirmed = base.column(header, CONFIRMED)
+    blacklisted = base.column(header, BLACKLISTED)
+    if email is None or confirmed is None or blacklisted is None:
+        raise base.expected(base._("phpList 3's subscriber export"), f'"{EMAIL}", "{CONFIRMED}" and "{BLACKLISTED}" (tick '
+                            "them when exporting), tab- or comma-separated", header)
+    disabled = base.column(header, DISABLED)
+    entered = base.column(header, ENTERED)
+    first_name = base.column(header, "First Name", "Firstname", "FNAME")
+    last_name = base.column(header, "Last Name", "Lastname", "Surname", "LNAME")
+    whole = base.column(header, "Name", "Full Name")
+    verdicts = []
+    for row in records:
+        cells = row.cells
+        if _yes(cells.get(blacklisted, "")):
+            standing, why = base.Standing.SUPPRESSED, Why.UNSUBSCRIBED
+        elif disabled and _yes(cells.get(disabled, "")):
+            standing, why = BadInput("a disabled account in phpList"), None
+        elif _yes(cells.get(confirmed, "")):
+            standing, why = base.Standing.CONFIRMED, None
+        else:
+            standing, why = base.Standing.UNCONFIRMED, None
+        person_name = base.full_name(base.cell(cells, first_name), base.cell(cells, last_name))
+        signed = base.when(base.cell(cells, entered))
+        verdicts.append(base.person(row, "", cells.get(email, ""),
+                                    person_name or base.cell(cells, whole), standing,
+                                    subscribed=signed, confirmed=signed, why=why))
+    return base.sorted_out(verdicts)

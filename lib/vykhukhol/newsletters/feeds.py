@@ -1,0 +1,302 @@
+"""A service that follows its site's feed (SPEC 14): each new item of an RSS
+2.0 or Atom feed becomes one newsletter to the service's confirmed
+subscribers, made the way ``vykhukhol newsletter create`` makes one.
+
+What is where:
+
+* ``<service folder>/feed.ini`` — the URL and how often to read it (``every``);
+  ``<service folder>/feed.txt`` — the letter: a ``Subject:`` line, a blank
+  line, the text; Jinja2 templates with ``title``, ``link``, ``summary`` and
+  ``published`` of the item beside every newsletter's variables (name,
+  unsubscribe_url, …). Written by ``vykhukhol service feed`` and the service's
+  admin page (:mod:`.feed_settings`).
+* ``data/state/feeds/<service>.state`` — the last answer's ETag and
+  Last-Modified, when it was read, and the last problem (for Status).
+* ``data/state/feeds/<service>.items`` — the record: one line an event, the
+  last line of an item wins: ``<key>\\t<seen|new|made>\\t<job>\\t<item as JSON>``
+  (the key is a hash of the item's id).
+
+**Sent once, whatever is killed when.** Per read, under the record's lock:
+
+1. the new items are appended to the record as ``new``, with their title,
+   link and summary, in one fsynced append, *before* any newsletter exists;
+2. each ``new`` item is made into a newsletter *from the record* (not from
+   the feed), under a job name that is a hash of the service and the item
+   (``feed-…``): making it again makes the same job, and a job whose
+   ``.job`` file exists (written last by ``create``) or that the history
+   knows (it ran, or was cancelled) is not made again;
+3. ``made`` is appended.
+
+A kill before 1 loses nothing: the item is not in the record, so the next
+read finds it new again. A kill between 1 and 2, or in the middle of
+``create`` (its ``.job`` not written yet), leaves ``new``: the next run makes
+the job first thing, before it reads the feed. A kill between 2 and 3 leaves
+a job and ``new``: the next run finds the job (or its history line) and only
+writes ``made``. Two runs at once take turns on the record's lock.
+
+The first successful read only marks what is there as ``seen``: following a
+feed never mails its old posts. An item is known by its id (RSS guid, Atom
+id, else its link): an edited item sends nothing again. At most
+:data:`MAX_NEW` items become letters per read (the newest); older new ones
+are marked seen, with a log line, so a feed whose ids all changed at once
+cannot flood anybody. A feed that cannot be read or is not a feed (an HTML
+page, 100 MB, a timeout) is one log line and a warning on Status until a
+read succeeds; the run goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from typing import NamedTuple
+
+from vykhukhol import files
+from vykhukhol import services as svc
+from vykhukhol.datadir import DataDir
+from vykhukhol.errors import BadInput, VykhukholError
+from vykhukhol.files.kv import read_kv, time_of, write_kv
+from vykhukhol.newsletters.feed_settings import (
+    Feed,
+    ini_path,
+    items_path,
+    load,
+    state_path,
+    with_item,
+)
+from vykhukhol.timeutil import format_time, parse_time
+
+MAX_NEW = 10                  # items that become letters in one read
+SHARE = 0.5                   # a read ends inside this share of time_limit, as new letters do
+
+
+# --- the record ----------------------------------------------------------------------
+
+class Record(NamedTuple):
+    key: str
+    status: str       # seen, new, made
+    job: str
+    item: dict
+
+
+def _key(item_id: str) -> str:
+    return hashlib.sha256(item_id.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def job_name(service: str, key: str) -> str:
+    """The newsletter an item becomes: the same name every time it is made."""
+    return "feed-" + hashlib.sha256(f"{service}\0{key}".encode()).hexdigest()[:24]
+
+
+def records(data: DataDir, name: str) -> dict[str, Record]:
+    """Each item's last line (lines that do not parse are skipped)."""
+    found: dict[str, Record] = {}
+    for line in files.read_lines(items_path(data, name)):
+        parts = line.split("\t", 3)
+        if len(parts) < 3 or parts[1] not in ("seen", "new", "made"):
+            continue
+        try:
+            item = json.loads(parts[3]) if len(parts) == 4 and parts[3] else {}
+        except ValueError:
+            item = {}
+        found[parts[0]] = Record(parts[0], parts[1], parts[2], item if isinstance(item, dict) else {})
+    return found
+
+
+def _append(data: DataDir, name: str, lines: list[str]) -> None:
+    """One fsynced append of whole lines: they are on disk before anything
+    they describe is done."""
+    if lines:
+        path = items_path(data, name)
+        files.make_folder(path.parent)
+        files.append_line(path, "\n".join(lines))
+
+
+def _line(key: str, status: str, job: str = "-", item: dict | None = None) -> str:
+    return "\t".join((key, status, job, json.dumps(item, ensure_ascii=False) if item else ""))
+
+
+# --- the run's step --------------------------------------------------------------------
+
+def follow_feeds(run) -> None:
+    """SPEC 14, after the newsletters step: every feed due is read (at most
+    once per its ``every``), its new items recorded and made into
+    newsletters, which the next runs send. Nothing here stops the run."""
+    for service in svc.load_services(run.data):
+        if not ini_path(service).exists():
+            continue
+        try:
+            feed = load(service)
+            if feed is not None:
+                _follow(run, service, feed)
+        except VykhukholError as exc:
+            run.log.error(f"feed of {service.name}: {exc.message}")
+        except Exception as exc:  # noqa: BLE001 - a feed never stops a run
+            run.log.error(f"feed of {service.name}: {type(exc).__name__}: {exc}")
+
+
+def _follow(run, service: svc.Service, feed: Feed) -> None:
+    from vykhukhol.errors import LockBusy
+
+    data, name = run.data, service.name
+    try:
+        with files.record_lock(items_path(data, name), timeout=0):
+            _make_waiting(run, service, feed)
+            _read(run, service, feed)
+    except LockBusy:
+        run.log.write(f"feed of {name}: another run is reading it")
+
+
+def _due(values: dict[str, str], feed: Feed, moment: datetime) -> bool:
+    last = time_of(values, "read_at")
+    return last is None or values.get("url") != feed.url \
+        or (moment - last).total_seconds() >= feed.every
+
+
+def _read(run, service: svc.Service, feed: Feed) -> None:
+    from vykhukhol.newsletters import feed_fetch
+
+    data, name, moment = run.data, service.name, run.now()
+    path = state_path(data, name)
+    values = read_kv(path)
+    if not _due(values, feed, moment):
+        return
+    # the read may overrun its bound by one socket wait: that too ends inside the share
+    seconds = min(feed_fetch.SECONDS, run.time_limit * SHARE - run.elapsed()
+                  - feed_fetch.SOCKET_SECONDS)
+    if seconds < 1:
+        run.log.write(f"feed of {name}: no time left in this run to read it")
+        return
+    same = values.get("url") == feed.url
+    values.update(url=feed.url, read_at=format_time(moment))
+    try:
+        answer = feed_fetch.fetch(feed.url, values.get("etag", "") if same else "",
+                                  values.get("modified", "") if same else "", seconds)
+        found = feed_fetch.items(answer.body, answer.content_type) if answer.changed else None
+    except feed_fetch.FeedProblem as exc:
+        run.log.error(f"feed of {name}: {feed.url}: {exc.message}")
+        values.update(problem=json.dumps({"t": exc.template, "v": {
+            k: str(v) for k, v in exc.values.items()}}, ensure_ascii=False),
+            problem_at=values.get("problem_at") or format_time(moment))
+        write_kv(path, values)
+        return
+    values.update(problem="", problem_at="")
+    if found is None:  # 304: nothing changed
+        write_kv(path, values)
+        return
+    known = records(data, name)
+    first = not values.get("ok_at") or not same
+    fresh = [item for item in found if _key(item.key) not in known]
+    values.update(etag=answer.etag, modified=answer.modified, ok_at=format_time(moment))
+    if first:
+        _append(data, name, [_line(_key(i.key), "seen") for i in fresh])
+        write_kv(path, values)
+        run.log.write(f"feed of {name}: first read, {len(fresh)} items there marked as seen")
+        return
+    older, fresh = fresh[:-MAX_NEW], fresh[-MAX_NEW:]
+    if older:
+        run.log.write(f"feed of {name}: {len(older)} more new items than {MAX_NEW} at once; "
+                      "the older ones are marked as seen")
+    lines = [_line(_key(i.key), "seen") for i in older]
+    lines += [_line(_key(i.key), "new", job_name(name, _key(i.key)), {
+        "title": i.title, "link": i.link, "summary": i.summary, "published": i.published})
+        for i in fresh]
+    _append(data, name, lines)           # 1. recorded (fsynced) before any newsletter exists
+    write_kv(path, values)
+    _make_waiting(run, service, feed)    # 2. and 3.
+
+
+def _made_already(data: DataDir, job: str) -> bool:
+    import vykhukhol.newsletters as newsletters
+    from vykhukhol.newsletters import history
+
+    return newsletters.paths(data, job)[0].exists() or any(
+        entry.job == job for entry in history.entries(data))
+
+
+def _make_waiting(run, service: svc.Service, feed: Feed) -> None:
+    """Every ``new`` item of the record made into its newsletter, then ``made``."""
+    import vykhukhol.newsletters as newsletters
+
+    data, name = run.data, service.name
+    for record in records(data, name).values():
+        if record.status != "new":
+            continue
+        job = job_name(name, record.key)
+        if not _made_already(data, job):
+            item = {k: str(record.item.get(k, "")) for k in ("title", "link", "summary",
+                                                              "published")}
+            subject = " ".join(with_item(feed.subject, item).split())
+            try:
+                newsletters.create(data, [name], subject, with_item(feed.body, item),
+                                   job_name=job)
+            except BadInput as exc:
+                run.log.error(f"feed of {name}: the letter for {item['link'] or item['title']} "
+                              f"cannot be made: {exc.message}; it is tried again next run")
+                continue
+            run.log.write(f"feed of {name}: {item['title'] or item['link']!r} became "
+                          f"newsletter {job}")
+        _append(data, name, [_line(record.key, "made", job)])
+
+
+# --- what the rest of the house asks ------------------------------------------------------
+
+def next_read(data: DataDir) -> float | None:
+    """When the earliest feed is due (epoch seconds; now if an item waits to
+    be made), or None when no service follows a feed: the idle proof's bound."""
+    soonest = None
+    for service in svc.load_services(data):
+        feed = load(service) if ini_path(service).exists() else None
+        if feed is None:
+            continue
+        values = read_kv(state_path(data, service.name))
+        last = time_of(values, "read_at")
+        due = 0.0 if last is None or values.get("url") != feed.url \
+            or any(r.status == "new" for r in records(data, service.name).values()) \
+            else last.timestamp() + feed.every
+        soonest = due if soonest is None else min(soonest, due)
+    return soonest
+
+
+class Standing(NamedTuple):
+    url: str
+    every: int
+    read_at: datetime | None
+    ok_at: datetime | None
+    problem: BadInput | None
+    problem_at: datetime | None
+
+
+def standing(data: DataDir, service: svc.Service) -> Standing | None:
+    """What the service page and ``service feed S`` show; None: no feed."""
+    feed = load(service)
+    if feed is None:
+        return None
+    values = read_kv(state_path(data, service.name))
+    problem = None
+    if values.get("problem"):
+        try:
+            said = json.loads(values["problem"])
+            problem = BadInput(said["t"], **said["v"])
+        except (ValueError, KeyError, TypeError, IndexError):
+            problem = BadInput("{reason}", reason=values["problem"][:300])
+
+    def moment(key: str) -> datetime | None:
+        try:
+            return parse_time(values.get(key) or "-")
+        except BadInput:
+            return None
+    return Standing(feed.url, feed.every, moment("read_at"), moment("ok_at"), problem,
+                    moment("problem_at"))
+
+
+def problems(data: DataDir) -> list[tuple[str, str, BadInput]]:
+    """(service, url, why) of every feed whose last read failed: Status warns."""
+    found = []
+    for service in svc.load_services(data):
+        if not ini_path(service).exists():
+            continue
+        now_ = standing(data, service)
+        if now_ is not None and now_.problem is not None:
+            found.append((service.name, now_.url, now_.problem))
+    return found

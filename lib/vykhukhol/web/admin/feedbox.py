@@ -1,0 +1,24 @@
+"""The service page's box of its feed: what it follows, its letter, the last
+read and its problem (the form posts to :mod:`.intake`)."""
+
+from __future__ import annotations
+
+from vykhukhol.web.admin.core import Admin
+
+
+def feed_context(admin: Admin, service) -> dict:
+    """What the service page shows of its feed: the settings, the letter, the last read."""
+    from vykhukhol.newsletters import feed_settings, feeds
+    from vykhukhol.timeutil import format_duration, format_time
+    from vykhukhol.web.admin.core import local_time
+
+    now_ = feeds.standing(admin.data, service)
+    feed = feed_settings.load(service)
+    letter = (f"Subject: {feed.subject}\n\n{feed.body}" if feed else
+              f"Subject: {feed_settings.DEFAULT_SUBJECT}\n\n{admin._(feed_settings.DEFAULT_BODY)}")
+    shown = None
+    if now_ is not None:
+        shown = {"url": now_.url, "every": format_duration(now_.every),
+                 "read": local_time(admin.settings, format_time(now_.read_at)) if now_.read_at
+                 else "", "problem": now_.problem.text(admin.lang) if now_.problem else ""}
+    return {"feed": shown, "feed_letter": letter}
