@@ -89,7 +89,7 @@ def take_steps(run: Run) -> None:
         read_bounces(run)                                   # SPEC 12, before step 2
         resend_confirmations(run)                           # what a subscribe page could not send
         send_newsletters(run)                               # step 2
-        follow_feeds(run)                                   # SPEC 14: feeds' new items become newsletters
+        follow_feeds(run)                                   # the feeds: new items, newsletters (README 22)
         service = choose_service(run)                       # step 3
         with hold_db(run, service) as held:                 # step 6 on the way out
             send_series(run, service, held)                 # step 4
