@@ -5,12 +5,17 @@ the pace rises by a tenth each clean hour up to the cap."""
 
 from __future__ import annotations
 
+import html
 from datetime import datetime, timedelta
 
+import pytest
+
+from servetools import call, environ, log_in
 from vykhukhol import newsletters
 from vykhukhol.datadir import DataDir
 from vykhukhol.sender import pace
-from vykhukhol.timeutil import now
+from vykhukhol.timeutil import format_time, now
+from vykhukhol.web import admin as admin_mod
 
 ADMIN = "admin@example.org"
 T0 = (now() + timedelta(minutes=2)).replace(second=5, microsecond=0)  # after the job starts
@@ -140,5 +145,56 @@ def test_a_cpanel_max_per_hour_550_keeps_the_letter_for_a_later_run(site, smtp_s
     assert [p.pace for p in pace.learned(DataDir(site.data.root))] == [3.0]
 
 
+@pytest.mark.parametrize(("lang", "said"), [
+    ("en", ["Sending pace", "127.0.0.1: at most 5 letters an hour, a tenth more each clean hour "
+            "up to 10.", "The server last said “too many” at"]),
+    ("ru", ["Темп отправки", "127.0.0.1: не больше 5 писем в час, с каждым спокойным часом на "
+            "десятую больше, до 10.", "Последний раз сервер ответил «слишком много»"])])
+def test_status_shows_the_learned_pace_and_when_the_server_said_so(site, smtp_server, lang, said):
+    """`vykhukhol status` and the admin's Status page, in the page's language."""
+    news(site, smtp_server, 12)
+    site.set(language=lang)
+    app = admin_mod.app(site.data, site.cgi_dir)
+    cookie, _ = log_in(app)
+    page = lambda: html.unescape(call(app, environ(  # noqa: E731
+        "GET", "/", "", b"", "", "missing", script="/admin", HTTP_COOKIE=cookie))[2])
+    assert said[0] not in page()  # nothing learned, nothing shown
+    too_many_after(smtp_server, 10)
+    site.run_at(T0)
+    shown = page()
+    for text in said:
+        assert text in shown
+    assert f"pace 127.0.0.1: at most 5 letters an hour, a tenth more each clean hour up to 10 " \
+           f"(the server last said too many at {format_time(T0)})" in site.ok("status")
+
+
 def delivered(server) -> list:
     return [r for r in server.handler.received if ADMIN not in r.rcpt_tos]
+
+
+def test_a_pace_line_damaged_by_hand_is_no_pace_and_no_traceback(site, smtp_server):
+    """data/state/pace edited into nonsense: the run sends, Status says nothing of it."""
+    news(site, smtp_server, 3)
+    (site.data.state).mkdir(parents=True, exist_ok=True)
+    (site.data.state / "pace").write_text("127.0.0.1\tfast 2026-13-45 x\n127.0.0.1|sent\tx=y =3\n")
+    assert handed(site, T0) == 3
+    assert "pace " not in site.ok("status")
+
+
+def test_sendmail_saying_rate_overlimit_teaches_the_pace_of_sendmail(site, tmp_path):
+    """The sendmail transport: a program that exits 75 saying "rate overlimit"
+    after 4 letters; the pace is kept under the transport's name."""
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    program = tmp_path / "sendmail"
+    program.write_text(f"""#!/bin/sh
+n=$(ls "{kept}" | wc -l)
+if [ "$n" -ge 4 ]; then echo "451 Sender rate overlimit - 4.0 / 1h / strict" >&2; exit 75; fi
+cat > "{kept}/$n.eml"
+""")
+    program.chmod(0o700)
+    news(site, type("NoServer", (), {"port": 25})(), 8)
+    site.set(mail__transport="sendmail", mail__sendmail_path=str(program))
+    assert handed(site, T0) == 4
+    assert [(p.server, p.pace) for p in pace.learned(DataDir(site.data.root))] == [("sendmail", 2.0)]
+    assert handed(site, minutes(1)) == 0 and len(list(kept.iterdir())) == 4

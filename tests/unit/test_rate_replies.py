@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from vykhukhol.sender.pace import says_rate
+from vykhukhol.sender.pace import says_rate, server_of
 
 RATE = [
     (421, "4.7.0 Too many messages"),
@@ -46,3 +46,12 @@ def test_a_rate_reply_is_read_as_one(code, text):
 @pytest.mark.parametrize(("code", "text"), NOT_RATE)
 def test_other_replies_are_not_a_rate(code, text):
     assert not says_rate(code, text)
+
+
+@pytest.mark.parametrize(("transport", "host", "server"), [
+    ("smtp", "Mail.Example.org", "mail.example.org"), ("sendmail", "127.0.0.1", "sendmail"),
+    ("outbox", "127.0.0.1", None)])
+def test_whose_pace_a_run_keeps(transport, host, server):
+    """Per server: the SMTP host, the transport's name for sendmail, none for the outbox."""
+    settings = {"mail.transport": transport, "mail.smtp_host": host}
+    assert server_of(settings) == server  # type: ignore[arg-type]

@@ -225,3 +225,22 @@ class Pace:
         if result is not None:
             self._learned = result
         return result
+
+
+class Shown(NamedTuple):
+    """A learned pace as Status shows it."""
+
+    server: str
+    pace: int        # whole letters an hour allowed now
+    said: str        # when the server last said "too many" (a file time)
+    ceiling: int     # where it stops rising
+    binds: bool      # False: back at hourly_limit, which alone counts again
+
+
+def shown(data: DataDir, settings: Settings, moment: datetime) -> list[Shown]:
+    """Every learned pace, as it stands at ``moment``."""
+    hourly = settings["hourly_limit"]
+    return [Shown(found.server, math.floor(found.now(moment, hourly) + 1e-9),
+                  format_time(found.said), int(found.ceiling(hourly)),
+                  found.binds(moment, hourly))
+            for found in learned(data)]

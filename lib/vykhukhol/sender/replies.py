@@ -31,7 +31,7 @@ def read_refusal(run: Run, exc: mail.DeliveryError, target: str, email: str, ite
         run.log.error(f"{target}: {exc.detail}; sending stops until the DKIM key is fixed")
         run.stop(Outcome.TEMPFAIL)
         return journal.TEMPFAIL, ""
-    if says_rate(exc.code, exc.detail):
+    if _server_words(exc) and says_rate(exc.code, exc.detail):
         return _too_fast(run, exc, target, email, item)
     if not exc.temporary:
         from vykhukhol.bounces import reasons
@@ -72,6 +72,12 @@ def read_refusal(run: Run, exc: mail.DeliveryError, target: str, email: str, ite
                    "sending stops, a later run retries")
     run.stop(Outcome.TEMPFAIL)
     return journal.TEMPFAIL, ""
+
+
+def _server_words(exc: mail.DeliveryError) -> bool:
+    """Whether the refusal's text is the server's (a reply code) or
+    sendmail's own words, not ours ("Too many open files" is this machine's)."""
+    return exc.code is not None or (exc.stage == "local" and " exited with " in exc.detail)
 
 
 def _too_fast(run: Run, exc: mail.DeliveryError, target: str, email: str, item: str
