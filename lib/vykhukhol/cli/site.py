@@ -121,6 +121,14 @@ def cmd_status(ctx: Context, args) -> int:
         print(f"newsletter {job.name}: start {format_time(job.start)}, "
               f"{count['sent']}/{count['total']} handed over, {count['failed']} failed, "
               f"{count['skipped']} skipped, {count['in doubt']} in doubt")
+    from vykhukhol.sender import pace
+    from vykhukhol.timeutil import now
+
+    for line in pace.shown(data, settings, now()):
+        print(f"pace {line.server}: " + (
+            f"at most {line.pace} letters an hour, a tenth more each clean hour up to "
+            f"{line.ceiling}" if line.binds else "back at hourly_limit")
+            + f" (the server last said too many at {line.said})")
     for entry in runlog.recent(data, 10):
         print(f"log {entry.time} {entry.lease} {entry.level}: {entry.message}")
     return 1 if quiet is not None else 0

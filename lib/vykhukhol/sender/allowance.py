@@ -1,5 +1,6 @@
 """The hourly and daily caps (SPEC 5, "Sending limits"), shared across runs
-through ``data/state/counters``."""
+through ``data/state/counters``, and the server's learned pace (:mod:`.pace`)
+as one more cap."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 from vykhukhol.datadir import DataDir
 from vykhukhol.files import kv
+from vykhukhol.sender.pace import Pace
 from vykhukhol.settings import Settings
 
 
@@ -26,7 +28,9 @@ class Allowance:
         self.settings, self.now = settings, now
         self.wanted = wanted  # what the run may still send (its quotas), asked on first use
         self.granted: int | None = None  # None: not reserved yet
+        self.counted = 0  # of it, what data/state/counters holds (the pace may grant less)
         self.used = 0
+        self.pace = Pace(data, settings, now)  # the server's learned pace: one more cap
 
     def _limits(self) -> tuple[int, int]:
         return self.settings["hourly_limit"], self.settings["daily_limit"]
@@ -38,7 +42,7 @@ class Allowance:
     def room(self) -> bool:
         """Whether one more letter fits the caps (reserving on first use)."""
         hourly, daily = self._limits()
-        if not hourly and not daily:
+        if not hourly and not daily and not self.pace.binds():
             return True
         if self.granted is None:
             self._reserve(hourly, daily)
@@ -53,6 +57,12 @@ class Allowance:
 
     def _reserve(self, hourly: int, daily: int) -> None:
         wanted = self.wanted()
+        if hourly or daily:
+            self._reserve_counters(hourly, daily, wanted)
+            wanted = self.counted
+        self.granted = self.pace.reserve(wanted)
+
+    def _reserve_counters(self, hourly: int, daily: int, wanted: int) -> None:
         hour, day = self._buckets()
 
         def change(values: dict[str, str]) -> None:
@@ -63,16 +73,18 @@ class Allowance:
                 room = min(room, hourly - in_hour)
             if daily:
                 room = min(room, daily - in_day)
-            self.granted = max(0, room)
-            values.update(hour=hour, hour_count=str(in_hour + self.granted),
-                          day=day, day_count=str(in_day + self.granted))
+            self.counted = max(0, room)
+            values.update(hour=hour, hour_count=str(in_hour + self.counted),
+                          day=day, day_count=str(in_day + self.counted))
         kv.change_kv(self.path, change)
 
     def settle(self) -> None:
-        """Give back the letters reserved but not sent (unless the hour turned)."""
-        if not self.granted or self.used >= self.granted:
+        """Give back the letters reserved but not sent (unless the hour turned);
+        the run's letters counted against its server's pace."""
+        self.pace.settle(self.used)
+        if not self.counted or self.used >= self.counted:
             return
-        unused = self.granted - self.used
+        unused = self.counted - self.used
         hour, day = self._buckets()
 
         def change(values: dict[str, str]) -> None:

@@ -1,12 +1,14 @@
 """What a refusal at hand-over means (SPEC 5, "Delivery failures"): the
 server's reply read for its cause, with the command it answered; a
 temporary one of the recipient (4xx to RCPT) defers that recipient alone
-(:mod:`.tempfail`), one of the server stops the run's sending.
+(:mod:`.tempfail`), one of the server stops the run's sending; one that
+says the site sends too fast stops it too and halves the pace (:mod:`.pace`).
 """
 
 from __future__ import annotations
 
 import vykhukhol.sender.journal as journal
+from vykhukhol.sender.pace import says_rate
 from vykhukhol.sender.tempfail import DEFER_PAUSES, TEMPFAIL_GIVE_UP
 from vykhukhol.states import Outcome
 from vykhukhol.timeutil import format_duration, seconds_between
@@ -29,6 +31,8 @@ def read_refusal(run: Run, exc: mail.DeliveryError, target: str, email: str, ite
         run.log.error(f"{target}: {exc.detail}; sending stops until the DKIM key is fixed")
         run.stop(Outcome.TEMPFAIL)
         return journal.TEMPFAIL, ""
+    if _server_words(exc) and says_rate(exc.code, exc.detail):
+        return _too_fast(run, exc, target, email, item)
     if not exc.temporary:
         from vykhukhol.bounces import reasons
 
@@ -66,5 +70,37 @@ def read_refusal(run: Run, exc: mail.DeliveryError, target: str, email: str, ite
         return journal.TEMPFAIL, ""
     run.log.write(f"{target}: temporary failure for {email}{code}: {exc.detail}; "
                    "sending stops, a later run retries")
+    run.stop(Outcome.TEMPFAIL)
+    return journal.TEMPFAIL, ""
+
+
+def _server_words(exc: mail.DeliveryError) -> bool:
+    """Whether the refusal's text is the server's (a reply code) or
+    sendmail's own words, not ours ("Too many open files" is this machine's)."""
+    return exc.code is not None or (exc.stage == "local" and " exited with " in exc.detail)
+
+
+def _too_fast(run: Run, exc: mail.DeliveryError, target: str, email: str, item: str
+              ) -> tuple[str, str]:
+    """The server says the site sends too fast (whatever the command, even a
+    5xx such as cPanel's "max emails per hour"): the letter waits for a
+    later run, the run stops, and the pace is half what the server had."""
+    code = f" ({exc.code})" if exc.code else ""
+    since, _ = run.deferrals.note(target, email, item)
+    if seconds_between(run.now(), since) >= TEMPFAIL_GIVE_UP:
+        run.log.write(f"{target}: {email} failed temporarily for "
+                       f"{format_duration(TEMPFAIL_GIVE_UP)}; marked failed")
+        run.deferrals.forget(target, email, item)
+        return journal.FAILED, "soft"
+    found = run.allowance.pace.learn(run.letters_out)
+    if found is None:
+        run.log.write(f"{target}: the server says too many{code} for {email}: {exc.detail}; "
+                       "sending stops, a later run retries (too few letters went to it "
+                       "in the last hour to learn a pace from)")
+    else:
+        run.log.write(f"{target}: the server says too many{code} for {email}: {exc.detail}; "
+                       f"sending stops; {found.seen} letters went to {found.server} in the "
+                       f"last hour, from now on at most {found.pace:g} an hour, a tenth "
+                       "more each clean hour")
     run.stop(Outcome.TEMPFAIL)
     return journal.TEMPFAIL, ""

@@ -12,7 +12,7 @@ from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol.errors import BadInput
 from vykhukhol.files import kv
-from vykhukhol.sender import alerts, runlog, selfblock
+from vykhukhol.sender import alerts, pace, runlog, selfblock
 from vykhukhol.sender import doors as locks_mod
 from vykhukhol.services import subscribers as subs
 from vykhukhol.states import Outcome
@@ -46,6 +46,7 @@ def status(admin: Admin, args: dict) -> Response:
         runs=recent_runs(entries, admin.lang)[:15], alerts=[e._replace(message=alerts.shown(e.message, admin.lang))
                                  for e in entries if e.level == "alert"][-15:][::-1],
         last_run=last_run, cron_url=cron, crontab=f"*/5 * * * * wget -q -t 1 -O /dev/null {cron}" if cron else "",
+        paces=pace.shown(data, settings, now()),
         warnings=warnings(admin), hosted=not demo.is_local(settings["site_url"]), chart=chart(admin), local=lambda t: local_time(settings, t)))
 
 
