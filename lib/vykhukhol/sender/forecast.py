@@ -46,18 +46,14 @@ def cron_gap(data: DataDir) -> float:
     return gap if gap > 0 else DEFAULT_GAP
 
 
-def learned_pace(data: DataDir) -> float | None:
-    """The lowest pace (letters per hour) a mail server taught the site, or None."""
-    try:
-        values = kv.read_kv(data.state / "pace")
-    except OSError:
-        return None
-    found = []
-    for value in values.values():
-        try:
-            found.append(float(value.split()[0]))
-        except (ValueError, IndexError):
-            continue
+def learned_pace(data: DataDir, moment: datetime, hourly_limit: int) -> float | None:
+    """The lowest pace (letters an hour) a mail server allows the site at
+    ``moment`` (:mod:`.pace`: halved when it said "too many", a tenth more each
+    clean hour), or None: no server taught one."""
+    from vykhukhol.sender import pace
+
+    found = [learned.now(moment, hourly_limit) for learned in pace.learned(data)
+             if learned.binds(moment, hourly_limit)]
     return min(found) if found else None
 
 
@@ -117,7 +113,7 @@ def newsletter_finish(data: DataDir, settings: Settings, remaining: int, start: 
                       moment: datetime) -> datetime | None:
     """A newsletter's expected finish under this site's caps and cron."""
     per_hour = hourly(settings["news_per_run"], cron_gap(data), settings["hourly_limit"],
-                      learned_pace(data))
+                      learned_pace(data, moment, settings["hourly_limit"]))
     return finish(remaining, start, moment, per_hour, settings["daily_limit"],
                   settings["timezone"])
 
@@ -148,6 +144,6 @@ def backlog_clears(data: DataDir, settings: Settings, due_now: int,
                    moment: datetime) -> datetime | None:
     """When a series' letters due now will all have left."""
     per_hour = hourly(settings["serial_per_run"], cron_gap(data), settings["hourly_limit"],
-                      learned_pace(data))
+                      learned_pace(data, moment, settings["hourly_limit"]))
     return finish(due_now, moment, moment, per_hour, settings["daily_limit"],
                   settings["timezone"])
