@@ -33,7 +33,8 @@ def _service_values(args) -> dict[str, str]:
     values = {}
     for option, key in (("title", "title"), ("from_name", "from_name"), ("from_email", "from_email"),
                         ("delete_finished", "delete_finished"), ("send_window", "send_window"),
-                        ("public", "public")):
+                        ("public", "public"), ("confirm_subject", "confirm_subject"),
+                        ("confirm_body", "confirm_body")):
         value = getattr(args, option, None)
         if value is not None:
             values[key] = value

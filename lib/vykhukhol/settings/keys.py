@@ -319,6 +319,7 @@ KEYS: dict[str, Key] = {
         Key("main", "cron_allow", "", _networks, "IPs/CIDRs allowed to call the cron script (empty: anyone with the URL)"),
         Key("main", "trusted_proxies", "", _networks, "reverse proxies whose X-Forwarded-For names the client (empty: none)"),
         Key("main", "archive_dir", "", _folder, "where the public archive is written (empty: archive/ beside cgi/ in the checkout)", web=False),
+        Key("main", "postal_address", "", _text(300), "the sender's postal address, in the footer of every list letter (empty: none)"),
         Key("main", "subscribe_hourly_limit", "10", _count(1, 10**6), "subscribe requests per client address and hour (each counts, letter or not)"),
         Key("mail", "transport", "outbox", _choice("outbox", "smtp", "sendmail"), "how letters leave: outbox, smtp or sendmail"),
         Key("mail", "from_email", "", _optional_mailbox, "the default sender address"),
