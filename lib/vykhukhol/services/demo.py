@@ -123,6 +123,13 @@ def is_local(site_url: str) -> bool:
     return parts.scheme == "http" and (host in _LOOPBACK or host.startswith("127."))
 
 
+def current_url(data: DataDir) -> str:
+    """The data directory's ``site_url`` as it is now."""
+    from vykhukhol import settings as settings_mod
+
+    return settings_mod.load(data.settings)["site_url"]
+
+
 def follow_port(data: DataDir, served_at: str) -> str | None:
     """A local data directory's ``site_url`` becomes ``served_at`` (the links in
     its letters must reach this server); returns the new value, or None when
