@@ -302,7 +302,7 @@ class Key:
 KEYS: dict[str, Key] = {
     key.full: key
     for key in (
-        Key("main", "mode", "debug", _choice(*MODES), "working (letters may be sent) or debug (nothing is sent)"),
+        Key("main", "mode", "debug", _choice(*MODES), "working (letters may be sent) or debug (no letter goes to subscribers)"),
         Key("main", "admin_email", "", _optional_mailbox, "where alerts and reports go (empty: log only)"),
         Key("main", "site_url", "http://127.0.0.1:8080", _url, "public base URL of the installation, for links in letters"),
         Key("main", "news_per_run", "50", _count(1, 100000), "newsletter letters one run may send"),
