@@ -120,9 +120,8 @@ class Sending:
         except BadInput as exc:
             self.log.error(f"{target}: letter {item} cannot be made: {exc.message}; "
                            "it is skipped until it is fixed (nobody loses or skips it)")
-            # The owner must know (issue 27): a template too heavy, or broken by an FTP edit.
             self.alert(alerts.CANNOT_RENDER if isinstance(exc, OverBudget) else alerts.CANNOT_MAKE,
-                       detail=f"{target}, {item}: {exc.message}")
+                       detail=f"{target}, {item}: {exc.message}")  # the owner must know it
             return Delivery.BROKEN
         except ImportError as exc:  # a host that vendored too little (README 14)
             self.log.error(f"{target}: {MissingModule.of(exc).message}; nothing is sent "
