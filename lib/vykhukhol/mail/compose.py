@@ -80,12 +80,17 @@ def footed_parts(service: Service, settings: Settings, ctx: dict[str, str], text
     """The text and HTML parts of a list letter rendered with their footer:
     where the template places ``{{ footer }}``, else at the end (README section 4)."""
     budget = budget or render.Budget()
-    body = footed_text(service, settings, ctx, text, budget)
-    return body, footed_html(service, settings, ctx, html, budget) if html is not None else None
+    found = _footer(service, settings, ctx)  # looked up once for both parts
+    body = footed_text(service, settings, ctx, text, budget, found)
+    return body, footed_html(service, settings, ctx, html, budget, found) \
+        if html is not None else None
 
 
-def _footer(service: Service, settings: Settings, ctx: dict[str, str]) -> tuple[tuple[str, str],
-                                                                              dict[str, str]]:
+#: The footer's templates (text, HTML) and the values they are rendered with.
+Footer = tuple[tuple[str, str], dict[str, str]]
+
+
+def _footer(service: Service, settings: Settings, ctx: dict[str, str]) -> Footer:
     from vykhukhol.render import footer
 
     sources = footer.sources(service.folder, service.folder.parents[2], settings["language"])
@@ -93,24 +98,24 @@ def _footer(service: Service, settings: Settings, ctx: dict[str, str]) -> tuple[
 
 
 def footed_text(service: Service, settings: Settings, ctx: dict[str, str], text: str,
-                budget: render.Budget | None = None) -> str:
+                budget: render.Budget | None = None, found: Footer | None = None) -> str:
     """The text part with the service's footer (see :func:`footed_parts`)."""
     from vykhukhol.render import footer
 
-    (source, _), values = _footer(service, settings, ctx)
+    (source, _), values = found or _footer(service, settings, ctx)
     foot = render.render(source, values, "footer", budget)
     body = render.render(text, {**ctx, "footer": foot}, "text", budget)
     return body if footer.placed(text) else footer.add_text(body, foot)
 
 
 def footed_html(service: Service, settings: Settings, ctx: dict[str, str], html: str,
-                budget: render.Budget | None = None) -> str:
+                budget: render.Budget | None = None, found: Footer | None = None) -> str:
     """The HTML part with the service's footer (see :func:`footed_parts`)."""
     from markupsafe import Markup
 
     from vykhukhol.render import footer
 
-    (_, source), values = _footer(service, settings, ctx)
+    (_, source), values = found or _footer(service, settings, ctx)
     foot = render.render_html(source, values, "footer", budget)
     part = render.render_html(html, {**ctx, "footer": Markup(foot)}, "HTML", budget)
     return part if footer.placed(html) else footer.add_html(part, foot)
