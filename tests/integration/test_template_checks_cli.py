@@ -1,7 +1,8 @@
-"""A confirmation request without its link is refused, with the reason, on
-the command line (the admin's refusal is in tests/browser/test_letters_admin.py):
-saved, every new subscriber would get a letter with no way to confirm
-(issue 27 item 2)."""
+"""Templates checked on the command line (issue 27): a confirmation request
+without its link is refused with the reason (item 2; saved, every new
+subscriber would get a letter with no way to confirm), and a variable no
+letter is given is a warning (item 7). The admin's side is in
+tests/browser/test_letters_admin.py."""
 
 from __future__ import annotations
 
@@ -38,3 +39,12 @@ def test_an_empty_confirmation_text_means_the_default_request(site) -> None:
     assert site.subscribe("news", "ann@example.org") == "added"
     [request] = [m for m in site.outbox() if "ann@" in str(m["To"])]
     assert "confirm.py?" in request.get_body(("plain",)).get_content()
+
+
+def test_letter_add_warns_of_a_variable_no_letter_is_given(site) -> None:
+    site.service("news", letters=[])
+    result = site.cli("letter", "add", "news", "--subject", "Hi {{ nmae }}", "--delay", "0s",
+                      "--body", "Hello {{ name }}, {{ footer }}")
+    assert "warning: {{ nmae }} is not a variable letters are given" in result.stderr
+    assert "{{ name }}" not in result.stderr and "footer" not in result.stderr
+    assert len(svc.load_letters(svc.find_service(site.data, "news"))) == 1  # saved all the same
