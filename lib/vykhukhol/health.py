@@ -168,22 +168,23 @@ def broken_letters(data: DataDir, settings: Settings, translate: Translate = _en
     problem = checkup.footer_problem(None, data.root, lang)
     if problem:
         found.append(_("The site's footer (data/footer.txt or footer.html) cannot be made, so no list letter goes out: {problem}",
-                               problem=explain(problem)))
+                       problem=explain(problem)))
     for service in svc.load_services(data):
         try:
             letters = svc.load_letters(service)
         except BadInput as exc:
             found.append(_("{service}: its letters cannot be read, so none is sent: {problem}",
-                                   service=service.name, problem=explain(exc)))
+                           service=service.name, problem=explain(exc)))
             continue
         own = any((service.folder / name).exists() for name in ("footer.txt", "footer.html"))
         problem = checkup.footer_problem(service.folder, data.root, lang) if own else None
         if problem:
             found.append(_("{service}: its own footer cannot be made, so none of its letters is sent: {problem}",
-                                   service=service.name, problem=explain(problem)))
+                           service=service.name, problem=explain(problem)))
         for letter in letters:
             problem = checkup.letter_problem(letter.subject, letter.body, letter.html)
             if problem:
                 found.append(_("{service}: letter {number} cannot be made, so it is skipped until it is fixed: {problem}",
-                                       service=service.name, number=letter.number, problem=explain(problem)))
+                               service=service.name, number=letter.number,
+                               problem=explain(problem)))
     return found
