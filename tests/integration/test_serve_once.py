@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from servetools import ServeProcess, subprocess_env
-from vykhukhol import state
+from vykhukhol.members import unsent
 
 
 def free_port() -> int:
@@ -92,7 +92,7 @@ def test_in_debug_a_confirmation_waits_and_goes_with_the_first_working_run(fresh
     site.service("news", letters=[("One", "0s", "Hello.")])
     assert site.subscribe("news", "ann@example.org") == "added"
     assert site.outbox() == []  # nothing leaves in debug
-    assert [e for s, e, _ in state._unsent_lines(site.data.state / state.UNSENT)] == \
+    assert [e for s, e, _ in unsent._unsent_lines(site.data.state / unsent.UNSENT)] == \
         ["ann@example.org"]
     site.run_at()  # a debug run sends nothing either
     assert [m for m in site.outbox() if "ann@" in str(m["To"])] == []
@@ -100,6 +100,6 @@ def test_in_debug_a_confirmation_waits_and_goes_with_the_first_working_run(fresh
     from datetime import timedelta
 
     from vykhukhol.timeutil import now
-    site.run_at(now() + timedelta(seconds=state.UNSENT_GRACE + 1))
+    site.run_at(now() + timedelta(seconds=unsent.UNSENT_GRACE + 1))
     [request] = [m for m in site.outbox() if "ann@" in str(m["To"])]
     assert "confirm.py?" in request.get_body(("plain",)).get_content()

@@ -3,11 +3,11 @@ the series' and newsletters' test letters)."""
 
 from __future__ import annotations
 
+import vykhukhol.web.admin.footer as footer
 from vykhukhol import mail
 from vykhukhol import settings as settings_mod
 from vykhukhol.errors import BadInput, Forbidden
 from vykhukhol.i18n import SETTING_LABELS
-from vykhukhol.web.admin import footer
 from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.http import Response
 
