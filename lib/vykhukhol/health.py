@@ -146,10 +146,45 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
     for problem in settings.problems:
         if problem != settings.secret_problem:
             found.append(problem if isinstance(problem, str) else explain(problem))
+    found.extend(broken_letters(data, settings, translate, explain))
     for service in svc.load_services(data):
         bad = subs.malformed(service.subscribers_path)
         if bad:
             found.append(_n("{service}: {n} malformed subscriber line (line {line}); it is kept and skipped.",
                             "{service}: {n} malformed subscriber lines (first: line {line}); they are kept and skipped.",
                             len(bad), service=service.name, line=bad[0].lineno))
+    return found
+
+
+def broken_letters(data: DataDir, settings: Settings, translate: Translate = _english,
+                   explain: Callable[[VykhukholError], str] = str) -> list[str]:
+    """A warning for each letter and footer a run cannot make as its files are now
+    (the run skips it and alerts: issue 27); gone once the file is fixed."""
+    from vykhukhol.errors import BadInput
+    from vykhukhol.render import checkup
+
+    _ = translate  # the name tools/i18n.py extracts texts by
+    found, lang = [], settings["language"]
+    problem = checkup.footer_problem(None, data.root, lang)
+    if problem:
+        found.append(_("The site's footer (data/footer.txt or footer.html) cannot be made, so no list letter goes out: {problem}",
+                       problem=explain(problem)))
+    for service in svc.load_services(data):
+        try:
+            letters = svc.load_letters(service)
+        except BadInput as exc:
+            found.append(_("{service}: its letters cannot be read, so none is sent: {problem}",
+                           service=service.name, problem=explain(exc)))
+            continue
+        own = any((service.folder / name).exists() for name in ("footer.txt", "footer.html"))
+        problem = checkup.footer_problem(service.folder, data.root, lang) if own else None
+        if problem:
+            found.append(_("{service}: its own footer cannot be made, so none of its letters is sent: {problem}",
+                           service=service.name, problem=explain(problem)))
+        for letter in letters:
+            problem = checkup.letter_problem(letter.subject, letter.body, letter.html)
+            if problem:
+                found.append(_("{service}: letter {number} cannot be made, so it is skipped until it is fixed: {problem}",
+                               service=service.name, number=letter.number,
+                               problem=explain(problem)))
     return found

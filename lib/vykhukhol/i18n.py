@@ -204,6 +204,7 @@ SETTING_LABELS: dict[str, str] = {
     "daily_limit": "Letters per day at most",
     "cron_allow": "Who may call the cron script",
     "trusted_proxies": "Trusted reverse proxies",
+    "postal_address": "Postal address (in the letters' footer)",
     "subscribe_hourly_limit": "Subscriptions per client and hour",
     "archive_dir": "Public archive folder",
     "mail.transport": "How mail leaves",

@@ -184,7 +184,7 @@ def test_an_owner_builds_a_series_in_the_browser_and_a_confirmed_subscriber_gets
     b.open("/admin/")
     assert b.text("#mode") == "working"
     b.press("#mode-switch")
-    assert b.text("#mode") == "debug (nothing is sent)"
+    assert b.text("#mode") == "debug (no letter goes to subscribers)"
     assert "Mode: debug." in b.flash()
     assert site.settings()["mode"] == "debug"
     b.press("#mode-switch")

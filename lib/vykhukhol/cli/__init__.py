@@ -174,6 +174,11 @@ def build_parser() -> Parser:
         a.add_argument("--public", choices=["yes", "no"],
                        help="yes (the default): every subscriber's own page offers it with a join "
                             "button; no: shown there only to its subscribers")
+        a.add_argument("--confirm-subject", metavar="TEMPLATE",
+                       help="the confirmation request's subject (empty: the default)")
+        a.add_argument("--confirm-body", metavar="TEMPLATE",
+                       help="the confirmation request's text; must contain {{ confirm_url }} "
+                            "(empty: the default)")
     for action in ("enable", "disable", "remove"):
         actions.add_parser(action, help=f"{action} a service").add_argument("name", help=NAME_HELP)
     a = actions.add_parser("feed", help="follow the site's feed: each new item becomes a "

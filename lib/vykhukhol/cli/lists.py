@@ -33,7 +33,8 @@ def _service_values(args) -> dict[str, str]:
     values = {}
     for option, key in (("title", "title"), ("from_name", "from_name"), ("from_email", "from_email"),
                         ("delete_finished", "delete_finished"), ("send_window", "send_window"),
-                        ("public", "public")):
+                        ("public", "public"), ("confirm_subject", "confirm_subject"),
+                        ("confirm_body", "confirm_body")):
         value = getattr(args, option, None)
         if value is not None:
             values[key] = value
@@ -78,6 +79,16 @@ def _body(args) -> str:
     return args.body if args.body is not None else _read_file(args.body_file, "--body-file")
 
 
+def warn_unknown(*sources: str | None) -> None:
+    """A warning on stderr for each variable no letter is given ({{ nmae }}):
+    saved all the same, it renders as nothing (README section 4)."""
+    from vykhukhol import render
+
+    for name in sorted({n for source in sources for n in render.unknown_variables(source or "")}):
+        print(f"warning: {{{{ {name} }}}} is not a variable letters are given; it stays empty "
+              "in every letter", file=sys.stderr)
+
+
 def cmd_letter(ctx: Context, args) -> None:
     ctx.settings()
     service = svc.find_service(ctx.data, args.service)
@@ -86,6 +97,7 @@ def cmd_letter(ctx: Context, args) -> None:
         number = svc.add_letter(service, args.subject, args.delay, _body(args), html,
                                 public=args.public)
         print(f"letter {number} added to {service.name}")
+        warn_unknown(args.subject, _body(args), html)
     elif args.action == "remove":
         svc.remove_letter(service, args.number)
         print(f"letter {args.number} removed from {service.name}; later letters moved up")
@@ -160,6 +172,7 @@ def cmd_newsletter(ctx: Context, args) -> None:
                                   start, progress=lambda n: progress(f"recipients: {n}"),
                                   public=args.public)
         progress("")
+        warn_unknown(args.subject, _body(args), html)
         total = newsletters.read_job(data, name).values.get("total", "0")
         print(name)
         print(f"{total} recipients", file=sys.stderr)

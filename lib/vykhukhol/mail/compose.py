@@ -75,6 +75,52 @@ def context(service: Service, settings: Settings, email: str, name: str,
 Presses = dict[tuple[str, bool, str], mail.Press]
 
 
+def footed_parts(service: Service, settings: Settings, ctx: dict[str, str], text: str,
+                 html: str | None, budget: render.Budget | None = None) -> tuple[str, str | None]:
+    """The text and HTML parts of a list letter rendered with their footer:
+    where the template places ``{{ footer }}``, else at the end (README section 4)."""
+    budget = budget or render.Budget()
+    found = _footer(service, settings, ctx)  # looked up once for both parts
+    body = footed_text(service, settings, ctx, text, budget, found)
+    return body, footed_html(service, settings, ctx, html, budget, found) \
+        if html is not None else None
+
+
+#: The footer's templates (text, HTML) and the values they are rendered with.
+Footer = tuple[tuple[str, str], dict[str, str]]
+
+
+def _footer(service: Service, settings: Settings, ctx: dict[str, str]) -> Footer:
+    from vykhukhol.render import footer
+
+    sources = footer.sources(service.folder, service.folder.parents[2], settings["language"])
+    return sources, render.one_line_values({**ctx, "postal_address": settings["postal_address"]})
+
+
+def footed_text(service: Service, settings: Settings, ctx: dict[str, str], text: str,
+                budget: render.Budget | None = None, found: Footer | None = None) -> str:
+    """The text part with the service's footer (see :func:`footed_parts`)."""
+    from vykhukhol.render import footer
+
+    (source, _), values = found or _footer(service, settings, ctx)
+    foot = render.render(source, values, "footer", budget)
+    body = render.render(text, {**ctx, "footer": foot}, "text", budget)
+    return body if footer.placed(text) else footer.add_text(body, foot)
+
+
+def footed_html(service: Service, settings: Settings, ctx: dict[str, str], html: str,
+                budget: render.Budget | None = None, found: Footer | None = None) -> str:
+    """The HTML part with the service's footer (see :func:`footed_parts`)."""
+    from markupsafe import Markup
+
+    from vykhukhol.render import footer
+
+    (_, source), values = found or _footer(service, settings, ctx)
+    foot = render.render_html(source, values, "footer", budget)
+    part = render.render_html(html, {**ctx, "footer": Markup(foot)}, "HTML", budget)
+    return part if footer.placed(html) else footer.add_html(part, foot)
+
+
 def _shared(service: Service, settings: Settings, run_id: str,
             list_letter: bool) -> dict[str, str | None]:
     """What every copy of a service's letter has in common."""
@@ -86,15 +132,22 @@ def _shared(service: Service, settings: Settings, run_id: str,
 def _message(service: Service, settings: Settings, email: str, name: str, subject: str,
              text: str, html: str | None, run_id: str, ctx: dict[str, str], bounce: str,
              list_letter: bool = True, presses: Presses | None = None,
-             tag: str | None = None) -> mail.Outgoing:
+             tag: str | None = None, footed: bool | None = None) -> mail.Outgoing:
     """The letter written by the e-mail package, or by the run's press when
-    ``presses`` is given (the same bytes, made faster), leaving from ``bounce``."""
+    ``presses`` is given (the same bytes, made faster), leaving from ``bounce``.
+    A list letter (or one ``footed``) carries the footer in both parts."""
     budget = render.Budget()  # the letter's parts share one time budget (SPEC 13)
+    html = given_html(html)
+    if list_letter if footed is None else footed:
+        body, html_part = footed_parts(service, settings, ctx, text, html, budget)
+    else:
+        body = render.render(text, ctx, "text", budget)
+        html_part = render.render_html(html, ctx, "HTML", budget) if html else None
     fields = {
         "to_email": email, "to_name": name,
         "subject": render.render(subject, ctx, "subject", budget),
-        "text": render.render(text, ctx, "text", budget),
-        "html": render.render_html(html, ctx, "HTML", budget) if given_html(html) else None,
+        "text": body,
+        "html": html_part,
         "unsubscribe_url": ctx["unsubscribe_url"] if list_letter else None,
         "unsubscribe_mailto": bounce if list_letter else None,
         "tag": tag,
@@ -128,8 +181,9 @@ def series_letter(service: Service, letter: Letter, settings: Settings, email: s
 
 def confirmation(service: Service, settings: Settings, email: str, name: str, run_id: str,
                  moment: datetime,
-                 presses: Presses | None = None) -> mail.Outgoing:
-    """The confirmation request; reminders are the same letter (SPEC 5 step 5)."""
+                 presses: Presses | None = None, reminder: bool = False) -> mail.Outgoing:
+    """The confirmation request; reminders are the same letter (SPEC 5 step 5),
+    with the list letters' footer (the request itself has none: README section 4)."""
     from vykhukhol.bounces import tag
 
     ctx = context(service, settings, email, name, moment)
@@ -140,7 +194,7 @@ def confirmation(service: Service, settings: Settings, email: str, name: str, ru
     body = service.confirm_body or texts.CONFIRM_BODY[lang]
     bounce = bounce_address(service, settings, tag.SERVICE, service.name, email)
     return _message(service, settings, email, name, subject, body, None, run_id, ctx, bounce,
-                    list_letter=False, presses=presses)
+                    list_letter=False, presses=presses, footed=reminder)
 
 
 def newsletter(service: Service, subject: str, text: str, html: str | None,

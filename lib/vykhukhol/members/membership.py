@@ -148,6 +148,8 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
             # Noted first: if the letter does not go (mail server down, process
             # killed after the answer), the next cron run sends it.
             unsent.note_unsent(data, service.name, to, now())
+            if settings["mode"] != "working":
+                return  # debug: no letter leaves; the first working run sends it (README 11)
             if send_confirmation(data, settings, service, to, whom):
                 unsent.drop_unsent(data, service.name, to)
 

@@ -74,7 +74,7 @@ from vykhukhol.render.budget import (
 from vykhukhol.render.sandbox import _Sandbox, bounded
 
 #: The parts of a letter a template error names (``what``), translated on a page.
-PARTS = ("subject", "text", "body", "HTML", "template")
+PARTS = ("subject", "text", "body", "HTML", "template", "footer")
 
 __all__ = ["MAX_DIGITS", "MAX_EXPONENT", "MAX_LIPSUM_WORDS", "MAX_OUTPUT", "MAX_RANGE", "MAX_SIZE",
            "TIME_BUDGET", "Budget", "check_syntax", "check_template", "one_line_values", "render",
@@ -90,6 +90,11 @@ SAMPLE_CONTEXT = {
     "web_url": "https://example.org/archive/sample/letter-001.html",
     "date": "2026-01-31",
 }
+
+#: Every name a letter's template is given (README section 4), the footer's too;
+#: Jinja2's own globals (``range``, ``loop``…) are not context and never reported.
+KNOWN_VARIABLES = frozenset({*SAMPLE_CONTEXT, "footer", "postal_address", "range", "lipsum",
+                             "dict", "cycler", "joiner", "namespace"})
 
 _TEMPLATE_FILE = "<template>"  # the file name Jinja gives templates made from strings
 
@@ -140,6 +145,34 @@ def _template_line(exc: BaseException) -> int | None:
             line = tb.tb_lineno
         tb = tb.tb_next
     return line
+
+
+def variables(source: str) -> frozenset[str]:
+    """The names ``source`` reads from its context (``{{ nmae }}`` → ``nmae``);
+    empty when it does not compile (:func:`check_syntax` says why)."""
+    return _variables(source)
+
+
+@functools.lru_cache(maxsize=256)
+def _variables(source: str) -> frozenset[str]:
+    from jinja2 import meta
+
+    try:
+        return frozenset(meta.find_undeclared_variables(_TEXT.parse(source)))
+    except jinja2.TemplateSyntaxError:
+        return frozenset()
+
+
+def uses(source: str, name: str) -> bool:
+    """Whether the template ``source`` reads the variable ``name`` anywhere."""
+    return name in variables(source)
+
+
+def unknown_variables(source: str, known: frozenset[str] | set[str] | None = None) -> list[str]:
+    """The variables ``source`` reads that no letter is given (sorted): a typo
+    such as ``{{ nmae }}`` renders as nothing, so the editor warns of it."""
+    known = KNOWN_VARIABLES if known is None else known
+    return sorted(variables(source) - set(known))
 
 
 def check_syntax(source: str, what: str = "template") -> None:

@@ -1,5 +1,5 @@
-"""Alerts to the admin (SPEC 6): the original's five literal subjects and one
-of ours for a letter template over its bounds (SPEC 13). The subjects stay as
+"""Alerts to the admin (SPEC 6): the original's five literal subjects and ours
+for a letter template over its bounds (SPEC 13) or with a mistake (issue 27). The subjects stay as
 the original has them, whatever the language; the bodies follow ``language``
 (English here, the Russian in the catalog).
 
@@ -32,6 +32,7 @@ CANNOT_TERMINATE = "not can terminate sender"
 CANNOT_RENDER = "not can render the letter"  # ours, in the original's style (SPEC 13)
 SENDER_REFUSED = "mail servers refuse the sender"  # ours (SPEC 5, "What a failure count means")
 CRON_SILENT = "cron is silent"  # ours: no run has started for too long (sender/cronwatch.py)
+CANNOT_MAKE = "not can make the letter"  # ours: a template with a mistake (SPEC 6's later alerts)
 
 
 def _(text: str) -> str:
@@ -84,6 +85,16 @@ BODIES: dict[str, tuple[str, str]] = {
         "The letter is skipped; the other letters go as usual. No subscriber is lost or moved "
         "along the series: every later run tries this letter again and skips it again, and "
         "this alert comes no more than once an hour.\n"
+        "Fix the template in the admin (or in the letter's file): the letter goes with the "
+        "next run.",
+    ),
+    CANNOT_MAKE: (
+        "A letter was not made: its template has a mistake ({detail}).",
+        "Most likely the letter's file was changed by FTP: a tag left open, a brace missing.\n"
+        "The letter is skipped; the other letters go as usual. No subscriber is lost or moved "
+        "along the series: every later run tries this letter again and skips it again, and "
+        "this alert comes no more than once an hour. The admin's Status page shows the "
+        "mistake until it is fixed.\n"
         "Fix the template in the admin (or in the letter's file): the letter goes with the "
         "next run.",
     ),

@@ -120,8 +120,8 @@ class Sending:
         except BadInput as exc:
             self.log.error(f"{target}: letter {item} cannot be made: {exc.message}; "
                            "it is skipped until it is fixed (nobody loses or skips it)")
-            if isinstance(exc, OverBudget):  # a template too heavy: the owner must know
-                self.alert(alerts.CANNOT_RENDER, detail=f"{target}, {item}: {exc.message}")
+            self.alert(alerts.CANNOT_RENDER if isinstance(exc, OverBudget) else alerts.CANNOT_MAKE,
+                       detail=f"{target}, {item}: {exc.message}")  # the owner must know it
             return Delivery.BROKEN
         except ImportError as exc:  # a host that vendored too little (README 14)
             self.log.error(f"{target}: {MissingModule.of(exc).message}; nothing is sent "

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from enum import Enum
 from functools import partial
 
+import vykhukhol.sender.alerts as alerts
 import vykhukhol.sender.dueindex as dueindex
 import vykhukhol.sender.journal as journal
 import vykhukhol.sender.rotation as rotation
@@ -228,6 +229,7 @@ def send_letters(run: Run, work: Work, book: journal.Journal) -> None:
         letters = svc.load_letters(service)
     except BadInput as exc:
         run.log.error(f"service {service.name}: its letters cannot be read: {exc.message}")
+        run.alert(alerts.CANNOT_MAKE, detail=f"{service.name}: {exc.message}")
         return
     broken: set[str] = set()  # letters that cannot be made: skipped for the rest of the run
 
@@ -253,6 +255,6 @@ def send_reminders(run: Run, worked: list[Work], book: journal.Journal) -> None:
         service = work.service
         letters = [Letter(service.name, due.email, "reminder", Copy(partial(
             compose.confirmation, service, run.settings, due.email, due.name, run.lease,
-            run.now(), run.presses))) for due in work.reminders]
+            run.now(), run.presses, reminder=True))) for due in work.reminders]
         if send_batch(run, "serial_left", book, letters) is Ended.STOPPED:
             return  # a reminder that cannot be made passes over the rest of its service only

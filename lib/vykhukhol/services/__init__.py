@@ -233,6 +233,10 @@ def check_fields(values: dict[str, str]) -> dict[str, str]:
             if key == "confirm_subject" and any(c in value for c in "\r\n"):
                 raise BadInput("confirm_subject: must be one line")
             render.check_template(value, key)
+            if key == "confirm_body" and value.strip() and not render.uses(value, "confirm_url"):
+                # Saved without it, every new subscriber would get a letter with no way to confirm.
+                raise BadInput("confirm_body: must contain the {link} link, or the subscriber "
+                               "cannot confirm", link="{{ confirm_url }}")
         out[key] = value
     return out
 

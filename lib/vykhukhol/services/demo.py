@@ -1,6 +1,7 @@
 """A fresh ``vykhukhol serve``: the demo list it creates, so a newcomer can
 subscribe within a minute (DB ``main``, service ``demo`` enabled, a
-two-letter welcome series, in the installation's language), and what makes a
+two-letter welcome series, in the installation's language, whose links come
+from the footer every list letter carries), and what makes a
 served data directory "local".
 
 Only ``serve`` on a data directory without settings.ini calls
@@ -36,15 +37,11 @@ _TEXTS = {
             ("Добро пожаловать, {{ name or \"друг\" }}!", "0s",
              "Здравствуйте, {{ name or \"друг\" }}!\n\n"
              "Это первое письмо демо-рассылки «{{ service }}». Оно ушло сразу после\n"
-             "подтверждения подписки; следующее придёт через день.\n\n"
-             "Отписаться: {{ unsubscribe_url }}\n"
-             "Ваши подписки: {{ manage_url }}\n"),
+             "подтверждения подписки; следующее придёт через день.\n"),
             ("Второе письмо серии", "1d",
              "Здравствуйте, {{ name or \"друг\" }}!\n\n"
              "Это второе и последнее письмо демо-рассылки. Свои письма, подписчиков и\n"
-             "рассылки всем подписчикам настраивают в админке.\n\n"
-             "Отписаться: {{ unsubscribe_url }}\n"
-             "Ваши подписки: {{ manage_url }}\n"),
+             "рассылки всем подписчикам настраивают в админке.\n"),
         ],
     },
     "en": {
@@ -53,15 +50,11 @@ _TEXTS = {
             ("Welcome, {{ name or \"friend\" }}!", "0s",
              "Hello {{ name or \"friend\" }},\n\n"
              "This is the first letter of the demo list \"{{ service }}\". It left right\n"
-             "after you confirmed; the next one follows a day later.\n\n"
-             "Unsubscribe: {{ unsubscribe_url }}\n"
-             "Your subscriptions: {{ manage_url }}\n"),
+             "after you confirmed; the next one follows a day later.\n"),
             ("The second letter of the series", "1d",
              "Hello {{ name or \"friend\" }},\n\n"
              "This is the second and last letter of the demo list. Your own letters,\n"
-             "subscribers and letters to all subscribers are set up in the admin.\n\n"
-             "Unsubscribe: {{ unsubscribe_url }}\n"
-             "Your subscriptions: {{ manage_url }}\n"),
+             "subscribers and letters to all subscribers are set up in the admin.\n"),
         ],
     },
 }
@@ -128,6 +121,13 @@ def is_local(site_url: str) -> bool:
     except ValueError:
         return False
     return parts.scheme == "http" and (host in _LOOPBACK or host.startswith("127."))
+
+
+def current_url(data: DataDir) -> str:
+    """The data directory's ``site_url`` as it is now."""
+    from vykhukhol import settings as settings_mod
+
+    return settings_mod.load(data.settings)["site_url"]
 
 
 def follow_port(data: DataDir, served_at: str) -> str | None:

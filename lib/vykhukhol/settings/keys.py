@@ -302,7 +302,7 @@ class Key:
 KEYS: dict[str, Key] = {
     key.full: key
     for key in (
-        Key("main", "mode", "debug", _choice(*MODES), "working (letters may be sent) or debug (nothing is sent)"),
+        Key("main", "mode", "debug", _choice(*MODES), "working (letters may be sent) or debug (no letter goes to subscribers)"),
         Key("main", "admin_email", "", _optional_mailbox, "where alerts and reports go (empty: log only)"),
         Key("main", "site_url", "http://127.0.0.1:8080", _url, "public base URL of the installation, for links in letters"),
         Key("main", "news_per_run", "50", _count(1, 100000), "newsletter letters one run may send"),
@@ -319,6 +319,7 @@ KEYS: dict[str, Key] = {
         Key("main", "cron_allow", "", _networks, "IPs/CIDRs allowed to call the cron script (empty: anyone with the URL)"),
         Key("main", "trusted_proxies", "", _networks, "reverse proxies whose X-Forwarded-For names the client (empty: none)"),
         Key("main", "archive_dir", "", _folder, "where the public archive is written (empty: archive/ beside cgi/ in the checkout)", web=False),
+        Key("main", "postal_address", "", _text(300), "the sender's postal address, in the footer of every list letter (empty: none)"),
         Key("main", "subscribe_hourly_limit", "10", _count(1, 10**6), "subscribe requests per client address and hour (each counts, letter or not)"),
         Key("mail", "transport", "outbox", _choice("outbox", "smtp", "sendmail"), "how letters leave: outbox, smtp or sendmail"),
         Key("mail", "from_email", "", _optional_mailbox, "the default sender address"),

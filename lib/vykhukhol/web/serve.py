@@ -27,6 +27,7 @@ from pathlib import Path
 
 from vykhukhol.datadir import CHECKOUT, DataDir
 from vykhukhol.errors import VykhukholError
+from vykhukhol.web import serving
 from vykhukhol.web.http import AFTER, MAX_UPLOAD_BYTES, Response, redirect, respond
 
 TICK = 60.0  # seconds between two runs started by the ticker
@@ -131,6 +132,7 @@ def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool
     from vykhukhol.web.guard import guarded_server
 
     cgi_dir = cgi_dir or CHECKOUT / "cgi"
+    hold = serving.claim(data)  # a second serve on this data refuses here, before anything
     afterwards = Afterwards()
     try:
         server = guarded_server(
@@ -141,16 +143,21 @@ def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool
             # trusted_proxies (web/clients.py); waitress would drop it.
             clear_untrusted_proxy_headers=False)
     except OSError as exc:
+        hold.release()
         raise VykhukholError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; nothing was "
                              f"changed (choose another port with --port)") from None
     # Only once the port is ours is anything made or changed (issue 19): a busy
     # port used to leave a set-up whose password was never printed.
     url = local_url(host, server.effective_port)
     try:
+        hold.note(url)
         password = demo.first_start(data, url, demo.locale_language())
+        previous = None if password else demo.current_url(data)
         moved = None if password else demo.follow_port(data, url)
+        hold.followed(previous or "", moved)
     except BaseException:
         server.close()
+        hold.release()
         raise
     tick = Ticker(data) if ticker else None
     stop = threading.Event()
@@ -164,13 +171,15 @@ def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool
     print(f"Vykhukhol serving {data.root}", flush=True)
     print(f"admin: {url}/admin/", flush=True)
     if moved:
-        print(f"site_url is now {moved} (a local data directory follows the port it is served on)",
-              flush=True)
+        print(f"site_url is now {moved} (a local data directory follows the port it is served on; "
+              f"{previous} again when this serve stops)", flush=True)
     if password:
         print(f"a fresh data directory: admin password {password} (change it with `vykhukhol password`)",
               flush=True)
         print(f"subscribe to the demo list: {url}/cgi/subscribe.py?service={demo.NAME}", flush=True)
     print(f"ticker: {'a sender run every minute' if tick else 'off'}", flush=True)
+    for line in serving.first_lines(data):
+        print(line, flush=True)
     if tick:
         tick.start()
     afterwards.start()
@@ -184,4 +193,5 @@ def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool
             tick.join(timeout=60)
         server.close()
         afterwards.finish(timeout=60)
+        hold.release()
         print("Vykhukhol stopped", flush=True)

@@ -14,7 +14,7 @@ from vykhukhol.services import subscribers as subs
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import now, parse_local_time
 from vykhukhol.web.admin.core import Admin, local_time
-from vykhukhol.web.admin.series import SAMPLE, preview_letter
+from vykhukhol.web.admin.series import SAMPLE, preview_letter, saved_message
 from vykhukhol.web.admin.settings import send_now
 from vykhukhol.web.http import Response
 
@@ -77,7 +77,9 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
                                   fields["html"] or None, start, public=fields["public"] == "yes")
     except BadInput as exc:
         return newsletter_form(admin, args, fields, exc.text(admin.lang), status=400)
-    return admin.done("/newsletters", admin._("Newsletter {name} created.", name=name))
+    return admin.done("/newsletters", saved_message(
+        admin, admin._("Newsletter {name} created.", name=name),
+        {"subject": fields["subject"], "body": fields["text"], "html": fields["html"]}))
 
 
 def newsletters_page(admin: Admin, args: dict) -> Response:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import vykhukhol.web.admin.bounces as bounces
 import vykhukhol.web.admin.dashboard as dashboard
+import vykhukhol.web.admin.footer as footer
 import vykhukhol.web.admin.intake as intake
 import vykhukhol.web.admin.login as login
 import vykhukhol.web.admin.newsletters as newsletters
@@ -45,6 +46,7 @@ ROUTES: list[Rule] = [
     Rule("GET", "/settings", settings.settings_page),
     Rule("POST", "/settings", settings.settings_save),
     Rule("POST", "/settings/test", settings.settings_test),
+    Rule("POST", "/settings/footer", footer.footer_save),
 
     Rule("GET", "/services", services.services_page),
     Rule("POST", "/dbs", services.db_add),

@@ -24,19 +24,42 @@ def _letter_form(admin: Admin) -> dict[str, str]:
 
 
 def preview_letter(admin: Admin, service: svc.Service, fields: dict[str, str]) -> dict:
-    """Render a letter for a sample subscriber; template errors come back as text."""
-    ctx = compose.context(service, admin.settings, SAMPLE["email"], SAMPLE["name"], now())
-    out = {}
+    """Render a letter for a sample subscriber as it goes out (with its footer
+    and ``web_url``); template errors and unknown variables come back as text.
+    The HTML part is shown in a sandboxed frame (admin/preview.html)."""
+    from vykhukhol import archive
+
+    email = SAMPLE["email"]
+    web_url = archive.web_url(admin.settings, service, archive.PREVIEW, email, False)
+    ctx = compose.context(service, admin.settings, email, SAMPLE["name"], now(), web_url=web_url)
+    out: dict = {"warnings": unknown_warnings(admin, fields)}
     budget = render.Budget()  # one letter's budget, as when it is sent: a preview is as short
-    for key, renderer in (("subject", render.render), ("body", render.render),
-                          ("html", render.render_html)):
-        if key == "html" and not fields.get("html"):
+    for key, make in (("subject", lambda source: render.render(source, ctx, "subject", budget)),
+                      ("body", lambda source: compose.footed_text(service, admin.settings, ctx,
+                                                                  source, budget)),
+                      ("html", lambda source: compose.footed_html(service, admin.settings, ctx,
+                                                                  source, budget))):
+        if key == "html" and not svc.given_html(fields.get("html")):
             continue
         try:
-            out[key] = renderer(fields.get(key, ""), ctx, key, budget)
+            out[key] = make(fields.get(key, ""))
         except BadInput as exc:
             out[f"{key}_error"] = exc.text(admin.lang)
     return out
+
+
+def unknown_warnings(admin: Admin, fields: dict[str, str]) -> list[str]:
+    """A warning for each variable a letter reads that no letter is given
+    (``{{ nmae }}``): it would stay empty in every letter."""
+    names = sorted({name for key in ("subject", "body", "html")
+                    for name in render.unknown_variables(fields.get(key) or "")})
+    return [admin._("{name} is not a variable letters are given: it stays empty in every letter "
+                    "(a typo?).", name="{{ " + name + " }}") for name in names]
+
+
+def saved_message(admin: Admin, message: str, fields: dict[str, str]) -> str:
+    """What a save says: done, and any unknown variable (saved all the same)."""
+    return " ".join([message, *unknown_warnings(admin, fields)])
 
 
 def letter_add(admin: Admin, args: dict) -> Response:
@@ -56,7 +79,8 @@ def letter_add(admin: Admin, args: dict) -> Response:
     except BadInput as exc:
         return admin.page("letter.html", 400, service=service, number=None, fields=fields,
                           preview={}, error=exc.text(admin.lang))
-    return admin.done(f"/services/{service.name}", admin._("Letter {number} added.", number=number))
+    return admin.done(f"/services/{service.name}",
+                      saved_message(admin, admin._("Letter {number} added.", number=number), fields))
 
 
 def letter_new(admin: Admin, args: dict) -> Response:
@@ -100,7 +124,8 @@ def letter_save(admin: Admin, args: dict) -> Response:
         return admin.page("letter.html", 400, service=service, number=number, fields=fields,
                           preview={}, error=exc.text(admin.lang))
     rebuild_archive(admin, service)
-    return admin.done(f"/services/{service.name}", admin._("Letter {number} saved.", number=number))
+    return admin.done(f"/services/{service.name}",
+                      saved_message(admin, admin._("Letter {number} saved.", number=number), fields))
 
 
 def letter_test(admin: Admin, service: svc.Service, number: int, fields: dict) -> Response:

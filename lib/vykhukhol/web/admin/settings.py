@@ -3,6 +3,7 @@ the series' and newsletters' test letters)."""
 
 from __future__ import annotations
 
+import vykhukhol.web.admin.footer as footer
 from vykhukhol import mail
 from vykhukhol import settings as settings_mod
 from vykhukhol.errors import BadInput, Forbidden
@@ -24,7 +25,7 @@ def _settings_values(admin: Admin) -> dict[str, str]:
 def settings_page(admin: Admin, args: dict) -> Response:
     return admin.page("settings.html", keys=settings_mod.KEYS, shown=SETTINGS_SHOWN,
                       host_only=SETTINGS_HOST_ONLY, values=_settings_values(admin), errors={},
-                      labels=SETTING_LABELS)
+                      labels=SETTING_LABELS, footer_form=footer.shown(admin))
 
 
 def settings_save(admin: Admin, args: dict) -> Response:
@@ -57,7 +58,7 @@ def settings_save(admin: Admin, args: dict) -> Response:
         shown.update(values)
         return admin.page("settings.html", 400, keys=settings_mod.KEYS, shown=SETTINGS_SHOWN,
                           host_only=SETTINGS_HOST_ONLY, values=shown, errors=errors,
-                          labels=SETTING_LABELS)
+                          labels=SETTING_LABELS, footer_form=footer.shown(admin))
     return admin.done("/settings", admin._("Settings saved."))
 
 
