@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import vykhukhol.web.admin.exports as exports
+import vykhukhol.web.admin.downloads as downloads
 import vykhukhol.web.admin.uploads as uploads
 from vykhukhol.errors import BadInput
 from vykhukhol.members import membership
@@ -41,8 +41,8 @@ def subscribers_page(admin: Admin, args: dict, result: dict | None = None,
         return tokens.manage_link(admin.settings["site_url"], admin.settings.secret, email)
 
     return admin.page("subscribers.html", status, service=service, found=found, total=total,
-                      manage_link=manage_link, export_choices=exports.choices(admin),
-                      export_dialect=exports.chosen(admin),
+                      manage_link=manage_link, export_choices=downloads.choices(admin),
+                      export_dialect=downloads.chosen(admin),
                       export_url=admin.url(f"/services/{service.name}/export.csv"),
                       page=page, pages=pages, q=query, result=result, error=error, intake=intake,
                       states=SubscriberState, local=lambda t: local_time(admin.settings, t),
@@ -112,5 +112,5 @@ def subscribers_export(admin: Admin, args: dict) -> Response:
     from vykhukhol.members.export import write_csv
 
     service = _service(admin, args["name"])
-    return exports.csv_download(admin, f"{service.name}.csv", lambda out, dialect: write_csv(
+    return downloads.csv_download(admin, f"{service.name}.csv", lambda out, dialect: write_csv(
         service.subscribers_path, out, dialect=dialect))

@@ -6,7 +6,7 @@ taking off, import and CSV export. The file is written only by
 
 from __future__ import annotations
 
-import vykhukhol.web.admin.exports as exports
+import vykhukhol.web.admin.downloads as downloads
 import vykhukhol.web.admin.uploads as uploads
 from vykhukhol.addresses import check_email
 from vykhukhol.errors import BadInput
@@ -35,7 +35,7 @@ def suppressed_page(admin: Admin, args: dict, result: dict | None = None,
              "why": _why(admin, entry.why), "source": _source(admin, entry.source)} for entry in found.entries]
     return admin.page("suppressed.html", status, rows=rows, total=found.total, page=found.page,
                       pages=found.pages, q=query, result=result, error=error,
-                      export_choices=exports.choices(admin), export_dialect=exports.chosen(admin),
+                      export_choices=downloads.choices(admin), export_dialect=downloads.chosen(admin),
                       export_url=admin.url("/suppressed.csv"))
 
 
@@ -107,5 +107,5 @@ def suppressed_import(admin: Admin, args: dict) -> Response:
 
 
 def suppressed_export(admin: Admin, args: dict) -> Response:
-    return exports.csv_download(admin, "suppressed.csv", lambda out, dialect: suppression.write_csv(
+    return downloads.csv_download(admin, "suppressed.csv", lambda out, dialect: suppression.write_csv(
         admin.data, out, dialect=dialect))
