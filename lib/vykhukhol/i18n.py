@@ -33,19 +33,19 @@ MESSAGES: dict[str, str] = {
     "subscribe.honeypot": "Leave this field empty",
     "subscribe.check_title": "Check your mailbox",
     "subscribe.check_text": (
-        "If {email} is not subscribed to \"{service}\" yet, a letter with a "
+        "If {email} is not subscribed to “{service}” yet, a letter with a "
         "confirmation link is on its way. Open it to start receiving the "
         "letters."
     ),
     "confirm.title": "Confirm your subscription",
-    "confirm.text": "Confirm the subscription of {email} to \"{service}\".",
+    "confirm.text": "Confirm the subscription of {email} to “{service}”.",
     "confirm.button": "Confirm my subscription",
     "confirm.done_title": "Subscription confirmed",
-    "confirm.done_text": "Thank you! {email} is subscribed to \"{service}\".",
+    "confirm.done_text": "Thank you! {email} is subscribed to “{service}”.",
     "link.invalid_title": "This link is not valid",
     "link.invalid_text": "This link is not valid or has expired. Subscribe again if you wish.",
     "unsubscribe.title": "Unsubscribe",
-    "unsubscribe.text": "Unsubscribe {email} from \"{service}\"?",
+    "unsubscribe.text": "Unsubscribe {email} from “{service}”?",
     "unsubscribe.button": "Unsubscribe",
     "unsubscribe.manage": "All your lists, a pause, your data",
     "unsubscribe.done_title": "You are unsubscribed",
@@ -184,6 +184,41 @@ def ntr(lang: str, singular: str, plural: str, n: int, /, **values: object) -> s
     found = catalog(lang)
     out = found.ngettext(singular, plural, n) if found else (singular if n == 1 else plural)
     return out.format(n=n, **values)
+
+
+def duration(lang: str, seconds: int) -> str:
+    """A duration as a person reads it in ``lang`` («30 с», «3 дня», "2 hours"),
+    not as a setting is typed (30s, 3d): the largest unit that measures it
+    exactly, else its two largest parts (a lock's age, 1 day 2 hours)."""
+    rest, parts = max(int(seconds), 0), []
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "m"), (1, "s")):
+        count, rest = divmod(rest, size)
+        if count and len(parts) < 2:
+            parts.append(_unit(lang, unit, count))
+        if parts and not rest:
+            break
+    return " ".join(parts) or _unit(lang, "s", 0)
+
+
+def _unit(lang: str, unit: str, n: int) -> str:
+    if unit == "d":
+        return ntr(lang, "{n} day", "{n} days", n)
+    if unit == "h":
+        return ntr(lang, "{n} hour", "{n} hours", n)
+    if unit == "m":
+        return ntr(lang, "{n} min", "{n} min", n)
+    return ntr(lang, "{n} s", "{n} s", n)
+
+
+def spoken(lang: str, typed: str) -> str:
+    """A duration written as a setting is (``30s``, ``3d``) in words (:func:`duration`);
+    anything else as it is."""
+    import re
+
+    found = re.fullmatch(r"(\d{1,9})([smhd])", typed.strip())
+    if not found:
+        return typed
+    return duration(lang, int(found.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[found.group(2)])
 
 
 #: The settings page's human label of each key (the key itself is shown small beside it).

@@ -262,6 +262,7 @@ def test_a_letter_to_all_users_shows_its_progress_and_a_waiting_one_can_be_cance
     assert row.find_element(By.CSS_SELECTOR, "input[name='at']").get_attribute("value") == \
         local_input(site, later)
     b.press(row.find_element(By.CSS_SELECTOR, "button.danger"))
+    b.press("#confirm-delete")  # Cancel asks first (issue 27 item 3)
     assert f"Newsletter {waiting} cancelled." in b.flash()
     assert job_rows(b) == []
     assert newsletters.list_jobs(site.data) == []

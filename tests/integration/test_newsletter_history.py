@@ -94,7 +94,7 @@ def test_a_finished_newsletter_stays_in_the_history_and_late_reports_keep_counti
     assert entry == {"job": job, "subject": "Issue News", "services": ["news"],
                      "started": entry["started"], "finished": entry["finished"],
                      "handed": 4, "failed": 0, "in_doubt": 0, "bounced": 0, "complaints": 0,
-                     "unsubscribed": 0}
+                     "unsubscribed": 0, "cancelled": False}
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", entry["started"])
     assert entry["finished"] >= entry["started"]
 

@@ -242,8 +242,9 @@ def test_a_stale_db_lock_blocks_the_sender_until_the_mode_is_toggled(site):
     assert alerts_mailed(site) == ["script is down by hoster"]
     assert "blocked" in report.splitlines()[-1]
     body = alert_body(site, "script is down by hoster")
-    assert "30s" in body and "debug" in body and "working" in body
-    assert re.search(r"шёл уже \d+m", body)  # how long the dead run had been going
+    # Durations in the letter's language, in words (issue 27 item 12): «30 с», «2 мин».
+    assert "30 с" in body and "debug" in body and "working" in body
+    assert re.search(r"шёл уже \d+ мин", body)  # how long the dead run had been going
 
     os.rename(lock.busy, lock.free)  # even a freed lock does not unblock the sender
     site.run_at()

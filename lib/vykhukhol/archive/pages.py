@@ -216,3 +216,15 @@ def feed(settings: Settings, service: svc.Service, pages: list[Page]) -> str:
                 index=index_url(settings, service.name),
                 host=urlsplit(settings["site_url"]).hostname or "localhost",
                 updated=format_time(pages[0].published if pages else now()))
+
+
+def follow_language(data: DataDir, settings: Settings) -> int:
+    """After ``language`` changed (the admin's Settings, ``settings set``):
+    every archive that is on is written again in the new language, so no page
+    stays in the old one until an ``archive build``. Returns how many."""
+    built = 0
+    for service in svc.load_services(data):
+        if service.archive:
+            build(data, settings, service)
+            built += 1
+    return built

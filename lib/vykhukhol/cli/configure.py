@@ -38,7 +38,12 @@ def cmd_settings(ctx: Context, args) -> None:
     settings_mod.check_on_host(spec.full, value)
     from vykhukhol.mail.dkim import verify_settings
 
-    settings_mod.update(ctx.data.settings, {spec.full: value}, verify_settings)
+    before = settings_mod.load(ctx.data.settings)["language"]
+    saved = settings_mod.update(ctx.data.settings, {spec.full: value}, verify_settings)
+    if saved["language"] != before:  # the public archive speaks the site's language at once
+        from vykhukhol.archive import pages
+
+        pages.follow_language(ctx.data, saved)
     # A secret is never echoed: not to the terminal, its scroll-back or a log of the session.
     print(f"{spec.full} {'set' if value else 'cleared'}" if spec.secret else f"{spec.full} = {value.strip()}")
     if spec.full == "security.secret":

@@ -5,8 +5,16 @@ The text is read with the csv module's own reader, record by record, so a
 quoted field may hold a newline (``"Smith,\\nDan"``) as a spreadsheet writes
 it. What it takes: CSV with an ``email`` column (and ``name``), header-less
 ``email,name`` lines, or one address a line; ``;`` is the separator when the
-first line has more of them than commas (Russian Excel's CSV). Blank lines
-and ``#`` comment lines between records are skipped.
+first line has more of them than commas (Russian Excel's CSV), or the one a
+first ``sep=;`` line names (Excel's own hint). Blank lines and ``#`` comment
+lines between records are skipped.
+
+A name is stored as it was before an export defused it: the ``'`` the export
+put before a leading ``=``, ``+``, ``-`` or ``@`` (:func:`vykhukhol.members.export.undefused`)
+is taken off, so exporting and importing again changes no name. The data
+files are not spreadsheets: a name that begins with ``=`` is text there,
+escaped on every page, and every CSV the site writes defuses it again, so no
+formula is ever live in anything Vykhukhol writes (README, section 4).
 """
 
 from __future__ import annotations
@@ -69,9 +77,15 @@ def parse_import(text: str) -> tuple[list[tuple[str, str]], list[Invalid]]:
     """Returns (valid (email, name) pairs, invalid (line number, text, reason));
     every record that is neither blank nor a ``#`` comment is one or the other,
     so the counts always add up."""
+    from vykhukhol.members.export import undefused
+
     text = text.removeprefix("\ufeff").replace("\r\n", "\n")
     first = next((line for line in text.split("\n") if not _skipped(line)), "")
     delimiter = ";" if first.count(";") > first.count(",") else ","
+    hint = first.strip().lower()
+    if len(hint) == 5 and hint.startswith("sep=") and hint[4] in ",;\t":
+        delimiter = hint[4]
+        text = text.replace(first, "#" + first, 1)  # a comment now: no record, no refusal
     valid: list[tuple[str, str]] = []
     invalid: list[Invalid] = []
     at, name_at = 0, 1  # no header: "address" or "address,name" a line
@@ -90,7 +104,7 @@ def parse_import(text: str) -> tuple[list[tuple[str, str]], list[Invalid]]:
             invalid.append((lineno, record[:SHOWN], BadInput("no e-mail address on this line")))
             continue
         try:
-            valid.append((check_email(address), clean_name(person)))
+            valid.append((check_email(address), clean_name(undefused(person))))
         except BadInput as exc:
             invalid.append((lineno, record[:SHOWN], exc))
     return valid, invalid

@@ -275,7 +275,7 @@ def search(data: DataDir, query: str = "", page: int = 1, size: int = 50) -> Pag
     return Page(shown, len(found), page, pages)
 
 
-def write_csv(data: DataDir, out, progress=None) -> int:
+def write_csv(data: DataDir, out, progress=None, dialect: str = "comma") -> int:
     """The list as CSV (the project's export: byte order mark, defused cells):
     address, when, why, from. An erased address's hash names nobody and is of
     no use elsewhere, so it is left out (the file itself keeps it)."""
@@ -290,4 +290,4 @@ def write_csv(data: DataDir, out, progress=None) -> int:
                 continue
             yield [address, *cells[1:]] + ["-"] * (len(FIELDS) - len(cells))
 
-    return write_table(out, FIELDS, rows(), progress)
+    return write_table(out, FIELDS, rows(), progress, dialect)

@@ -221,22 +221,10 @@ def check_start(start: datetime, typed: str = "") -> datetime:
     return start
 
 
-def create(data: DataDir, services: list[str], subject: str, text: str,
-           html: str | None = None, start: datetime | None = None,
-           progress: Callable[[int], None] | None = None, public: bool = False,
-           job_name: str | None = None) -> str:
-    """Make a job; returns its name. Nothing is left behind when it fails.
-    ``job_name``: the job's name chosen by the caller (a feed's item names its
-    letter, so making it again after a kill makes the same job).
-    ``public``: published in its services' archives once it ends (a copy of
-    the letter is kept either way, :func:`vykhukhol.archive.keep_newsletter`)."""
-    from vykhukhol import archive, render
-    html = given_html(html)
-    services = [check_name(s.strip(), "service name") for s in services if s.strip()]
-    if not services:
-        raise BadInput("choose at least one service")
-    for name in services:
-        find_service(data, name)
+def check_letter(subject: str, text: str, html: str | None) -> str:
+    """The subject, stripped, of a letter that may be sent; BadInput says why not."""
+    from vykhukhol import render
+
     subject = (subject or "").strip()
     if not subject or any(c in subject for c in "\r\n"):
         raise BadInput("subject: must be one non-empty line")
@@ -247,6 +235,26 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
         render.check_template(html, "HTML", html=True, budget=budget)
     if not (text or "").strip():
         raise BadInput("text: must not be empty")
+    return subject
+
+
+def create(data: DataDir, services: list[str], subject: str, text: str,
+           html: str | None = None, start: datetime | None = None,
+           progress: Callable[[int], None] | None = None, public: bool = False,
+           job_name: str | None = None) -> str:
+    """Make a job; returns its name. Nothing is left behind when it fails.
+    ``job_name``: the job's name chosen by the caller (a feed's item names its
+    letter, so making it again after a kill makes the same job).
+    ``public``: published in its services' archives once it ends (a copy of
+    the letter is kept either way, :func:`vykhukhol.archive.keep_newsletter`)."""
+    from vykhukhol import archive
+    html = given_html(html)
+    services = [check_name(s.strip(), "service name") for s in services if s.strip()]
+    if not services:
+        raise BadInput("choose at least one service")
+    for name in services:
+        find_service(data, name)
+    subject = check_letter(subject, text, html)
     moment = now()
     name = check_name(job_name, "job name") if job_name \
         else f"{moment:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
@@ -300,11 +308,12 @@ def handed_counts(path: Path) -> dict[str, int]:
     return result
 
 
-def delete(data: DataDir, name: str, subject: str | None = None) -> None:
+def delete(data: DataDir, name: str, subject: str | None = None, cancelled: bool = False) -> None:
     """Remove a job's three files, the .job first so no run picks it up meanwhile,
     then its lock files (one held at this moment is left to :func:`sweep_locks`).
     Its line in the history gets its end and counts first (``subject``: as sent,
-    when known) and keeps its services for bounces that come back later."""
+    when known) and keeps its services for bounces that come back later;
+    ``cancelled``: the admin cancelled it, which the line says."""
     try:
         job = read_job(data, name)
         if subject is None and not any(e.job == name for e in history.entries(data)):
@@ -313,7 +322,7 @@ def delete(data: DataDir, name: str, subject: str | None = None) -> None:
             except NotFound:
                 subject = ""
         history.close(data, name, job.services, handed_counts(data.job(name, "list")), now(),
-                      subject)
+                      subject, cancelled)
     except (BadInput, NotFound):
         pass
     for path in paths(data, name):
@@ -374,8 +383,41 @@ def cancel(data: DataDir, name: str) -> None:
 
     if not data.job(name, "job").exists():
         raise NotFound(f"no newsletter {name!r}")
-    delete(data, name)
+    delete(data, name, cancelled=True)
     archive.forget_newsletter(data, name)
+
+
+def edit_letter(data: DataDir, name: str, subject: str, text: str, html: str | None) -> None:
+    """A waiting job's new subject, text and HTML. Changed under the
+    newsletters' lock, the one a run holds from before it reads a job's letter
+    until it has handed its letters over: so a run sends either the old letter
+    or the new one, never half of each, and once a run has begun the job
+    (``first_run``, written under that lock before its first letter leaves)
+    it is refused. A run holding the lock right now: refused, try again."""
+    from vykhukhol import archive
+    from vykhukhol.errors import LockBusy, StorageError
+
+    html = given_html(html)
+    subject = check_letter(subject, text, html)
+    news = lock(data)
+    news.ensure()
+    try:
+        # stamped as a run's, so a killed web process is seen dead (locks._holder_alive)
+        news.acquire(f"admin-edit-{secrets.token_hex(4)}\t{os.getpid()}\t{os.uname().nodename}")
+    except (LockBusy, StorageError):
+        raise BadInput("a run is handing newsletters over right now; "
+                       "nothing was changed: save again in a minute") from None
+    try:
+        job = read_job(data, name)
+        if job.values.get("first_run", "-") != "-":
+            raise BadInput("its first letter has left: it can no longer be changed")
+        letter = f"Subject: {subject}\n\n{text}" + (f"\n{HTML_MARK}\n{html}" if html else "")
+        files.atomic_write(data.job(name, "letter"), letter)
+        kept = archive.kept_newsletter(data, name)
+        archive.keep_newsletter(data, name, job.services, subject, text, html,
+                                kept.public if kept else False)
+    finally:
+        news.release()
 
 
 def reschedule(data: DataDir, name: str, start: datetime) -> Job:

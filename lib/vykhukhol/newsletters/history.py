@@ -5,7 +5,7 @@ One line per newsletter, tab-separated, kept after the job's own files are
 deleted (and never pruned: a line is some 150 bytes, a newsletter a day is
 55 KB a year)::
 
-    #job  subject  services  started  finished  handed  failed  in_doubt  bounced  complaints  unsubscribed  once
+    #job  subject  services  started  finished  handed  failed  in_doubt  bounced  complaints  unsubscribed  once  end
 
 - ``subject``: as its recipients read it (rendered for a recipient without a
   name); ``services``: comma-separated; ``started``/``finished``: UTC times,
@@ -18,7 +18,9 @@ deleted (and never pruned: a line is some 150 bytes, a newsletter a day is
 - ``once``: the last bounce batch applied to the line. The bounce reader
   applies its batches one at a time under its journal's lock and finishes a
   killed one before the next, so only the last batch can come round twice:
-  a batch already on the line counts nothing again.
+  a batch already on the line counts nothing again;
+- ``end``: ``cancelled`` for a job the admin cancelled (its ``finished`` is
+  when), ``-`` otherwise (a line written before this field was too).
 
 The line is begun when the job's first run starts (:func:`begin`) and
 completed when its files are deleted (:func:`close`); a report about a job
@@ -44,7 +46,8 @@ if TYPE_CHECKING:
 #: What :func:`count` may grow.
 LATE = ("bounced", "complaints", "unsubscribed")
 HEADER = ("#job\tsubject\tservices\tstarted\tfinished\thanded\tfailed\tin_doubt\tbounced\t"
-          "complaints\tunsubscribed\tonce")
+          "complaints\tunsubscribed\tonce\tend")
+CANCELLED = "cancelled"
 NUMBERS = ("handed", "failed", "in_doubt", "bounced", "complaints", "unsubscribed")
 
 
@@ -62,6 +65,7 @@ class Entry:
     complaints: int = 0
     unsubscribed: int = 0
     once: str = "-"
+    cancelled: bool = False
 
     def to_line(self) -> str:
         def clean(text: str) -> str:  # one field of one line, whatever was typed
@@ -69,7 +73,8 @@ class Entry:
 
         return "\t".join((clean(self.job), clean(self.subject), clean(",".join(self.services)),
                           clean(self.started), clean(self.finished),
-                          *(str(getattr(self, name)) for name in NUMBERS), clean(self.once)))
+                          *(str(getattr(self, name)) for name in NUMBERS), clean(self.once),
+                          CANCELLED if self.cancelled else "-"))
 
     def to_json(self) -> dict:
         """The entry as ``newsletter history --json`` prints it."""
@@ -100,7 +105,8 @@ def parse(line: str) -> Entry | None:
     subject = "" if parts[1] == "-" else parts[1]
     return Entry(job=parts[0], subject=subject,
                  services=tuple(s for s in parts[2].split(",") if s and s != "-"),
-                 started=parts[3], finished=parts[4], once=parts[11], **numbers)
+                 started=parts[3], finished=parts[4], once=parts[11],
+                 cancelled=parts[12] == CANCELLED, **numbers)
 
 
 def entries(data: DataDir) -> list[Entry]:
@@ -146,16 +152,17 @@ def begin(data: DataDir, job: str, subject: str, services: Iterable[str],
 
 
 def close(data: DataDir, job: str, services: Iterable[str], ledger: Mapping[str, int],
-          finished: datetime, subject: str | None = None) -> None:
+          finished: datetime, subject: str | None = None, cancelled: bool = False) -> None:
     """A job's files are being deleted (finished, cancelled, or unusable): its
     line gets the end and the ledger's counts. ``ledger`` holds ``handed``,
-    ``failed`` and ``in_doubt``; ``subject`` (as sent) replaces the line's when given."""
+    ``failed`` and ``in_doubt``; ``subject`` (as sent) replaces the line's when given;
+    ``cancelled``: the admin cancelled it (History says so)."""
     def change(table: dict[str, Entry]) -> None:
         old = table.get(job, Entry(job))
         table[job] = replace(
             old, services=tuple(services) or old.services,
             subject=subject if subject is not None else old.subject,
-            finished=format_time(finished),
+            finished=format_time(finished), cancelled=cancelled,
             **{key: int(ledger.get(key, 0)) for key in ("handed", "failed", "in_doubt")})
     _change(data, [job], change)
 

@@ -140,10 +140,12 @@ BLANK = {"detail": "", "time_limit": "", "age": "", "refused": "", "letters": ""
 def body(subject: str, lang: str, **details: str) -> str:
     """An alert's body in ``lang`` (SPEC 6: the subject stays literal, the body
     follows ``language``)."""
-    from vykhukhol.i18n import tr
+    from vykhukhol.i18n import spoken, tr
 
     first, rest = BODIES[subject]
     values = {**BLANK, **details}
+    for name in ("time_limit", "age"):  # 30s, 3d as words of the letter's language
+        values[name] = spoken(lang, values[name])
     return tr(lang, first, **values) + "\n" + tr(lang, rest, **values)
 
 

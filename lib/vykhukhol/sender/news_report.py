@@ -57,7 +57,7 @@ def newsletter_report(job: newsletters.Job, subject: str, count: dict[str, int],
     subject = " ".join(subject.split())  # one line of the report, whatever the admin typed
     bounced = hand["handed"] - count["sent"]  # handed over, and already back
     lines = [
-        tr(lang, "Newsletter «{subject}» is finished.", subject=subject),
+        tr(lang, "Newsletter “{subject}” is finished.", subject=subject),
         "",
         tr(lang, "Services: {services}", services=", ".join(job.services)),
         tr(lang, "Recipients on the list: {n}", n=count["total"]),

@@ -1,7 +1,7 @@
 """A fresh ``vykhukhol serve``: the demo list it creates, so a newcomer can
-subscribe within a minute (DB ``main``, service ``demo`` enabled, a
-two-letter welcome series, in the installation's language, whose links come
-from the footer every list letter carries), and what makes a
+subscribe within a minute (DB ``main``, service ``demo`` enabled and
+private, a two-letter welcome series, in the installation's language, whose
+links come from the footer every list letter carries), and what makes a
 served data directory "local".
 
 Only ``serve`` on a data directory without settings.ini calls
@@ -69,7 +69,8 @@ def create(data: DataDir, language: str) -> svc.Service:
     try:
         service = svc.find_service(data, NAME)
     except NotFound:
-        service = svc.add_service(data, NAME, DB, {"title": texts["title"]})
+        # Private: a trial list is not offered ("Join") on every subscriber's own page.
+        service = svc.add_service(data, NAME, DB, {"title": texts["title"], "public": "no"})
     for subject, delay, body in texts["letters"][svc.letter_count(service):]:
         svc.add_letter(service, subject, delay, body)
     return svc.edit_service(data, NAME, {"enabled": "yes"})

@@ -19,6 +19,9 @@ What is where:
 - ``subscribers``: list, add, delete, import, CSV export;
 - ``newsletters``: letters to all users;
 - ``outbox`` and ``bounces``: what went out, and what came back.
+- ``once``: the one-time tokens of the forms that create or send;
+- ``testletters``: a test of any letter, as it stands, to a typed address;
+- ``downloads``: the CSV downloads in the separator the admin chose.
 
 The URLs are one table, :data:`.routes.ROUTES`, read top to bottom; the page
 modules register nothing.

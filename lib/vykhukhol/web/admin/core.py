@@ -23,6 +23,7 @@ from vykhukhol.health import NO_SECRET
 from vykhukhol.i18n import ntr, tr
 from vykhukhol.timeutil import UTC
 from vykhukhol.web import session
+from vykhukhol.web.admin.once import new_token
 from vykhukhol.web.http import HttpError, Request, Response, redirect, wsgi_app
 from vykhukhol.web.pages import render as render_page
 
@@ -41,6 +42,8 @@ class Admin:
         self.sid = request.cookies.get(session.COOKIE)
         self.base = request.script.rstrip("/")
         self.flash: list[str] = []
+        # (path, message) of what a POST did, for the form's one-time token (.once)
+        self.outcome: tuple[str, str] | None = None
 
     def _(self, text_: str, /, **values: object) -> str:
         return tr(self.lang, text_, **values)
@@ -71,12 +74,13 @@ class Admin:
             f"admin/{template}", self.lang, status, _=self._, _n=self._n, url=self.url,
             csrf=session.csrf_token(self.key, self.sid or ""),
             flash=self.flash + self._flash_from_query(), nav=NAV, path=self.request.path or "/",
-            **context)
+            once=new_token(), **context)
         return response
 
     def done(self, path: str, message: str) -> Response:
         """After a POST: back to a page, with a message to show there. The message
         is signed, so nobody can craft a link that shows the admin a text of theirs."""
+        self.outcome = (path, message)
         return redirect(self.url(path, msg=message, sig=self._sign(message)))
 
     def _sign(self, message: str) -> str:
@@ -133,6 +137,16 @@ def serve(data: DataDir, rules: list[Rule], cgi_dir: Path | None = None) -> Call
 
     def handle(request: Request) -> Response:
         admin = Admin(data, request, cgi_dir)
+        try:
+            return served(admin, request)
+        except NoSecret:
+            raise
+        except VykhukholError as exc:  # the admin's own page, in its layout, says what happened
+            if exc.status >= 500:
+                raise
+            return error_page(admin, exc)
+
+    def served(admin: Admin, request: Request) -> Response:
         method = "GET" if request.method == "HEAD" else request.method
         rule, match = find_page(rules, method, request.path or "/")
         if not rule.public and not admin.logged_in:
@@ -155,6 +169,28 @@ def serve(data: DataDir, rules: list[Rule], cgi_dir: Path | None = None) -> Call
             return "en"
 
     return wsgi_app(handle, lang)
+
+
+def error_page(admin: Admin, exc: VykhukholError) -> Response:
+    """A refused request (no such page, a link to a form's address, an expired
+    form) as an admin page, in the admin's layout and language."""
+    from vykhukhol.i18n import MESSAGES, t
+
+    key = f"error.{exc.status}"
+    if exc.status == 405:  # a GET on a form's address: a bookmark, a link, Reload
+        detail = admin._("This address takes a form's button, not a link: open the page the form is on.")
+    else:
+        detail = "" if isinstance(exc, HttpError) and not exc.particular else exc.text(admin.lang)
+    general = ""
+    if key in MESSAGES:
+        general = t(admin.lang, key, detail=detail)
+        if "{detail}" in MESSAGES[key]:
+            detail = ""
+    response = admin.page("error.html", exc.status, title=t(admin.lang, "error.title"),
+                          general=general, detail=detail, nav_shown=admin.logged_in)
+    if isinstance(exc, HttpError) and exc.allow:
+        response.headers.append(("Allow", ", ".join(exc.allow)))
+    return response
 
 
 def local_time(settings: settings_mod.Settings, stamp: str) -> str:

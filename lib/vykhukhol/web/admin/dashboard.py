@@ -12,11 +12,12 @@ from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol.errors import BadInput
 from vykhukhol.files import kv
+from vykhukhol.i18n import duration
 from vykhukhol.sender import alerts, pace, runlog, selfblock
 from vykhukhol.sender import doors as locks_mod
 from vykhukhol.services import subscribers as subs
 from vykhukhol.states import Outcome
-from vykhukhol.timeutil import UTC, format_duration, format_time, now
+from vykhukhol.timeutil import UTC, format_time, now
 from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.admin.login import remember_browser
 from vykhukhol.web.http import Response
@@ -31,7 +32,7 @@ def status(admin: Admin, args: dict) -> Response:
         holder = lock.holder()
         if holder:
             age = int(datetime.now(UTC).timestamp() - holder.since)
-            locks.append((str(lock.busy.relative_to(data.root)), holder.lease, format_duration(max(age, 0))))
+            locks.append((str(lock.busy.relative_to(data.root)), holder.lease, duration(admin.lang, max(age, 0))))
     entries = runlog.recent(data, 2000)
     cron = cron_url(settings, admin.cgi_dir)
     from vykhukhol.sender import cronwatch
@@ -72,7 +73,8 @@ def recent_runs(entries: list[runlog.Entry], lang: str = "en") -> list[dict]:
                     run["why"] = outcomes[run["why"]].label(lang)
         if entry.level == "alert":
             run["alerts"] += 1
-    return [r for r in runs.values() if not r["lease"].startswith("web-")][::-1]
+    # Lines of the web pages ("web", "web-…") are no runs: no row of their own.
+    return [r for r in runs.values() if r["lease"] != "web" and not r["lease"].startswith("web-")][::-1]
 
 
 def warnings(admin: Admin) -> list[str]:

@@ -14,8 +14,8 @@ from vykhukhol.services import subscribers as subs
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import now, parse_local_time
 from vykhukhol.web.admin.core import Admin, local_time
-from vykhukhol.web.admin.series import SAMPLE, preview_letter, saved_message
-from vykhukhol.web.admin.settings import send_now
+from vykhukhol.web.admin.series import preview_letter, saved_message
+from vykhukhol.web.admin.testletters import mark, send_test
 from vykhukhol.web.http import Response
 
 
@@ -34,7 +34,8 @@ def _audience(admin: Admin) -> tuple[list[dict], int]:
 def newsletter_form(admin: Admin, args: dict, fields: dict | None = None, error: str = "",
                     preview: dict | None = None, status: int = 200) -> Response:
     audience, unique = _audience(admin)
-    fields = fields or {"services": [], "subject": "", "text": "", "html": "", "at": "", "public": ""}
+    fields = fields or {"services": [], "subject": "", "text": "", "html": "", "at": "", "public": "",
+                        "test_to": admin.settings["admin_email"]}
     return admin.page("newsletter_new.html", status, audience=audience, unique=unique,
                       fields=fields, error=error, preview=preview or {})
 
@@ -44,7 +45,7 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
     chosen = [k[len("svc_"):] for k in form if k.startswith("svc_")]
     fields = {"services": chosen, "subject": form.get("subject", ""), "text": form.get("text", ""),
               "html": form.get("html", ""), "at": form.get("at", "").replace("T", " "),
-              "public": "yes" if form.get("public") == "yes" else ""}
+              "public": "yes" if form.get("public") == "yes" else "", "test_to": form.get("test_to", "")}
     action = form.get("action", "create")
     if action in ("preview", "test"):
         service = None
@@ -59,16 +60,15 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
         letter = {"subject": fields["subject"], "body": fields["text"], "html": fields["html"]}
         if action == "preview":
             return newsletter_form(admin, args, fields, preview=preview_letter(admin, service, letter))
-        to = admin.settings["admin_email"]
-        if not to:
-            return newsletter_form(admin, args, fields, admin._("Set admin_email first."), status=400)
         try:
-            message = compose.newsletter(service, fields["subject"], fields["text"],
-                                         fields["html"] or None, admin.settings, to, SAMPLE["name"],
-                                         "admin-test", now())
+            said = send_test(admin, fields["test_to"], lambda email, name: compose.newsletter(
+                service, mark(admin, fields["subject"]), fields["text"], fields["html"] or None,
+                admin.settings, email, name, "admin-test", now()))
         except BadInput as exc:
             return newsletter_form(admin, args, fields, exc.text(admin.lang), status=400)
-        return newsletter_form(admin, args, fields, send_now(admin, message, to))
+        admin.outcome = ("/newsletters/new", said)  # in place: the unsaved letter stays on the form
+        admin.flash.append(said)
+        return newsletter_form(admin, args, fields)
     try:
         start = newsletters.check_start(parse_local_time(fields["at"], admin.settings["timezone"]),
                                          fields["at"]) \
@@ -102,7 +102,8 @@ def newsletters_page(admin: Admin, args: dict) -> Response:
                      "finish": forecast.describe(done, moment, admin.lang, admin.settings["timezone"]),
                      "start": start_local.strftime("%Y-%m-%d %H:%M"),
                      "start_input": start_local.strftime("%Y-%m-%dT%H:%M"),
-                     "due": job.start <= now()})
+                     "due": job.start <= now(),
+                     "editable": job.values.get("first_run", "-") == "-"})
     return admin.page("newsletters.html", jobs=jobs, states=LedgerState,
                       history=newsletters.history_now(admin.data),
                       local=lambda t: "" if t == "-" else local_time(admin.settings, t))
@@ -117,6 +118,20 @@ def _job(admin: Admin, name: str) -> str:
 
 def newsletter_cancel(admin: Admin, args: dict) -> Response:
     name = _job(admin, args["job"])
+    if admin.request.form().get("confirm") != "yes":  # the list's button: ask first
+        try:
+            subject = newsletters.read_letter(admin.data, name)[0]
+        except NotFound:
+            subject = "?"
+        count = newsletters.counts(admin.data.job(name, "list"))
+        return admin.page(
+            "confirm.html", title=admin._("Cancel newsletter {name}?", name=name),
+            warning=admin._n("“{subject}” is not sent to the {n} recipient still waiting for it; letters already handed over stay sent. This cannot be undone.",
+                             "“{subject}” is not sent to the {n} recipients still waiting for it; letters already handed over stay sent. This cannot be undone.",
+                             count["pending"], subject=subject),
+            action=admin.url(f"/newsletters/{name}/cancel"), hidden={},
+            cancel=admin.url("/newsletters"), button=admin._("Cancel the newsletter"),
+            back=admin._("Keep it"))
     newsletters.cancel(admin.data, name)
     return admin.done("/newsletters", admin._("Newsletter {name} cancelled.", name=name))
 
@@ -126,3 +141,40 @@ def newsletter_start(admin: Admin, args: dict) -> Response:
     at = admin.request.form().get("at", "").replace("T", " ")
     newsletters.reschedule(admin.data, name, parse_local_time(at, admin.settings["timezone"]))
     return admin.done("/newsletters", admin._("Start time changed."))
+
+
+def newsletter_edit_form(admin: Admin, args: dict, fields: dict | None = None, error: str = "",
+                         preview: dict | None = None, status: int = 200) -> Response:
+    """A waiting newsletter's letter, to change until its first letter leaves."""
+    name = _job(admin, args["job"])
+    try:
+        job = newsletters.read_job(admin.data, name)
+        subject, text, html = newsletters.read_letter(admin.data, name)
+    except (BadInput, NotFound):
+        raise NotFound(admin._("No such newsletter.")) from None
+    fields = fields or {"subject": subject, "text": text, "html": html or ""}
+    if job.values.get("first_run", "-") != "-" and not error:
+        error = admin._("Its first letter has left: it can no longer be changed.")
+    return admin.page("newsletter_edit.html", status, job=job, fields=fields, error=error,
+                      preview=preview or {})
+
+
+def newsletter_edit(admin: Admin, args: dict) -> Response:
+    name = _job(admin, args["job"])
+    form = admin.request.form()
+    fields = {key: form.get(key, "") for key in ("subject", "text", "html")}
+    if form.get("action") == "preview":
+        try:
+            service = svc.find_service(admin.data, newsletters.read_job(admin.data, name).services[0])
+        except (BadInput, NotFound, IndexError):
+            raise NotFound(admin._("No such newsletter.")) from None
+        letter = {"subject": fields["subject"], "body": fields["text"], "html": fields["html"]}
+        return newsletter_edit_form(admin, args, fields, preview=preview_letter(admin, service, letter))
+    try:
+        newsletters.edit_letter(admin.data, name, fields["subject"], fields["text"],
+                                fields["html"] or None)
+    except NotFound:
+        raise NotFound(admin._("No such newsletter.")) from None
+    except BadInput as exc:
+        return newsletter_edit_form(admin, args, fields, exc.text(admin.lang), status=400)
+    return admin.done("/newsletters", admin._("Newsletter {name} changed.", name=name))

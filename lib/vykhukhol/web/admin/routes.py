@@ -5,7 +5,9 @@ read top to bottom (the first rule that matches wins, as in Werkzeug's
 The pages are plain functions in their modules and register nothing; a URL
 exists because it is written here. ``public=True`` marks the only pages open
 without a session (the login); every other page needs one, and every POST
-the session's CSRF token (:func:`.core.serve`).
+the session's CSRF token (:func:`.core.serve`). The pages that create or send
+are wrapped in :func:`.once.once_only`: their form's one-time token makes a
+second press (Back and the button again) show what the first one did.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import vykhukhol.web.admin.subscribers as subscribers
 import vykhukhol.web.admin.suppressed as suppressed
 from vykhukhol.datadir import DataDir
 from vykhukhol.web.admin.core import Rule, serve
+from vykhukhol.web.admin.once import once_only
 
 _SERVICE = "/services/(?P<name>[^/]+)"
 _LETTER = _SERVICE + r"/letters/(?P<number>\d{1,3})"
@@ -45,12 +48,12 @@ ROUTES: list[Rule] = [
 
     Rule("GET", "/settings", settings.settings_page),
     Rule("POST", "/settings", settings.settings_save),
-    Rule("POST", "/settings/test", settings.settings_test),
+    Rule("POST", "/settings/test", once_only(settings.settings_test)),
     Rule("POST", "/settings/footer", footer.footer_save),
 
     Rule("GET", "/services", services.services_page),
-    Rule("POST", "/dbs", services.db_add),
-    Rule("POST", "/services", services.service_add),
+    Rule("POST", "/dbs", once_only(services.db_add)),
+    Rule("POST", "/services", once_only(services.service_add)),
     Rule("GET", _SERVICE, services.service_page),
     Rule("POST", _SERVICE, services.service_edit),
     Rule("POST", _SERVICE + "/(?P<action>enable|disable)", services.service_toggle),
@@ -60,22 +63,24 @@ ROUTES: list[Rule] = [
     Rule("GET", _SERVICE + "/delete", services.service_delete_form),
     Rule("POST", _SERVICE + "/delete", services.service_delete),
 
-    Rule("POST", _SERVICE + "/letters", series.letter_add),
+    Rule("POST", _SERVICE + "/letters", once_only(series.letter_add)),
     Rule("GET", _SERVICE + "/letters/new", series.letter_new),
     Rule("GET", _LETTER, series.letter_page),
-    Rule("POST", _LETTER, series.letter_save),
+    Rule("POST", _LETTER, once_only(series.letter_save)),
     Rule("POST", _LETTER + "/(?P<action>up|down|delete)", series.letter_move),
 
     Rule("GET", _SERVICE + "/subscribers", subscribers.subscribers_page),
-    Rule("POST", _SERVICE + "/subscribers", subscribers.subscriber_add),
+    Rule("POST", _SERVICE + "/subscribers", once_only(subscribers.subscriber_add)),
     Rule("POST", _SERVICE + "/subscribers/delete", subscribers.subscriber_delete),
-    Rule("POST", _SERVICE + "/import", subscribers.subscribers_import),
+    Rule("POST", _SERVICE + "/import", once_only(subscribers.subscribers_import)),
     Rule("POST", _SERVICE + "/import-from", intake.import_from),
     Rule("GET", _SERVICE + "/export.csv", subscribers.subscribers_export),
 
     Rule("GET", "/newsletters/new", newsletters.newsletter_form),
-    Rule("POST", "/newsletters/new", newsletters.newsletter_create),
+    Rule("POST", "/newsletters/new", once_only(newsletters.newsletter_create)),
     Rule("GET", "/newsletters", newsletters.newsletters_page),
+    Rule("GET", _JOB + "/edit", newsletters.newsletter_edit_form),
+    Rule("POST", _JOB + "/edit", once_only(newsletters.newsletter_edit)),
     Rule("POST", _JOB + "/cancel", newsletters.newsletter_cancel),
     Rule("POST", _JOB + "/start", newsletters.newsletter_start),
 
@@ -86,9 +91,9 @@ ROUTES: list[Rule] = [
     Rule("GET", r"/bounces/kept/(?P<file>[0-9]{8}-[0-9]{6}-[0-9a-f]{16}\.eml)", bounces.bounce_kept),
 
     Rule("GET", "/suppressed", suppressed.suppressed_page),
-    Rule("POST", "/suppressed", suppressed.suppressed_add),
+    Rule("POST", "/suppressed", once_only(suppressed.suppressed_add)),
     Rule("POST", "/suppressed/remove", suppressed.suppressed_remove),
-    Rule("POST", "/suppressed/import", suppressed.suppressed_import),
+    Rule("POST", "/suppressed/import", once_only(suppressed.suppressed_import)),
     Rule("GET", "/suppressed.csv", suppressed.suppressed_export),
 
     Rule("GET", "/removed", removed.removed_page),

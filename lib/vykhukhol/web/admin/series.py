@@ -10,15 +10,16 @@ from vykhukhol.mail import compose
 from vykhukhol.timeutil import format_duration, now
 from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.admin.services import _service
-from vykhukhol.web.admin.settings import send_now
+from vykhukhol.web.admin.testletters import SAMPLE, mark, send_test
 from vykhukhol.web.http import Response
 
-SAMPLE = {"name": "Ivan", "email": "ivan@example.org"}
+__all__ = ["SAMPLE", "preview_letter"]
+_SAID = {"subject": "subject", "body": "text", "html": "HTML"}
 
 
 def _letter_form(admin: Admin) -> dict[str, str]:
     form = admin.request.form()
-    fields = {k: form.get(k, "") for k in ("subject", "delay", "body", "html", "position")}
+    fields = {k: form.get(k, "") for k in ("subject", "delay", "body", "html", "position", "test_to")}
     fields["public"] = "yes" if form.get("public") == "yes" else ""
     return fields
 
@@ -69,6 +70,8 @@ def letter_add(admin: Admin, args: dict) -> Response:
     if action == "preview":
         return admin.page("letter.html", service=service, number=None, fields=fields,
                           preview=preview_letter(admin, service, fields), error="")
+    if action == "test":
+        return letter_test(admin, service, None, fields)
     try:
         position = int(fields["position"]) if fields["position"].strip() else None
     except ValueError:
@@ -86,7 +89,8 @@ def letter_add(admin: Admin, args: dict) -> Response:
 def letter_new(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
     fields = {"subject": "", "delay": "1d", "body": "", "html": "", "public": "",
-              "position": admin.request.query.get("position", "")}
+              "position": admin.request.query.get("position", ""),
+              "test_to": admin.settings["admin_email"]}
     return admin.page("letter.html", service=service, number=None, fields=fields, preview={}, error="")
 
 
@@ -95,7 +99,7 @@ def letter_page(admin: Admin, args: dict) -> Response:
     letter = _letter(service, int(args["number"]))
     fields = {"subject": letter.subject, "delay": format_duration(letter.delay),
               "body": letter.body, "html": letter.html or "", "position": "",
-              "public": "yes" if letter.public else ""}
+              "public": "yes" if letter.public else "", "test_to": admin.settings["admin_email"]}
     return admin.page("letter.html", service=service, number=letter.number, fields=fields,
                       preview={}, error="")
 
@@ -128,20 +132,27 @@ def letter_save(admin: Admin, args: dict) -> Response:
                       saved_message(admin, admin._("Letter {number} saved.", number=number), fields))
 
 
-def letter_test(admin: Admin, service: svc.Service, number: int, fields: dict) -> Response:
-    to = admin.settings["admin_email"]
-    if not to:
-        return admin.done(f"/services/{service.name}/letters/{number}", admin._("Set admin_email first."))
-    try:
+def letter_test(admin: Admin, service: svc.Service, number: int | None, fields: dict) -> Response:
+    """A test of the letter as it stands on the form (saved or not, ``number``
+    None for a new one) to the address typed beside the button."""
+    def make(email: str, name: str):
         subject, delay = svc.check_letter(fields["subject"], fields["delay"] or "0s",
                                           fields["body"], fields["html"] or None)
-        letter = svc.Letter(number, subject, delay, fields["body"], fields["html"] or None)
-        message = compose.series_letter(service, letter, admin.settings, to, SAMPLE["name"],
-                                        "admin-test", now())
+        letter = svc.Letter(number or 0, mark(admin, subject), delay, fields["body"],
+                            fields["html"] or None)
+        return compose.series_letter(service, letter, admin.settings, email, name,
+                                     "admin-test", now())
+
+    try:
+        said = send_test(admin, fields.get("test_to", ""), make)
     except BadInput as exc:
         return admin.page("letter.html", 400, service=service, number=number, fields=fields,
                           preview={}, error=exc.text(admin.lang))
-    return admin.done(f"/services/{service.name}/letters/{number}", send_now(admin, message, to))
+    # In place, the form as typed: a test of an unsaved letter must not lose it.
+    admin.outcome = (f"/services/{service.name}" + (f"/letters/{number}" if number else ""), said)
+    admin.flash.append(said)
+    return admin.page("letter.html", service=service, number=number, fields=fields,
+                      preview={}, error="")
 
 
 def letter_move(admin: Admin, args: dict) -> Response:
@@ -152,7 +163,7 @@ def letter_move(admin: Admin, args: dict) -> Response:
             letter = _letter(service, number)
             return admin.page(
                 "confirm.html", title=admin._("Delete letter {number}?", number=number),
-                warning=admin._("Letter {number} «{subject}» of {service} is deleted and the later letters move up. Subscribers who have not received it yet never will; nothing is sent again.",
+                warning=admin._("Letter {number} “{subject}” of {service} is deleted and the later letters move up. Subscribers who have not received it yet never will; nothing is sent again.",
                                 number=number, subject=letter.subject, service=service.name),
                 action=admin.url(f"/services/{service.name}/letters/{number}/delete"), hidden={},
                 cancel=admin.url(f"/services/{service.name}"))

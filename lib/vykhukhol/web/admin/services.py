@@ -6,8 +6,8 @@ from __future__ import annotations
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
+from vykhukhol.i18n import duration
 from vykhukhol.services import subscribers as subs
-from vykhukhol.timeutil import format_duration
 from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.http import Response
 
@@ -89,8 +89,8 @@ def service_page(admin: Admin, args: dict, error: str = "", status: int = 200,
                       archive_count=len(archive.entries(admin.data, service.name)),
                       letters_error=letters_error, counts=subs.counts(service.subscribers_path),
                       past=_series_notes(service, letters), snippet=snippet, error=error,
-                      form=form or {}, format_duration=format_duration, backlog=backlog,
-                      **feed_context(admin, service))
+                      form=form or {}, duration=lambda seconds: duration(admin.lang, seconds),
+                      backlog=backlog, **feed_context(admin, service))
 
 
 def form_snippet(settings: settings_mod.Settings, service: svc.Service) -> str:
@@ -99,14 +99,17 @@ def form_snippet(settings: settings_mod.Settings, service: svc.Service) -> str:
     until it is loaded, and the snippet goes into the owner's own pages."""
     from html import escape
 
+    from vykhukhol.i18n import tr
+
+    lang = settings["language"]  # the words a visitor of the owner's site reads
     action = escape(f"{settings['site_url']}/cgi/subscribe.py")
     return (f'<form method="post" action="{action}">\n'
             f'  <input type="hidden" name="service" value="{escape(service.name)}">\n'
-            '  <input type="email" name="email" required placeholder="e-mail">\n'
-            '  <input type="text" name="name" placeholder="name">\n'
+            f'  <input type="email" name="email" required placeholder="{escape(tr(lang, "e-mail"))}">\n'
+            f'  <input type="text" name="name" placeholder="{escape(tr(lang, "name"))}">\n'
             '  <input type="text" name="website" value="" tabindex="-1" autocomplete="off" '
             'style="position:absolute;left:-10000px" aria-hidden="true">\n'
-            '  <button type="submit">Subscribe</button>\n</form>')
+            f'  <button type="submit">{escape(tr(lang, "Subscribe"))}</button>\n</form>')
 
 
 def service_edit(admin: Admin, args: dict) -> Response:

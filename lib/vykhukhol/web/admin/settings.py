@@ -16,6 +16,46 @@ SETTINGS_SHOWN = [k for k, spec in settings_mod.KEYS.items() if spec.web and k n
 # What names a program or a path on the host: shown, never changed from the web (SPEC 13).
 SETTINGS_HOST_ONLY = [k for k, spec in settings_mod.KEYS.items() if not spec.web]
 
+def _(text: str) -> str:
+    """Marks a title for the catalog (tools/i18n.py); the page translates it."""
+    return text
+
+
+#: The page's groups: (id, title, the fields shown, the rarely changed ones
+#: folded away under <details>). A shown setting no group names (a new one)
+#: joins the first group, so none is ever left off the page.
+GROUPS = [
+    ("site", _("The site"), ["admin_email", "site_url", "language", "timezone"], []),
+    ("sending", _("Sending and limits"),
+     ["news_per_run", "serial_per_run", "hourly_limit", "daily_limit", "reminder_period",
+      "reminder_count"],
+     ["time_limit", "subscribe_hourly_limit", "cron_allow", "trusted_proxies"]),
+    ("server", _("The mail server"),
+     ["mail.transport", "mail.from_email", "mail.smtp_host", "mail.smtp_port",
+      "mail.smtp_security", "mail.smtp_user", "mail.smtp_password"],
+     ["mail.helo_name", "mail.smtp_connections", "mail.dev_redirect"]),
+    ("bounces", _("Bounces"), ["bounce_limit", "bounce_reset", "mail.bounce_address",
+                            "mail.bounce_mailbox"], ["mail.verp_separator"]),
+    ("dkim", _("DKIM"), [], ["mail.dkim_domain", "mail.dkim_selector"]),
+    ("providers", _("Providers (bounce and complaint callbacks)"), [],
+     ["hooks.key", "hooks.mailgun_signing_key", "hooks.sendgrid_public_key",
+      "hooks.postmark_user", "hooks.postmark_password"]),
+]
+
+
+def groups(errors: dict[str, str]) -> list[dict]:
+    """The groups of the page, each with its shown and folded keys (only keys
+    the page shows); a fold holding a field with an error is open."""
+    named = {key for _, _, shown, folded in GROUPS for key in shown + folded}
+    result = []
+    for number, (ident, title, shown, folded) in enumerate(GROUPS):
+        extra = [key for key in SETTINGS_SHOWN if key not in named] if number == 0 else []
+        main = [key for key in shown if key in SETTINGS_SHOWN] + extra
+        rare = [key for key in folded if key in SETTINGS_SHOWN]
+        result.append({"id": ident, "title": title, "shown": main, "folded": rare,
+                       "open": any(key in errors for key in rare)})
+    return result
+
 
 def _settings_values(admin: Admin) -> dict[str, str]:
     return {k: admin.settings.raw.get(k, settings_mod.KEYS[k].default)
@@ -23,13 +63,14 @@ def _settings_values(admin: Admin) -> dict[str, str]:
 
 
 def settings_page(admin: Admin, args: dict) -> Response:
-    return admin.page("settings.html", keys=settings_mod.KEYS, shown=SETTINGS_SHOWN,
+    return admin.page("settings.html", keys=settings_mod.KEYS, groups=groups({}),
                       host_only=SETTINGS_HOST_ONLY, values=_settings_values(admin), errors={},
                       labels=SETTING_LABELS, footer_form=footer.shown(admin))
 
 
 def settings_save(admin: Admin, args: dict) -> Response:
     form = admin.request.form()
+    before = admin.lang
     # The form has no such field: a POST that has one was made by hand. Refuse it
     # whole (nothing saved), rather than save the rest as if all were well.
     for key in SETTINGS_HOST_ONLY:
@@ -50,15 +91,20 @@ def settings_save(admin: Admin, args: dict) -> Response:
         try:
             from vykhukhol.mail.dkim import verify_settings
 
-            admin.lang = settings_mod.update(admin.data.settings, values, verify_settings)["language"]
+            saved = settings_mod.update(admin.data.settings, values, verify_settings)
+            admin.lang = saved["language"]
         except BadInput as exc:  # values fine one by one; the DKIM key they name is not
             errors["mail.dkim_domain"] = exc.text(admin.lang)
     if errors:
         shown = _settings_values(admin)
         shown.update(values)
-        return admin.page("settings.html", 400, keys=settings_mod.KEYS, shown=SETTINGS_SHOWN,
+        return admin.page("settings.html", 400, keys=settings_mod.KEYS, groups=groups(errors),
                           host_only=SETTINGS_HOST_ONLY, values=shown, errors=errors,
                           labels=SETTING_LABELS, footer_form=footer.shown(admin))
+    if admin.lang != before:  # the public archive speaks the site's language at once
+        from vykhukhol.archive import pages
+
+        pages.follow_language(admin.data, saved)
     return admin.done("/settings", admin._("Settings saved."))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import vykhukhol.web.admin.downloads as downloads
 import vykhukhol.web.admin.uploads as uploads
 from vykhukhol.errors import BadInput
 from vykhukhol.members import membership
@@ -40,7 +41,9 @@ def subscribers_page(admin: Admin, args: dict, result: dict | None = None,
         return tokens.manage_link(admin.settings["site_url"], admin.settings.secret, email)
 
     return admin.page("subscribers.html", status, service=service, found=found, total=total,
-                      manage_link=manage_link,
+                      manage_link=manage_link, export_choices=downloads.choices(admin),
+                      export_dialect=downloads.chosen(admin),
+                      export_url=admin.url(f"/services/{service.name}/export.csv"),
                       page=page, pages=pages, q=query, result=result, error=error, intake=intake,
                       states=SubscriberState, local=lambda t: local_time(admin.settings, t),
                       import_size=uploads.MAX_IMPORT_BYTES // (1024 * 1024),
@@ -97,17 +100,17 @@ def subscribers_import(admin: Admin, args: dict) -> Response:
             raise uploads.not_csv(admin) from None
     except uploads.UploadRefused as refused:
         return subscribers_page(admin, args, error=refused.message, status=refused.status)
+    admin.outcome = (f"/services/{service.name}/subscribers", admin._(  # for the form's token
+        "Import: {added}, {duplicates}, {invalid}.",
+        added=admin._n("{n} address added", "{n} addresses added", result["added"]),
+        duplicates=admin._n("{n} was already there", "{n} were already there", result["duplicates"]),
+        invalid=admin._n("{n} line refused", "{n} lines refused", len(result["invalid"]))))
     return subscribers_page(admin, args, result=result)
 
 
 def subscribers_export(admin: Admin, args: dict) -> Response:
-    import io
-
     from vykhukhol.members.export import write_csv
 
     service = _service(admin, args["name"])
-    out = io.StringIO()
-    write_csv(service.subscribers_path, out)
-    response = Response(out.getvalue(), content_type="text/csv; charset=utf-8")
-    response.headers.append(("Content-Disposition", f'attachment; filename="{service.name}.csv"'))
-    return response
+    return downloads.csv_download(admin, f"{service.name}.csv", lambda out, dialect: write_csv(
+        service.subscribers_path, out, dialect=dialect))

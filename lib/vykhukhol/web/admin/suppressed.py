@@ -6,6 +6,7 @@ taking off, import and CSV export. The file is written only by
 
 from __future__ import annotations
 
+import vykhukhol.web.admin.downloads as downloads
 import vykhukhol.web.admin.uploads as uploads
 from vykhukhol.addresses import check_email
 from vykhukhol.errors import BadInput
@@ -31,9 +32,20 @@ def suppressed_page(admin: Admin, args: dict, result: dict | None = None,
     found = suppression.search(admin.data, query, page, PAGE_SIZE)
     rows = [{"address": entry.address, "erased": entry.erased,
              "when": local_time(admin.settings, format_time(entry.when)) if entry.when else "—",
-             "why": _why(admin, entry.why), "source": entry.source} for entry in found.entries]
+             "why": _why(admin, entry.why), "source": _source(admin, entry.source)} for entry in found.entries]
     return admin.page("suppressed.html", status, rows=rows, total=found.total, page=found.page,
-                      pages=found.pages, q=query, result=result, error=error)
+                      pages=found.pages, q=query, result=result, error=error,
+                      export_choices=downloads.choices(admin), export_dialect=downloads.chosen(admin),
+                      export_url=admin.url("/suppressed.csv"))
+
+
+def _source(admin: Admin, source: str) -> str:
+    """Where an entry came from, in the admin's language; a name the code does
+    not write (a provider's, a mailbox's) is shown as it is."""
+    words = {"admin": admin._("the admin pages"), "cli": admin._("the command line"),
+             "smtp": admin._("the mail server, at hand-over"),
+             "subscriber": admin._("the subscriber (erased at their request)")}
+    return words.get(source, source)
 
 
 def _why(admin: Admin, why: str) -> str:
@@ -85,14 +97,15 @@ def suppressed_import(admin: Admin, args: dict) -> Response:
             raise uploads.not_csv(admin) from None
     except uploads.UploadRefused as refused:
         return suppressed_page(admin, args, error=refused.message, status=refused.status)
+    admin.outcome = ("/suppressed", admin._(  # for the form's one-time token
+        "Import: {added}, {already}, {invalid}.",
+        added=admin._n("{n} address suppressed", "{n} addresses suppressed", result["added"]),
+        already=admin._n("{n} was on the list already", "{n} were on the list already",
+                         result["already"]),
+        invalid=admin._n("{n} line refused", "{n} lines refused", len(result["invalid"]))))
     return suppressed_page(admin, args, result=result)
 
 
 def suppressed_export(admin: Admin, args: dict) -> Response:
-    import io
-
-    out = io.StringIO()
-    suppression.write_csv(admin.data, out)
-    response = Response(out.getvalue(), content_type="text/csv; charset=utf-8")
-    response.headers.append(("Content-Disposition", 'attachment; filename="suppressed.csv"'))
-    return response
+    return downloads.csv_download(admin, "suppressed.csv", lambda out, dialect: suppression.write_csv(
+        admin.data, out, dialect=dialect))

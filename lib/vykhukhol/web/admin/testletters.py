@@ -1,0 +1,52 @@
+"""Test letters of the admin's editors (a series letter, a letter to all
+users): of the letter as it stands on the form, saved or not, to the address
+typed beside the button (``admin_email`` until one is typed), "[test]" before
+its subject, made for the sample subscriber (their name, their address, their
+links) so that it reads as a recipient's letter would.
+
+Only the ``To`` header and the envelope name the typed address: the letter
+itself is the sample's, so no real subscriber's links are in it and a click
+on its unsubscribe link unsubscribes nobody.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from vykhukhol import mail
+from vykhukhol.addresses import check_email
+from vykhukhol.errors import BadInput
+from vykhukhol.web.admin.core import Admin
+from vykhukhol.web.admin.settings import send_now
+
+#: Whose variables a preview and a test letter show.
+SAMPLE = {"name": "Ivan", "email": "ivan@example.org"}
+
+
+def mark(admin: Admin, subject: str) -> str:
+    """The subject of a test letter: the mark, then the letter's own."""
+    return f"{admin._('[test]')} {subject}"
+
+
+def recipient(admin: Admin, typed: str) -> str:
+    """The address a test letter goes to: the one typed, else ``admin_email``;
+    BadInput when there is none or it is not an address."""
+    typed = typed.strip() or admin.settings["admin_email"]
+    if not typed:
+        raise BadInput("type the address the test letter goes to (or set admin_email)")
+    return check_email(typed)
+
+
+def send_test(admin: Admin, typed: str,
+              make: Callable[[str, str], mail.Outgoing]) -> str:
+    """Make the letter for the sample (``make(email, name)``), address it to
+    the typed address and send it at once; returns what to tell the admin.
+    BadInput (the address, the letter's templates) is for the form to show."""
+    to = recipient(admin, typed)
+    outgoing = make(SAMPLE["email"], SAMPLE["name"])
+    message = outgoing.message()
+    del message["To"]
+    message["To"] = to
+    letter = mail.Outgoing(message.as_bytes(policy=mail.POLICY), outgoing.from_address,
+                           outgoing.envelope_from)
+    return send_now(admin, letter, to)
