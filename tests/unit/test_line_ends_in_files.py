@@ -77,11 +77,11 @@ def test_a_series_letter_subject_round_trips(site):
 
 
 def test_a_service_ini_value_round_trips(site):
-    site.service("news", enabled=False, confirm_subject=VALUE,
-                 confirm_body=f"Hi{VALUE}\nthere")
+    # A confirmation text must carry its link (issue 27 item 2).
+    body = f"Hi{VALUE}\nthere: {{{{ confirm_url }}}}"
+    site.service("news", enabled=False, confirm_subject=VALUE, confirm_body=body)
     service = svc.find_service(site.data, "news")
-    assert (service.confirm_subject, service.confirm_body) == (
-        VALUE, f"Hi{VALUE}\nthere")
+    assert (service.confirm_subject, service.confirm_body) == (VALUE, body)
 
 
 def test_a_settings_value_written_by_hand_survives_reading_and_an_update(site):
