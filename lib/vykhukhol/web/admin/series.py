@@ -20,6 +20,7 @@ def _letter_form(admin: Admin) -> dict[str, str]:
     form = admin.request.form()
     fields = {k: form.get(k, "") for k in ("subject", "delay", "body", "html", "position")}
     fields["public"] = "yes" if form.get("public") == "yes" else ""
+    fields["clicks"] = "yes" if form.get("clicks") == "yes" else ""
     return fields
 
 
@@ -75,7 +76,8 @@ def letter_add(admin: Admin, args: dict) -> Response:
         position = None
     try:
         number = svc.add_letter(service, fields["subject"], fields["delay"] or "0s", fields["body"],
-                                fields["html"] or None, position, public=fields["public"] == "yes")
+                                fields["html"] or None, position, public=fields["public"] == "yes",
+                                clicks=fields["clicks"] == "yes")
     except BadInput as exc:
         return admin.page("letter.html", 400, service=service, number=None, fields=fields,
                           preview={}, error=exc.text(admin.lang))
@@ -85,7 +87,7 @@ def letter_add(admin: Admin, args: dict) -> Response:
 
 def letter_new(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
-    fields = {"subject": "", "delay": "1d", "body": "", "html": "", "public": "",
+    fields = {"subject": "", "delay": "1d", "body": "", "html": "", "public": "", "clicks": "",
               "position": admin.request.query.get("position", "")}
     return admin.page("letter.html", service=service, number=None, fields=fields, preview={}, error="")
 
@@ -95,7 +97,7 @@ def letter_page(admin: Admin, args: dict) -> Response:
     letter = _letter(service, int(args["number"]))
     fields = {"subject": letter.subject, "delay": format_duration(letter.delay),
               "body": letter.body, "html": letter.html or "", "position": "",
-              "public": "yes" if letter.public else ""}
+              "public": "yes" if letter.public else "", "clicks": "yes" if letter.clicks else ""}
     return admin.page("letter.html", service=service, number=letter.number, fields=fields,
                       preview={}, error="")
 
@@ -119,7 +121,8 @@ def letter_save(admin: Admin, args: dict) -> Response:
         return letter_test(admin, service, number, fields)
     try:
         svc.edit_letter(service, number, fields["subject"], fields["delay"] or "0s",
-                        fields["body"], fields["html"] or None, public=fields["public"] == "yes")
+                        fields["body"], fields["html"] or None, public=fields["public"] == "yes",
+                        clicks=fields["clicks"] == "yes")
     except BadInput as exc:
         return admin.page("letter.html", 400, service=service, number=number, fields=fields,
                           preview={}, error=exc.text(admin.lang))
