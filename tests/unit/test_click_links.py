@@ -93,3 +93,19 @@ def test_counts_read_only_well_formed_lines(tmp_path) -> None:
                                             clicks.LinkCount(2, "https://b.example/", 2)]
     assert clicks.to_json(None) == {"clicks": None, "links": []}
     assert clicks.of_letters(data, ["job-1", "job-2", "../bad"]).keys() == {"job-1"}
+
+
+def test_a_series_letters_clicks_header_is_kept_by_every_change_but_its_own_box(site) -> None:
+    from vykhukhol import services as svc
+
+    service = site.service("news")
+    svc.add_letter(service, "One", "0s", "https://a.example/", clicks=True)
+    svc.add_letter(service, "Two", "1d", "Two", public=True)
+    assert [(letter.clicks, letter.public) for letter in svc.load_letters(service)] == [
+        (True, False), (False, True)]
+    svc.move_letter(service, 1, 2)
+    assert [letter.clicks for letter in svc.load_letters(service)] == [False, True]
+    assert "Clicks: yes" in (service.letters_dir / "002.txt").read_text()
+    svc.edit_letter(service, 2, "One", "0s", "https://a.example/", public=True)  # the box unticked
+    assert [(letter.clicks, letter.public) for letter in svc.load_letters(service)] == [
+        (False, True), (False, True)]
