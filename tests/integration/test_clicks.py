@@ -204,3 +204,21 @@ def test_a_series_letter_with_clicks_yes_is_counted_as_a_cgi_process(site, tmp_p
     assert parse_qs(urlsplit(new).query)["l"][0] != letter
     assert go_cgi(site, urlsplit(link).query).header("Location") == "https://example.org/lesson-1"
     assert go_cgi(site, urlsplit(new).query).header("Location") == "https://example.org/lesson-2"
+
+
+def test_clicks_of_processes_at_the_same_moment_are_each_counted_once(site, tmp_path) -> None:
+    """Twelve CGI processes of one link started together: twelve whole lines."""
+    from vykhukhol.newsletters import clicks
+
+    clicks.prepare(site.data, "http://localhost", site.settings().secret, "job-1",
+                   "https://example.org/a https://example.org/b", None)
+    script = CHECKOUT / "cgi" / "go.py"
+    env = {"GATEWAY_INTERFACE": "CGI/1.1", "REQUEST_METHOD": "GET", "SCRIPT_NAME": "/cgi/go.py",
+           "PATH": os.environ["PATH"], "VYKHUKHOL_DATA": str(site.root),
+           "QUERY_STRING": urlsplit(tokens.click_link("", site.settings().secret, "job-1", 2)).query}
+    started = [subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE) for _ in range(12)]
+    answers = [process.communicate(timeout=120) for process in started]
+    assert all(out.startswith(b"Status: 302") and not err for out, err in answers), answers[0]
+    assert [link.clicks for link in clicks.counts(site.data, "job-1")] == [0, 12]
+    assert (site.data.clicks / "job-1.counts").read_text().count("\n") == 12

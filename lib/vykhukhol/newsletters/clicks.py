@@ -44,7 +44,6 @@ from vykhukhol.errors import BadInput
 if TYPE_CHECKING:
     from vykhukhol.services import Letter
 
-HEADER = "clicks"  # a series letter's header line "Clicks: yes"
 MAX_LINKS = 300  # links counted per letter; the ones after are left as they are
 MAX_URL = 2000  # characters: a longer link is left as it is
 _TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.S)
@@ -67,11 +66,6 @@ class LinkCount(NamedTuple):
     number: int
     url: str
     clicks: int
-
-
-def wanted(value: str | None) -> bool:
-    """Whether a ``Clicks:`` header or a form's field turns counting on."""
-    return (value or "").strip().lower() in ("yes", "on", "true", "1")
 
 
 def _masked(source: str) -> list[tuple[int, int]]:

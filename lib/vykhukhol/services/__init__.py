@@ -346,9 +346,8 @@ def parse_letter(text: str, number: int = 0) -> Letter:
 
 
 def format_letter(letter: Letter) -> str:
-    public = "Public: yes\n" if letter.public else ""
-    public += "Clicks: yes\n" if letter.clicks else ""
-    return f"Subject: {letter.subject}\nDelay: {format_duration(letter.delay)}\n{public}\n{letter.body}"
+    flags = ("Public: yes\n" if letter.public else "") + ("Clicks: yes\n" if letter.clicks else "")
+    return f"Subject: {letter.subject}\nDelay: {format_duration(letter.delay)}\n{flags}\n{letter.body}"
 
 
 def given_html(html: str | None) -> str | None:
