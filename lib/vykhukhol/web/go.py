@@ -18,13 +18,14 @@ README says so. Nothing about the visitor is kept.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from vykhukhol.datadir import LETTER_RE, DataDir
 from vykhukhol.web.http import HttpError, Request, Response, wsgi_app
 from vykhukhol.web.public import Site
 
-MAX_NUMBER_DIGITS = 3  # clicks.MAX_LINKS is 300
+NUMBER_RE = re.compile(r"[1-9][0-9]{0,2}")  # one way to write each: clicks.MAX_LINKS is 300
 
 
 def app(data: DataDir) -> Callable:
@@ -35,7 +36,7 @@ def app(data: DataDir) -> Callable:
         settings = site.settings  # a 503 page while there is no secret to check with
         letter, number = request.value("l")[:80], request.value("n")[:8]
         target = None
-        if LETTER_RE.fullmatch(letter) and number.isdigit() and len(number) <= MAX_NUMBER_DIGITS:
+        if LETTER_RE.fullmatch(letter) and NUMBER_RE.fullmatch(number):
             from vykhukhol import tokens
 
             if tokens.check_click(settings.secret, letter, int(number), request.value("t")[:80]):
