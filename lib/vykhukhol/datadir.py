@@ -15,6 +15,9 @@ from pathlib import Path
 from vykhukhol.errors import BadInput
 
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+# A letter whose clicks are counted: a newsletter job, or a series letter as
+# service.number.hash of its links (vykhukhol.newsletters.clicks).
+LETTER_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}(?:\.[0-9]{1,3}\.[0-9a-f]{12})?")
 CHECKOUT = Path(__file__).resolve().parents[2]  # lib/vykhukhol/ → the checkout
 
 
@@ -109,6 +112,17 @@ class DataDir:
 
     def job(self, job: str, suffix: str) -> Path:
         return self.newsletters / f"{check_name(job, 'newsletter name')}.{suffix}"
+
+    @property
+    def clicks(self) -> Path:
+        """The counted links of letters and their clicks (vykhukhol.newsletters.clicks)."""
+        return self.root / "clicks"
+
+    def click_file(self, letter: str, suffix: str) -> Path:
+        """``<letter>.links`` (its links, one a line) or ``<letter>.counts``."""
+        if not isinstance(letter, str) or not LETTER_RE.fullmatch(letter):
+            raise BadInput(f"invalid letter id {letter[:60]!r}")
+        return self.clicks / f"{letter}.{suffix}"
 
     def make_skeleton(self) -> None:
         from vykhukhol.files import make_folder

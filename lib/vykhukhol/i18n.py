@@ -63,6 +63,10 @@ MESSAGES: dict[str, str] = {
         "secret key"
     ),
     "form.invalid_email": "This e-mail address is not valid.",
+    "click.invalid_text": (
+        "This link leads nowhere: it was changed on its way, or it does not come "
+        "from one of our letters."
+    ),
 }
 
 

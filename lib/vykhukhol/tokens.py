@@ -1,6 +1,7 @@
 """Signed links: HMAC-SHA256 over (service, lower-cased email, purpose), and
 over (lower-cased email, purpose) for the subscriber's own page, which is
-about an address in every service (SPEC 7).
+about an address in every service (SPEC 7), and over (letter, link number)
+for a counted link of a letter (``cgi/go.py``, :mod:`vykhukhol.newsletters.clicks`).
 
 Tokens are compared in constant time. They carry no expiry: a subscriber may
 confirm or leave from an old letter, and the secret can be changed to void
@@ -88,3 +89,25 @@ def manage_link(site_url: str, secret: bytes, email: str) -> str:
     """The full URL of the subscriber's own page for ``email``."""
     query = urlencode({"e": email, "t": make_for_address(secret, email, "manage")})
     return f"{site_url.rstrip('/')}/cgi/manage.py?{query}"
+
+
+def click_token(secret: bytes, letter: str, number: int) -> str:
+    """The token of link ``number`` of ``letter`` (a letter id of
+    :mod:`vykhukhol.newsletters.clicks`). Two parts, the first with a ':' that
+    no address holds and the second digits, never a purpose: no other token
+    signs the same text."""
+    message = f"go:{letter}\n{number}".encode()
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()[:TOKEN_LENGTH]
+
+
+def check_click(secret: bytes, letter: str, number: int, token: str) -> bool:
+    if not isinstance(token, str) or len(token) != TOKEN_LENGTH or not token.isascii():
+        return False
+    return hmac.compare_digest(click_token(secret, letter, number), token)
+
+
+def click_link(site_url: str, secret: bytes, letter: str, number: int) -> str:
+    """The counted form of a letter's link: ``cgi/go.py`` with the letter, the
+    link's number and their token (the target itself is not in it)."""
+    token = click_token(secret, letter, number)
+    return f"{site_url.rstrip('/')}/cgi/go.py?l={letter}&n={number}&t={token}"

@@ -14,6 +14,8 @@ environment) and every case once:
   waits (the confirmation letter goes out after it), and the process apart;
 - ``GET confirm`` and ``GET unsubscribe``: a valid signed link's button page;
 - ``GET manage``: the subscriber's own page (cgi/manage.py) of a signed link;
+- ``GET go``: a newsletter's counted link (cgi/go.py): its 302, the click
+  appended after the answer (issue 29);
 - ``idle tick``: the renamed cron script when nothing is due.
 
 Wall and CPU time (user + system of the child) of each; the medians less the
@@ -29,7 +31,7 @@ first, each module's least own time.
 Run it with the venv's python (``.venv/bin/python``): its folder goes first on
 PATH, so the scripts' ``#!/usr/bin/env python3`` and the floor are that one.
 Goals above the floor: GET subscribe ≤ 40 ms, POST subscribe at 100k ≤ 90 ms,
-idle tick ≤ 25 ms (confirm, unsubscribe and manage: as GET subscribe).
+idle tick ≤ 25 ms (confirm, unsubscribe, manage and go: as GET subscribe).
 """
 
 from __future__ import annotations
@@ -49,11 +51,13 @@ from bench_subscribe import post_timed
 
 from vykhukhol import settings as settings_mod  # noqa: E402 - benchkit put lib/ on the path
 from vykhukhol import tokens  # noqa: E402
+from vykhukhol.newsletters import clicks  # noqa: E402
 
 FAR = "3650d"
 SETTLE = 2.5  # seconds: files written a moment ago are too fresh for the idle proof
 GOALS = {"GET subscribe": 0.040, "POST subscribe": 0.090, "GET confirm": 0.040,
-         "GET unsubscribe": 0.040, "GET manage": 0.040, "idle tick": 0.025}
+         "GET unsubscribe": 0.040, "GET manage": 0.040, "GET go": 0.040, "idle tick": 0.025}
+CLICKED = "20261201-090000-abcdef"  # the newsletter whose counted link GET go follows
 KNOWN = "user1@example.org"  # a subscriber of write_subscribers' files
 
 
@@ -62,11 +66,12 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed_get(root: Path, script: Path, query: str = "") -> tuple[float, float, bytes]:
-    """(wall, CPU, body) of one GET; fails unless it answers 200."""
+def timed_get(root: Path, script: Path, query: str = "", expect: int = 200
+              ) -> tuple[float, float, bytes]:
+    """(wall, CPU, body) of one GET; fails unless it answers ``expect``."""
     cpu = children_cpu()
     took, status, body = kit.run_cgi(root, script, "GET", query)
-    if status != 200:
+    if status != expect:
         raise RuntimeError(f"GET {script.name}?{query}: {status} {body[:300]!r}")
     return took, children_cpu() - cpu, body
 
@@ -172,6 +177,9 @@ def main() -> None:
                                      "t": tokens.make(secret, "news", KNOWN, purpose)})
                  for purpose in ("confirm", "unsubscribe")}
         links["manage"] = urlencode({"e": KNOWN, "t": tokens.make_for_address(secret, KNOWN, "manage")})
+        clicks.prepare(data, "https://lists.example.org", secret, CLICKED,
+                       "Read https://example.org/spring and https://example.org/summer", None)
+        links["go"] = urlencode({"l": CLICKED, "n": 2, "t": tokens.click_token(secret, CLICKED, 2)})
 
         for size in sizes:
             kit.write_subscribers(service.subscribers_path, size, "idle")
@@ -205,6 +213,7 @@ def main() -> None:
                 "GET unsubscribe": lambda: timed_get(root, cgi / "unsubscribe.py",
                                                      links["unsubscribe"])[:2],
                 "GET manage": lambda: timed_get(root, cgi / "manage.py", links["manage"])[:2],
+                "GET go": lambda: timed_get(root, cgi / "go.py", links["go"], 302)[:2],
                 "idle tick": idle,
             }
             for case in cases.values():  # warm-up: caches of the OS and of the catalogs
@@ -247,6 +256,7 @@ def main() -> None:
                     "POST subscribe, whole process": (cgi / "subscribe.py", "POST", None, False),
                     "GET confirm": (cgi / "confirm.py", "GET", links["confirm"], True),
                     "GET unsubscribe": (cgi / "unsubscribe.py", "GET", links["unsubscribe"], True),
+                    "GET go": (cgi / "go.py", "GET", links["go"], True),
                     "idle tick": (cron, "GET", "", False),  # answered by idle.py, not serve
                 }.items():
                     where = idle_root if script == cron else root

@@ -66,7 +66,7 @@ pytestmark = pytest.mark.skipif(
 # What the deploy notes vendor with `pip install --target lib …`.
 DEPENDENCIES = tuple(vendorkit.declared())  # README 14 step 1 installs exactly these
 SCRIPTS = ("cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "cgi/manage.py", "cgi/view.py",
-           "cgi/cron.py", "cgi/hook.py", "admin/index.py")
+           "cgi/cron.py", "cgi/hook.py", "cgi/go.py", "admin/index.py")
 
 BATCH = """\
 import ast, contextlib, io, sys
@@ -581,9 +581,12 @@ def test_the_shipped_cron_name_is_gone_after_init(apache: Site) -> None:
 
 def test_the_scripts_run_as_programs_and_never_show_their_source(apache: Site) -> None:
     """The admin (at /admin/, through DirectoryIndex) and the link pages run as programs, never show their text."""
-    for path in ("/admin/", "/cgi/unsubscribe.py?s=news&e=x%40example.com&t=bad"):
+    for path in ("/admin/", "/cgi/unsubscribe.py?s=news&e=x%40example.com&t=bad",
+                 "/cgi/go.py?l=20261201-090000-abcdef&n=1&t=bad"):  # go.py: a 400 page, no redirect
         answer = fetch(apache.base + path)
         assert answer.status < 500, (path, answer, apache.error_log())
+        if path.startswith("/cgi/go.py"):
+            assert answer.status == 400 and "location" not in answer.headers, (answer, apache.error_log())
         assert answer.headers.get("content-type", "").startswith("text/html"), (path, answer)
         assert "sys.path.insert" not in answer.body, (path, answer)
 

@@ -40,8 +40,8 @@ from vykhukhol.services import subscribers as subs
 CHECKOUT = Path(__file__).resolve().parents[2]
 SITE_URL = "http://localhost"
 FORM = "application/x-www-form-urlencoded"
-SCRIPTS = ["cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "cgi/manage.py", "cgi/cron.py",
-           "cgi/hook.py", "admin/index.py"]
+SCRIPTS = ["cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "cgi/manage.py", "cgi/go.py",
+           "cgi/cron.py", "cgi/hook.py", "admin/index.py"]
 
 
 @dataclass

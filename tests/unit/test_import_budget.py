@@ -221,3 +221,29 @@ def test_the_own_page(pages_site) -> None:
     names, out = imported("manage.py", pages_site.data.root, query=query)
     assert b"Status: 200" in out and b"known@example.org" in out
     within(names, MANAGE_PAGE, NEVER_ON_A_PAGE - {"vykhukhol.services.subscribers"})
+
+
+# A counted link of a letter (cgi/go.py, issue 29): a link page that reads its
+# letter's stored links; the click's line is appended after the answer, under
+# the record lock (fcntl).
+GO_PAGE = LINK_PAGE | {"vykhukhol.web.go"}
+GO_AFTER = GO_PAGE | {"fcntl"}
+
+
+def test_a_counted_link(pages_site) -> None:
+    """GET cgi/go.py: the 302 before the click is written, no newsletter jobs
+    (the package's face), no rewriting machinery, no typing."""
+    from vykhukhol.newsletters import clicks
+
+    secret = pages_site.settings().secret
+    clicks.prepare(pages_site.data, "https://lists.example.org", secret, "20261201-090000-abcdef",
+                   "See https://example.org/a", None)
+    query = urlencode({"l": "20261201-090000-abcdef", "n": "1",
+                       "t": tokens.click_token(secret, "20261201-090000-abcdef", 1)})
+    names, out = imported("go.py", pages_site.data.root, query=query, until_answer=True)
+    assert b"Status: 302" in out and b"Location: https://example.org/a" in out
+    within(names, GO_PAGE, NEVER_ON_A_GET | {"vykhukhol.newsletters"})
+    names, out = imported("go.py", pages_site.data.root, query=query)
+    within(names, GO_AFTER, NEVER_ON_A_GET | {"vykhukhol.newsletters"})
+    counted = pages_site.data.click_file("20261201-090000-abcdef", "counts").read_text()
+    assert counted.count("\t1\n") == 2

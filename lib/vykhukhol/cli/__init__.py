@@ -206,6 +206,8 @@ def build_parser() -> Parser:
     a.add_argument("--html-file", help="a UTF-8 file with an HTML version (optional)")
     a.add_argument("--public", action="store_true",
                    help="publish it in the service's archive once it has gone out (Public: yes)")
+    a.add_argument("--clicks", action="store_true",
+                   help="count its links' clicks through cgi/go.py (Clicks: yes; no address, no IP)")
     actions.add_parser("list", help="the series, a header row first").add_argument(
         "service", help="the service's name")
     a = actions.add_parser("remove", help="remove a letter; later letters move up")
@@ -260,6 +262,8 @@ def build_parser() -> Parser:
                    help='start time in timezone, e.g. "2026-12-01 09:00" (default: now; not in the past)')
     a.add_argument("--public", action="store_true",
                    help="publish it in its services' archives once it has gone out")
+    a.add_argument("--clicks", action="store_true",
+                   help="count its links' clicks through cgi/go.py (no address, no IP; off by default)")
     actions.add_parser("list", help="the jobs and their progress")
     a = actions.add_parser("history", help="every newsletter: handed over, failed, bounced, "
                                            "complaints, unsubscribed (newest first)")

@@ -95,7 +95,7 @@ def cmd_letter(ctx: Context, args) -> None:
     if args.action == "add":
         html = _read_file(args.html_file, "--html-file") if args.html_file else None
         number = svc.add_letter(service, args.subject, args.delay, _body(args), html,
-                                public=args.public)
+                                public=args.public, clicks=args.clicks)
         print(f"letter {number} added to {service.name}")
         warn_unknown(args.subject, _body(args), html)
     elif args.action == "remove":
@@ -170,7 +170,7 @@ def cmd_newsletter(ctx: Context, args) -> None:
             raise BadInput(f"--at: {exc.message}") from None
         name = newsletters.create(data, args.services.split(","), args.subject, _body(args), html,
                                   start, progress=lambda n: progress(f"recipients: {n}"),
-                                  public=args.public)
+                                  public=args.public, clicks=args.clicks)
         progress("")
         warn_unknown(args.subject, _body(args), html)
         total = newsletters.read_job(data, name).values.get("total", "0")
@@ -180,7 +180,7 @@ def cmd_newsletter(ctx: Context, args) -> None:
         newsletters.cancel(data, args.job)
         print(f"newsletter {args.job} cancelled")
     elif args.action == "history":
-        print_history(newsletters.history_now(data), args.json)
+        print_history(newsletters.history_now(data), args.json, data)
     else:
         from vykhukhol.sender import forecast
         from vykhukhol.timeutil import now
@@ -195,21 +195,27 @@ def cmd_newsletter(ctx: Context, args) -> None:
                              forecast.describe(done, moment, "en", settings["timezone"]))))
 
 
-def print_history(entries: list, as_json: bool) -> None:
+def print_history(entries: list, as_json: bool, data: DataDir) -> None:
     """``newsletter history``: one line per newsletter (tab-separated, a header
     first), or with ``--json`` a list of objects. Times are UTC; "handed" is
-    what the mail server accepted, not what was delivered."""
+    what the mail server accepted, not what was delivered. Clicks: the total
+    ("-" when not counted), and in the JSON each link's (issue 29)."""
+    from vykhukhol.newsletters import clicks
+
+    counted = clicks.of_letters(data, [entry.job for entry in entries])
     if as_json:
         import json
 
-        print(json.dumps([entry.to_json() for entry in entries], ensure_ascii=False, indent=1))
+        print(json.dumps([{**entry.to_json(), **clicks.to_json(counted.get(entry.job))}
+                          for entry in entries], ensure_ascii=False, indent=1))
         return
     print("#job\tstarted\tfinished\thanded over\tfailed\tin doubt\tbounced\tcomplaints\t"
-          "unsubscribed\tservices\tsubject")
+          "unsubscribed\tclicks\tservices\tsubject")
     for e in entries:
+        shown = str(clicks.total(counted[e.job])) if e.job in counted else "-"
         print("\t".join((e.job, e.started, e.finished, str(e.handed), str(e.failed),
                          str(e.in_doubt), str(e.bounced), str(e.complaints),
-                         str(e.unsubscribed), ",".join(e.services) or "-", e.subject or "-")))
+                         str(e.unsubscribed), shown, ",".join(e.services) or "-", e.subject or "-")))
 
 
 def cmd_archive(ctx: Context, args) -> None:

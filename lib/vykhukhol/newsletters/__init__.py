@@ -241,12 +241,13 @@ def check_letter(subject: str, text: str, html: str | None) -> str:
 def create(data: DataDir, services: list[str], subject: str, text: str,
            html: str | None = None, start: datetime | None = None,
            progress: Callable[[int], None] | None = None, public: bool = False,
-           job_name: str | None = None) -> str:
+           job_name: str | None = None, clicks: bool = False) -> str:
     """Make a job; returns its name. Nothing is left behind when it fails.
     ``job_name``: the job's name chosen by the caller (a feed's item names its
     letter, so making it again after a kill makes the same job).
     ``public``: published in its services' archives once it ends (a copy of
-    the letter is kept either way, :func:`vykhukhol.archive.keep_newsletter`)."""
+    the letter is kept either way, :func:`vykhukhol.archive.keep_newsletter`).
+    ``clicks``: its links are counted (:mod:`vykhukhol.newsletters.clicks`)."""
     from vykhukhol import archive
     html = given_html(html)
     services = [check_name(s.strip(), "service name") for s in services if s.strip()]
@@ -282,7 +283,8 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
         archive.keep_newsletter(data, name, services, subject, text or "", html, public)
         files.atomic_write(list_path, rows())
         job = Job(name=name, services=services, start=start or moment, created=moment,
-                  values={"cursor": "0", "total": str(total), "runs": "0"})
+                  values={"cursor": "0", "total": str(total), "runs": "0",
+                          **({"clicks": "yes"} if clicks else {})})
         write_job(data, job)
     except BaseException:
         for path in (job_path, letter_path, list_path):

@@ -98,6 +98,16 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
         run.log.error(f"newsletter {job.name} is inadequate and deleted: {exc.message}")
         newsletters.delete(data, job.name)
         return
+    if job.values.get("clicks") == "yes":
+        from vykhukhol.newsletters import clicks
+
+        try:  # its links are stored before its first letter is made (issue 29)
+            counted = clicks.prepare(data, run.settings["site_url"], run.settings.secret,
+                                     job.name, text, html)
+        except VykhukholError as exc:
+            run.log.error(f"newsletter {job.name} waits: its links cannot be counted: {exc.message}")
+            return
+        text, html = counted.text, counted.html
     run.keep_time_for(list_path)
     if job.values.get("first_run", "-") == "-":
         newsletters.change_job(data, job.name, lambda j: j.values.update(

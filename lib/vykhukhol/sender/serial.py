@@ -232,11 +232,20 @@ def send_letters(run: Run, work: Work, book: journal.Journal) -> None:
         run.alert(alerts.CANNOT_MAKE, detail=f"{service.name}: {exc.message}")
         return
     broken: set[str] = set()  # letters that cannot be made: skipped for the rest of the run
+    counted: dict[int, svc.Letter] = {}  # letters with "Clicks: yes", their links rewritten
 
     def make(number: int, email: str, name: str) -> object:
         if str(number) in broken:  # not made again (a heavy template costs its whole budget)
             raise BadInput(f"letter {number} cannot be made")
-        return compose.series_letter(service, letters[number - 1], run.settings, email, name,
+        letter = letters[number - 1]
+        if letter.clicks:
+            if number not in counted:
+                from vykhukhol.newsletters import clicks
+
+                counted[number] = clicks.series_copy(run.data, run.settings["site_url"],
+                                                     run.settings.secret, service.name, letter)
+            letter = counted[number]
+        return compose.series_letter(service, letter, run.settings, email, name,
                                      run.lease, run.now(), run.presses)
 
     send_batch(run, "serial_left", book, [

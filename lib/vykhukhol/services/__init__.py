@@ -119,6 +119,14 @@ class Letter(_Record):
         except BadInput:
             return False
 
+    @property
+    def clicks(self) -> bool:
+        """Marked ``Clicks: yes``: its links are counted (vykhukhol.newsletters.clicks)."""
+        try:
+            return _yes_no(self.headers.get("clicks", "no"), "Clicks")
+        except BadInput:
+            return False
+
 
 def db_lock(data: DataDir, db: str) -> files.RenameLock:
     return files.RenameLock(data.db(db), LOCK_STEM)
@@ -338,8 +346,8 @@ def parse_letter(text: str, number: int = 0) -> Letter:
 
 
 def format_letter(letter: Letter) -> str:
-    public = "Public: yes\n" if letter.public else ""
-    return f"Subject: {letter.subject}\nDelay: {format_duration(letter.delay)}\n{public}\n{letter.body}"
+    flags = ("Public: yes\n" if letter.public else "") + ("Clicks: yes\n" if letter.clicks else "")
+    return f"Subject: {letter.subject}\nDelay: {format_duration(letter.delay)}\n{flags}\n{letter.body}"
 
 
 def given_html(html: str | None) -> str | None:
@@ -417,7 +425,8 @@ def _write_letter(service: Service, number: int, letter: Letter) -> None:
 
 
 def add_letter(service: Service, subject: str, delay: str, body: str,
-               html: str | None = None, position: int | None = None, public: bool = False) -> int:
+               html: str | None = None, position: int | None = None, public: bool = False,
+               clicks: bool = False) -> int:
     """Add a letter at the end (or at ``position``); returns its number."""
     html = given_html(html)
     subject, seconds = check_letter(subject, delay, body, html)
@@ -425,7 +434,7 @@ def add_letter(service: Service, subject: str, delay: str, body: str,
         letters = load_letters(service)
         if len(letters) >= MAX_LETTERS:
             raise BadInput("a series has at most {count} letters", count=MAX_LETTERS)
-        new = Letter(0, subject, seconds, body or "", html or None, _public(public))
+        new = Letter(0, subject, seconds, body or "", html or None, _public(public, clicks))
         at = len(letters) + 1 if position is None else max(1, min(position, len(letters) + 1))
         letters.insert(at - 1, new)
         _save_series(service, letters)
@@ -433,7 +442,7 @@ def add_letter(service: Service, subject: str, delay: str, body: str,
 
 
 def edit_letter(service: Service, number: int, subject: str, delay: str, body: str,
-                html: str | None = None, public: bool = False) -> None:
+                html: str | None = None, public: bool = False, clicks: bool = False) -> None:
     html = given_html(html)
     subject, seconds = check_letter(subject, delay, body, html)
     with files.record_lock(service.letters_dir / "series"):
@@ -441,12 +450,13 @@ def edit_letter(service: Service, number: int, subject: str, delay: str, body: s
         if not 1 <= number <= len(letters):
             raise NotFound(f"service {service.name!r} has no letter {number}")
         _write_letter(service, number, Letter(number, subject, seconds, body or "", html or None,
-                                              _public(public)))
+                                              _public(public, clicks)))
         _letters_changed(service)
 
 
-def _public(public: bool) -> dict[str, str]:
-    return {"public": "yes"} if public else {}
+def _public(public: bool, clicks: bool = False) -> dict[str, str]:
+    """The header lines a letter's boxes give it (``Public: yes``, ``Clicks: yes``)."""
+    return {**({"public": "yes"} if public else {}), **({"clicks": "yes"} if clicks else {})}
 
 
 def remove_letter(service: Service, number: int) -> None:

@@ -41,7 +41,7 @@ MAX_FIELDS = 200
 AFTER = "vykhukhol.after"  # environ key: a callable that runs work after the answer
 BROKEN_ESCAPE = re.compile(rb"%(?![0-9A-Fa-f]{2})")
 
-STATUS_TEXT = {200: "OK", 204: "No Content", 303: "See Other", 400: "Bad Request",
+STATUS_TEXT = {200: "OK", 204: "No Content", 302: "Found", 303: "See Other", 400: "Bad Request",
                401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
                409: "Conflict", 413: "Payload Too Large", 429: "Too Many Requests",
                500: "Internal Server Error", 503: "Service Unavailable"}

@@ -1,7 +1,7 @@
 """``vykhukhol serve``: the same apps under waitress, plus a ticker.
 
 Serves ``/cgi/subscribe.py``, ``/cgi/confirm.py``, ``/cgi/unsubscribe.py``, ``/cgi/manage.py``,
-``/cgi/view.py``, ``/cgi/hook.py/{provider}`` (the mail providers' callbacks),
+``/cgi/view.py``, ``/cgi/go.py``, ``/cgi/hook.py/{provider}`` (the mail providers' callbacks),
 the public archive's files under ``/archive/``, the renamed cron script ``/cgi/cron-<random>.py`` (only under the name it
 has in the CGI folder), and ``/admin/``. The ticker starts a sender run every
 minute in this process (``--no-ticker``: none). SIGTERM and SIGINT stop both
@@ -43,7 +43,7 @@ def dispatcher(data: DataDir, cgi_dir: Path,
 
     apps = {name: make_app(name, data, cgi_dir) for name in ("subscribe", "confirm", "unsubscribe",
                                                      "manage", "view", "cron", "admin", "hook",
-                                                     "archive")}
+                                                     "archive", "go")}
 
     def app(environ: dict, start_response: Callable) -> Iterable[bytes]:
         # Mounted below a prefix (Passenger's SCRIPT_NAME "/lists"), links stay below it.
@@ -59,7 +59,8 @@ def dispatcher(data: DataDir, cgi_dir: Path,
             return apps["admin"](environ, start_response)
         if path.startswith("/cgi/"):
             name = path[len("/cgi/"):]
-            if name in ("subscribe.py", "confirm.py", "unsubscribe.py", "manage.py", "view.py"):
+            if name in ("subscribe.py", "confirm.py", "unsubscribe.py", "manage.py", "view.py",
+                        "go.py"):
                 environ["SCRIPT_NAME"], environ["PATH_INFO"] = mount + path, ""
                 return apps[name[:-3]](environ, start_response)
             if name.startswith("hook.py/"):  # the provider's name follows, as under CGI

@@ -35,7 +35,7 @@ def newsletter_form(admin: Admin, args: dict, fields: dict | None = None, error:
                     preview: dict | None = None, status: int = 200) -> Response:
     audience, unique = _audience(admin)
     fields = fields or {"services": [], "subject": "", "text": "", "html": "", "at": "", "public": "",
-                        "test_to": admin.settings["admin_email"]}
+                        "test_to": admin.settings["admin_email"], "clicks": ""}
     return admin.page("newsletter_new.html", status, audience=audience, unique=unique,
                       fields=fields, error=error, preview=preview or {})
 
@@ -45,7 +45,8 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
     chosen = [k[len("svc_"):] for k in form if k.startswith("svc_")]
     fields = {"services": chosen, "subject": form.get("subject", ""), "text": form.get("text", ""),
               "html": form.get("html", ""), "at": form.get("at", "").replace("T", " "),
-              "public": "yes" if form.get("public") == "yes" else "", "test_to": form.get("test_to", "")}
+              "public": "yes" if form.get("public") == "yes" else "", "test_to": form.get("test_to", ""),
+              "clicks": "yes" if form.get("clicks") == "yes" else ""}
     action = form.get("action", "create")
     if action in ("preview", "test"):
         service = None
@@ -74,7 +75,8 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
                                          fields["at"]) \
             if fields["at"].strip() else None
         name = newsletters.create(admin.data, chosen, fields["subject"], fields["text"],
-                                  fields["html"] or None, start, public=fields["public"] == "yes")
+                                  fields["html"] or None, start, public=fields["public"] == "yes",
+                                  clicks=fields["clicks"] == "yes")
     except BadInput as exc:
         return newsletter_form(admin, args, fields, exc.text(admin.lang), status=400)
     return admin.done("/newsletters", saved_message(
@@ -104,8 +106,11 @@ def newsletters_page(admin: Admin, args: dict) -> Response:
                      "start_input": start_local.strftime("%Y-%m-%dT%H:%M"),
                      "due": job.start <= now(),
                      "editable": job.values.get("first_run", "-") == "-"})
-    return admin.page("newsletters.html", jobs=jobs, states=LedgerState,
-                      history=newsletters.history_now(admin.data),
+    from vykhukhol.newsletters import clicks
+
+    history = newsletters.history_now(admin.data)
+    return admin.page("newsletters.html", jobs=jobs, states=LedgerState, history=history,
+                      clicks=clicks.of_letters(admin.data, [entry.job for entry in history]),
                       local=lambda t: "" if t == "-" else local_time(admin.settings, t))
 
 

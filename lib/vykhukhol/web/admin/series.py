@@ -21,6 +21,7 @@ def _letter_form(admin: Admin) -> dict[str, str]:
     form = admin.request.form()
     fields = {k: form.get(k, "") for k in ("subject", "delay", "body", "html", "position", "test_to")}
     fields["public"] = "yes" if form.get("public") == "yes" else ""
+    fields["clicks"] = "yes" if form.get("clicks") == "yes" else ""
     return fields
 
 
@@ -78,7 +79,8 @@ def letter_add(admin: Admin, args: dict) -> Response:
         position = None
     try:
         number = svc.add_letter(service, fields["subject"], fields["delay"] or "0s", fields["body"],
-                                fields["html"] or None, position, public=fields["public"] == "yes")
+                                fields["html"] or None, position, public=fields["public"] == "yes",
+                                clicks=fields["clicks"] == "yes")
     except BadInput as exc:
         return admin.page("letter.html", 400, service=service, number=None, fields=fields,
                           preview={}, error=exc.text(admin.lang))
@@ -88,7 +90,7 @@ def letter_add(admin: Admin, args: dict) -> Response:
 
 def letter_new(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
-    fields = {"subject": "", "delay": "1d", "body": "", "html": "", "public": "",
+    fields = {"subject": "", "delay": "1d", "body": "", "html": "", "public": "", "clicks": "",
               "position": admin.request.query.get("position", ""),
               "test_to": admin.settings["admin_email"]}
     return admin.page("letter.html", service=service, number=None, fields=fields, preview={}, error="")
@@ -99,7 +101,8 @@ def letter_page(admin: Admin, args: dict) -> Response:
     letter = _letter(service, int(args["number"]))
     fields = {"subject": letter.subject, "delay": format_duration(letter.delay),
               "body": letter.body, "html": letter.html or "", "position": "",
-              "public": "yes" if letter.public else "", "test_to": admin.settings["admin_email"]}
+              "public": "yes" if letter.public else "", "test_to": admin.settings["admin_email"],
+              "clicks": "yes" if letter.clicks else ""}
     return admin.page("letter.html", service=service, number=letter.number, fields=fields,
                       preview={}, error="")
 
@@ -123,7 +126,8 @@ def letter_save(admin: Admin, args: dict) -> Response:
         return letter_test(admin, service, number, fields)
     try:
         svc.edit_letter(service, number, fields["subject"], fields["delay"] or "0s",
-                        fields["body"], fields["html"] or None, public=fields["public"] == "yes")
+                        fields["body"], fields["html"] or None, public=fields["public"] == "yes",
+                        clicks=fields["clicks"] == "yes")
     except BadInput as exc:
         return admin.page("letter.html", 400, service=service, number=number, fields=fields,
                           preview={}, error=exc.text(admin.lang))
