@@ -16,7 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from dnskit import DnsServer, SilentResolver  # noqa: E402
 from vykhukhol.mail import doctor  # noqa: E402
-from vykhukhol.mail.doctor import spf  # noqa: E402
+from vykhukhol.mail.doctor import checks, spf  # noqa: E402
 from vykhukhol.mail.doctor.lookup import Lookup  # noqa: E402
 
 RELAY = "198.51.100.7"
@@ -163,3 +163,24 @@ def test_dns_resolver_must_be_an_address_and_port(site):
     assert code == 1 and "mail.relay_ip" in err
     site.ok("settings", "set", "dns.resolver", "127.0.0.1:5353")
     assert site.settings()["dns.resolver"] == "127.0.0.1:5353"
+
+
+def test_the_relay_is_found_through_a_mx_and_redirect_and_plus_all_is_a_warning(site):
+    zone = {("a.example.org", "TXT"): ['"v=spf1 a:out.example.org/28 -all"'],
+            ("out.example.org", "A"): ["198.51.100.1"],
+            ("m.example.org", "TXT"): ['"v=spf1 mx -all"'],
+            ("m.example.org", "MX"): ["10 out.example.org."],
+            ("r.example.org", "TXT"): ['"v=spf1 redirect=a.example.org"'],
+            ("far.example.org", "TXT"): ['"v=spf1 ip6:2001:db8::/32 ?all"'],
+            ("open.example.org", "TXT"): ['"v=spf1 +all"']}
+    with DnsServer(zone) as server:
+        lookup = Lookup(server.address)
+        assert spf.read(lookup, "a.example.org", RELAY).relay == "pass"  # 198.51.100.7 in /28
+        assert spf.read(lookup, "m.example.org", RELAY).relay == "fail"  # /32 of the MX host
+        assert spf.read(lookup, "m.example.org", "198.51.100.1").relay == "pass"
+        assert spf.read(lookup, "r.example.org", RELAY) == ("v=spf1 redirect=a.example.org", 2, "pass")
+        assert spf.read(lookup, "far.example.org", RELAY).relay == "neutral"
+        site.set(mail__transport="smtp", mail__relay_ip=RELAY, dns__resolver=server.address)
+        finding = checks.spf(lookup, "open.example.org", site.settings(),
+                                                lambda text, **values: text.format(**values))
+    assert finding.verdict is doctor.Verdict.WARNING and "+all" in finding.found

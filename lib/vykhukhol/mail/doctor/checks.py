@@ -97,6 +97,11 @@ def spf(lookup: Lookup, domain: str, settings, _: Callable[..., str]) -> Finding
                          domain=domain))
     found = _("SPF record \"{record}\", {n} of 10 DNS look-ups.", record=reading.record,
               n=reading.lookups)
+    if any(word in ("all", "+all") for word in reading.record.lower().split()[1:]):
+        return Finding("SPF", domain, WARNING,
+                       found + " " + _("It ends in +all, which lets every server on earth send as {domain}.",
+                                       domain=domain),
+                       _("End it in ~all or -all, after the servers that really send."))
     if reading.relay is None:
         if settings["mail.transport"] == "smtp":
             found += " " + _("The relay's address is not checked: set mail.relay_ip to check it.")
