@@ -120,6 +120,13 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
         for name, domain in dkim.misaligned(signer, compose.senders(data, settings)):
             found.append(_("Service {service} sends from {domain}, which the DKIM signature of {signer} does not align with for DMARC: make a key for {domain}.",
                            service=name, domain=domain, signer=signer))
+    from vykhukhol.sender import receivers
+
+    busiest = receivers.busiest_gmail_day(data)
+    if busiest is not None:
+        found.append(_n("{n} letter went to Gmail addresses on {day}. From {bulk} a day Gmail counts the site as a bulk sender for good, and then demands SPF and DKIM, a DMARC record with the From domain aligned, one-click unsubscribe honoured within two days and complaints under 0.3%: check the Deliverability page (`vykhukhol doctor`) now.",
+                        "{n} letters went to Gmail addresses on {day}. From {bulk} a day Gmail counts the site as a bulk sender for good, and then demands SPF and DKIM, a DMARC record with the From domain aligned, one-click unsubscribe honoured within two days and complaints under 0.3%: check the Deliverability page (`vykhukhol doctor`) now.",
+                        busiest[1], day=busiest[0], bulk=receivers.BULK_LINE))
     stale = bytecode_missing() if hosted else []
     if stale:
         found.append(_("Compiled bytecode is missing or out of date for this Python ({count} of the key modules, e.g. {module}): every request compiles the code again (about 70 ms). Compile it as README section 14, step 1 says (`python3 -m compileall -q --invalidation-mode checked-hash lib`) and upload it with each new version.",

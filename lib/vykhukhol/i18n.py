@@ -263,6 +263,8 @@ SETTING_LABELS: dict[str, str] = {
     "mail.dkim_domain": "DKIM domain",
     "mail.dkim_selector": "DKIM selector",
     "mail.dkim_key_file": "DKIM key file",
+    "mail.relay_ip": "Relay's sending address (for SPF)",
+    "dns.resolver": "DNS server for the deliverability check",
     "mail.bounce_cafile": "Bounce mailbox CA file",
     "security.secret": "Link-signing secret",
     "security.admin_password": "Admin password",

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import email
 import email.policy
+import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import dkim
@@ -195,3 +197,24 @@ def test_a_bounce_read_without_the_bounce_detectors_is_kept_and_the_log_says_wha
     assert "ModuleNotFoundError" not in line
     assert list((site.data.root / "bounces" / "kept").iterdir())
     assert site.subscribers("course")[DEAD].failures == 0  # nothing acted on
+
+
+def test_the_doctor_asks_the_dns_with_the_vendored_lib_and_says_so_when_dnspython_is_missing(
+        site, host_lib):
+    """`vykhukhol doctor` on Debian's Python with only lib/: dnspython is vendored
+    because setup.cfg declares it; a lib/ without it gives one line, no traceback."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from dnskit import DnsServer
+
+    site.set(mail__from_email="news@example.org")
+    with DnsServer({("example.org", "TXT"): ['"v=spf1 -all"'],
+                    ("example.org", "MX"): ["10 mx.example.org."]}) as server:
+        site.set(dns__resolver=server.address)
+        done = host(site, host_lib, "doctor", "--json")
+        lacking = host(site, _without(host_lib, "dns"), "doctor")
+    assert done.returncode == 1, done.stderr  # DKIM and DMARC are missing: wrong
+    verdicts = {f["check"]: f["verdict"] for f in json.loads(done.stdout)}
+    assert verdicts["SPF"] == "ok" and verdicts["MX"] == "ok" and verdicts["DMARC"] == "wrong"
+    assert lacking.returncode == 1 and b"Traceback" not in lacking.stderr
+    assert lacking.stderr.decode().count("\n") == 1
+    assert "cannot import the module dns" in lacking.stderr.decode()

@@ -20,6 +20,7 @@ import sys
 from vykhukhol import settings as settings_mod
 from vykhukhol.cli.common import ASK, PASSWORD_ENV, VALUE_ENV, Context
 from vykhukhol.cli.configure import cmd_dkim, cmd_settings
+from vykhukhol.cli.doctor import cmd_doctor
 from vykhukhol.cli.intake import cmd_feed, cmd_import_from
 from vykhukhol.cli.lists import (
     cmd_archive,
@@ -110,6 +111,9 @@ def build_parser() -> Parser:
     p = sub.add_parser("status", help="mode, block, warnings, locks, services, jobs")
     p.add_argument("--cgi-dir", help="folder of the CGI scripts (default: cgi/ of the checkout)")
     p.set_defaults(func=cmd_status)
+    p = sub.add_parser("doctor", help="check SPF, DKIM, DMARC, MX, https and one-click for every service")
+    p.add_argument("--json", action="store_true", help="the findings as JSON")
+    p.set_defaults(func=cmd_doctor)
     sub.add_parser("bounce", help="read one returned message on standard input").set_defaults(
         func=cmd_bounce)
     from vykhukhol.cli import hooks as hooks_guide  # its logic lives in the hooks package

@@ -1,9 +1,11 @@
-"""Letters sent per day (``data/state/daily``), for the admin's chart: 60 days kept."""
+"""Letters sent per day (``data/state/daily``), for the admin's chart: 60 days kept; and
+the day's letters to the big mailbox providers (:mod:`.receivers`)."""
 
 from __future__ import annotations
 
 from zoneinfo import ZoneInfo
 
+import vykhukhol.sender.receivers as receivers
 from vykhukhol.errors import VykhukholError
 from vykhukhol.files import kv
 from vykhukhol.sender.runtime import Run
@@ -24,3 +26,8 @@ def count_daily(run: Run) -> None:
         kv.change_kv(run.data.state / "daily", change)
     except VykhukholError as exc:
         run.log.error(f"the daily count could not be written: {exc.message}")
+    try:  # the same day's letters to the big providers (Gmail's bulk line)
+        receivers.note_run(run.data.state, day, {group: n for group, n in run.report.receivers.items()
+                                                 if group is not None})
+    except VykhukholError as exc:
+        run.log.error(f"the letters per provider could not be written: {exc.message}")

@@ -16,6 +16,7 @@ from enum import Enum
 import vykhukhol.sender.alerts as alerts
 import vykhukhol.sender.journal as journal
 from vykhukhol.errors import BadInput, MissingModule, OverBudget, VykhukholError
+from vykhukhol.sender.receivers import group_of
 from vykhukhol.sender.replies import read_refusal
 from vykhukhol.states import Outcome
 from vykhukhol.timeutil import format_time
@@ -193,6 +194,7 @@ class Sending:
             outcome = journal.SENT
             self.deferrals.forget(target, email, item)
             self.report.sent[target] += 1
+            self.report.receivers[group_of(email)] += 1  # Gmail's bulk line: see .receivers
             self.report.items[target].add(item)  # which letters went out: the archive's question
         if outcome in (journal.SENT, journal.FAILED):
             self.letters_out += 1

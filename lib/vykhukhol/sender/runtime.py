@@ -57,6 +57,7 @@ class Report:
     ended: datetime | None = None
     outcome: Outcome = Outcome.DONE
     sent: Counter = field(default_factory=Counter)
+    receivers: Counter = field(default_factory=Counter)  # big provider → letters (.receivers)
     items: defaultdict = field(default_factory=lambda: defaultdict(set))  # target → items sent
     lines: list[str] = field(default_factory=list)
 

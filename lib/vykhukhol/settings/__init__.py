@@ -2,7 +2,7 @@
 and written to its file; the schema (every key, its default, how it is
 checked) is :mod:`.keys`.
 
-``data/settings.ini`` holds sections ``[main]``, ``[mail]``, ``[security]`` and ``[hooks]``.
+``data/settings.ini`` holds sections ``[main]``, ``[mail]``, ``[dns]``, ``[security]`` and ``[hooks]``.
 Keys are addressed as ``news_per_run`` (``[main]``) or ``mail.smtp_port``.
 Each value is validated on every way in (admin page, CLI); an unreadable value
 already in the file falls back to its default and is reported, so a typo made
@@ -115,7 +115,7 @@ def load(path: Path) -> Settings:
 
 def _write(path: Path, raw: dict[str, str]) -> None:
     lines = ["# Vykhukhol settings. Edit with the admin page or `vykhukhol settings set`.\n"]
-    for section in ("main", "mail", "security", "hooks"):
+    for section in ("main", "mail", "dns", "security", "hooks"):
         lines.append(f"\n[{section}]\n")
         for name, spec in KEYS.items():
             if spec.section == section and name in raw:

@@ -239,6 +239,35 @@ def _selector(value: str) -> str:
     return value
 
 
+def _resolver(value: str) -> str:
+    """Empty (the system resolver), or host:port of a DNS server (the doctor asks it)."""
+    if not value:
+        return ""
+    import ipaddress
+
+    host, sep, port = value.rpartition(":")
+    host = host.strip("[]")
+    try:
+        ipaddress.ip_address(host)
+        number = int(port)
+    except ValueError:
+        number = 0
+    if not sep or not 1 <= number <= 65535:
+        raise BadInput("must be the IP address and port of a DNS server, such as 127.0.0.1:53")
+    return f"{host}:{number}"
+
+
+def _ip(value: str) -> str:
+    if not value:
+        return ""
+    import ipaddress
+
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        raise BadInput("must be an IP address, such as 192.0.2.25") from None
+
+
 def _host(value: str) -> str:
     if not value or any(c.isspace() or c in "/@" for c in value):
         raise BadInput("must be a host name or an IP address")
@@ -339,6 +368,8 @@ KEYS: dict[str, Key] = {
         Key("mail", "dkim_domain", "", _domain, "domain that signs the letters (DKIM; empty: unsigned)"),
         Key("mail", "dkim_selector", "vykhukhol", _selector, "DKIM selector (the DNS name <selector>._domainkey.<domain>)"),
         Key("mail", "dkim_key_file", "", _text(500), "DKIM private key (empty: data/dkim/<domain>.<selector>.key)", web=False),
+        Key("mail", "relay_ip", "", _ip, "the address your letters leave the relay from, for the SPF check (empty: not checked)"),
+        Key("dns", "resolver", "", _resolver, "the DNS server the deliverability check asks, ip:port (empty: the system's)"),
         Key("security", "secret", "", _secret, "signs links; made at init", secret=True),
         Key("security", "admin_password", "", _text(500), "salted scrypt hash of the admin password", secret=True),
         Key("hooks", "key", "", _hook_key, "the key in the providers' callback URLs; made at init (`vykhukhol hooks --new-key`)", secret=True),

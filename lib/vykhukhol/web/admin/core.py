@@ -95,7 +95,8 @@ class Admin:
 
 NAV = [("/", "Status"), ("/settings", "Settings"), ("/services", "Services"),
        ("/newsletters/new", "Letter to all users"), ("/newsletters", "Newsletters"),
-       ("/outbox", "Outbox"), ("/bounces", "Bounces"), ("/password", "Password")]
+       ("/outbox", "Outbox"), ("/bounces", "Bounces"), ("/deliverability", "Deliverability"),
+       ("/password", "Password")]
 
 
 Page = Callable[[Admin, dict], Response]

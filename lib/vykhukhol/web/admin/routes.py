@@ -17,6 +17,7 @@ from pathlib import Path
 
 import vykhukhol.web.admin.bounces as bounces
 import vykhukhol.web.admin.dashboard as dashboard
+import vykhukhol.web.admin.deliverability as deliverability
 import vykhukhol.web.admin.footer as footer
 import vykhukhol.web.admin.intake as intake
 import vykhukhol.web.admin.login as login
@@ -89,6 +90,8 @@ ROUTES: list[Rule] = [
 
     Rule("GET", "/bounces", bounces.bounces_page),
     Rule("GET", r"/bounces/kept/(?P<file>[0-9]{8}-[0-9]{6}-[0-9a-f]{16}\.eml)", bounces.bounce_kept),
+
+    Rule("GET", "/deliverability", deliverability.deliverability_page),
 
     Rule("GET", "/suppressed", suppressed.suppressed_page),
     Rule("POST", "/suppressed", once_only(suppressed.suppressed_add)),
