@@ -91,6 +91,11 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
     if quiet is not None:
         found.append(_("No sender run has started for {hours} h: the cron job that calls the cron script seems to have stopped, and nothing is sent until it runs again. Check it in the hosting panel (the line to paste is on the Status page) and open the cron URL once by hand.",
                        hours=int(quiet // 3600)))
+    from vykhukhol.sender import brakes
+    from vykhukhol.timeutil import now
+
+    for brake in brakes.status(data, settings, now()).values():
+        found.append(brakes.said(brake, _))
     hosted = not demo.is_local(settings["site_url"])
     if not hosted:
         found.append(_("This is a local trial: site_url is {url}, on this computer, so the links in letters work only here. Put it on a host (README sections 14 and 15) before inviting anyone.",

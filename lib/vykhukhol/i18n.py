@@ -236,6 +236,8 @@ SETTING_LABELS: dict[str, str] = {
     "reminder_period": "Reminder period",
     "reminder_count": "Reminders before deletion",
     "bounce_limit": "Soft bounces before deletion",
+    "complaint_brake": "Complaints that brake a list, %",
+    "bounce_brake": "Addresses gone that brake a list, %",
     "bounce_reset": "Soft bounce count resets after",
     "timezone": "Time zone",
     "language": "Language",

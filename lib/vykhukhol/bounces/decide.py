@@ -24,6 +24,7 @@ from vykhukhol.addresses import email_key
 from vykhukhol.bounces import classify as kinds
 from vykhukhol.bounces import reasons, record
 from vykhukhol.bounces import tag as tags
+from vykhukhol.bounces import tally as brakes
 from vykhukhol.bounces.finder import Finder
 from vykhukhol.bounces.ledger import Plan, Result
 from vykhukhol.datadir import DataDir
@@ -97,6 +98,7 @@ def effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdic
             plan.history.append((name, "bounced"))
         if reading.cause is reasons.Cause.GONE:
             plan.gone.append(address)
+            plan.brakes.append((brakes.target(_kind(kind), name), brakes.GONE))
         elif reading.cause is reasons.Cause.SOFT:
             letter = verdict.letter or f"day:{plan.time[:10]}"  # no letter named: one a day
             plan.soft += [(s, address, letter) for s in services]
@@ -104,6 +106,8 @@ def effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdic
             plan.refused.append((verdict.run, reading.reason))
     elif verdict.kind in (kinds.COMPLAINT, kinds.UNSUBSCRIBE):
         plan.unsub += [(s, address) for s in services]
+        if verdict.kind == kinds.COMPLAINT:
+            plan.brakes.append((brakes.target(_kind(kind), name), brakes.COMPLAINTS))
         if kind == tags.NEWSLETTER:
             plan.history.append((name, "complaints" if verdict.kind == kinds.COMPLAINT
                                  else "unsubscribed"))
@@ -115,6 +119,11 @@ def effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdic
     elif verdict.kind == kinds.KEPT:
         record.keep(data, result.id, raw)
     return noted(plan, result, source)
+
+
+def _kind(kind: str) -> str:
+    """The brakes' name for a tag's kind."""
+    return brakes.SERVICE if kind == tags.SERVICE else brakes.NEWSLETTER
 
 
 def cause_of(verdict: kinds.Verdict, address: str) -> reasons.Reading:

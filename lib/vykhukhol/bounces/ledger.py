@@ -34,6 +34,7 @@ from pathlib import Path
 from vykhukhol import files, newsletters
 from vykhukhol.addresses import email_key
 from vykhukhol.bounces import counts, record, refusals
+from vykhukhol.bounces import tally as brakes
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.members import membership, suppression
@@ -72,12 +73,14 @@ class Plan:
     refused: list[tuple[str, str]] = field(default_factory=list)   # (run, reason): sender refused
     history: list[tuple[str, str]] = field(default_factory=list)   # (job, history.LATE field)
     bounced: int = 0                                               # for the status chart
+    brakes: list[tuple[str, str]] = field(default_factory=list)    # (target, what): sender/brakes.py
 
     def to_json(self) -> str:
         return json.dumps({"ids": self.ids, "soft": self.soft, "gone": self.gone,
                            "ledger": self.ledger, "unsub": self.unsub, "log": self.log,
                            "time": self.time, "refused": self.refused,
-                           "history": self.history, "bounced": self.bounced},
+                           "history": self.history, "bounced": self.bounced,
+                           "brakes": self.brakes},
                           ensure_ascii=True, separators=(",", ":"))
 
     @classmethod
@@ -91,7 +94,8 @@ class Plan:
                    list(raw.get("gone", [])), [tuple(x) for x in raw["ledger"]],
                    [tuple(x) for x in raw["unsub"]], list(raw["log"]), raw.get("time", ""),
                    [tuple(x) for x in raw.get("refused", [])],
-                   [tuple(x) for x in raw.get("history", [])], int(raw.get("bounced", 0)))
+                   [tuple(x) for x in raw.get("history", [])], int(raw.get("bounced", 0)),
+                   [tuple(x) for x in raw.get("brakes", [])])
 
 
 def message_id(raw: bytes) -> str:
@@ -123,6 +127,8 @@ def run_plan(data: DataDir, settings: Settings, batch: str, plan: Plan, fresh: b
     # The newsletters' history, once per batch however often a kill repeats this step.
     history.count(data, Counter(plan.history), once=batch)
     record.count_day(data, settings["timezone"], plan.bounced, once=batch)
+    # Late reports count for the letter's own service or newsletter, once per batch.
+    brakes.count_reports(data, plan.brakes, batch, moment)
     by_service: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for service, address, letter in plan.soft:
         by_service[service][email_key(address)].append(letter)

@@ -185,6 +185,8 @@ def build_parser() -> Parser:
                             "(empty: the default)")
     for action in ("enable", "disable", "remove"):
         actions.add_parser(action, help=f"{action} a service").add_argument("name", help=NAME_HELP)
+    actions.add_parser("resume", help="let a braked service send again (README, Reputation)"
+                       ).add_argument("name", help=NAME_HELP)
     a = actions.add_parser("feed", help="follow the site's feed: each new item becomes a "
                                         "newsletter (SPEC 14); alone: what it follows")
     a.add_argument("name", help="the service's name")
@@ -274,6 +276,8 @@ def build_parser() -> Parser:
     a.add_argument("--json", action="store_true", help="a JSON list of objects")
     actions.add_parser("cancel", help="stop a job and delete it").add_argument(
         "job", help="its name, as create printed it")
+    actions.add_parser("resume", help="let a braked job send again (README, Reputation)"
+                       ).add_argument("job", help="its name, as create printed it")
     p.set_defaults(func=cmd_newsletter)
 
     p = sub.add_parser("archive", help="a service's public archive of letters (web pages and a feed)")

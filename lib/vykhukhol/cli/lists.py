@@ -12,6 +12,7 @@ from vykhukhol.cli.common import Context, export_target, progress
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NoSecret
 from vykhukhol.members import membership
+from vykhukhol.sender import brakes
 from vykhukhol.services import subscribers as subs
 from vykhukhol.timeutil import format_time, parse_local_time
 
@@ -59,6 +60,9 @@ def cmd_service(ctx: Context, args) -> None:
     elif args.action == "remove":
         svc.remove_service(data, args.name)
         print(f"service {args.name} removed")
+    elif args.action == "resume":
+        svc.find_service(data, args.name)  # NotFound: one clear line
+        resume(ctx, brakes.SERVICE, args.name)
     else:
         print("\t".join(("#name", "db", "state", "letters", "title")))
         for service in svc.load_services(data):
@@ -179,6 +183,9 @@ def cmd_newsletter(ctx: Context, args) -> None:
     elif args.action == "cancel":
         newsletters.cancel(data, args.job)
         print(f"newsletter {args.job} cancelled")
+    elif args.action == "resume":
+        newsletters.read_job(data, args.job)  # NotFound: one clear line
+        resume(ctx, brakes.NEWSLETTER, args.job)
     elif args.action == "history":
         print_history(newsletters.history_now(data), args.json, data)
     else:
@@ -193,6 +200,15 @@ def cmd_newsletter(ctx: Context, args) -> None:
                              f"handed over {count['sent']}/{count['total']}", f"failed {count['failed']}",
                              f"skipped {count['skipped']}", f"in doubt {count['in doubt']}",
                              forecast.describe(done, moment, "en", settings["timezone"]))))
+
+
+def resume(ctx: Context, kind: str, name: str) -> None:
+    """``service resume`` / ``newsletter resume``: a braked target goes on."""
+    if not brakes.resume(ctx.data, ctx.settings(), kind, name):
+        raise BadInput("{target} is not braked: nothing to resume",
+                       target=brakes.target(kind, name))
+    print(f"{brakes.target(kind, name)} resumed: it sends again with the next run; "
+          "its complaints and addresses gone so far are forgotten")
 
 
 def print_history(entries: list, as_json: bool, data: DataDir) -> None:

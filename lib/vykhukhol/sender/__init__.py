@@ -105,6 +105,7 @@ def finish(run: Run) -> None:
     from vykhukhol.archive import publish
     from vykhukhol.errors import VykhukholError
     from vykhukhol.sender import cronwatch, idle, runlog
+    from vykhukhol.sender.brakes import count_run as count_brakes
     from vykhukhol.sender.daily import count_daily
     from vykhukhol.sender.refusal_alerts import tell_refusals
 
@@ -115,6 +116,7 @@ def finish(run: Run) -> None:
     tell_refusals(run)
     run.close()
     count_daily(run)
+    count_brakes(run)  # the letters each target sent, for its brakes
     run.report.ended = run.now()
     run.log.write(runlog.ended_line(run.elapsed(), run.report.outcome.label("en"),
                                     sum(run.report.sent.values())))

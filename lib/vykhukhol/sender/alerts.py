@@ -33,6 +33,8 @@ CANNOT_RENDER = "not can render the letter"  # ours, in the original's style (SP
 SENDER_REFUSED = "mail servers refuse the sender"  # ours (SPEC 5, "What a failure count means")
 CRON_SILENT = "cron is silent"  # ours: no run has started for too long (sender/cronwatch.py)
 CANNOT_MAKE = "not can make the letter"  # ours: a template with a mistake (SPEC 6's later alerts)
+BRAKED = "dispatch is braked"  # ours: a service's complaints or addresses gone past a brake (sender/brakes.py)
+NEWS_BRAKED = "newsletter is braked"  # ours: the same of a newsletter
 
 
 def _(text: str) -> str:
@@ -115,6 +117,30 @@ BODIES: dict[str, tuple[str, str]] = {
         "the admin) and open the cron URL once by hand: its answer says what is wrong.\n"
         "This alert comes when no run has started for {every} and at most once every 6 hours.",
     ),
+    BRAKED: (
+        "Service {name} is braked: in the last 30 days, of its {letters} letters, complaints: "
+        "{complaints} ({complaint_share} %, the brake at {complaint_line} %), addresses gone: "
+        "{gone} ({gone_share} %, the brake at {bounce_line} %).",
+        "No more of its letters and reminders are sent until you resume it, so that the mailbox "
+        "providers do not start refusing the whole site's mail. The other services and the "
+        "newsletters go on.\n"
+        "Look at what its letters say and to whom they go (the Bounces page names the "
+        "complaints and the addresses gone), then resume it: the button on the Services page "
+        "of the admin, or `vykhukhol service resume {name}`. Resuming forgets the complaints "
+        "and addresses gone so far.",
+    ),
+    NEWS_BRAKED: (
+        "Newsletter {name} is braked: in the last 30 days, of its {letters} letters, "
+        "complaints: {complaints} ({complaint_share} %, the brake at {complaint_line} %), "
+        "addresses gone: {gone} ({gone_share} %, the brake at {bounce_line} %).",
+        "No more of its letters are sent until you resume it, so that the mailbox providers do "
+        "not start refusing the whole site's mail. The services and the other newsletters go "
+        "on.\n"
+        "Look at what it says and to whom it goes (the Bounces page names the complaints and "
+        "the addresses gone), then resume it: the button on the Newsletters page of the admin, "
+        "or `vykhukhol newsletter resume {name}`; or cancel it. Resuming forgets the complaints "
+        "and addresses gone so far.",
+    ),
 }
 
 #: What to check for each reason of a sender refused (sender.tell_refusals).
@@ -134,7 +160,9 @@ DEFAULT_ADVICE = _("the DNS records (SPF, DKIM, DMARC, PTR), the relay and wheth
 
 #: A placeholder no caller filled is left empty.
 BLANK = {"detail": "", "time_limit": "", "age": "", "refused": "", "letters": "", "reasons": "",
-         "advice": "", "silence": "", "last": "", "every": ""}
+         "advice": "", "silence": "", "last": "", "every": "",
+         "name": "", "complaints": "", "gone": "", "complaint_share": "", "gone_share": "",
+         "complaint_line": "", "bounce_line": ""}
 
 
 def body(subject: str, lang: str, **details: str) -> str:

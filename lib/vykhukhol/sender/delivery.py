@@ -190,6 +190,8 @@ class Sending:
         cause = ""
         if exc is not None:
             outcome, cause = read_refusal(self, exc, target, email, item)
+            if cause == "address gone":
+                self.report.gone[target] += 1  # for the brakes (sender/brakes.py)
         else:
             outcome = journal.SENT
             self.deferrals.forget(target, email, item)

@@ -17,6 +17,7 @@ from datetime import datetime
 from functools import partial
 from itertools import islice
 
+import vykhukhol.sender.brakes as brakes
 import vykhukhol.sender.journal as journal
 from vykhukhol import files, newsletters
 from vykhukhol import services as svc
@@ -53,11 +54,14 @@ def send_newsletters(run: Run) -> None:
     if taken is not Taken.OURS:
         raise RunEnds
     touched: set[str] = set()
+    held = brakes.Brakes(run)
     try:
         touched |= fold_newsletters(run, book)
         for job in due:
             if not run.may_send("news_left"):
                 break
+            if held.holds(brakes.NEWSLETTER, job.name):  # braked: skipped, as a paused job
+                continue
             serve_job(run, job, book)
             touched.add(job.name)
     finally:

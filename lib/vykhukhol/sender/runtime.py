@@ -59,6 +59,7 @@ class Report:
     sent: Counter = field(default_factory=Counter)
     receivers: Counter = field(default_factory=Counter)  # big provider → letters (.receivers)
     items: defaultdict = field(default_factory=lambda: defaultdict(set))  # target → items sent
+    gone: Counter = field(default_factory=Counter)  # target → refused at hand-over: address gone
     lines: list[str] = field(default_factory=list)
 
     def text(self) -> str:

@@ -17,6 +17,7 @@ from enum import Enum
 from functools import partial
 
 import vykhukhol.sender.alerts as alerts
+import vykhukhol.sender.brakes as brakes
 import vykhukhol.sender.dueindex as dueindex
 import vykhukhol.sender.journal as journal
 import vykhukhol.sender.rotation as rotation
@@ -85,7 +86,9 @@ def hold_db(run: Run, first: svc.Service) -> Iterator[Held]:
 def send_series(run: Run, first: svc.Service, held: Held) -> None:
     """Step 4: the service's due letters, then the other enabled services of
     its DB while quota and time remain. Each service worked on counts as served."""
-    others = [s for s in held.services if s.enabled and s.name != first.name]
+    braked = brakes.Brakes(run)
+    others = [s for s in held.services if s.enabled and s.name != first.name
+              and not braked.holds(brakes.SERVICE, s.name)]
     for service in [first] + in_window(run, others):
         if service is not first and not run.may_send("serial_left"):
             break

@@ -8,6 +8,7 @@ as every step does.
 from __future__ import annotations
 
 import vykhukhol.sender.alerts as alerts
+import vykhukhol.sender.brakes as brakes
 import vykhukhol.sender.selfblock as selfblock
 from vykhukhol import services as svc
 from vykhukhol.sender.runtime import Run, RunEnds
@@ -48,6 +49,11 @@ def choose_service(run: Run) -> svc.Service:
     enabled = [s for s in svc.load_services(run.data) if s.enabled]
     if not enabled:
         run.alert(alerts.ALL_OFF)
+        raise RunEnds
+    held = brakes.Brakes(run)
+    enabled = [s for s in enabled if not held.holds(brakes.SERVICE, s.name)]
+    if not enabled:
+        run.log.write("every enabled service is braked")
         raise RunEnds
     queue = in_window(run, enabled)
     if not queue:

@@ -29,6 +29,21 @@ def _choice(*options: str) -> Callable[[str], str]:
     return check
 
 
+def _percent(low: float, high: float) -> Callable[[str], float]:
+    """A share in per cent, ``0.1`` or ``0.1%``, to a hundredth at most."""
+    def check(value: str) -> float:
+        text = value.strip().removesuffix("%").strip()
+        try:
+            number = float(text)
+        except ValueError:
+            raise BadInput("must be a number of per cent, like 0.1 or 5") from None
+        if not low <= number <= high or "e" in text.lower() or round(number, 2) != number:
+            raise BadInput("must be from {low} to {high} per cent, to a hundredth at most",
+                           low=low, high=high)
+        return number
+    return check
+
+
 def _count(low: int, high: int) -> Callable[[str], int]:
     def check(value: str) -> int:
         try:
@@ -343,6 +358,8 @@ KEYS: dict[str, Key] = {
         Key("main", "bounce_reset", "30d", _duration(3600, 365 * 86400), "time without a soft bounce that sets the count back to 0"),
         Key("main", "timezone", "UTC", _timezone, "IANA zone for schedules and display"),
         Key("main", "language", "ru", _choice("ru", "en"), "ru or en for pages and reports"),
+        Key("main", "complaint_brake", "0.1", _percent(0, 100), "per cent of a service's or newsletter's letters in 30 days that, in complaints (3 at least), brake it; 0 = no brake"),
+        Key("main", "bounce_brake", "5", _percent(0, 100), "per cent of a service's or newsletter's letters in 30 days that, in addresses gone (10 at least), brake it; 0 = no brake"),
         Key("main", "hourly_limit", "0", _count(0, 10**9), "at most this many letters in any clock hour, 0 = no cap"),
         Key("main", "daily_limit", "0", _count(0, 10**9), "at most this many letters per day, 0 = no cap"),
         Key("main", "cron_allow", "", _networks, "IPs/CIDRs allowed to call the cron script (empty: anyone with the URL)"),

@@ -107,9 +107,11 @@ def newsletters_page(admin: Admin, args: dict) -> Response:
                      "due": job.start <= now(),
                      "editable": job.values.get("first_run", "-") == "-"})
     from vykhukhol.newsletters import clicks
+    from vykhukhol.web.admin.brakes import braked
 
     history = newsletters.history_now(admin.data)
     return admin.page("newsletters.html", jobs=jobs, states=LedgerState, history=history,
+                      braked=braked(admin, "newsletter"),
                       clicks=clicks.of_letters(admin.data, [entry.job for entry in history]),
                       local=lambda t: "" if t == "-" else local_time(admin.settings, t))
 
@@ -139,6 +141,16 @@ def newsletter_cancel(admin: Admin, args: dict) -> Response:
             back=admin._("Keep it"))
     newsletters.cancel(admin.data, name)
     return admin.done("/newsletters", admin._("Newsletter {name} cancelled.", name=name))
+
+
+def newsletter_resume(admin: Admin, args: dict) -> Response:
+    """A braked newsletter goes on (README §17, Reputation)."""
+    from vykhukhol.web.admin.brakes import resume
+
+    name = _job(admin, args["job"])
+    return resume(admin, "newsletter", name, "/newsletters",
+                  admin._("Newsletter {name} resumed: it sends again with the next run.",
+                          name=name))
 
 
 def newsletter_start(admin: Admin, args: dict) -> Response:

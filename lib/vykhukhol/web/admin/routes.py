@@ -59,6 +59,7 @@ ROUTES: list[Rule] = [
     Rule("POST", _SERVICE, services.service_edit),
     Rule("POST", _SERVICE + "/(?P<action>enable|disable)", services.service_toggle),
     Rule("POST", _SERVICE + "/archive/(?P<action>on|off)", services.service_archive),
+    Rule("POST", _SERVICE + "/resume", services.service_resume),
     Rule("POST", _SERVICE + "/feed", intake.feed_save),
     Rule("POST", _SERVICE + "/feed/off", intake.feed_off),
     Rule("GET", _SERVICE + "/delete", services.service_delete_form),
@@ -84,6 +85,7 @@ ROUTES: list[Rule] = [
     Rule("POST", _JOB + "/edit", once_only(newsletters.newsletter_edit)),
     Rule("POST", _JOB + "/cancel", newsletters.newsletter_cancel),
     Rule("POST", _JOB + "/start", newsletters.newsletter_start),
+    Rule("POST", _JOB + "/resume", newsletters.newsletter_resume),
 
     Rule("GET", "/outbox", outbox.outbox_page),
     Rule("GET", r"/outbox/(?P<file>[A-Za-z0-9@._+-]{1,300}\.eml)", outbox.outbox_letter),

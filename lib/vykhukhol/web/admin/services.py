@@ -17,7 +17,10 @@ def services_page(admin: Admin, args: dict) -> Response:
     for service in svc.load_services(admin.data):
         rows.append({"service": service, "counts": subs.counts(service.subscribers_path),
                      "letters": svc.letter_count(service)})
-    return admin.page("services.html", rows=rows, dbs=svc.list_dbs(admin.data), form={}, error="")
+    from vykhukhol.web.admin.brakes import braked
+
+    return admin.page("services.html", rows=rows, dbs=svc.list_dbs(admin.data), form={}, error="",
+                      braked=braked(admin, "service"))
 
 
 def db_add(admin: Admin, args: dict) -> Response:
@@ -130,6 +133,15 @@ def service_toggle(admin: Admin, args: dict) -> Response:
     svc.edit_service(admin.data, service.name, {"enabled": "yes" if enable else "no"})
     return admin.done(f"/services/{service.name}",
                       admin._("Enabled.") if enable else admin._("Disabled."))
+
+
+def service_resume(admin: Admin, args: dict) -> Response:
+    """A braked service goes on (README §17, Reputation)."""
+    from vykhukhol.web.admin.brakes import resume
+
+    name = _service(admin, args["name"]).name
+    return resume(admin, "service", name, "/services",
+                  admin._("Service {name} resumed: it sends again with the next run.", name=name))
 
 
 def service_archive(admin: Admin, args: dict) -> Response:

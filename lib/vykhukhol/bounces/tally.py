@@ -1,0 +1,173 @@
+"""The brakes' tally (issue 28), ``data/state/brakes``: per target (``service
+NAME`` or ``newsletter JOB``) and per day, its letters, the complaints and the
+addresses gone that came back for them. The one module that reads and writes
+the file; :mod:`vykhukhol.sender.brakes` decides from it.
+
+One ``key<TAB>json`` line per target (:mod:`vykhukhol.files.kv`)::
+
+    service news	{"days":{"2026-12-01":[1200,2,4]},"once":"<batch>","braked":{…}}
+
+- ``days``: day (UTC) → [letters, complaints, gone]; days older than the
+  window are dropped as the line is rewritten;
+- ``once``: the last bounce batch counted on the line (the bounce reader
+  finishes a killed batch before the next, so only the last can come round
+  twice: as :mod:`vykhukhol.newsletters.history` does);
+- ``braked``: set when the sender latched the brake, with its figures;
+  cleared by a resume.
+
+Here, below the sender, because the bounce batch writes it too (as
+:mod:`.refusals`, the per-run tally). It decides nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from vykhukhol.files import kv
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from vykhukhol.datadir import DataDir
+
+WINDOW_DAYS = 30       # days of letters and reports the line is drawn over
+SERVICE, NEWSLETTER = "service", "newsletter"
+COMPLAINTS, GONE = "complaints", "gone"
+
+
+def path(data: DataDir) -> Path:
+    return data.state / "brakes"
+
+
+def target(kind: str, name: str) -> str:
+    return f"{kind} {name}"
+
+
+def read(data: DataDir) -> dict[str, dict]:
+    """Every target's entry (a line spoiled by hand reads as empty: it counts
+    nothing, and never stops the sender)."""
+    values = kv.read_kv(path(data))
+    return {key: _entry(values, key) for key in values}
+
+
+def _entry(values: dict[str, str], key: str) -> dict:
+    try:
+        entry = json.loads(values.get(key, "{}"))
+    except ValueError:
+        entry = {}
+    return entry if isinstance(entry, dict) else {}
+
+
+def _days(entry: dict) -> dict[str, list[int]]:
+    days = entry.get("days")
+    if not isinstance(days, dict):
+        return {}
+    return {day: counts for day, counts in days.items()
+            if isinstance(counts, list) and len(counts) == 3
+            and all(isinstance(n, int) for n in counts)}
+
+
+def _add(entry: dict, day: str, letters: int = 0, complaints: int = 0, gone: int = 0) -> None:
+    days = _days(entry)
+    old = days.get(day, [0, 0, 0])
+    days[day] = [old[0] + letters, old[1] + complaints, old[2] + gone]
+    entry["days"] = {d: days[d] for d in sorted(days)[-WINDOW_DAYS - 1:]}
+
+
+def sums(entry: dict, moment: datetime) -> tuple[int, int, int]:
+    """(letters, complaints, gone) of the last :data:`WINDOW_DAYS` days."""
+    first = (moment - timedelta(days=WINDOW_DAYS)).date().isoformat()
+    totals = [0, 0, 0]
+    for day, counts in _days(entry).items():
+        if day >= first:
+            totals = [a + b for a, b in zip(totals, counts, strict=True)]
+    return totals[0], totals[1], totals[2]
+
+
+def _change(data: DataDir, keys, change, prune: datetime | None = None) -> dict[str, dict]:
+    """Read-modify-write under the file's lock: ``change(key, entry)`` for each
+    key (False: leave it as it was); with ``prune``, old lines go too."""
+    result: dict[str, dict] = {}
+
+    def apply(values: dict[str, str]) -> None:
+        for key in keys:
+            entry = _entry(values, key)
+            if change(key, entry) is not False:
+                values[key] = json.dumps(entry, separators=(",", ":"))
+        if prune is not None:
+            _prune(values, prune)
+        result.update({key: _entry(values, key) for key in values})
+
+    kv.change_kv(path(data), apply)
+    return result
+
+
+def _prune(values: dict[str, str], moment: datetime) -> None:
+    """Lines of targets with nothing left in the window and no brake go (a
+    finished newsletter's, a month on)."""
+    first = (moment - timedelta(days=WINDOW_DAYS)).date().isoformat()
+    for key in list(values):
+        entry = _entry(values, key)
+        if "braked" not in entry and not any(day >= first for day in _days(entry)):
+            del values[key]
+
+
+def count_letters(data: DataDir, letters: dict[str, tuple[int, int]], moment: datetime) -> None:
+    """A run's letters: target → (letters, of them refused at hand-over as gone)."""
+    day = moment.date().isoformat()
+
+    def change(key: str, entry: dict) -> None:
+        sent, gone = letters[key]
+        _add(entry, day, letters=sent, gone=gone)
+
+    if letters:
+        _change(data, list(letters), change, prune=moment)
+
+
+def count_reports(data: DataDir, reports: list[tuple[str, str]], once: str,
+                  moment: datetime) -> None:
+    """Late reports of one bounce batch: (target, COMPLAINTS or GONE) each,
+    counted for the target its tag names, today. ``once``: the batch; a kill
+    that repeats the batch counts nothing twice."""
+    day = moment.date().isoformat()
+
+    def change(key: str, entry: dict) -> bool:
+        if once and entry.get("once") == once:
+            return False
+        complaints = sum(1 for k, what in reports if k == key and what == COMPLAINTS)
+        gone = sum(1 for k, what in reports if k == key and what == GONE)
+        _add(entry, day, complaints=complaints, gone=gone)
+        entry["once"] = once
+        return True
+
+    if reports:
+        _change(data, list(dict.fromkeys(key for key, _ in reports)), change)
+
+
+def latch(data: DataDir, key: str, braked: dict) -> dict[str, dict]:
+    """Note the brake on the target's line (a brake noted already stays as it was)."""
+    def change(_: str, entry: dict) -> None:
+        entry.setdefault("braked", braked)
+
+    return _change(data, [key], change)
+
+
+def clear(data: DataDir, key: str, braked) -> bool:
+    """A resume: when ``braked(entry)`` says the target is braked, its brake
+    and its complaints and addresses gone are forgotten; its letters stay
+    counted. Returns whether it was braked."""
+    was = False
+
+    def change(_: str, entry: dict) -> bool:
+        nonlocal was
+        was = bool(braked(entry))
+        if was:
+            entry.pop("braked", None)
+            entry["days"] = {day: [counts[0], 0, 0] for day, counts in _days(entry).items()}
+        return was
+
+    if key in kv.read_kv(path(data)):
+        _change(data, [key], change)
+    return was
