@@ -89,7 +89,7 @@ def _told(values: dict[str, str]) -> float | None:
 
 def note_gaps(data: DataDir) -> None:
     """At the end of a full run: the median gap between the last runs, kept
-    for :func:`line` (written only when it changed)."""
+    for :func:`line` (written only when it changed; never raises)."""
     from statistics import median
 
     import vykhukhol.sender.runlog as runlog
@@ -119,8 +119,13 @@ def note_gaps(data: DataDir) -> None:
     def change(values: dict[str, str]) -> None:
         values["median_gap"] = value
 
-    if kv.read_kv(data.state / "cron").get("median_gap") != value:
-        kv.change_kv(data.state / "cron", change)
+    from vykhukhol.errors import VykhukholError
+
+    try:
+        if kv.read_kv(data.state / "cron").get("median_gap") != value:
+            kv.change_kv(data.state / "cron", change)
+    except (VykhukholError, OSError):
+        return  # a disk that refuses costs the line its precision (an hour), never the run
 
 
 def alert(data: DataDir, settings: Settings, moment: float | None = None) -> bool:
