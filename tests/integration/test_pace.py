@@ -19,6 +19,14 @@ from vykhukhol.web import admin as admin_mod
 
 ADMIN = "admin@example.org"
 T0 = (now() + timedelta(minutes=2)).replace(second=5, microsecond=0)  # after the job starts
+
+
+@pytest.fixture(autouse=True)
+def _fresh_t0():
+    """T0 from each test's own start: a module constant made at collection is
+    already past the job's start when the whole suite reaches this file."""
+    global T0
+    T0 = (now() + timedelta(minutes=2)).replace(second=5, microsecond=0)
 TOO_MANY = "421 4.7.0 Too many messages"
 
 
