@@ -231,7 +231,8 @@ def test_a_busy_port_makes_nothing_and_the_next_start_prints_the_password_and_it
     _stop(proc)
     assert f"site_url is now http://127.0.0.1:{other}" in out.read_text()
     assert "admin password" not in out.read_text()
-    assert settings_mod.load(data / "settings.ini")["site_url"] == f"http://127.0.0.1:{other}"
+    # ...and a port change is never left behind by a serve that exits (issue 27 item 5)
+    assert settings_mod.load(data / "settings.ini")["site_url"] == f"http://127.0.0.1:{port}"
 
 
 def test_a_site_url_that_is_not_local_stays_whatever_port_serve_uses(site, tmp_path):

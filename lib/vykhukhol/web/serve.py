@@ -17,6 +17,7 @@ confirmation letter) runs in one background thread, after the answer.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import re
 import signal
@@ -127,12 +128,24 @@ def local_url(host: str, port: int) -> str:
     return f"http://{host if ':' not in host else f'[{host}]'}:{port}"
 
 
+def _unmake(data: DataDir, made: list[Path]) -> None:
+    """Take away the folders (and the claim's lock file) a refused start made."""
+    if data.state in made:
+        for name in ("serve.lock", "serve"):
+            with contextlib.suppress(OSError):
+                (data.state / name).unlink()
+    for folder in reversed(made):
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only when empty: nothing of anyone's is removed
+
+
 def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool = True,
           cgi_dir: Path | None = None) -> None:
     from vykhukhol.services import demo
     from vykhukhol.web.guard import guarded_server
 
     cgi_dir = cgi_dir or CHECKOUT / "cgi"
+    made = [p for p in (data.root, data.state) if not p.exists()]  # what the claim makes
     hold = serving.claim(data)  # a second serve on this data refuses here, before anything
     afterwards = Afterwards()
     try:
@@ -145,6 +158,7 @@ def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool
             clear_untrusted_proxy_headers=False)
     except OSError as exc:
         hold.release()
+        _unmake(data, made)  # a busy port makes nothing, not even the claim's lock (issue 19)
         raise VykhukholError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; nothing was "
                              f"changed (choose another port with --port)") from None
     # Only once the port is ours is anything made or changed (issue 19): a busy
