@@ -120,6 +120,31 @@ def test_a_from_domain_the_signature_and_envelope_do_not_align_with_is_wrong(sit
         in dmarc["news.example.com"].found
 
 
+def test_status_and_doctor_agree_that_a_sibling_signing_domain_aligns(site):
+    # mail.example.org signs for news.example.org: one organisational domain,
+    # so DMARC's relaxed alignment passes; the status pages once said it did not.
+    dkim_txt = keygen(site, "mail.example.org")
+    zone = {("_dmarc.example.org", "TXT"): ['"v=DMARC1; p=quarantine"'],
+            ("_dmarc.example.com", "TXT"): ['"v=DMARC1; p=none"'],
+            ("vykhukhol._domainkey.mail.example.org", "TXT"): dkim_txt}
+    with DnsServer(zone) as server:
+        site.set(mail__from_email="list@news.example.org", mail__dkim_domain="mail.example.org",
+                 mail__bounce_address="bounces@example.net", dns__resolver=server.address)
+        site.service("news")
+        status = site.cli("status").stdout
+        findings = json.loads(site.cli("doctor", "--json", check=False).stdout)
+        site.set(mail__from_email="list@example.com")  # and a From of another domain
+        status_other = site.cli("status").stdout
+        findings_other = json.loads(site.cli("doctor", "--json", check=False).stdout)
+    dmarc = next(f for f in findings if f["check"] == "DMARC")
+    assert dmarc["verdict"] == "ok" and "aligns with the DKIM domain (mail.example.org)" in dmarc["found"]
+    assert "dkim: signing as vykhukhol._domainkey.mail.example.org" in status
+    assert "dkim note:" not in status and "does not align" not in status, status
+    dmarc = next(f for f in findings_other if f["check"] == "DMARC")
+    assert dmarc["verdict"] == "wrong" and "neither the DKIM domain (mail.example.org)" in dmarc["found"]
+    assert "dkim note: service news sends from example.com" in status_other, status_other
+
+
 def test_spf_syntax_several_records_and_too_many_lookups_are_permerrors():
     chain = {(f"h{i}.example.org", "TXT"): [f'"v=spf1 include:h{i + 1}.example.org -all"']
              for i in range(11)}

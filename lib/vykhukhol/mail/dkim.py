@@ -167,22 +167,17 @@ def problem(data_root: Path, settings: Settings) -> str | None:
     return None
 
 
-def aligned(dkim_domain: str, from_address: str) -> bool:
-    """Whether a signature of ``dkim_domain`` can align with this From address
-    for DMARC: one domain is the other or under it (relaxed alignment; a
-    check without the public suffix list, so it errs on the side of warning)."""
-    domain = from_address.rpartition("@")[2].lower().rstrip(".")
-    signer = dkim_domain.lower().rstrip(".")
-    return domain == signer or domain.endswith("." + signer) or signer.endswith("." + domain)
-
-
 def misaligned(dkim_domain: str, senders: dict[str, str]) -> list[tuple[str, str]]:
     """(service, From domain) of those ``senders`` (service name -> From
-    address) a signature of ``dkim_domain`` would not align with."""
+    address) a signature of ``dkim_domain`` would not align with for DMARC:
+    relaxed alignment, by the doctor's own rule (:mod:`vykhukhol.mail.alignment`),
+    so the status pages and the doctor never disagree."""
+    from vykhukhol.mail.alignment import aligned, domain_of  # the status pages', not a signer's
+
     if not dkim_domain:
         return []
     return [(name, address.rpartition("@")[2]) for name, address in senders.items()
-            if not aligned(dkim_domain, address)]
+            if not aligned(dkim_domain, domain_of(address))]
 
 
 _SIGNERS: dict[tuple, Signer] = {}  # one key read and parsed per process (per key file state)

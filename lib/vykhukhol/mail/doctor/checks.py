@@ -1,11 +1,9 @@
 """The doctor's checks, one function each, every sentence in the page's
 language (``_`` is :func:`vykhukhol.i18n.tr` bound to it).
 
-Alignment is DMARC's relaxed one by organisational domain, found by a simple
-rule instead of the public suffix list: the last two labels of the name
-(three under a few well-known two-label suffixes such as ``co.uk`` or
-``msk.ru``). A rare suffix it does not know makes it err towards "aligned";
-README section 17 ("Reputation") says so.
+DMARC alignment, relaxed by organisational domain or strict, is
+:mod:`vykhukhol.mail.alignment`'s rule, the one the status pages' DKIM note
+follows too.
 """
 
 from __future__ import annotations
@@ -15,34 +13,12 @@ import binascii
 from collections.abc import Callable
 
 import vykhukhol.mail.doctor.spf as spf_mod
+from vykhukhol.mail.alignment import aligned, domain_of, organisational
 from vykhukhol.mail.doctor.finding import Finding, Verdict
 from vykhukhol.mail.doctor.lookup import Lookup, Unanswered
 
 OK, WARNING, WRONG, UNKNOWN = Verdict.OK, Verdict.WARNING, Verdict.WRONG, Verdict.UNKNOWN
-#: Public suffixes of two labels common among this project's users (the rule above).
-TWO_LABEL_SUFFIXES = frozenset({
-    "co.uk", "org.uk", "ac.uk", "gov.uk", "com.au", "net.au", "org.au", "co.jp", "co.nz",
-    "com.br", "com.tr", "com.ua", "org.ua", "com.ru", "net.ru", "org.ru", "msk.ru", "spb.ru",
-    "com.cn", "co.il", "co.in", "co.za"})
 POLICIES = ("none", "quarantine", "reject")
-
-
-def domain_of(address: str) -> str:
-    return address.rpartition("@")[2].lower().rstrip(".")
-
-
-def organisational(domain: str) -> str:
-    """The organisational domain of ``domain`` by the rule of the module's docstring."""
-    labels = domain.lower().rstrip(".").split(".")
-    keep = 3 if ".".join(labels[-2:]) in TWO_LABEL_SUFFIXES else 2
-    return ".".join(labels[-keep:])
-
-
-def aligned(one: str, other: str, strict: bool = False) -> bool:
-    """DMARC alignment of two domains: equal (strict) or one organisational domain (relaxed)."""
-    if not one or not other:
-        return False
-    return one == other if strict else organisational(one) == organisational(other)
 
 
 def all_checks(data, settings, lang: str, lookup: Lookup) -> list[Finding]:
