@@ -115,7 +115,7 @@ class DataDir:
 
     @property
     def clicks(self) -> Path:
-        """The counted links of letters and their clicks (vykhukhol.newsletters.clicks)."""
+        """The counted links of letters and their clicks (vykhukhol.files.clicklinks)."""
         return self.root / "clicks"
 
     def click_file(self, letter: str, suffix: str) -> Path:

@@ -33,6 +33,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
+from webtools import Page
 
 from servetools import ServeProcess, subprocess_env
 from vykhukhol import services as svc
@@ -617,46 +618,60 @@ def test_hooks_command_prints_each_url_and_new_key_retires_the_old(hooked):
     assert hooked.post("generic", body)[0] == 200
 
 
-def test_the_cgi_script_takes_a_callback_and_refuses_a_wrong_key(tmp_path):
-    from test_cgi import copy_checkout, parse_cgi, vykhukhol
+# --- the CGI script, as a host runs it ------------------------------------------
 
-    root = tmp_path / "install"
-    copy_checkout(root)
-    data_root = tmp_path / "data"
-    vykhukhol("--data", str(data_root), "init", "--cgi-dir", str(root / "cgi"),
+def cgi_install(tmp_path: Path, *services: str) -> Hooked:
+    """The checkout copied to tmp_path/install, its data directory beside it
+    (tmp_path/data, found through cgi/vykhukhol.path, as README §14 sets it
+    out), ``services`` in DB main, and the generic form on (GENERIC_SECRET).
+    No serve: :func:`hook_cgi` runs cgi/hook.py."""
+    from test_cgi import copy_checkout, vykhukhol
+
+    install = tmp_path / "install"
+    copy_checkout(install)
+    site = Hooked(tmp_path, None, None)  # type: ignore[arg-type]  # no SNS host, no serve
+    site.cgi_dir = install / "cgi"
+    vykhukhol("--data", str(site.data.root), "init", "--cgi-dir", str(site.cgi_dir),
               "--password", "correct-horse-1", "--site-url", "https://lists.example.org")
-    (root / "cgi" / "vykhukhol.path").write_text(f"{data_root}\n", encoding="utf-8")
-    data = DataDir(data_root)
-    svc.add_db(data, "main")
-    svc.add_service(data, "news", "main", {"title": "News"})
-    settings_mod.update(data.settings, {"hooks.generic_secret": GENERIC_SECRET})
-    site = Hooked(tmp_path, None, None)  # type: ignore[arg-type]
-    site.data = data
-    subscribe(site, "cgi-gone@example.net", "news")
-    key = settings_mod.load(data.settings)["hooks.key"]
-    script = root / "cgi" / "hook.py"
-    body = payload("generic.json").replace("RECIPIENT", "cgi-gone@example.net") \
-        .replace("temporary", "permanent").encode()
+    (site.cgi_dir / "vykhukhol.path").write_text(f"{site.data.root}\n", encoding="utf-8")
+    svc.add_db(site.data, "main")
+    for name in services:
+        svc.add_service(site.data, name, "main", {"title": name.title()})
+    settings_mod.update(site.data.settings, {"hooks.generic_secret": GENERIC_SECRET})
+    return site
+
+
+def hook_cgi(site: Hooked, body: bytes, query: str, path: str = "/generic") -> Page:
+    """``body`` posted to the installation's cgi/hook.py (PATH_INFO ``path``) as
+    a CGI process, signed as README §17 says (X-Vykhukhol-Signature); its
+    answer. The script must end with 0 whatever it answers."""
+    from test_cgi import parse_cgi
 
     from vykhukhol.bounces.providers.generic import signature
 
-    def run(query: str, path: str = "/generic"):
-        environ = {"GATEWAY_INTERFACE": "CGI/1.1", "SERVER_NAME": "localhost", "SERVER_PORT": "80",
-                   "SERVER_PROTOCOL": "HTTP/1.1", "REQUEST_METHOD": "POST",
-                   "SCRIPT_NAME": "/cgi/hook.py", "PATH_INFO": path, "QUERY_STRING": query,
-                   "SCRIPT_FILENAME": str(script), "REMOTE_ADDR": "127.0.0.1",
-                   "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)),
-                   "HTTP_X_VYKHUKHOL_SIGNATURE": signature(GENERIC_SECRET, body),
-                   "PATH": os.environ["PATH"], "PYTHONNOUSERSITE": "1"}
-        done = subprocess.run([str(script)], env=environ, input=body, capture_output=True,
-                              cwd=script.parent, timeout=60)
-        assert done.returncode == 0, done.stderr.decode()
-        return parse_cgi(done.stdout, done.stderr)
+    script = site.cgi_dir / "hook.py"
+    environ = {"GATEWAY_INTERFACE": "CGI/1.1", "SERVER_NAME": "localhost", "SERVER_PORT": "80",
+               "SERVER_PROTOCOL": "HTTP/1.1", "REQUEST_METHOD": "POST",
+               "SCRIPT_NAME": "/cgi/hook.py", "PATH_INFO": path, "QUERY_STRING": query,
+               "SCRIPT_FILENAME": str(script), "REMOTE_ADDR": "127.0.0.1",
+               "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)),
+               "HTTP_X_VYKHUKHOL_SIGNATURE": signature(GENERIC_SECRET, body),
+               "PATH": os.environ["PATH"], "PYTHONNOUSERSITE": "1"}
+    done = subprocess.run([str(script)], env=environ, input=body, capture_output=True,
+                          cwd=script.parent, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+    return parse_cgi(done.stdout, done.stderr)
 
-    assert run("key=wrong").status == 403
-    assert run(f"key={key}", "/nonesuch").status == 404
+
+def test_the_cgi_script_takes_a_callback_and_refuses_a_wrong_key(tmp_path):
+    site = cgi_install(tmp_path, "news")
+    subscribe(site, "cgi-gone@example.net", "news")
+    body = payload("generic.json").replace("RECIPIENT", "cgi-gone@example.net") \
+        .replace("temporary", "permanent").encode()
+    assert hook_cgi(site, body, "key=wrong").status == 403
+    assert hook_cgi(site, body, f"key={site.key}", "/nonesuch").status == 404
     assert site.subscribers("news")["cgi-gone@example.net"].failures == 0
-    page = run(f"key={key}")
+    page = hook_cgi(site, body, f"key={site.key}")
     assert page.status == 200, page
     assert site.subscribers("news")["cgi-gone@example.net"].failures == 1
 

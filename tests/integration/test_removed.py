@@ -12,7 +12,6 @@ back and takes the suppression away; an erase removes the kept lines too.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -262,46 +261,18 @@ def test_the_words_kept_are_one_printable_line(site):
 
 
 def test_a_callback_of_an_address_gone_keeps_the_lines_with_the_providers_name(tmp_path):
-    from test_cgi import copy_checkout, vykhukhol
-    from test_hooks import GENERIC_SECRET, Hooked, payload, subscribe
+    from test_hooks import cgi_install, hook_cgi, payload, subscribe
 
-    from vykhukhol import settings as settings_mod
-    from vykhukhol.bounces.providers.generic import signature
-    from vykhukhol.datadir import DataDir
-
-    root = tmp_path / "install"
-    copy_checkout(root)
-    data_root = tmp_path / "data"
-    vykhukhol("--data", str(data_root), "init", "--cgi-dir", str(root / "cgi"),
-              "--password", "correct-horse-1", "--site-url", "https://lists.example.org")
-    (root / "cgi" / "vykhukhol.path").write_text(f"{data_root}\n", encoding="utf-8")
-    data = DataDir(data_root)
-    svc.add_db(data, "main")
-    for name in ("news", "digest"):
-        svc.add_service(data, name, "main", {"title": name.title()})
-    hooked = Hooked(tmp_path, None, None)  # type: ignore[arg-type]
-    hooked.data = data
+    hooked = cgi_install(tmp_path, "news", "digest")
     subscribe(hooked, "cb-gone@example.net", "news", "digest")
-    before = {name: line for name, line in lines_of(hooked, "cb-gone@example.net").items()}
-    settings_mod.update(data.settings, {"hooks.generic_secret": GENERIC_SECRET})  # issue 26: signed
-    key = settings_mod.load(data.settings)["hooks.key"]
-    script = root / "cgi" / "hook.py"
+    before = lines_of(hooked, "cb-gone@example.net")
     body = payload("generic.json").replace("RECIPIENT", "cb-gone@example.net").replace(
         "temporary", "permanent").replace("452 4.2.2 mailbox full",
                                           "550 5.1.1 The email account does not exist").encode()
-    environ = {"GATEWAY_INTERFACE": "CGI/1.1", "SERVER_NAME": "localhost", "SERVER_PORT": "80",
-               "SERVER_PROTOCOL": "HTTP/1.1", "REQUEST_METHOD": "POST",
-               "SCRIPT_NAME": "/cgi/hook.py", "PATH_INFO": "/generic", "QUERY_STRING": f"key={key}",
-               "SCRIPT_FILENAME": str(script), "REMOTE_ADDR": "127.0.0.1",
-               "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)),
-               "HTTP_X_VYKHUKHOL_SIGNATURE": signature(GENERIC_SECRET, body),
-               "PATH": os.environ["PATH"], "PYTHONNOUSERSITE": "1"}
-    done = subprocess.run([str(script)], env=environ, input=body, capture_output=True,
-                          cwd=script.parent, timeout=60)
-    assert done.returncode == 0 and b"200" in done.stdout.split(b"\n", 1)[0] + done.stdout, \
-        done.stderr.decode()
+    page = hook_cgi(hooked, body, f"key={hooked.key}")
+    assert page.status == 200, page
     assert lines_of(hooked, "cb-gone@example.net") == {}
-    records = removed.entries(data, now())
+    records = removed.entries(hooked.data, now())
     assert {k.service: k.line for k in records} == before
     assert all(k.source == "generic" and k.cause == "address gone" and "5.1.1" in k.words
                for k in records)

@@ -19,61 +19,23 @@ installation) and a mail server on loopback that takes seconds to greet.
 from __future__ import annotations
 
 import http.client
-import socket
-import threading
 import time
-from collections.abc import Iterator
 from urllib.parse import urlencode
 
-import pytest
+import webkit
+from webkit import SLOW_HELLO
 
 import integration.test_apache
 
 apache = integration.test_apache.apache  # the fixture: Apache + mod_cgi, a copied installation
-SLOW_HELLO = 3.0  # seconds the slow mail server waits before refusing
-
-
-GREETED: list[float] = []  # when the slow server was asked (each letter tried)
-
-
-@pytest.fixture
-def slow_mail_server() -> Iterator[int]:
-    GREETED.clear()
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    listener.settimeout(0.2)
-    stop = threading.Event()
-
-    def greet_late(conn: socket.socket) -> None:
-        GREETED.append(time.monotonic())
-        time.sleep(SLOW_HELLO)
-        try:
-            conn.sendall(b"554 not today\r\n")
-        finally:
-            conn.close()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                continue
-            threading.Thread(target=greet_late, args=(conn,), daemon=True).start()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield listener.getsockname()[1]
-    stop.set()
-    thread.join()
-    listener.close()
+slow_mail_server = webkit.slow_mail_server  # the fixture: seconds before it refuses each letter
 
 
 def test_the_next_request_on_the_connection_does_not_wait_for_the_letter(apache,
                                                                          slow_mail_server):
     apache.cli_batch(("settings", "set", "mail.transport", "smtp"),
                      ("settings", "set", "mail.smtp_host", "127.0.0.1"),
-                     ("settings", "set", "mail.smtp_port", str(slow_mail_server)))
+                     ("settings", "set", "mail.smtp_port", str(slow_mail_server.port)))
     conn = http.client.HTTPConnection("127.0.0.1", apache.port, timeout=30)
     took = []
     try:
@@ -91,6 +53,6 @@ def test_the_next_request_on_the_connection_does_not_wait_for_the_letter(apache,
     assert max(took) < SLOW_HELLO * 0.8, took
     # and every letter was still tried: the end of the request did not end the work
     deadline = time.monotonic() + 10
-    while len(GREETED) < 3 and time.monotonic() < deadline:
+    while len(slow_mail_server.greeted) < 3 and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert len(GREETED) == 3, GREETED
+    assert len(slow_mail_server.greeted) == 3, slow_mail_server.greeted

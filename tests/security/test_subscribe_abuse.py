@@ -10,17 +10,16 @@ at a mail server that takes seconds to say hello).
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from urllib.parse import urlencode
 
 import pytest
 import webkit
 from webkit import (
     CHECKOUT,
+    SLOW_HELLO,
     Browser,
     cgi_environ,
     outbox_to,
@@ -29,8 +28,7 @@ from webkit import (
 )
 
 served = webkit.served  # the fixture: a real `vykhukhol serve`
-
-SLOW_HELLO = 3.0  # seconds the slow mail server waits before its greeting
+slow_mail_server = webkit.slow_mail_server  # the fixture: seconds before it refuses each letter
 
 
 @pytest.fixture
@@ -179,43 +177,11 @@ def test_cron_allow_checks_the_client_behind_a_trusted_proxy(site, served):
 # --- the answer does not wait for the letter ---------------------------------------
 
 
-@pytest.fixture
-def slow_mail_server() -> Iterator[int]:
-    """A mail server that waits SLOW_HELLO seconds before refusing every session."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    listener.settimeout(0.2)
-    stop = threading.Event()
-
-    def greet_late(conn: socket.socket) -> None:
-        time.sleep(SLOW_HELLO)
-        try:
-            conn.sendall(b"554 not today\r\n")
-        finally:
-            conn.close()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                continue
-            threading.Thread(target=greet_late, args=(conn,), daemon=True).start()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield listener.getsockname()[1]
-    stop.set()
-    thread.join()
-    listener.close()
-
-
 def test_serve_answers_a_new_address_before_the_mail_server_does(site, news, slow_mail_server,
                                                                  served):
     """With a mail server that takes seconds, a new address's page comes back as
     fast as a known one's: the letter is sent after the answer."""
-    site.use_smtp(slow_mail_server)
+    site.use_smtp(slow_mail_server.port)
     site.subscriber("news", "member@example.net")
     browser = Browser(served.port)
     for email in ("member@example.net", "brand.new@example.net"):
@@ -229,7 +195,7 @@ def test_the_cgi_script_writes_its_answer_before_mailing(site, news, slow_mail_s
     """Under CGI the whole page is on the web server's pipe before the letter
     is sent: the answer arrives at once, the process ends seconds later."""
     site.set(language="en")
-    site.use_smtp(slow_mail_server)
+    site.use_smtp(slow_mail_server.port)
     body = urlencode({"service": "news", "email": "brand.new@example.net"}).encode()
     environ = cgi_environ(site, "cgi/subscribe.py", "POST")
     environ.update(CONTENT_TYPE="application/x-www-form-urlencoded", CONTENT_LENGTH=str(len(body)))

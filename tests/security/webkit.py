@@ -1,9 +1,11 @@
 """What the web attacks of issue 9 are run through: a real ``vykhukhol serve``
-(``served``), the checkout's real CGI scripts as processes (``run_cgi``), and a
-small HTTP client that keeps cookies like a browser (``Browser``).
+(``served``), the checkout's real CGI scripts as processes (``run_cgi``), a
+small HTTP client that keeps cookies like a browser (``Browser``), and a mail
+server on loopback that takes seconds to greet (``slow_mail_server``: whether
+an answer waited for a letter).
 
 Used by test_login.py, test_sessions.py, test_subscribe_abuse.py,
-test_malformed_requests.py and test_request_limits.py. The CGI scripts run
+test_after_answer.py, test_malformed_requests.py and test_request_limits.py. The CGI scripts run
 from this checkout with ``VYKHUKHOL_DATA`` naming the site's data directory
 (what a host's ``SetEnv`` does), so nothing is copied.
 """
@@ -13,7 +15,9 @@ from __future__ import annotations
 import http.client
 import os
 import re
+import socket
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
 from http.cookies import SimpleCookie
@@ -28,6 +32,7 @@ from servetools import PASSWORD, ServeProcess, subprocess_env
 CHECKOUT = Path(__file__).resolve().parents[2]
 FORM = "application/x-www-form-urlencoded"
 TRACEBACK = "Traceback"
+SLOW_HELLO = 3.0  # seconds the slow mail server waits before refusing a session
 
 
 class Answer:
@@ -183,3 +188,47 @@ def wait_for(condition: Callable[[], Any], timeout: float = 5.0) -> Any:
 
 def outbox_to(site: Any, address: str) -> list[Any]:
     return [m for m in site.outbox() if address in str(m["To"])]
+
+
+class SlowMailServer:
+    """What ``slow_mail_server`` yields: its port, and when each session came
+    (``time.monotonic()``, one a letter tried)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.greeted: list[float] = []
+
+
+@pytest.fixture
+def slow_mail_server() -> Iterator[SlowMailServer]:
+    """A mail server on loopback that waits SLOW_HELLO seconds, then refuses
+    the session (554): each letter costs its sender those seconds."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    listener.settimeout(0.2)
+    server = SlowMailServer(listener.getsockname()[1])
+    stop = threading.Event()
+
+    def greet_late(conn: socket.socket) -> None:
+        server.greeted.append(time.monotonic())
+        time.sleep(SLOW_HELLO)
+        try:
+            conn.sendall(b"554 not today\r\n")
+        finally:
+            conn.close()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            threading.Thread(target=greet_late, args=(conn,), daemon=True).start()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server
+    stop.set()
+    thread.join()
+    listener.close()

@@ -224,9 +224,10 @@ def test_the_own_page(pages_site) -> None:
 
 
 # A counted link of a letter (cgi/go.py, issue 29): a link page that reads its
-# letter's stored links; the click's line is appended after the answer, under
-# the record lock (fcntl).
-GO_PAGE = LINK_PAGE | {"vykhukhol.web.go"}
+# letter's stored links (files.clicklinks, the click files' one format, shared
+# with newsletters.clicks; it imports nothing new); the click's line is appended
+# after the answer, under the record lock (fcntl).
+GO_PAGE = LINK_PAGE | {"vykhukhol.web.go", "vykhukhol.files.clicklinks"}
 GO_AFTER = GO_PAGE | {"fcntl"}
 
 

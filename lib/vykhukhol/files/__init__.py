@@ -22,13 +22,16 @@ This is the only module that writes data files. Everything else asks it to:
 
 Who may read them is decided here, once (see :data:`FILE_MODE`).
 
-It deliberately knows nothing of what the files contain. It is a package of
-four modules by idea: ``modes`` (who may read, folders, reading, removing),
-``rewrite`` (atomic rewrites and splice), ``journal`` (appends) and ``locks``
-(record and rename locks), whose public names are all here: import them from
-``vykhukhol.files``. None of them imports tempfile, shutil, pathlib (but the
-rename lock) or typing: the idle cron tick and the public pages load this
-package.
+Its face deliberately knows nothing of what the files contain. It is a
+package of four modules by idea: ``modes`` (who may read, folders, reading,
+removing), ``rewrite`` (atomic rewrites and splice), ``journal`` (appends)
+and ``locks`` (record and rename locks), whose public names are all here:
+import them from ``vykhukhol.files``. None of them imports tempfile, shutil,
+pathlib (but the rename lock) or typing: the idle cron tick and the public
+pages load this package. Beside them, two formats that fast paths need
+without a heavier package's face, imported by their own names: ``kv``
+(key-value state files) and ``clicklinks`` (a counted letter's links and
+clicks, for cgi/go.py).
 """
 
 from vykhukhol.files.appends import AppendFile, append_line

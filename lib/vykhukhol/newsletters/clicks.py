@@ -8,12 +8,11 @@ of the HTML part, becomes ``<site_url>/cgi/go.py?l=<letter>&n=<number>&t=<token>
 ``go.py`` (:mod:`vykhukhol.web.go`) answers 302 to the link the *stored*
 letter has under that number, and nowhere else, and counts one click.
 
-Two files per letter, in ``data/clicks/`` (:meth:`DataDir.click_file`):
-
-* ``<letter>.links`` — the letter's links, one a line, line n being link n;
-  written (atomically) before the first of its letters is made, never changed;
-* ``<letter>.counts`` — one line a click, ``<hour>\\t<number>``
-  (``2026-12-01T09``, UTC), appended under the file's record lock by go.py.
+Two files per letter, in ``data/clicks/``: ``<letter>.links``, the letter's
+links (link n on line n), stored before the first of its letters is made,
+and ``<letter>.counts``, a line a click appended by go.py. Their format has
+its one home in :mod:`vykhukhol.files.clicklinks`, which go.py can import
+without this package's face.
 
 A letter is a newsletter's job name, or ``<service>.<number>.<hash>`` for a
 series letter, the hash being of its links: a series letter whose links are
@@ -34,17 +33,17 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
-from datetime import datetime
 from typing import TYPE_CHECKING, NamedTuple
 
-from vykhukhol import files, tokens
+from vykhukhol import tokens
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
+from vykhukhol.files import clicklinks
+from vykhukhol.files.clicklinks import MAX_LINKS
 
 if TYPE_CHECKING:
     from vykhukhol.services import Letter
 
-MAX_LINKS = 300  # links counted per letter; the ones after are left as they are
 MAX_URL = 2000  # characters: a longer link is left as it is
 _TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.S)
 _TEXT_URL = re.compile(r"https?://[^\s<>\"'{}\[\]\\^`|]+", re.I)
@@ -181,12 +180,10 @@ def prepare(data: DataDir, site_url: str, secret: bytes, letter: str, text: str,
     already there is kept, and must be the letter's own — BadInput if the
     letter now has links it does not hold, so no letter goes out whose links
     would lead elsewhere than they say)."""
-    path = data.click_file(letter, "links")
     made = rewrite(site_url, secret, letter, text, html)
     stored = links(data, letter)
     if stored is None:
-        files.make_folder(data.clicks)
-        files.atomic_write(path, "".join(f"{url}\n" for url in made.links))
+        clicklinks.write_links(data, letter, made.links)
         return made
     if made.links != stored:
         raise BadInput("letter {letter}: its links differ from the ones stored for its clicks",
@@ -196,13 +193,7 @@ def prepare(data: DataDir, site_url: str, secret: bytes, letter: str, text: str,
 
 def links(data: DataDir, letter: str) -> tuple[str, ...] | None:
     """The stored links of ``letter`` (None: none stored)."""
-    text = files.read_text(data.click_file(letter, "links"))
-    return None if text is None else tuple(line for line in text.split("\n") if line)
-
-
-def count_line(moment: datetime, number: int) -> str:
-    """One click's line of ``<letter>.counts``: the hour and the link, nothing else."""
-    return f"{moment:%Y-%m-%dT%H}\t{number}\n"
+    return clicklinks.read_links(data, letter)
 
 
 def counts(data: DataDir, letter: str) -> list[LinkCount]:
@@ -211,11 +202,7 @@ def counts(data: DataDir, letter: str) -> list[LinkCount]:
     table = links(data, letter)
     if table is None:
         return []
-    clicks = [0] * len(table)
-    for line in files.read_lines(data.click_file(letter, "counts")):
-        _, _, number = line.strip().partition("\t")
-        if number.isdigit() and 1 <= int(number) <= len(table):
-            clicks[int(number) - 1] += 1
+    clicks = clicklinks.read_counts(data, letter, len(table))
     return [LinkCount(i, url, n) for i, (url, n) in enumerate(zip(table, clicks, strict=True), start=1)]
 
 

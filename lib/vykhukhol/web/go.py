@@ -8,12 +8,13 @@ Anything else (a bad or missing token, a number the letter has not, a letter
 with no stored links, junk) is the same 400 page in the site's language.
 
 Each GET counts one click: a line ``<hour>\\t<number>`` appended to
-``<letter>.counts`` under its record lock, after the answer is out (the
-format is :mod:`vykhukhol.newsletters.clicks`'s, which reads it back; that
-module is not imported here: the package's face is the newsletter jobs,
-whose imports would double this page's start-up). A HEAD is answered alike
-and not counted. A mail scanner that opens links with GET counts: the
-README says so. Nothing about the visitor is kept.
+``<letter>.counts`` under its record lock, after the answer is out. Both
+files' format is :mod:`vykhukhol.files.clicklinks`'s, shared with
+:mod:`vykhukhol.newsletters.clicks`, which is not imported here: that
+package's face is the newsletter jobs, whose imports would double this
+page's start-up. A HEAD is answered alike and not counted. A mail scanner
+that opens links with GET counts: the README says so. Nothing about the
+visitor is kept.
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ import re
 from collections.abc import Callable
 
 from vykhukhol.datadir import LETTER_RE, DataDir
+from vykhukhol.files import clicklinks
 from vykhukhol.web.http import HttpError, Request, Response, wsgi_app
 from vykhukhol.web.public import Site
 
-NUMBER_RE = re.compile(r"[1-9][0-9]{0,2}")  # one way to write each: clicks.MAX_LINKS is 300
+NUMBER_RE = re.compile(r"[1-9][0-9]{0,2}")  # one way to write each: clicklinks.MAX_LINKS is 300
 
 
 def app(data: DataDir) -> Callable:
@@ -40,7 +42,7 @@ def app(data: DataDir) -> Callable:
             from vykhukhol import tokens
 
             if tokens.check_click(settings.secret, letter, int(number), request.value("t")[:80]):
-                target = _target(data, letter, int(number))
+                target = clicklinks.link(data, letter, int(number))
         if target is None:
             return site.message("link.invalid_title", "click.invalid_text", None, 400)
         if request.method == "GET":
@@ -50,31 +52,8 @@ def app(data: DataDir) -> Callable:
     return wsgi_app(handle, lambda: Site(data).lang)
 
 
-def _target(data: DataDir, letter: str, number: int) -> str | None:
-    """Link ``number`` of the letter's stored links, or None."""
-    try:
-        with open(data.click_file(letter, "links"), encoding="ascii") as table:
-            for index, line in enumerate(table, start=1):
-                if index == number:
-                    url = line.rstrip("\n")
-                    # Written by clicks.prepare as ASCII http(s) without spaces; checked
-                    # again, so a hand-edited file cannot make a header of anything else.
-                    ok = url.lower().startswith(("http://", "https://")) and url.isprintable() \
-                        and " " not in url
-                    return url if ok else None
-    except (OSError, UnicodeDecodeError):
-        return None
-    return None
-
-
 def _count(data: DataDir, letter: str, number: int) -> None:
-    """One click of link ``number``: its hour and number, appended under the lock
-    (concurrent CGI processes each add their whole line)."""
+    """One click of link ``number``, in the hour it is now."""
     from datetime import datetime, timezone
 
-    from vykhukhol import files
-
-    path = data.click_file(letter, "counts")
-    line = f"{datetime.now(timezone.utc):%Y-%m-%dT%H}\t{number}\n"  # clicks.count_line
-    with files.record_lock(path):
-        files.append_line(path, line, sync=False)
+    clicklinks.add_click(data, letter, number, datetime.now(timezone.utc))
