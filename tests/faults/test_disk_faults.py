@@ -80,8 +80,24 @@ CASES = [(site, kind, mode, n) for site, (_, ns) in SITES.items() for n in ns
 
 # --- the installation -----------------------------------------------------------
 
+def _import_the_whole_package() -> None:
+    """Every module of vykhukhol loaded before the fake disk: pyfakefs unloads
+    what was first imported during its session, and a module that keeps a
+    reference to such a one (the admin's dashboard to sender.cronwatch) would
+    then call the fake ``os`` in later tests (seen: test_pace's Status page)."""
+    import importlib
+    import pkgutil
+
+    import vykhukhol
+
+    for module in pkgutil.walk_packages(vykhukhol.__path__, "vykhukhol."):
+        if module.name.rpartition(".")[2] not in ("__main__", "wsgi"):
+            importlib.import_module(module.name)
+
+
 @pytest.fixture
 def fake() -> Iterator:
+    _import_the_whole_package()
     with Patcher(allow_root_user=False) as patcher:
         patcher.fs.add_mount_point(str(DISK), total_size=TOTAL)
         yield patcher.fs
