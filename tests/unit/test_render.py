@@ -319,3 +319,19 @@ def test_a_normal_letter_is_nowhere_near_the_bounds() -> None:
     assert text.startswith("Hello Иван,\n\n1. One\n2. Two\n3. Three\nleft      |    right     x    \n"
                            "3072 6 1, 2, 3 ababab\nTrue ")
     assert len(text) < 2000
+
+
+def test_one_line_values_turns_exactly_the_line_ending_categories_into_spaces() -> None:
+    # The rule is Unicode's categories Cc, Zl and Zp; the code spells the set
+    # out for speed, so every code point is asked here.
+    import sys
+    import unicodedata
+
+    from vykhukhol.render import one_line_values
+
+    every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    expected = "".join(" " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch
+                       for ch in every)
+    got = one_line_values({"name": every, "count": 3})
+    assert got["name"] == expected
+    assert got["count"] == 3
