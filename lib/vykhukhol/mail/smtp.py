@@ -55,11 +55,21 @@ class SmtpTransport(Transport):
             data = msg.data if isinstance(msg, Outgoing) else msg.as_bytes(policy=POLICY)
         conn = self._connection()
         stage = "mail"
+
+        def while_the_server_reads() -> None:
+            try:
+                ready()  # the journal's fsync, while the first command travels
+            except BaseException:
+                self._hang_up(polite=False)  # the server drops a letter with no final dot
+                raise
+
         try:
             if self.pipelining:
-                replies = self._envelope_at_once(conn, envelope_from, recipient)
+                replies = self._envelope_at_once(conn, envelope_from, recipient,
+                                                 while_the_server_reads)
             else:
-                replies = self._envelope_one_by_one(conn, envelope_from, recipient)
+                replies = self._envelope_one_by_one(conn, envelope_from, recipient,
+                                                    while_the_server_reads)
             _check_envelope(replies, envelope_from, self._hang_up)
             if later is not None:  # signed by a helper while the envelope went
                 try:
@@ -67,11 +77,6 @@ class SmtpTransport(Transport):
                 except TemporaryFailure:
                     self._hang_up(polite=False)  # the server drops a letter with no final dot
                     raise
-            try:
-                ready()
-            except BaseException:
-                self._hang_up(polite=False)  # the server drops a letter with no final dot
-                raise
             # From here the server may have the letter, answered or not.
             stage = "payload"
             self._arm()
@@ -95,33 +100,39 @@ class SmtpTransport(Transport):
             ) from None
         self._last_used = time.monotonic()
 
-    def _command(self, conn: smtplib.SMTP, verb: str, args: str = "") -> tuple[int, bytes]:
+    def _command(self, conn: smtplib.SMTP, verb: str, args: str = "",
+                 meanwhile: Callable[[], None] | None = None) -> tuple[int, bytes]:
         self._arm()
         conn.putcmd(verb, args)
+        if meanwhile is not None:
+            meanwhile()
         return conn.getreply()
 
-    def _envelope_one_by_one(self, conn: smtplib.SMTP, envelope_from: str,
-                             recipient: str) -> list[tuple[int, bytes]]:
+    def _envelope_one_by_one(self, conn: smtplib.SMTP, envelope_from: str, recipient: str,
+                             meanwhile: Callable[[], None]) -> list[tuple[int, bytes]]:
         """MAIL, RCPT, DATA, each after the answer to the one before; stops
-        at the first refusal (the replies so far are returned)."""
+        at the first refusal (the replies so far are returned). ``meanwhile``
+        runs once MAIL is on its way."""
         # Addresses are checked dot-atoms: <address> needs no further
         # quoting (smtplib's own quoting parses each address again).
-        replies = [self._command(conn, "mail", f"FROM:<{envelope_from}>")]
+        replies = [self._command(conn, "mail", f"FROM:<{envelope_from}>", meanwhile)]
         if replies[-1][0] == 250:
             replies.append(self._command(conn, "rcpt", f"TO:<{recipient}>"))
             if replies[-1][0] in (250, 251):
                 replies.append(self._command(conn, "data"))
         return replies
 
-    def _envelope_at_once(self, conn: smtplib.SMTP, envelope_from: str,
-                          recipient: str) -> list[tuple[int, bytes]]:
+    def _envelope_at_once(self, conn: smtplib.SMTP, envelope_from: str, recipient: str,
+                          meanwhile: Callable[[], None]) -> list[tuple[int, bytes]]:
         """RFC 2920: MAIL, RCPT and DATA in one write, then their three
         replies, so the envelope costs one round trip instead of three. A
         server refuses DATA (503/554) when it refused the recipient, so the
-        letter itself is only sent after a 354, as without pipelining."""
+        letter itself is only sent after a 354, as without pipelining.
+        ``meanwhile`` runs once the three are on their way."""
         self._arm()
         conn.send(f"MAIL FROM:<{envelope_from}>\r\nRCPT TO:<{recipient}>\r\nDATA\r\n"
                   .encode("ascii"))
+        meanwhile()
         replies: list[tuple[int, bytes]] = []
         try:
             while len(replies) < 3:

@@ -94,10 +94,10 @@ class Transport(ABC):
         """Deliver ``msg`` (a message, or one written by a :class:`Press`) to
         exactly ``recipient`` (or to ``dev_redirect``).
 
-        ``ready`` is called once, just before the letter is handed over for
-        good (over SMTP: after the server has said yes to DATA, so the
-        journal's disk can work while the envelope is exchanged); what it
-        raises stops this letter unsent and is raised again. ``meanwhile``
+        ``ready`` is called once, before the letter is handed over for
+        good (over SMTP: once MAIL FROM has left, so the journal's fsync and
+        the server work at the same time); what it raises stops this letter
+        unsent and is raised again. ``meanwhile``
         (which must not raise) is called once the letter is on its way, while
         the server's answer is awaited: the caller's next piece of work.
 

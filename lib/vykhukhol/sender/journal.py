@@ -13,7 +13,9 @@ letter from going twice even after a power cut. An outcome line is written
 (so a kill cannot lose it) and reaches the disk with the next intent's fsync
 or the fold's; a power cut in between turns that one letter "in doubt", the
 safe direction. The file stays open for the run: one write and, for an
-intent, one fsync per line.
+intent, one fsync per line. The intent's fsync is the transport's to call
+(:meth:`Journal.intend`): over SMTP it runs once MAIL FROM has left, so the
+disk and the server work at the same time, and it is done before DATA.
 
 Line: ``event<TAB>lease<TAB>time<TAB>target<TAB>email<TAB>item`` where target
 is a service or a newsletter job and item the letter number, ``reminder`` or
@@ -68,13 +70,13 @@ class Journal:
     def intend(self, time: str, target: str, email: str, item: str) -> Callable[[], None]:
         """Note that a letter is about to leave. Returns the function to call
         before it may leave for good: it returns once the intent is on disk
-        (the disk works meanwhile, while the SMTP envelope is exchanged)."""
+        (the fsync; a caller may send its first command before it calls it)."""
         line = "\t".join((INTENT, self.lease, time, target, email, item))
         self._append(line, False)
         if not SYNC:
             return _on_disk_already
         assert self._file is not None
-        return self._file.sync_later()
+        return self._file.sync
 
     def note_record(self, record: Record) -> None:
         """Write a folded-later record back (intent only when it is in doubt)."""
