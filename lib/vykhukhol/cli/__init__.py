@@ -16,31 +16,10 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Callable
 
 from vykhukhol import settings as settings_mod
 from vykhukhol.cli.common import ASK, PASSWORD_ENV, VALUE_ENV, Context
-from vykhukhol.cli.configure import cmd_dkim, cmd_settings
-from vykhukhol.cli.doctor import cmd_doctor
-from vykhukhol.cli.intake import cmd_feed, cmd_import_from
-from vykhukhol.cli.lists import (
-    cmd_archive,
-    cmd_db,
-    cmd_letter,
-    cmd_newsletter,
-    cmd_service,
-    cmd_subscriber,
-)
-from vykhukhol.cli.removed import cmd_removed
-from vykhukhol.cli.site import (
-    cmd_bounce,
-    cmd_cron,
-    cmd_init,
-    cmd_mode,
-    cmd_password,
-    cmd_serve,
-    cmd_status,
-)
-from vykhukhol.cli.suppress import cmd_suppress
 from vykhukhol.errors import VykhukholError
 
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")  # what Python makes of bytes that are not UTF-8
@@ -85,6 +64,16 @@ def host_address(text: str) -> str:
     raise argparse.ArgumentTypeError(f"{text!r} is not an IP address or a host name (e.g. 127.0.0.1)")
 
 
+def _command(module: str, name: str) -> Callable[[Context, argparse.Namespace], object]:
+    """Command ``name`` of :mod:`vykhukhol.cli.<module>`, imported when it runs:
+    a command pays for its own module only (a cron run's start-up, README 16)."""
+    def run(ctx: Context, args: argparse.Namespace) -> object:
+        import importlib
+
+        return getattr(importlib.import_module(f"vykhukhol.cli.{module}"), name)(ctx, args)
+    return run
+
+
 def build_parser() -> Parser:
     parser = Parser(prog="vykhukhol", description="Flat-file mailing-list manager.")
     parser.add_argument("--data", metavar="DIR", help="the data directory")
@@ -97,7 +86,7 @@ def build_parser() -> Parser:
                    help=f"the admin password; alone: ask for it; -: read it from standard input "
                         f"(also ${PASSWORD_ENV})")
     p.add_argument("--cgi-dir", help="folder of the CGI scripts (default: cgi/ of the checkout)")
-    p.set_defaults(func=cmd_init)
+    p.set_defaults(func=_command("site", "cmd_init"))
 
     p = sub.add_parser("serve", help="serve the pages and run the sender every minute")
     p.add_argument("--host", type=host_address, default="127.0.0.1",
@@ -105,17 +94,17 @@ def build_parser() -> Parser:
     p.add_argument("--port", type=port_number, default=8080, help="TCP port, 1-65535 (default 8080)")
     p.add_argument("--no-ticker", action="store_true", help="no sender run every minute")
     p.add_argument("--cgi-dir", help="folder of the CGI scripts (default: cgi/ of the checkout)")
-    p.set_defaults(func=cmd_serve)
+    p.set_defaults(func=_command("site", "cmd_serve"))
 
-    sub.add_parser("cron", help="one run of the sender").set_defaults(func=cmd_cron)
+    sub.add_parser("cron", help="one run of the sender").set_defaults(func=_command("site", "cmd_cron"))
     p = sub.add_parser("status", help="mode, block, warnings, locks, services, jobs")
     p.add_argument("--cgi-dir", help="folder of the CGI scripts (default: cgi/ of the checkout)")
-    p.set_defaults(func=cmd_status)
+    p.set_defaults(func=_command("site", "cmd_status"))
     p = sub.add_parser("doctor", help="check SPF, DKIM, DMARC, MX, https and one-click for every service")
     p.add_argument("--json", action="store_true", help="the findings as JSON")
-    p.set_defaults(func=cmd_doctor)
+    p.set_defaults(func=_command("doctor", "cmd_doctor"))
     sub.add_parser("bounce", help="read one returned message on standard input").set_defaults(
-        func=cmd_bounce)
+        func=_command("site", "cmd_bounce"))
     from vykhukhol.cli import hooks as hooks_guide  # its logic lives in the hooks package
 
     hooks_guide.register(sub)
@@ -123,12 +112,12 @@ def build_parser() -> Parser:
     p = sub.add_parser("mode", help="debug (off) or working")
     p.add_argument("mode", choices=sorted(settings_mod.MODES),
                    help="debug: nothing is sent; working: letters go (also clears a block)")
-    p.set_defaults(func=cmd_mode)
+    p.set_defaults(func=_command("site", "cmd_mode"))
 
     p = sub.add_parser("password", help="set the admin password (asked for, or $VYKHUKHOL_PASSWORD)")
     p.add_argument("--password", metavar="P",
                    help="the new password (visible in ps); -: read it from standard input")
-    p.set_defaults(func=cmd_password)
+    p.set_defaults(func=_command("site", "cmd_password"))
 
     p = sub.add_parser("settings", help="read or change a setting")
     actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
@@ -141,7 +130,7 @@ def build_parser() -> Parser:
                    help="e.g. 100, or 30s, 2h, 3d for durations; a secret key's value may be "
                         f"left out (asked for, or ${VALUE_ENV}) or - (read from standard input)")
     a.add_argument("--generate", action="store_true", help="a new random security.secret")
-    p.set_defaults(func=cmd_settings)
+    p.set_defaults(func=_command("configure", "cmd_settings"))
 
     p = sub.add_parser("dkim", help="DKIM signing keys")
     actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
@@ -149,14 +138,14 @@ def build_parser() -> Parser:
     a.add_argument("--domain", required=True, help="the From domain of your letters, e.g. example.org")
     a.add_argument("--selector", default=settings_mod.KEYS["mail.dkim_selector"].default,
                    help="the DNS name's first part (default vykhukhol), e.g. mail2026")
-    p.set_defaults(func=cmd_dkim)
+    p.set_defaults(func=_command("configure", "cmd_dkim"))
 
     p = sub.add_parser("db", help="DBs: folders of services that the sender locks as one")
     actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
     actions.add_parser("add", help="make a DB").add_argument("name", help=NAME_HELP)
     actions.add_parser("remove", help="remove an empty DB").add_argument("name", help=NAME_HELP)
     actions.add_parser("list", help="the DBs, one a line")
-    p.set_defaults(func=cmd_db)
+    p.set_defaults(func=_command("lists", "cmd_db"))
 
     p = sub.add_parser("service", help="services (mailing lists)")
     actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
@@ -195,9 +184,9 @@ def build_parser() -> Parser:
     a.add_argument("--template", metavar="FILE", help="the letter: a Subject: line, a blank line, "
                    "the text; templates with title, link, summary (default: a plain one)")
     a.add_argument("--off", action="store_true", help="follow no feed any more")
-    a.set_defaults(func=cmd_feed)
+    a.set_defaults(func=_command("intake", "cmd_feed"))
     actions.add_parser("list", help="the services, a header row first")
-    p.set_defaults(func=cmd_service)
+    p.set_defaults(func=_command("lists", "cmd_service"))
 
     p = sub.add_parser("letter", help="letters of a series")
     actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
@@ -219,7 +208,7 @@ def build_parser() -> Parser:
     a = actions.add_parser("remove", help="remove a letter; later letters move up")
     a.add_argument("service", help="the service's name")
     a.add_argument("number", type=int, help="its position, e.g. 2")
-    p.set_defaults(func=cmd_letter)
+    p.set_defaults(func=_command("lists", "cmd_letter"))
 
     p = sub.add_parser("subscriber", help="subscribers")
     actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
@@ -243,7 +232,7 @@ def build_parser() -> Parser:
     a = actions.add_parser("export", help="write the subscribers as CSV")
     a.add_argument("service", help="the service's name")
     a.add_argument("file", nargs="?", help="where to write (default: standard output)")
-    p.set_defaults(func=cmd_subscriber)
+    p.set_defaults(func=_command("lists", "cmd_subscriber"))
 
     p = sub.add_parser("import-from", help="move a list in from another tool's export (SPEC 14)")
     p.add_argument("tool", choices=["mailchimp", "phplist", "listmonk", "csv"],
@@ -253,7 +242,7 @@ def build_parser() -> Parser:
     p.add_argument("--service", required=True, help="the service they join, e.g. news")
     p.add_argument("--dry-run", action="store_true",
                    help="only say what it would do, by state, and the refused lines")
-    p.set_defaults(func=cmd_import_from)
+    p.set_defaults(func=_command("intake", "cmd_import_from"))
 
     p = sub.add_parser("newsletter", help="letters to all subscribers of some services")
     actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
@@ -278,13 +267,13 @@ def build_parser() -> Parser:
         "job", help="its name, as create printed it")
     actions.add_parser("resume", help="let a braked job send again (README, Reputation)"
                        ).add_argument("job", help="its name, as create printed it")
-    p.set_defaults(func=cmd_newsletter)
+    p.set_defaults(func=_command("lists", "cmd_newsletter"))
 
     p = sub.add_parser("archive", help="a service's public archive of letters (web pages and a feed)")
     p.add_argument("action", choices=["on", "off", "build"],
                    help="on: publish its public letters; off: remove its pages; build: write them again")
     p.add_argument("service", help="the service's name")
-    p.set_defaults(func=cmd_archive)
+    p.set_defaults(func=_command("lists", "cmd_archive"))
 
     p = sub.add_parser("suppress", help="the suppression list: addresses never written to again")
     actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
@@ -299,7 +288,7 @@ def build_parser() -> Parser:
                                 "-: standard input")
     a = actions.add_parser("export", help="write the list as CSV")
     a.add_argument("file", nargs="?", help="where to write (default: standard output)")
-    p.set_defaults(func=cmd_suppress)
+    p.set_defaults(func=_command("suppress", "cmd_suppress"))
 
     p = sub.add_parser("removed", help="addresses a bounce deleted (kept 90 days): list, restore")
     actions = p.add_subparsers(dest="action", required=True, parser_class=Parser)
@@ -308,7 +297,7 @@ def build_parser() -> Parser:
     actions.add_parser("restore", help="put an address back into every service it left, "
                        "as it was, and off the suppression list").add_argument(
         "email", help="e.g. anna@example.org")
-    p.set_defaults(func=cmd_removed)
+    p.set_defaults(func=_command("removed", "cmd_removed"))
     return parser
 
 
