@@ -12,11 +12,26 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from urllib.parse import urlencode
+import re
 
 PURPOSES = ("confirm", "unsubscribe", "view")
 ADDRESS_PURPOSES = ("manage",)  # signed by address alone: a page about every service
 TOKEN_LENGTH = 32  # hex characters kept: 128 bits
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.~-]")  # what urllib's quote_plus keeps is all the rest
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    return "+" if char == " " else "".join(f"%{byte:02X}" for byte in char.encode("utf-8"))
+
+
+def query(fields: dict[str, str]) -> str:
+    """``urllib.parse.urlencode(fields)``, byte for byte (a test holds them
+    together), at a quarter of its cost: three links a letter (README 16)."""
+    return "&".join(f"{_UNSAFE.sub(_escaped, key)}={_UNSAFE.sub(_escaped, value)}"
+                    for key, value in fields.items())
 
 
 def make(secret: bytes, service: str, email: str, purpose: str) -> str:
@@ -40,7 +55,7 @@ def link(site_url: str, script: str, secret: bytes, service: str, email: str, pu
     fields = {"s": service, "e": email, "t": make(secret, service, email, purpose)}
     if job:
         fields["n"] = job
-    return f"{site_url.rstrip('/')}/cgi/{script}?{urlencode(fields)}"
+    return f"{site_url.rstrip('/')}/cgi/{script}?{query(fields)}"
 
 
 def unsubscribe_link(site_url: str, secret: bytes, service: str, email: str,
@@ -62,9 +77,9 @@ def view_token(secret: bytes, service: str, email: str, item: str) -> str:
 def view_link(site_url: str, secret: bytes, service: str, email: str, item: str) -> str:
     """``{{ web_url }}`` of a letter that is not in a public archive: the
     recipient's own copy, rendered for them (cgi/view.py)."""
-    query = urlencode({"s": service, "l": item, "e": email,
+    fields = query({"s": service, "l": item, "e": email,
                        "t": view_token(secret, service, email, item)})
-    return f"{site_url.rstrip('/')}/cgi/view.py?{query}"
+    return f"{site_url.rstrip('/')}/cgi/view.py?{fields}"
 
 
 def make_for_address(secret: bytes, email: str, purpose: str) -> str:
@@ -87,8 +102,8 @@ def check_for_address(secret: bytes, email: str, purpose: str, token: str) -> bo
 
 def manage_link(site_url: str, secret: bytes, email: str) -> str:
     """The full URL of the subscriber's own page for ``email``."""
-    query = urlencode({"e": email, "t": make_for_address(secret, email, "manage")})
-    return f"{site_url.rstrip('/')}/cgi/manage.py?{query}"
+    fields = query({"e": email, "t": make_for_address(secret, email, "manage")})
+    return f"{site_url.rstrip('/')}/cgi/manage.py?{fields}"
 
 
 def click_token(secret: bytes, letter: str, number: int) -> str:
