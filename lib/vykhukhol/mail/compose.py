@@ -41,15 +41,16 @@ def senders(data: DataDir, settings: Settings) -> dict[str, str]:
 
 
 def bounce_address(service: Service | None, settings: Settings, kind: str, name: str,
-                   email: str) -> str:
+                   email: str, made: str | None = None) -> str:
     """The envelope sender of one letter to ``email``: ``mail.bounce_address`` or
     the letter's From address, with the signed tag of ``kind`` (``tag.SERVICE``
-    or ``tag.NEWSLETTER``) and ``name`` (the service's or the job's)."""
+    or ``tag.NEWSLETTER``) and ``name`` (the service's or the job's), or the
+    tag ``made`` already (the letter's X-Vykhukhol-Tag)."""
     from vykhukhol.bounces import tag
 
     base = settings["mail.bounce_address"] or sender_of(service, settings)[1]
     return tag.bounce_address(base, settings["mail.verp_separator"],
-                              tag.make(settings.secret, kind, name, email))
+                              made or tag.make(settings.secret, kind, name, email))
 
 
 def context(service: Service, settings: Settings, email: str, name: str,
@@ -76,11 +77,13 @@ Presses = dict[tuple[str, bool, str], mail.Press]
 
 
 def footed_parts(service: Service, settings: Settings, ctx: dict[str, str], text: str,
-                 html: str | None, budget: render.Budget | None = None) -> tuple[str, str | None]:
+                 html: str | None, budget: render.Budget | None = None,
+                 run_id: str = "") -> tuple[str, str | None]:
     """The text and HTML parts of a list letter rendered with their footer:
-    where the template places ``{{ footer }}``, else at the end (README section 4)."""
+    where the template places ``{{ footer }}``, else at the end (README section 4).
+    ``run_id``: a sender's run, which looks the footer files up once."""
     budget = budget or render.Budget()
-    found = _footer(service, settings, ctx)  # looked up once for both parts
+    found = _footer(service, settings, ctx, run_id)  # looked up once for both parts
     body = footed_text(service, settings, ctx, text, budget, found)
     return body, footed_html(service, settings, ctx, html, budget, found) \
         if html is not None else None
@@ -90,11 +93,14 @@ def footed_parts(service: Service, settings: Settings, ctx: dict[str, str], text
 Footer = tuple[tuple[str, str], dict[str, str]]
 
 
-def _footer(service: Service, settings: Settings, ctx: dict[str, str]) -> Footer:
+def _footer(service: Service, settings: Settings, ctx: dict[str, str],
+            run_id: str = "") -> Footer:
     from vykhukhol.render import footer
 
-    sources = footer.sources(service.folder, service.folder.parents[2], settings["language"])
-    return sources, render.one_line_values({**ctx, "postal_address": settings["postal_address"]})
+    sources = footer.sources(service.folder, service.folder.parents[2], settings["language"],
+                             run_id)
+    # ctx is one line a value already (see context()); the address is new here.
+    return sources, {**ctx, **render.one_line_values({"postal_address": settings["postal_address"]})}
 
 
 def footed_text(service: Service, settings: Settings, ctx: dict[str, str], text: str,
@@ -139,7 +145,8 @@ def _message(service: Service, settings: Settings, email: str, name: str, subjec
     budget = render.Budget()  # the letter's parts share one time budget (SPEC 13)
     html = given_html(html)
     if list_letter if footed is None else footed:
-        body, html_part = footed_parts(service, settings, ctx, text, html, budget)
+        body, html_part = footed_parts(service, settings, ctx, text, html, budget,
+                                       run_id if presses is not None else "")
     else:
         body = render.render(text, ctx, "text", budget)
         html_part = render.render_html(html, ctx, "HTML", budget) if html else None
@@ -173,10 +180,10 @@ def series_letter(service: Service, letter: Letter, settings: Settings, email: s
 
     web_url = archive.web_url(settings, service, str(letter.number), email, letter.public)
     ctx = context(service, settings, email, name, moment, web_url=web_url)
-    bounce = bounce_address(service, settings, tag.SERVICE, service.name, email)
+    made = tag.make(settings.secret, tag.SERVICE, service.name, email)
+    bounce = bounce_address(service, settings, tag.SERVICE, service.name, email, made)
     return _message(service, settings, email, name, letter.subject, letter.body, letter.html,
-                    run_id, ctx, bounce, presses=presses,
-                    tag=tag.make(settings.secret, tag.SERVICE, service.name, email))
+                    run_id, ctx, bounce, presses=presses, tag=made)
 
 
 def confirmation(service: Service, settings: Settings, email: str, name: str, run_id: str,
@@ -214,9 +221,10 @@ def newsletter(service: Service, subject: str, text: str, html: str | None,
     ctx = context(service, settings, email, name, moment, job,
                   archive.web_url(settings, service, job or archive.PREVIEW, email, False))
     kind, target = (tag.SERVICE, service.name) if job is None else (tag.NEWSLETTER, job)
-    bounce = bounce_address(service, settings, kind, target, email)
+    made = tag.make(settings.secret, kind, target, email)
+    bounce = bounce_address(service, settings, kind, target, email, made)
     return _message(service, settings, email, name, subject, text, html, run_id, ctx, bounce,
-                    presses=presses, tag=tag.make(settings.secret, kind, target, email))
+                    presses=presses, tag=made)
 
 
 def plain_letter(settings: Settings, email: str, subject: str, text: str,

@@ -73,8 +73,8 @@ def site_footer_paths(data_root: Path) -> tuple[Path, Path]:
 
 @functools.lru_cache(maxsize=64)
 def _read(path: str, stamp: tuple[int, int]) -> str:
-    # Keyed by the file's mtime and size: a run reads each footer once, an
-    # edit (admin or FTP) is seen by the next letter.
+    # Keyed by the file's mtime and size: a process reads each footer once, an
+    # edit (admin or FTP) is seen by the next look (the next run: see sources()).
     return files.read_text(path, "") or ""
 
 
@@ -88,9 +88,29 @@ def _own(path: Path) -> str | None:
     return text if text.strip() else None
 
 
-def sources(service_folder: Path | None, data_root: Path, lang: str) -> tuple[str, str]:
+#: The footers found during one run (its id, then what was found by folder):
+#: four stat calls a letter saved; the next run looks again.
+_RUN: tuple[str, dict[tuple[Path | None, Path, str], tuple[str, str]]] = ("", {})
+
+
+def sources(service_folder: Path | None, data_root: Path, lang: str,
+            run_id: str = "") -> tuple[str, str]:
     """The footer templates (text, HTML) a letter of the service in
-    ``service_folder`` gets: the service's own, else the site's, else the default."""
+    ``service_folder`` gets: the service's own, else the site's, else the default.
+    With ``run_id`` (the sender's run) they are looked up once for that run."""
+    global _RUN
+    if not run_id:
+        return _sources(service_folder, data_root, lang)
+    if _RUN[0] != run_id:
+        _RUN = (run_id, {})
+    key = (service_folder, data_root, lang)
+    found = _RUN[1].get(key)
+    if found is None:
+        found = _RUN[1][key] = _sources(service_folder, data_root, lang)
+    return found
+
+
+def _sources(service_folder: Path | None, data_root: Path, lang: str) -> tuple[str, str]:
     lang = lang if lang in DEFAULT_TEXT else "en"
     site_text, site_html = site_footer_paths(data_root)
     text = (_own(service_folder / TEXT_NAME) if service_folder else None) \
