@@ -13,9 +13,12 @@ Rounds alternate: ours, bare, ours, bare… Durable progress is on (the
 journal fsyncs every line, ``vykhukhol.sender.journal.SYNC``); ``--no-sync-too``
 adds a diagnostic run of ours with SYNC off, to show what the fsyncs cost.
 
-    python tests/bench/bench_throughput.py [--letters 2000] [--rounds 3]
+    python tests/bench/bench_throughput.py [--letters 2000] [--rounds 3] [--pipelining]
 
-Goal: ours ≥ 0.9 × bare.
+``--pipelining``: the server offers PIPELINING (RFC 2920), as Postfix and
+Exim do; ours then sends the envelope in one round trip, smtplib never does.
+
+Goal (issue 28): ours ≥ 0.95 × bare, whole process, the server without PIPELINING.
 """
 
 from __future__ import annotations
@@ -150,14 +153,17 @@ def main() -> None:
     parser.add_argument("--no-sync-too", action="store_true",
                         help="also time ours with journal.SYNC off (diagnostic)")
     parser.add_argument("--tmp", default=None, help="folder for the scratch data")
+    parser.add_argument("--pipelining", action="store_true",
+                        help="the server offers PIPELINING (ours uses it, smtplib does not)")
     args = parser.parse_args()
 
-    kit.banner(f"bench_throughput: {args.letters} letters, {args.rounds} rounds")
+    kit.banner(f"bench_throughput: {args.letters} letters, {args.rounds} rounds"
+               + (", the server offers PIPELINING" if args.pipelining else ""))
     kit.compile_lib()
     base = Path(tempfile.mkdtemp(prefix="vyk-bench-tp-", dir=args.tmp))
     rows = []
     try:
-        with kit.SmtpSink() as sink:
+        with kit.SmtpSink(args.pipelining) as sink:
             data, service = prepare(base, sink.port, args.letters)
             reset(data, service, args.letters)
             messages = prebuilt(data, service, args.letters)
@@ -207,7 +213,7 @@ def main() -> None:
         headers.append("no-fsync/bare")
     print(kit.table(headers, summary))
     ratio = rate("ours", "wall") / rate("bare", "wall")
-    print(f"\ngoal ours >= 0.9 x bare (whole process): {'met' if ratio >= 0.9 else 'MISSED'} "
+    print(f"\ngoal ours >= 0.95 x bare (whole process): {'met' if ratio >= 0.95 else 'MISSED'} "
           f"({ratio:.2f}); load at end {kit.load()}; pid {os.getpid()}")
 
 

@@ -307,6 +307,14 @@ import asyncio, json, sys, threading, time
 from aiosmtpd.controller import Controller
 
 class Sink:
+    pipelining = len(sys.argv) > 2 and sys.argv[2] == "pipelining"
+
+    async def handle_EHLO(self, server, session, envelope, hostname, responses):
+        session.host_name = hostname
+        if self.pipelining:  # RFC 2920, as Postfix and Exim offer it
+            return [*responses[:-1], "250-PIPELINING", responses[-1]]
+        return responses
+
     def __init__(self):
         self.count = 0
         self.first = None
@@ -353,10 +361,11 @@ class SmtpSink:
     """aiosmtpd accepting everything, in a separate process; counts the letters
     and notes when the first and the last DATA were answered."""
 
-    def __init__(self) -> None:
+    def __init__(self, pipelining: bool = False) -> None:
         self.port = free_port()
         self.process = subprocess.Popen(
-            [sys.executable, "-c", SINK, str(self.port)], stdin=subprocess.PIPE,
+            [sys.executable, "-c", SINK, str(self.port)] + (["pipelining"] if pipelining else []),
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, text=True, env=subprocess_env())
         ready = self.process.stdout.readline().strip()
         if ready != "ready":
