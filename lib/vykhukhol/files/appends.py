@@ -45,9 +45,12 @@ class AppendFile:
             raise StorageError(f"cannot append to {self._name}: {exc.strerror or exc}") from exc
 
     def sync(self) -> None:
-        """Put what was appended on disk."""
+        """Put what was appended on disk: its bytes and the file's new size,
+        which is what ``fdatasync`` flushes (it leaves out the times, which
+        nothing reads back), ~25% faster than ``fsync`` here (README 16);
+        ``fsync`` where there is no ``fdatasync`` (macOS)."""
         try:
-            os.fsync(self._fd)
+            getattr(os, "fdatasync", os.fsync)(self._fd)  # looked up here: tests fake os
         except OSError as exc:
             raise StorageError(f"cannot write {self._name}: {exc.strerror or exc}") from exc
 
