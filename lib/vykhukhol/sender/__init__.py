@@ -99,9 +99,10 @@ def take_steps(run: Run) -> None:
 
 
 def finish(run: Run) -> None:
-    """Whatever happened: unused sending allowance given back, the transport
-    closed, the day's count, the run's last log line, the public archive, the
-    idle proof."""
+    """Whatever happened: unused sending allowance given back, the refusals
+    told, the transport closed, the day's count, the letters each target sent
+    (for its brakes), the run's last log line, the public archive, the idle
+    proof and the cron's pace (for the pages that watch it)."""
     from vykhukhol.archive import publish
     from vykhukhol.errors import VykhukholError
     from vykhukhol.sender import cronwatch, idle, runlog
