@@ -50,6 +50,8 @@ class Settings:
         self.raw = raw
         self._read_problems = problems or []
         self._typed: dict[str, Any] = {}
+        self._asked: dict[str, Any] = {}
+        self._secret: bytes | None = None
         self._bad: dict[str, BadInput] = {}
 
     def _value(self, name: str) -> Any:
@@ -79,7 +81,13 @@ class Settings:
         return self._read_problems + found + ([NO_SECRET] if self.secret_problem else [])
 
     def __getitem__(self, name: str) -> Any:
-        return self._value(key(name).full)
+        # By the name as asked (``news_per_run`` or ``main.news_per_run``):
+        # a letter asks about twenty of them, a run asks for every letter.
+        try:
+            return self._asked[name]
+        except KeyError:
+            value = self._asked[name] = self._value(key(name).full)
+            return value
 
     @property
     def secret_problem(self) -> str | None:
@@ -91,9 +99,11 @@ class Settings:
     def secret(self) -> bytes:
         """The link-signing key. Raises :class:`NoSecret` rather than sign with an
         empty or short one (SPEC 13: fail closed)."""
-        if self.secret_problem:
-            raise NoSecret(NO_SECRET)
-        return self["security.secret"].encode()
+        if self._secret is None:
+            if self.secret_problem:
+                raise NoSecret(NO_SECRET)
+            self._secret = self["security.secret"].encode()
+        return self._secret
 
 
 def load(path: Path) -> Settings:
