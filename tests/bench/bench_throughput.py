@@ -4,14 +4,16 @@ The limit is a bare smtplib loop that sends the same letters (built in
 advance, byte for byte what the run sends) over one connection to the same
 server, as a whole process too: the venv's python starts, imports smtplib,
 reads the letters from one file and sends them. Bytecode is written first
-(compileall) and allowed, as on a host. The server is aiosmtpd in a separate process that accepts everything
-and notes when the first and the last letter arrived, so both sides are also
-compared on the sending phase alone (first to last letter, start-up and the
-final rewrite of the files left out).
+(compileall) and allowed, as on a host. The server is aiosmtpd in a
+separate process that accepts everything and notes when the first and the
+last letter arrived, so both sides are also compared on the sending phase
+alone (first to last letter, start-up and the final rewrite of the files
+left out).
 
 Rounds alternate: ours, bare, ours, bare… Durable progress is on (the
-journal fsyncs every line, ``vykhukhol.sender.journal.SYNC``); ``--no-sync-too``
-adds a diagnostic run of ours with SYNC off, to show what the fsyncs cost.
+journal flushes every intent, ``vykhukhol.sender.journal.SYNC``);
+``--no-sync-too`` adds a diagnostic run of ours with SYNC off, to show what
+the flushes cost.
 
     python tests/bench/bench_throughput.py [--letters 2000] [--rounds 3] [--pipelining]
 

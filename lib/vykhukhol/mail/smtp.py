@@ -101,21 +101,21 @@ class SmtpTransport(Transport):
         self._last_used = time.monotonic()
 
     def _command(self, conn: smtplib.SMTP, verb: str, args: str = "",
-                 meanwhile: Callable[[], None] | None = None) -> tuple[int, bytes]:
+                 once_sent: Callable[[], None] | None = None) -> tuple[int, bytes]:
         self._arm()
         conn.putcmd(verb, args)
-        if meanwhile is not None:
-            meanwhile()
+        if once_sent is not None:
+            once_sent()
         return conn.getreply()
 
     def _envelope_one_by_one(self, conn: smtplib.SMTP, envelope_from: str, recipient: str,
-                             meanwhile: Callable[[], None]) -> list[tuple[int, bytes]]:
+                             once_sent: Callable[[], None]) -> list[tuple[int, bytes]]:
         """MAIL, RCPT, DATA, each after the answer to the one before; stops
-        at the first refusal (the replies so far are returned). ``meanwhile``
+        at the first refusal (the replies so far are returned). ``once_sent``
         runs once MAIL is on its way."""
         # Addresses are checked dot-atoms: <address> needs no further
         # quoting (smtplib's own quoting parses each address again).
-        replies = [self._command(conn, "mail", f"FROM:<{envelope_from}>", meanwhile)]
+        replies = [self._command(conn, "mail", f"FROM:<{envelope_from}>", once_sent)]
         if replies[-1][0] == 250:
             replies.append(self._command(conn, "rcpt", f"TO:<{recipient}>"))
             if replies[-1][0] in (250, 251):
@@ -123,16 +123,16 @@ class SmtpTransport(Transport):
         return replies
 
     def _envelope_at_once(self, conn: smtplib.SMTP, envelope_from: str, recipient: str,
-                          meanwhile: Callable[[], None]) -> list[tuple[int, bytes]]:
+                          once_sent: Callable[[], None]) -> list[tuple[int, bytes]]:
         """RFC 2920: MAIL, RCPT and DATA in one write, then their three
         replies, so the envelope costs one round trip instead of three. A
         server refuses DATA (503/554) when it refused the recipient, so the
         letter itself is only sent after a 354, as without pipelining.
-        ``meanwhile`` runs once the three are on their way."""
+        ``once_sent`` runs once the three are on their way."""
         self._arm()
         conn.send(f"MAIL FROM:<{envelope_from}>\r\nRCPT TO:<{recipient}>\r\nDATA\r\n"
                   .encode("ascii"))
-        meanwhile()
+        once_sent()
         replies: list[tuple[int, bytes]] = []
         try:
             while len(replies) < 3:
