@@ -266,8 +266,7 @@ def restore(data: DataDir, settings, email: str, moment: datetime,
                        "{days} days; nothing changed", email=key, days=KEEP_DAYS)
     other = _other_suppression(data, key)
     if other is not None:
-        known = {why.value for why in suppression.Why}
-        shown = suppression.Why(other).label("en") if other in known else other
+        shown = suppression.label(other, "en")
         raise Conflict("{email} is also suppressed for another reason ({why}); nothing changed. "
                        "Take it off the suppression list first if its owner asked to be written "
                        "to.", email=key, why=Term(shown))

@@ -60,6 +60,15 @@ class Why(str, enum.Enum):
         return tr(lang, _LABELS[self])
 
 
+def label(why: str, lang: str) -> str:
+    """What a reason in the file says to a person: its label, or the text as
+    it stands when it is none of :class:`Why` (written by hand)."""
+    try:
+        return Why(why).label(lang)
+    except ValueError:
+        return why
+
+
 def _(text: str) -> str:  # marks a text for the catalog (tools/i18n.py extract)
     return text
 

@@ -27,16 +27,9 @@ def removed_page(admin: Admin, args: dict, error: str = "", status: int = 200) -
                              "sent": sub.sent if sub else 0})
         rows.append({"address": removal.address,
                      "when": local_time(admin.settings, format_time(removal.when)),
-                     "cause": _cause(admin, latest.cause), "source": latest.source,
+                     "cause": suppression.label(latest.cause, admin.lang), "source": latest.source,
                      "words": latest.words if latest.words != "-" else "", "services": services})
     return admin.page("removed.html", status, rows=rows, days=removed.KEEP_DAYS, error=error)
-
-
-def _cause(admin: Admin, cause: str) -> str:
-    try:
-        return suppression.Why(cause).label(admin.lang)
-    except ValueError:  # a cause written by hand: shown as it is
-        return cause
 
 
 def removed_restore(admin: Admin, args: dict) -> Response:

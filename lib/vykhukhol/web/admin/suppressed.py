@@ -32,7 +32,7 @@ def suppressed_page(admin: Admin, args: dict, result: dict | None = None,
     found = suppression.search(admin.data, query, page, PAGE_SIZE)
     rows = [{"address": entry.address, "erased": entry.erased,
              "when": local_time(admin.settings, format_time(entry.when)) if entry.when else "—",
-             "why": _why(admin, entry.why), "source": _source(admin, entry.source)} for entry in found.entries]
+             "why": suppression.label(entry.why, admin.lang), "source": _source(admin, entry.source)} for entry in found.entries]
     return admin.page("suppressed.html", status, rows=rows, total=found.total, page=found.page,
                       pages=found.pages, q=query, result=result, error=error,
                       export_choices=downloads.choices(admin), export_dialect=downloads.chosen(admin),
@@ -46,13 +46,6 @@ def _source(admin: Admin, source: str) -> str:
              "smtp": admin._("the mail server, at hand-over"),
              "subscriber": admin._("the subscriber (erased at their request)")}
     return words.get(source, source)
-
-
-def _why(admin: Admin, why: str) -> str:
-    try:
-        return suppression.Why(why).label(admin.lang)
-    except ValueError:  # a reason written by hand: shown as it is
-        return why
 
 
 def suppressed_add(admin: Admin, args: dict) -> Response:
