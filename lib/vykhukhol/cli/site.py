@@ -68,8 +68,13 @@ def cmd_serve(ctx: Context, args) -> None:
 
 
 def cmd_cron(ctx: Context, args) -> None:
+    import gc
+
     report = sender.run(ctx.data, ctx.settings())
     sys.stdout.write(report.text())
+    # What the run made is not garbage: the interpreter's last collections
+    # need not walk it (for 2,000 letters, 40 ms of exit become 10; README 16).
+    gc.freeze()
 
 
 def cmd_status(ctx: Context, args) -> int:
