@@ -171,6 +171,68 @@ def test_append_line_adds_exactly_one_line(fake):
     assert journal.read_text() == "one\ntwo\n"
 
 
+def test_a_journal_with_room_grows_by_zeros_and_closes_to_its_lines(tmp_path):
+    """With ``room`` the lines go into zeros written ahead (several growths
+    here); while open, readers see the lines and then zeros; close cuts them."""
+    from vykhukhol.sender import journal
+
+    path = tmp_path / "db-1.journal"
+    book = files.AppendFile(path, room=100)
+    lines = [f"intent\tL\t2026-12-01T10:00:00Z\tnews\tu{n}@example.org\t1" for n in range(40)]
+    for number, line in enumerate(lines):
+        book.append(line, sync=number % 2 == 0)
+        if number == 9:
+            book.sync()
+    held = path.read_bytes()
+    body = "".join(line + "\n" for line in lines).encode()
+    assert held.startswith(body) and len(held) > len(body) and not held[len(body):].strip(b"\0")
+    assert [r.email for r in journal.read(path)] == [f"u{n}@example.org" for n in range(40)]
+    book.close()
+    assert path.read_bytes() == body
+
+
+def test_a_journal_killed_with_its_zeros_goes_on_after_its_last_line(tmp_path):
+    """kill -9 leaves the zeros written ahead; the next writer starts right
+    after the last line, and a reader sees every line once."""
+    from vykhukhol.sender import journal
+
+    path = tmp_path / "db-1.journal"
+    child = (
+        "import os, signal, sys\n"
+        "from vykhukhol import files\n"
+        "book = files.AppendFile(sys.argv[1], room=1 << 16)\n"
+        "for n in range(3):\n"
+        "    book.append(f'intent\\tL\\t2026-12-01T10:00:00Z\\tnews\\tk{n}@example.org\\t1')\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", child, str(path)], capture_output=True)
+    assert done.returncode == -9, done.stderr
+    assert path.stat().st_size == 1 << 16 or path.stat().st_size > 3 * 40  # zeros were left
+    assert path.read_bytes().endswith(b"\0")
+    book = files.AppendFile(path, room=1 << 16)
+    book.append("sent\tL\t2026-12-01T10:00:01Z\tnews\tk0@example.org\t1")
+    book.close()
+    text = path.read_text()
+    assert "\0" not in text and text.count("\n") == 4
+    assert {r.email: r.outcome for r in journal.read(path)} == {
+        "k0@example.org": journal.SENT, "k1@example.org": journal.IN_DOUBT,
+        "k2@example.org": journal.IN_DOUBT}
+
+
+def test_a_journal_with_room_on_a_full_disk_raises_storage_error_and_keeps_its_lines(fake):
+    """No space for the zeros ahead: StorageError naming the file; the lines
+    written before stay."""
+    path = DISK / "db-1.journal"
+    book = files.AppendFile(path, room=1 << 16)
+    book.append("intent\tL\tT\tnews\ta@example.org\t1")
+    fill_disk(fake)
+    with pytest.raises(StorageError, match="db-1.journal"):
+        for _ in range(3000):  # past the first zeros: the next growth does not fit
+            book.append("intent\tL\tT\tnews\tb@example.org\t1")
+    book.close()
+    assert path.read_text().startswith("intent\tL\tT\tnews\ta@example.org\t1\n")
+
+
 # --- settings and subscribers under faults -----------------------------------
 
 def test_settings_update_on_a_full_disk_keeps_settings_ini(fake):

@@ -13,7 +13,9 @@ letter from going twice even after a power cut. An outcome line is written
 (so a kill cannot lose it) and reaches the disk with the next intent's fsync
 or the fold's; a power cut in between turns that one letter "in doubt", the
 safe direction. The file stays open for the run: one write and, for an
-intent, one fsync per line. The intent's fsync is the transport's to call
+intent, one fsync per line; it grows by :data:`ROOM` zeros at a time, so
+that fsync flushes the line and not the file's size (the zeros after the last
+line are skipped by :func:`read` and cut off by :meth:`Journal.close`). The intent's fsync is the transport's to call
 (:meth:`Journal.intend`): over SMTP it runs once MAIL FROM has left, so the
 disk and the server work at the same time, and it is done before DATA.
 
@@ -37,6 +39,7 @@ INTENT, SENT, FAILED, TEMPFAIL, SKIPPED = "intent", "sent", "failed", "tempfail"
 IN_DOUBT = "in doubt"
 EVENTS = (INTENT, SENT, FAILED, TEMPFAIL, SKIPPED)
 SYNC = True  # fsync intents: progress survives a power cut, not only a kill
+ROOM = 1 << 16  # the file grows by this many zeros at a time: see files.AppendFile
 
 
 @dataclass
@@ -89,7 +92,7 @@ class Journal:
 
     def _append(self, line: str, sync: bool) -> None:
         if self._file is None:
-            self._file = files.AppendFile(self.path)
+            self._file = files.AppendFile(self.path, room=ROOM)
         self._file.append(line, sync)
 
     def close(self) -> None:
@@ -112,7 +115,8 @@ class Journal:
 def read(path: Path) -> list[Record]:
     records: dict[tuple[str, str, str, str], Record] = {}
     for line in files.read_lines(path):
-        parts = line.split("\t")
+        # The zeros after the last line (ROOM): a killed run leaves them.
+        parts = line.rstrip("\0").split("\t")
         if len(parts) not in (6, 7) or parts[0] not in EVENTS:
             continue  # a torn last line from a kill: the letter it named stays in doubt
         event, lease, time, target, email, item = parts[:6]
