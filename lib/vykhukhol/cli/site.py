@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import secrets
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -55,6 +54,8 @@ def rename_cron_script(cgi_dir: Path) -> Path | None:
     shipped = cgi_dir / "cron.py"
     if not shipped.exists():
         return None
+    import secrets  # not at the top: `vykhukhol cron` loads this module
+
     target = cgi_dir / f"cron-{secrets.token_hex(8)}.py"
     os.rename(shipped, target)
     return target

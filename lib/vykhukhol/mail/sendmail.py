@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
 from email.message import EmailMessage
 
@@ -52,6 +51,8 @@ class SendmailTransport(Transport):
         payload = msg.data.replace(b"\r\n", b"\n") if isinstance(msg, Outgoing) \
             else msg.as_bytes(policy=_LF_POLICY)
         argv = [path, "-i", "-f", envelope_from, "--", recipient]
+        import subprocess  # here: every run that sends over SMTP imports this module
+
         try:
             done = subprocess.run(
                 argv,

@@ -20,7 +20,6 @@ its settings in :mod:`.feed_settings`, the HTTP read in :mod:`.feed_fetch`).
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -258,7 +257,7 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
     subject = check_letter(subject, text, html)
     moment = now()
     name = check_name(job_name, "job name") if job_name \
-        else f"{moment:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+        else f"{moment:%Y%m%d-%H%M%S}-{os.urandom(3).hex()}"
     job_path, letter_path, list_path = paths(data, name)
     files.make_folder(data.newsletters)
     total = 0
@@ -405,7 +404,7 @@ def edit_letter(data: DataDir, name: str, subject: str, text: str, html: str | N
     news.ensure()
     try:
         # stamped as a run's, so a killed web process is seen dead (locks._holder_alive)
-        news.acquire(f"admin-edit-{secrets.token_hex(4)}\t{os.getpid()}\t{os.uname().nodename}")
+        news.acquire(f"admin-edit-{os.urandom(4).hex()}\t{os.getpid()}\t{os.uname().nodename}")
     except (LockBusy, StorageError):
         raise BadInput("a run is handing newsletters over right now; "
                        "nothing was changed: save again in a minute") from None

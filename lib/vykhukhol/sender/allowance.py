@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from zoneinfo import ZoneInfo
 
 from vykhukhol.datadir import DataDir
 from vykhukhol.files import kv
@@ -36,6 +35,8 @@ class Allowance:
         return self.settings["hourly_limit"], self.settings["daily_limit"]
 
     def _buckets(self) -> tuple[str, str]:
+        from zoneinfo import ZoneInfo  # only runs under a cap ask the clock's zone
+
         local = self.now().astimezone(ZoneInfo(self.settings["timezone"]))
         return f"{local:%Y-%m-%dT%H}", f"{local:%Y-%m-%d}"
 

@@ -90,8 +90,6 @@ def _told(values: dict[str, str]) -> float | None:
 def note_gaps(data: DataDir) -> None:
     """At the end of a full run: the median gap between the last runs, kept
     for :func:`line` (written only when it changed; never raises)."""
-    from statistics import median
-
     import vykhukhol.sender.runlog as runlog
     from vykhukhol.timeutil import parse_time
 
@@ -114,7 +112,9 @@ def note_gaps(data: DataDir) -> None:
     gaps = [b - a for a, b in zip(ends, ends[1:], strict=False) if b >= a]
     if not gaps:
         return
-    value = str(int(median(gaps)))
+    gaps.sort()  # the median (statistics.median, without importing fractions and decimal)
+    middle = len(gaps) // 2
+    value = str(int(gaps[middle] if len(gaps) % 2 else (gaps[middle - 1] + gaps[middle]) / 2))
 
     def change(values: dict[str, str]) -> None:
         values["median_gap"] = value

@@ -6,7 +6,6 @@ counted in the newsletters' history (:mod:`vykhukhol.newsletters.history`)."""
 from __future__ import annotations
 
 from datetime import datetime
-from zoneinfo import ZoneInfo
 
 from vykhukhol import newsletters
 from vykhukhol import services as svc
@@ -37,6 +36,8 @@ def subject_as_sent(data: DataDir, job: newsletters.Job, subject: str, moment: d
 
 def _local(stamp: str | datetime | None, zone: str) -> str:
     """A time of the job file shown in ``timezone``, as the admin pages show times."""
+    from zoneinfo import ZoneInfo  # only a finished job's report shows times
+
     try:
         moment = parse_time(stamp) if isinstance(stamp, str) else stamp
         if moment is None:

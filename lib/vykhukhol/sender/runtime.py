@@ -12,7 +12,7 @@ in :mod:`.doors`.
 
 from __future__ import annotations
 
-import secrets
+import os
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -84,7 +84,7 @@ class Run(Sending):
         self.settings = settings
         self.clock = clock
         self.now = now or utc_now
-        self.lease = secrets.token_hex(8)
+        self.lease = os.urandom(8).hex()  # secrets.token_hex, without importing random
         self.t0 = clock()
         self.started = self.now()
         self.log = RunLog(data, self.lease)

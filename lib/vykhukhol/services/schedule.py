@@ -44,7 +44,6 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
-from zoneinfo import ZoneInfo
 
 from vykhukhol.errors import BadInput, Term
 
@@ -242,6 +241,8 @@ def matches_expr(expr: str, moment: datetime, tz: str = "UTC") -> bool:
     schedule = _cached_parse(expr)
     if schedule is None:
         return False
+    from zoneinfo import ZoneInfo  # only a send window asks: a run without one never imports it
+
     try:
         zone = ZoneInfo(tz)
         if moment.tzinfo is None:

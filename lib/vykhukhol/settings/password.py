@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import secrets
+import os
 
 from vykhukhol.errors import BadInput
 
@@ -18,7 +18,7 @@ def hash_password(password: str) -> str:
         raise BadInput(f"the password must have at least {MIN_PASSWORD} characters")
     if any(ch in password for ch in "\r\n\0"):
         raise BadInput("the password must be one line")
-    salt = secrets.token_bytes(16)
+    salt = os.urandom(16)  # what secrets.token_bytes gives
     digest = hashlib.scrypt(password.encode(), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P)
     enc = base64.b64encode
     return f"scrypt${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}${enc(salt).decode()}${enc(digest).decode()}"
