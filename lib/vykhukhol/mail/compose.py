@@ -68,7 +68,7 @@ def context(service: Service, settings: Settings, email: str, name: str,
                                                    service.name, email, job),
         "manage_url": tokens.manage_link(settings["site_url"], settings.secret, email),
         "web_url": web_url,
-        "date": moment.strftime("%Y-%m-%d"),
+        "date": moment.date().isoformat(),  # strftime("%Y-%m-%d"), at a tenth
     })
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import email.policy
+import functools
 import re
 import unicodedata
 from email.headerregistry import HeaderRegistry, UnstructuredHeader
@@ -82,6 +83,12 @@ def check_address(address: str, what: str = "address") -> str:
     text = address if isinstance(address, str) else ""
     if not text:
         raise BadInput("{what} is empty", what=what)
+    return _checked(text, what)
+
+
+@functools.lru_cache(maxsize=256)  # five checks a letter, of two addresses (README 16)
+def _checked(text: str, what: str) -> str:
+    """:func:`check_address` of a text (a refusal raises, and is not kept)."""
     if not text.isprintable() or _WHITE_SPACE.search(text):  # (a letter's hot path)
         raise BadInput("{what} {text} contains a space or a line break", what=what, text=repr(text))
     if "=?" in text:  # the e-mail package would decode it as an encoded word
