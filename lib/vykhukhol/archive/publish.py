@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from vykhukhol import files
 from vykhukhol import services as svc
 from vykhukhol.archive import SENT, Entry, add_entries, entries, kept_newsletter
-from vykhukhol.archive.pages import build
 from vykhukhol.datadir import DataDir, check_name
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
 from vykhukhol.timeutil import format_time, now
@@ -25,6 +24,14 @@ from vykhukhol.timeutil import format_time, now
 if TYPE_CHECKING:
     from vykhukhol.sender.runlog import RunLog
     from vykhukhol.settings import Settings
+
+
+def build(data: DataDir, settings: Settings, service: svc.Service) -> None:
+    """The service's public pages written again (:func:`vykhukhol.archive.pages.build`,
+    imported only when there is a page to write: every run calls :func:`after_run`)."""
+    from vykhukhol.archive.pages import build as build_pages
+
+    build_pages(data, settings, service)
 
 
 def after_run(data: DataDir, settings: Settings, items: Mapping[str, Collection[str]],

@@ -47,8 +47,9 @@ def port_number(text: str) -> int:
     return port
 
 
-_HOST_NAME = re.compile(r"(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-                        r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
+# A pattern, not compiled at import: only `serve --host` asks (every cron loads this module).
+_HOST_NAME = (r"(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+              r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
 
 
 def host_address(text: str) -> str:
@@ -59,7 +60,7 @@ def host_address(text: str) -> str:
         return str(ipaddress.ip_address(text.strip("[]")))
     except ValueError:
         pass
-    if _HOST_NAME.fullmatch(text) and not text.replace(".", "").isdigit():
+    if re.fullmatch(_HOST_NAME, text) and not text.replace(".", "").isdigit():
         return text
     raise argparse.ArgumentTypeError(f"{text!r} is not an IP address or a host name (e.g. 127.0.0.1)")
 
