@@ -56,7 +56,7 @@ from pathlib import Path
 from vykhukhol import files
 from vykhukhol.errors import BadInput
 from vykhukhol.services import subscribers as subs
-from vykhukhol.services.rules import LETTER, NOTHING, REMIND, Rules, next_action
+from vykhukhol.services.rules import LETTER, NOTHING, REMIND, Action, Rules, next_action
 
 MAGIC = b"vykhukhol due index 1\n"
 
@@ -106,7 +106,11 @@ def stamp_of(path: Path) -> str:
 
 def classify(sub: subs.Subscriber, rules: Rules) -> tuple[int, float] | None:
     """(what, when) is next due on a subscriber's line; None if nothing ever is."""
-    action = next_action(sub, rules)
+    return of_action(next_action(sub, rules))
+
+
+def of_action(action: Action) -> tuple[int, float] | None:
+    """:func:`classify` of a subscriber whose next action is known already."""
     if action.due is None or action.kind == NOTHING:
         return None
     kind = SEND if action.kind == LETTER else ASK if action.kind == REMIND else TIDY

@@ -115,11 +115,12 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
         return counts.stale(resets[0], service.name, sub.key, moment, run.settings["bounce_reset"])
 
     def change(sub: subs.Subscriber) -> subs.Subscriber | None:
+        key = sub.key  # (a property: lower-cased again at every ask)
         after = sub
-        for item in items_of.get(sub.key, ()):
-            after = apply_record(run, service, after, records[(sub.key, item)])
-        if sub.key in lost or failures.get(sub.key, 0) >= rules.bounce_limit:
-            why = "address gone" if sub.key in lost else "soft bounces"
+        for item in items_of.get(key, ()):
+            after = apply_record(run, service, after, records[(key, item)])
+        if key in lost or failures.get(key, 0) >= rules.bounce_limit:
+            why = "address gone" if key in lost else "soft bounces"
             forgotten[sub.email] = why
             from vykhukhol.members import removed  # kept for an undo, before the rewrite lands
 
@@ -128,8 +129,8 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
             run.log.write(f"{service.name}: {sub.email} deleted: {why} (refused at hand-over); "
                           "suppressed")
             return None
-        if sub.key in failures:
-            after = after.replace(failures=failures[sub.key])
+        if key in failures:
+            after = after.replace(failures=failures[key])
         elif after.failures and after.sent > sub.sent and stale(after):
             after = after.replace(failures=0)
         kept, why = clean_up(after, rules, moment)

@@ -207,12 +207,13 @@ def take_lines(run: Run, service: svc.Service, rules: Rules, work: Work, fresh: 
                     sub = subs.parse_line(text)
                 except BadInput:
                     return NoScan.WRONG
-                if dueindex.classify(sub, rules) != (kind, dues[i]) or kinds[i] != kind:
+                action = next_action(sub, rules)
+                if dueindex.of_action(action) != (kind, dues[i]) or kinds[i] != kind:
                     return NoScan.WRONG
                 rows[offsets[i]] = (raw, sub)
                 due = datetime.fromtimestamp(dues[i], timezone.utc)
                 if kind == dueindex.SEND:
-                    letters.append(DueLetter(due, sub.email, sub.name, next_action(sub, rules).number))
+                    letters.append(DueLetter(due, sub.email, sub.name, action.number))
                 elif kind == dueindex.ASK:
                     reminders.append(DueReminder(due, sub.email, sub.name))
                 else:
