@@ -20,7 +20,10 @@ the flushes cost.
 ``--pipelining``: the server offers PIPELINING (RFC 2920), as Postfix and
 Exim do; ours then sends the envelope in one round trip, smtplib never does.
 
-Goal (issue 28): ours ≥ 0.95 × bare, whole process, the server without PIPELINING.
+Goal (issue 28): ours ≥ 0.95 × bare, whole process, the server without PIPELINING,
+as the ratio of the medians. Beside it: the median of each round's own ratio
+(``paired``) and the ratio of each side's best round (``best rounds``): on a
+shared machine a round is only ever slowed down, by as much as 30% here.
 """
 
 from __future__ import annotations
@@ -196,27 +199,37 @@ def main() -> None:
     print(kit.table(["round", "sender", "wall s", "letters/s (wall)", "send span s",
                      "letters/s (span)", "load 1/5/15"], rows))
 
+    def rates(name: str, key: str) -> list[float]:
+        return [(args.letters if key == "wall" else args.letters - 1) / r[key]
+                for r in results[name]]
+
     def rate(name: str, key: str) -> float:
-        values = [(args.letters if key == "wall" else args.letters - 1) / r[key]
-                  for r in results[name]]
-        return kit.median(values)
+        return kit.median(rates(name, key))
 
     print()
     summary = []
     for key, what in (("wall", "whole process vs whole loop"),
                       ("span", "sending phase (first→last letter at the server)")):
         ours, bare = rate("ours", key), rate("bare", key)
-        line = [what, f"{ours:.0f}", f"{bare:.0f}", f"{ours / bare:.2f}"]
+        # A shared machine only ever slows a round down: the best round of
+        # each is the steadiest estimate of what each costs; the paired
+        # ratio compares the two runs of one round, a few seconds apart.
+        best = max(rates("ours", key)) / max(rates("bare", key))
+        paired = kit.median([o / b for o, b in zip(rates("ours", key), rates("bare", key),
+                                                    strict=True)])
+        line = [what, f"{ours:.0f}", f"{bare:.0f}", f"{ours / bare:.2f}", f"{paired:.2f}",
+                f"{best:.2f}"]
         if results["ours, no fsync"]:
             line.append(f"{rate('ours, no fsync', key) / bare:.2f}")
         summary.append(line)
-    headers = ["median letters/s", "ours", "bare smtplib", "ours/bare"]
+    headers = ["median letters/s", "ours", "bare smtplib", "ours/bare", "paired", "best rounds"]
     if results["ours, no fsync"]:
         headers.append("no-fsync/bare")
     print(kit.table(headers, summary))
     ratio = rate("ours", "wall") / rate("bare", "wall")
-    print(f"\ngoal ours >= 0.95 x bare (whole process): {'met' if ratio >= 0.95 else 'MISSED'} "
-          f"({ratio:.2f}); load at end {kit.load()}; pid {os.getpid()}")
+    print(f"\ngoal ours >= 0.95 x bare (whole process, medians): "
+          f"{'met' if ratio >= 0.95 else 'MISSED'} ({ratio:.2f}); load at end {kit.load()}; "
+          f"pid {os.getpid()}")
 
 
 if __name__ == "__main__":
