@@ -53,7 +53,8 @@ class Deferrals:
     def deferred(self, target: str, email: str, item: str) -> bool:
         """Whether this letter's recipient is deferred (4xx to RCPT) and its
         pause has not passed yet: then it waits, and the others go on."""
-        value = self._of(target).get(_tempfail_key(target, email, item))
+        keys = self._of(target)
+        value = keys.get(_tempfail_key(target, email, item)) if keys else None  # (every letter)
         if value is None:
             return False
         _, until, _ = _deferral(value)
@@ -66,8 +67,10 @@ class Deferrals:
                    if (until := _deferral(value)[1]) is not None and until > moment)
 
     def forget(self, target: str, email: str, item: str) -> None:
-        key = _tempfail_key(target, email, item)
         keys = self._of(target)
+        if not keys:  # every letter sent asks: most targets have no deferral
+            return
+        key = _tempfail_key(target, email, item)
         if key in keys:
             kv.change_kv(self.path, lambda v: v.pop(key, None))
             keys.pop(key, None)
