@@ -101,12 +101,13 @@ def sources(service_folder: Path | None, data_root: Path, lang: str,
     global _RUN
     if not run_id:
         return _sources(service_folder, data_root, lang)
-    if _RUN[0] != run_id:
-        _RUN = (run_id, {})
+    current = _RUN  # read once: under `vykhukhol serve` another thread may start a run
+    if current[0] != run_id:
+        current = _RUN = (run_id, {})
     key = (service_folder, data_root, lang)
-    found = _RUN[1].get(key)
+    found = current[1].get(key)
     if found is None:
-        found = _RUN[1][key] = _sources(service_folder, data_root, lang)
+        found = current[1][key] = _sources(service_folder, data_root, lang)
     return found
 
 

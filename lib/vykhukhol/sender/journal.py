@@ -13,11 +13,12 @@ letter from going twice even after a power cut. An outcome line is written
 (so a kill cannot lose it) and reaches the disk with the next intent's fsync
 or the fold's; a power cut in between turns that one letter "in doubt", the
 safe direction. The file stays open for the run: one write and, for an
-intent, one fsync per line; it grows by :data:`ROOM` zeros at a time, so
-that fsync flushes the line and not the file's size (the zeros after the last
-line are skipped by :func:`read` and cut off by :meth:`Journal.close`). The intent's fsync is the transport's to call
-(:meth:`Journal.intend`): over SMTP it runs once MAIL FROM has left, so the
-disk and the server work at the same time, and it is done before DATA.
+intent, one fsync per line. It grows by :data:`ROOM` zeros at a time, so
+that fsync flushes the line and not the file's size; the zeros after the
+last line are skipped by :func:`read` and cut off by :meth:`Journal.close`.
+The intent's fsync is the transport's to call (:meth:`Journal.intend`): over
+SMTP it runs once MAIL FROM has left, so the disk and the server work at the
+same time, and it is done before DATA.
 
 Line: ``event<TAB>lease<TAB>time<TAB>target<TAB>email<TAB>item`` where target
 is a service or a newsletter job and item the letter number, ``reminder`` or
