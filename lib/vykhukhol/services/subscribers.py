@@ -57,13 +57,12 @@ class Subscriber:
         return email_key(self.email)
 
     def to_line(self) -> str:
-        values = [
+        line = "\t".join((
             self.email, self.name, self.state.value, format_time(self.subscribed),
             format_time(self.confirmed), str(self.sent), format_time(self.last_sent),
             str(self.reminders), format_time(self.last_reminder), str(self.failures),
-            self.ip or "-", *self.extra,
-        ]
-        return "\t".join(values)
+            self.ip or "-"))
+        return "\t".join((line, *self.extra)) if self.extra else line
 
     def replace(self, **changes) -> Subscriber:
         """A copy with ``changes``: ``dataclasses.replace`` without its
@@ -109,31 +108,31 @@ class Malformed:
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")
 
 
+_STATES = {state.value: state for state in SubscriberState}
+
+
 def parse_line(line: str) -> Subscriber:
-    if _NOT_UTF8.search(line):
+    # Every line a take or a scan reads comes here (README 16): the state is
+    # looked up rather than called for, and the counts read one by one.
+    if not line.isascii() and _NOT_UTF8.search(line):
         raise BadInput("the line is not UTF-8 text")
     parts = line.split("\t")
     if len(parts) < len(FIELDS):
         raise BadInput(f"{len(parts)} fields, {len(FIELDS)} expected")
     try:
-        number = [int(parts[i]) for i in (5, 7, 9)]
+        sent, reminders, failures = int(parts[5]), int(parts[7]), int(parts[9])
     except ValueError:
         raise BadInput("sent, reminders and failures must be whole numbers") from None
-    if min(number) < 0:
+    if sent < 0 or reminders < 0 or failures < 0:
         raise BadInput("a count is negative")
-    try:
-        state = SubscriberState(parts[2])
-    except ValueError:
-        raise BadInput(f"unknown state {parts[2]!r}") from None
+    state = _STATES.get(parts[2])
+    if state is None:
+        raise BadInput(f"unknown state {parts[2]!r}")
     if "@" not in parts[0]:
         raise BadInput("no e-mail address")
-    return Subscriber(
-        email=parts[0], name=parts[1], state=state,
-        subscribed=parse_time(parts[3]), confirmed=parse_time(parts[4]),
-        sent=number[0], last_sent=parse_time(parts[6]),
-        reminders=number[1], last_reminder=parse_time(parts[8]),
-        failures=number[2], ip=parts[10], extra=parts[11:],
-    )
+    return Subscriber(parts[0], parts[1], state, parse_time(parts[3]), parse_time(parts[4]),
+                      sent, parse_time(parts[6]), reminders, parse_time(parts[8]), failures,
+                      parts[10], parts[11:])
 
 
 def read(path: Path) -> Iterator[Subscriber | Malformed]:
