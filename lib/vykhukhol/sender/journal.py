@@ -116,16 +116,20 @@ class Journal:
 def read(path: Path) -> list[Record]:
     records: dict[tuple[str, str, str, str], Record] = {}
     for line in files.read_lines(path):
-        # The zeros after the last line (ROOM): a killed run leaves them.
-        parts = line.rstrip("\0").split("\t")
+        if line.endswith("\0"):  # the zeros after the last line (ROOM): a killed run leaves them
+            line = line.rstrip("\0")
+        parts = line.split("\t")
         if len(parts) not in (6, 7) or parts[0] not in EVENTS:
             continue  # a torn last line from a kill: the letter it named stays in doubt
         event, lease, time, target, email, item = parts[:6]
         key = (lease, target, email, item)
+        record = records.get(key)  # a fold reads two lines a letter: one record made
         if event == INTENT:
-            records.setdefault(key, Record(lease, time, target, email, item, IN_DOUBT))
-        else:
-            record = records.setdefault(key, Record(lease, time, target, email, item, event))
-            record.outcome = event
-            record.cause = parts[6] if len(parts) == 7 else ""
+            if record is None:
+                records[key] = Record(lease, time, target, email, item, IN_DOUBT)
+            continue
+        if record is None:
+            record = records[key] = Record(lease, time, target, email, item, event)
+        record.outcome = event
+        record.cause = parts[6] if len(parts) == 7 else ""
     return list(records.values())
