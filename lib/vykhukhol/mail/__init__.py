@@ -60,9 +60,6 @@ from vykhukhol.mail.config import SECURITIES, TRANSPORTS, MailConfig, config_fro
 from vykhukhol.mail.headers import POLICY, check_address, clean_header_text
 from vykhukhol.mail.message import Outgoing, Press, build_message
 from vykhukhol.mail.opener import open_transport
-from vykhukhol.mail.outbox import OutboxTransport, list_outbox, read_outbox, show_outbox
-from vykhukhol.mail.sendmail import SendmailTransport
-from vykhukhol.mail.smtp import SmtpTransport
 from vykhukhol.mail.transport import (
     DeliveryError,
     PermanentFailure,
@@ -93,3 +90,19 @@ __all__ = [
     "read_outbox",
     "show_outbox",
 ]
+
+# The transports' modules load when first named, as open_transport loads
+# them: a run over SMTP does not import the outbox's or sendmail's.
+_LATER = {"OutboxTransport": "outbox", "list_outbox": "outbox", "read_outbox": "outbox",
+          "show_outbox": "outbox", "SendmailTransport": "sendmail", "SmtpTransport": "smtp"}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LATER:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{_LATER[name]}"), name)
+    globals()[name] = value
+    return value
+

@@ -48,6 +48,9 @@ class Delivery(Enum):
         return self not in (Delivery.TEMPFAIL, Delivery.BROKEN, Delivery.SKIPPED)
 
 
+_BY_WORD = {delivery.value: delivery for delivery in Delivery}
+
+
 class Sending:
     """The transport, the lanes and :meth:`deliver` of a :class:`~.runtime.Run`."""
 
@@ -155,7 +158,7 @@ class Sending:
             ended = self._journal_end(book, target, email, item, moment, exc, self.clock() - began)
         else:
             ended = self._journal_end(book, target, email, item, moment, None, self.clock() - began)
-        return Delivery(ended)
+        return _BY_WORD[ended]  # not Delivery(ended): an Enum call, on every letter's path
 
     def _prepare(self, target: str) -> bool:
         """Before the run's first intent: what every letter needs is at hand
