@@ -8,6 +8,7 @@ Called by :func:`~vykhukhol.sender.serial.hold_db` as it takes a DB's lock
 
 from __future__ import annotations
 
+import functools
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -23,7 +24,7 @@ from vykhukhol.sender.runtime import Run
 from vykhukhol.sender.work import Work, save_index
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
-from vykhukhol.services.rules import clean_up, next_action, rules_of
+from vykhukhol.services.rules import Action, clean_up, next_action, rules_of
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import parse_time
 
@@ -114,7 +115,9 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
             resets[0] = kv.read_kv(counts.soft_path(run.data))
         return counts.stale(resets[0], service.name, sub.key, moment, run.settings["bounce_reset"])
 
-    def change(sub: subs.Subscriber) -> subs.Subscriber | None:
+    def settle(sub: subs.Subscriber) -> tuple[subs.Subscriber | None, Action | None]:
+        """The line's records applied and the clean-up done: the subscriber
+        kept (None: deleted) and what is next due for it."""
         key = sub.key  # (a property: lower-cased again at every ask)
         after = sub
         for item in items_of.get(key, ()):
@@ -128,17 +131,19 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
             gone[why] += 1
             run.log.write(f"{service.name}: {sub.email} deleted: {why} (refused at hand-over); "
                           "suppressed")
-            return None
+            return None, None
         if key in failures:
             after = after.replace(failures=failures[key])
         elif after.failures and after.sent > sub.sent and stale(after):
             after = after.replace(failures=0)
-        kept, why = clean_up(after, rules, moment)
+        kept, why, action = clean_up(after, rules, moment)
         if kept is None:
             gone[why] += 1
             run.log.write(f"{service.name}: {sub.email} deleted: {why}")
-            return None
-        return kept
+        return kept, action
+
+    def change(sub: subs.Subscriber) -> subs.Subscriber | None:
+        return settle(sub)[0]
 
     def track(sub: subs.Subscriber) -> None:
         action = next_action(sub, rules)
@@ -153,7 +158,7 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
     with files.record_lock(path):
         if soft or lost:
             failures.update(count_refusals(run, work, soft, lost))
-        if scan is not None and splice_taken(run, work, items_of, change):
+        if scan is not None and splice_taken(run, work, items_of, settle):
             return forgotten
         # A killed run's journal, or a file changed under the taken lines (a
         # rewrite by another writer): the journalled addresses' lines are parsed,
@@ -193,7 +198,8 @@ def count_refusals(run: Run, work: Work, soft: dict[str, list[str]], lost: set[s
 
 
 def splice_taken(run: Run, work: Work, items_of: dict[str, set[str]],
-                 change: Callable[[subs.Subscriber], subs.Subscriber | None]) -> bool:
+                 settle: Callable[[subs.Subscriber], tuple[subs.Subscriber | None, Action | None]]
+                 ) -> bool:
     """The taken lines, changed, spliced into the file, the index moved along
     and the summary written (under the file's record lock); False if the file
     no longer holds them where they were, or a journalled address is not
@@ -204,12 +210,12 @@ def splice_taken(run: Run, work: Work, items_of: dict[str, set[str]],
     path = service.subscribers_path
     changes, notes = [], {}
     for offset, (raw, sub) in sorted(scan.rows.items()):
-        after = change(sub)
+        after, action = settle(sub)
         new = b"" if after is None else (after.to_line() + "\n").encode("utf-8", "surrogateescape")
         if new != raw:
             changes.append((offset, raw, new))
             notes[offset] = (len(new) - len(raw),
-                             None if after is None else dueindex.classify(after, work.rules))
+                             None if action is None else dueindex.of_action(action))
     index = scan.index
     if changes:
         spliced = files.splice(path, changes, upto=index.covered,
@@ -242,7 +248,7 @@ def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,
         run.log.write(f"{service.name}: letter {record.item} to {sub.email} got no answer (a run "
                       "died, or the server went silent); it is counted in doubt and not sent again")
     try:
-        moment = parse_time(record.time)
+        moment = _record_time(record.time)
     except BadInput:
         moment = run.now()
     if record.outcome == journal.FAILED:
@@ -257,3 +263,8 @@ def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,
     if sub.sent >= number:
         return sub  # folded before (a journal left by a kill after its fold)
     return sub.replace(sent=number, last_sent=moment)  # a hand-over never resets failures
+
+
+#: A run's records share a few times (one a second): each is read once.
+_record_time = functools.lru_cache(maxsize=256)(parse_time)
+

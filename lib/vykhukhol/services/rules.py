@@ -86,15 +86,19 @@ def _next_action(sub: Subscriber, rules: Rules) -> Action:
     return Action(NOTHING, None)
 
 
-def clean_up(sub: Subscriber, rules: Rules, moment: datetime) -> tuple[Subscriber | None, str]:
-    """Step 5's rules for one subscriber: (the subscriber or None if deleted, why)."""
+def clean_up(sub: Subscriber, rules: Rules, moment: datetime
+             ) -> tuple[Subscriber | None, str, Action | None]:
+    """Step 5's rules for one subscriber: the subscriber (None if deleted), why,
+    and what is next due for the one kept (:func:`next_action` of it, so that
+    a fold asks once a line)."""
     action = next_action(sub, rules)
     if action.kind == FAILING:
-        return None, f"{rules.bounce_limit} soft failures of different letters"
+        return None, f"{rules.bounce_limit} soft failures of different letters", None
     if action.kind == EXPIRE and action.due <= moment:
-        return None, "never confirmed"
+        return None, "never confirmed", None
     if action.kind == FINISH:
         if rules.delete_finished:
-            return None, "received the whole series"
-        return sub.replace(state=SubscriberState.DONE), ""
-    return sub, ""
+            return None, "received the whole series", None
+        done = sub.replace(state=SubscriberState.DONE)
+        return done, "", next_action(done, rules)
+    return sub, "", action
