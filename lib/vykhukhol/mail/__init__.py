@@ -105,4 +105,3 @@ def __getattr__(name: str) -> object:
     value = getattr(importlib.import_module(f"{__name__}.{_LATER[name]}"), name)
     globals()[name] = value
     return value
-

@@ -267,4 +267,3 @@ def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,
 
 #: A run's records share a few times (one a second): each is read once.
 _record_time = functools.lru_cache(maxsize=256)(parse_time)
-
