@@ -239,6 +239,9 @@ def splice_taken(run: Run, work: Work, items_of: dict[str, set[str]],
     return True
 
 
+#: A run's records share a few times (one a second): each is read once.
+_record_time = functools.lru_cache(maxsize=256)(parse_time)
+
 def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,
                  record: journal.Record) -> subs.Subscriber:
     """One journalled letter written into the subscriber's line."""
@@ -264,6 +267,3 @@ def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,
         return sub  # folded before (a journal left by a kill after its fold)
     return sub.replace(sent=number, last_sent=moment)  # a hand-over never resets failures
 
-
-#: A run's records share a few times (one a second): each is read once.
-_record_time = functools.lru_cache(maxsize=256)(parse_time)
