@@ -266,4 +266,3 @@ def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,
     if sub.sent >= number:
         return sub  # folded before (a journal left by a kill after its fold)
     return sub.replace(sent=number, last_sent=moment)  # a hand-over never resets failures
-
