@@ -52,6 +52,7 @@ class ProgrammableHandler:
     * ``pipelining`` — offer PIPELINING (RFC 2920) after EHLO; aiosmtpd reads
       commands line by line from its buffer, so pipelined ones are answered
       in order.
+    * ``commands`` — ``MAIL <sender>``, ``RSET`` and ``QUIT`` as they came.
     """
 
     received: list[Received] = field(default_factory=list)
@@ -62,6 +63,7 @@ class ProgrammableHandler:
     sessions: list[Any] = field(default_factory=list)
     servers: list[Any] = field(default_factory=list)
     pipelining: bool = False
+    commands: list[str] = field(default_factory=list)
 
     def _greeted(self, server: Any, session: Any, hostname: str) -> None:
         session.host_name = hostname
@@ -78,12 +80,21 @@ class ProgrammableHandler:
         return f"250 {server.hostname}"
 
     async def handle_MAIL(self, server, session, envelope, address, mail_options):
+        self.commands.append(f"MAIL {address}")
         reply = self.mail_responses.get(address)
         if reply:
             return reply
         envelope.mail_from = address
         envelope.mail_options.extend(mail_options)
         return "250 OK"
+
+    async def handle_RSET(self, server, session, envelope):
+        self.commands.append("RSET")
+        return "250 OK"
+
+    async def handle_QUIT(self, server, session, envelope):
+        self.commands.append("QUIT")
+        return "221 Bye"
 
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
         reply = self.rcpt_responses.get(address)

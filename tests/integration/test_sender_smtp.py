@@ -337,6 +337,27 @@ def test_a_run_reuses_one_smtp_connection_for_all_its_letters(site, smtp_server)
     assert smtp_server.handler.connections == 1
 
 
+def test_a_letter_passed_over_after_its_mail_went_ahead_is_called_off_and_not_sent(
+        site, smtp_server):
+    """The next letter's MAIL FROM leaves as a letter is answered; when that
+    letter is then passed over (here: its address suppressed), RSET calls the
+    MAIL off before the letter after it: nothing reaches the passed-over
+    address, the others arrive, one connection."""
+    from vykhukhol.members import suppression
+
+    series_site(site, smtp_server)
+    carl = "carl@example.org"
+    site.subscriber("course", carl, ago=30 * 60)  # due last: Bob, Amy, Carl
+    suppression.add_many(site.data, site.settings().secret, [AMY], suppression.Why.ADMIN,
+                         "test", now())
+    site.run_at()
+    assert {m["To"].addresses[0].addr_spec for m in delivered(smtp_server)} == {BOB, carl}
+    verbs = [c.split()[0] for c in smtp_server.handler.commands]
+    assert verbs == ["MAIL", "MAIL", "RSET", "MAIL", "QUIT"]  # Bob's, Amy's (called off), Carl's
+    assert smtp_server.handler.connections == 1
+    assert f"{AMY} is on the suppression list; letter 1 skipped" in site.log()
+
+
 def test_every_letter_through_smtp_carries_the_lease_of_its_run(site, smtp_server):
     """X-Vykhukhol-Run equals the lease in the report's first line, over SMTP too."""
     series_site(site, smtp_server)

@@ -43,7 +43,7 @@ class OutboxTransport(Transport):
         self.folder = Path(config.outbox_dir)
 
     def _deliver(self, msg: EmailMessage | Outgoing, recipient: str, envelope_from: str,
-                 ready: Callable[[], None], meanwhile: Callable[[], None]) -> None:
+                 ready: Callable[[], None], meanwhile: Callable[[], object]) -> None:
         ready()
         meanwhile()
         safe = re.sub(r"[^a-z0-9@._+-]", "_", recipient.lower())[:100]

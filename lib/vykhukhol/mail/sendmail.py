@@ -34,7 +34,7 @@ class SendmailTransport(Transport):
     is fixed. Such a recipient is a permanent failure of that letter."""
 
     def _deliver(self, msg: EmailMessage | Outgoing, recipient: str, envelope_from: str,
-                 ready: Callable[[], None], meanwhile: Callable[[], None]) -> None:
+                 ready: Callable[[], None], meanwhile: Callable[[], object]) -> None:
         path = self.config.sendmail_path
         problem = files.program_problem(path or "")
         if problem:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import smtplib
 
+from vykhukhol.errors import BadInput
 from vykhukhol.mail.config import MailConfig
 from vykhukhol.mail.headers import POLICY
 from vykhukhol.mail.message import Outgoing
@@ -34,6 +35,13 @@ class SmtpTransport(Transport):
     the next letter opens a new one. A connection idle for more than
     ``idle_check_after`` seconds is probed with NOOP first, so a server that
     hung up on a slow run costs a reconnect rather than a failed letter.
+
+    Without PIPELINING, the next letter's MAIL FROM is sent ahead the moment
+    a letter is answered (:meth:`send_ahead`): the server reads it while the
+    caller journals the letter and asks its gates about the next one. A MAIL
+    is no letter: nothing leaves before the caller's next :meth:`send`, and a
+    MAIL sent ahead for a letter that does not come is called off by RSET
+    (another letter first) or QUIT.
     """
 
     idle_check_after = 10.0  # seconds
@@ -46,9 +54,10 @@ class SmtpTransport(Transport):
         self.connections = 0  # connections opened so far (for logs and tests)
         self.pipelining = False  # whether the server offers PIPELINING (RFC 2920)
         self._armed: tuple[object, float] | None = None  # the socket and the timeout it has
+        self._ahead: str | None = None  # the sender of a MAIL sent ahead, its answer unread
 
     def _deliver(self, msg: EmailMessage | Outgoing, recipient: str, envelope_from: str,
-                 ready: Callable[[], None], meanwhile: Callable[[], None]) -> None:
+                 ready: Callable[[], None], meanwhile: Callable[[], object]) -> None:
         import smtplib
 
         later = msg if isinstance(msg, SignedLater) else None
@@ -82,7 +91,7 @@ class SmtpTransport(Transport):
             stage = "payload"
             self._arm()
             conn.send(_dot_stuffed(data))
-            meanwhile()  # the caller's work, while the server takes the letter in
+            following = meanwhile()  # the caller's work, while the server takes the letter in
             code, resp = conn.getreply()
             if code != 250:
                 self._hang_up(polite=True)
@@ -100,6 +109,40 @@ class SmtpTransport(Transport):
                 "data-unanswered" if stage == "payload" else "send",
             ) from None
         self._last_used = time.monotonic()
+        if following is not None and not self.pipelining:
+            self.send_ahead(conn, following)
+
+    def send_ahead(self, conn: smtplib.SMTP, following: object) -> None:
+        """MAIL FROM for the caller's next letter, on its way before the caller
+        has journalled this one; its answer is read by the next :meth:`send`.
+        A letter whose sender cannot be known, or a line that fails here,
+        sends nothing ahead (the next letter connects again)."""
+        if not isinstance(following, (EmailMessage, Outgoing)):
+            return
+        try:
+            sender = self.envelope_sender(following)
+        except BadInput:
+            return  # the letter's own send says why
+        try:
+            self._arm()
+            conn.putcmd("mail", f"FROM:<{sender}>")
+        except OSError:
+            self._hang_up(polite=False)
+            return
+        self._ahead = sender
+
+    def _sent_ahead(self, conn: smtplib.SMTP, envelope_from: str) -> bool:
+        """Whether MAIL FROM:<envelope_from> is on its way already; a MAIL sent
+        ahead for another sender (an alert came first) is called off."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is None:
+            return False
+        if ahead == envelope_from:
+            return True
+        self._arm()
+        conn.getreply()  # the answer to the MAIL sent ahead, whatever it says
+        self._command(conn, "rset")
+        return False
 
     def _command(self, conn: smtplib.SMTP, verb: str, args: str = "",
                  once_sent: Callable[[], None] | None = None) -> tuple[int, bytes]:
@@ -113,14 +156,21 @@ class SmtpTransport(Transport):
                              once_sent: Callable[[], None]) -> list[tuple[int, bytes]]:
         """MAIL, RCPT, DATA, each after the answer to the one before; stops
         at the first refusal (the replies so far are returned). ``once_sent``
-        runs once MAIL is on its way."""
+        runs once MAIL is on its way, or, when MAIL was sent ahead, once RCPT
+        is (so the journal's fsync still has a server's answer to wait on)."""
         # Addresses are checked dot-atoms: <address> needs no further
         # quoting (smtplib's own quoting parses each address again).
-        replies = [self._command(conn, "mail", f"FROM:<{envelope_from}>", once_sent)]
-        if replies[-1][0] == 250:
-            replies.append(self._command(conn, "rcpt", f"TO:<{recipient}>"))
-            if replies[-1][0] in (250, 251):
-                replies.append(self._command(conn, "data"))
+        if self._sent_ahead(conn, envelope_from):
+            self._arm()
+            replies = [conn.getreply()]
+            if replies[-1][0] == 250:
+                replies.append(self._command(conn, "rcpt", f"TO:<{recipient}>", once_sent))
+        else:
+            replies = [self._command(conn, "mail", f"FROM:<{envelope_from}>", once_sent)]
+            if replies[-1][0] == 250:
+                replies.append(self._command(conn, "rcpt", f"TO:<{recipient}>"))
+        if len(replies) == 2 and replies[-1][0] in (250, 251):
+            replies.append(self._command(conn, "data"))
         return replies
 
     def _envelope_at_once(self, conn: smtplib.SMTP, envelope_from: str, recipient: str,
@@ -178,7 +228,12 @@ class SmtpTransport(Transport):
     def _connection(self) -> smtplib.SMTP:
         if self._conn is not None and time.monotonic() - self._last_used > self.idle_check_after:
             try:
-                code = self._conn.noop()[0]
+                if self._ahead is not None:  # its answer first, then RSET is the probe
+                    self._ahead = None
+                    self._conn.getreply()
+                    code = self._conn.rset()[0]
+                else:
+                    code = self._conn.noop()[0]
             except OSError:
                 code = -1
             if code != 250:
@@ -229,6 +284,10 @@ class SmtpTransport(Transport):
 
     def _hang_up(self, polite: bool) -> None:
         conn, self._conn, self._armed = self._conn, None, None
+        ahead, self._ahead = self._ahead, None
+        if polite and ahead is not None and conn is not None:
+            with contextlib.suppress(OSError):
+                conn.getreply()  # the MAIL sent ahead: QUIT's answer comes after it
         _close(conn, polite)
 
 

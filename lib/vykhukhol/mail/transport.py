@@ -90,7 +90,7 @@ class Transport(ABC):
 
     def send(self, msg: EmailMessage | Outgoing, recipient: str,
              envelope_from: str | None = None, ready: Callable[[], None] | None = None,
-             meanwhile: Callable[[], None] | None = None) -> None:
+             meanwhile: Callable[[], object] | None = None) -> None:
         """Deliver ``msg`` (a message, or one written by a :class:`Press`) to
         exactly ``recipient`` (or to ``dev_redirect``).
 
@@ -99,7 +99,10 @@ class Transport(ABC):
         the server work at the same time); what it raises stops this letter
         unsent and is raised again. ``meanwhile``
         (which must not raise) is called once the letter is on its way, while
-        the server's answer is awaited: the caller's next piece of work.
+        the server's answer is awaited: the caller's next piece of work. It
+        may return the caller's next letter: the SMTP transport then sends
+        that letter's MAIL FROM as soon as this one is answered
+        (:meth:`~.smtp.SmtpTransport.send_ahead`).
 
         The envelope sender is ``envelope_from``, else the one the letter
         carries (:attr:`Outgoing.envelope_from`, the tagged bounce address),
@@ -116,11 +119,7 @@ class Transport(ABC):
             rcpt = check_address(recipient, "recipient address")
         except BadInput as exc:
             raise PermanentFailure(exc.message, None, "local") from None
-        carried = msg.envelope_from if isinstance(msg, Outgoing) else ""
-        sender = check_address(
-            envelope_from or carried or self.config.from_email or _from_address(msg),
-            "envelope sender"
-        )
+        sender = self.envelope_sender(msg, envelope_from)
         if self.config.dev_redirect:
             redirect = check_address(self.config.dev_redirect, "dev_redirect")
             if isinstance(msg, Outgoing):
@@ -132,6 +131,16 @@ class Transport(ABC):
             if isinstance(msg, SignedLater) and not self.takes_later:
                 msg = Outgoing(signed_now(msg), msg.from_address, msg.envelope_from)
         self._deliver(msg, rcpt, sender, ready or _nothing, meanwhile or _nothing)
+
+    def envelope_sender(self, msg: EmailMessage | Outgoing, envelope_from: str | None = None
+                        ) -> str:
+        """The checked envelope sender :meth:`send` uses for ``msg`` (BadInput
+        when there is none that mail can carry)."""
+        carried = msg.envelope_from if isinstance(msg, Outgoing) else ""
+        return check_address(
+            envelope_from or carried or self.config.from_email or _from_address(msg),
+            "envelope sender"
+        )
 
     def prepare(self) -> None:
         """Make ready what every letter will need, before the first one is
@@ -177,7 +186,7 @@ class Transport(ABC):
 
     @abstractmethod
     def _deliver(self, msg: EmailMessage | Outgoing, recipient: str, envelope_from: str,
-                 ready: Callable[[], None], meanwhile: Callable[[], None]) -> None:
+                 ready: Callable[[], None], meanwhile: Callable[[], object]) -> None:
         """Hand over one letter, calling ``ready`` first and ``meanwhile``
         when it is gone; addresses are checked, dev_redirect is applied."""
 

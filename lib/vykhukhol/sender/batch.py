@@ -2,7 +2,8 @@
 letter goes through (newsletters, series letters, reminders).
 
 Each letter is made while the server takes in the one before it
-(:class:`Copy`, :func:`one_ahead`); before each, the run's clock, quota and
+(:class:`Copy`, :func:`one_ahead`), and over SMTP its MAIL FROM leaves as
+soon as that one is answered; before each, the run's clock, quota and
 limits are asked (SPEC 5 step 7, :meth:`~vykhukhol.sender.runtime.Run.may_send`).
 """
 
@@ -27,14 +28,16 @@ class Copy:
         self._made: object = None
         self._error: Exception | None = None
 
-    def make(self) -> None:
-        """Never raises."""
+    def make(self) -> object:
+        """Never raises; returns the letter (None when it cannot be made), so
+        that an SMTP transport can send its envelope ahead."""
         if self._build is not None:
             build, self._build = self._build, None
             try:
                 self._made = build()
             except Exception as exc:  # noqa: BLE001 - kept for __call__, which raises it
                 self._error = exc
+        return self._made
 
     def __call__(self) -> object:
         """The letter (once: the copy lets go of it, a batch can be long)."""
@@ -45,8 +48,10 @@ class Copy:
         return made
 
 
-def one_ahead(copies: list[Copy | None]) -> Iterator[tuple[Copy | None, Callable[[], None] | None]]:
-    """Each copy with what to do while it is sent: make the one after it."""
+def one_ahead(copies: list[Copy | None]
+              ) -> Iterator[tuple[Copy | None, Callable[[], object] | None]]:
+    """Each copy with what to do while it is sent: make the one after it
+    (and hand it to the transport, which may send its MAIL FROM ahead)."""
     for i, here in enumerate(copies):
         after = copies[i + 1] if i + 1 < len(copies) else None
         yield here, (after.make if after is not None else None)

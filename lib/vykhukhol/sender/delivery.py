@@ -93,14 +93,15 @@ class Sending:
             self._transport = None
 
     def deliver(self, book: journal.Journal, target: str, email: str, item: str,
-                build: Callable[[], object], meanwhile: Callable[[], None] | None = None
+                build: Callable[[], object], meanwhile: Callable[[], object] | None = None
                 ) -> Delivery:
         """Journal, send, journal. Returns the outcome: sent, failed, tempfail,
         skipped (a suppressed address: nothing sent, not counted), in doubt, or
         BROKEN when the letter itself cannot be made (the caller stops serving
         ``target``: every letter of it would fail the same way).
         ``meanwhile`` (the next letter's :meth:`Copy.make`) runs while the
-        server works on this letter.
+        server works on this letter; the letter it returns lets an SMTP
+        transport send that letter's MAIL FROM ahead.
 
         With several SMTP connections (``mail.smtp_connections``) the letter
         is handed to a free one once its intent is on disk, and HANDED comes
