@@ -50,6 +50,11 @@ class AppendFile:
                 os.close(self._fd)
             raise StorageError(f"cannot append to {self._name}: {exc.strerror or exc}") from exc
 
+    @property
+    def empty(self) -> bool:
+        """Whether the file held no line when it was opened, and none since."""
+        return (self._end if self._room else os.fstat(self._fd).st_size) == 0
+
     def append(self, line: str, sync: bool = True) -> None:
         data = (line.rstrip("\n") + "\n").encode("utf-8")
         try:

@@ -20,6 +20,11 @@ The intent's fsync is the transport's to call (:meth:`Journal.intend`): over
 SMTP it runs once MAIL FROM has left, so the disk and the server work at the
 same time, and it is done before DATA.
 
+While the file holds only what this :class:`Journal` wrote, the records are
+kept in memory as well, so the fold does not read back the lines the run
+has just written (:meth:`Journal.records`); a failed write drops that copy
+and the file is read.
+
 Line: ``event<TAB>lease<TAB>time<TAB>target<TAB>email<TAB>item`` where target
 is a service or a newsletter job and item the letter number, ``reminder`` or
 the ledger row; a ``failed`` line may add ``<TAB>cause``, why the server
@@ -30,7 +35,7 @@ line without one (written before) is read as soft.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,18 +70,18 @@ class Journal:
         self.path = Path(path)
         self.lease = lease
         self._file: files.AppendFile | None = None
+        self._kept: dict[tuple[str, str, str, str], Record] | None = None  # see the module
 
     def note(self, event: str, time: str, target: str, email: str, item: str,
              cause: str = "") -> None:
         fields = (event, self.lease, time, target, email, item) + ((cause,) if cause else ())
-        self._append("\t".join(fields), SYNC and event == INTENT)
+        self._append(fields, SYNC and event == INTENT)
 
     def intend(self, time: str, target: str, email: str, item: str) -> Callable[[], None]:
         """Note that a letter is about to leave. Returns the function to call
         before it may leave for good: it returns once the intent is on disk
         (the fsync; a caller may send its first command before it calls it)."""
-        line = "\t".join((INTENT, self.lease, time, target, email, item))
-        self._append(line, False)
+        self._append((INTENT, self.lease, time, target, email, item), False)
         if not SYNC:
             return _on_disk_already
         assert self._file is not None
@@ -87,14 +92,20 @@ class Journal:
         events = [INTENT] if record.outcome == IN_DOUBT else [INTENT, record.outcome]
         for event in events:
             cause = (record.cause,) if record.cause and event != INTENT else ()
-            self._append("\t".join(
-                (event, record.lease, record.time, record.target, record.email, record.item)
-                + cause), SYNC)
+            self._append((event, record.lease, record.time, record.target, record.email,
+                          record.item) + cause, SYNC)
 
-    def _append(self, line: str, sync: bool) -> None:
+    def _append(self, fields: tuple[str, ...], sync: bool) -> None:
         if self._file is None:
             self._file = files.AppendFile(self.path, room=ROOM)
-        self._file.append(line, sync)
+            self._kept = {} if self._file.empty else None
+        try:
+            self._file.append("\t".join(fields), sync)
+        except BaseException:
+            self._kept = None  # the line may be on disk or not: the file says
+            raise
+        if self._kept is not None:
+            _take(self._kept, fields)
 
     def close(self) -> None:
         """Put what was written on disk and let the file go (it stays)."""
@@ -103,13 +114,17 @@ class Journal:
             file.close(sync=SYNC)
 
     def records(self) -> list[Record]:
-        """One record per letter, in the order the letters were attempted."""
+        """One record per letter, in the order the letters were attempted
+        (the journal's own while it is written: change none of them)."""
+        if self._kept is not None:  # the file holds just these lines
+            return list(self._kept.values())
         return read(self.path)
 
     def clear(self) -> None:
         if self._file is not None:
             file, self._file = self._file, None
             file.close(sync=False)
+        self._kept = None
         files.remove(self.path)
 
 
@@ -121,15 +136,22 @@ def read(path: Path) -> list[Record]:
         parts = line.split("\t")
         if len(parts) not in (6, 7) or parts[0] not in EVENTS:
             continue  # a torn last line from a kill: the letter it named stays in doubt
-        event, lease, time, target, email, item = parts[:6]
-        key = (lease, target, email, item)
-        record = records.get(key)  # a fold reads two lines a letter: one record made
-        if event == INTENT:
-            if record is None:
-                records[key] = Record(lease, time, target, email, item, IN_DOUBT)
-            continue
-        if record is None:
-            record = records[key] = Record(lease, time, target, email, item, event)
-        record.outcome = event
-        record.cause = parts[6] if len(parts) == 7 else ""
+        _take(records, parts)
     return list(records.values())
+
+
+def _take(records: dict[tuple[str, str, str, str], Record], fields: Sequence[str]) -> None:
+    """One line's fields (event, lease, time, target, email, item[, cause])
+    into the records: a letter's intent makes its record, in doubt, and its
+    outcome says how it ended."""
+    event, lease, time, target, email, item = fields[:6]
+    key = (lease, target, email, item)
+    record = records.get(key)  # a fold reads two lines a letter: one record made
+    if event == INTENT:
+        if record is None:
+            records[key] = Record(lease, time, target, email, item, IN_DOUBT)
+        return
+    if record is None:
+        record = records[key] = Record(lease, time, target, email, item, event)
+    record.outcome = event
+    record.cause = fields[6] if len(fields) == 7 else ""
