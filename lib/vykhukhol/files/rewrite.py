@@ -167,16 +167,21 @@ def splice(path: str | os.PathLike, changes: Iterable[tuple[int, bytes, bytes]],
     offsets of the new file (ascending, within its first ``new_upto`` bytes)
     where the CRC of what comes before is wanted. Returns None, and writes
     nothing, if any ``old`` is not where it is said to be (the file changed
-    meanwhile). The caller holds the file's record lock."""
+    meanwhile). The caller holds the file's record lock.
+
+    Changes close together are read, checked and written a stretch at a time
+    (:func:`_stretches`): a run's 2,000 neighbouring lines cost two reads,
+    not 4,000 seeks and reads."""
     changes = sorted(changes)
+    stretches = list(_stretches(changes))
     try:
         source = open(path, "rb")
     except FileNotFoundError:
         return None
     with source:
-        for offset, old, _ in changes:
-            source.seek(offset)
-            if source.read(len(old)) != old:
+        for stretch in stretches:
+            held, start = _read_stretch(source, stretch), stretch[0][0]
+            if not all(held.startswith(old, offset - start) for offset, old, _ in stretch):
                 return None
         new_upto = upto + sum(len(new) - len(old) for _, old, new in changes)
         before, after = _Running(upto), _Running(new_upto, marks)
@@ -195,16 +200,42 @@ def splice(path: str | os.PathLike, changes: Iterable[tuple[int, bytes, bytes]],
 
         def chunks() -> Iterator[bytes]:
             at = 0
-            for offset, old, new in changes:
-                yield from copy(at, offset)
-                before.feed(old)
-                after.feed(new)
-                yield new
-                at = offset + len(old)
+            for stretch in stretches:
+                start = stretch[0][0]
+                yield from copy(at, start)
+                held = _read_stretch(source, stretch)
+                pieces, at = [], start
+                for offset, old, new in stretch:
+                    pieces += (held[at - start:offset - start], new)
+                    at = offset + len(old)
+                changed = b"".join(pieces)
+                before.feed(held)
+                after.feed(changed)
+                yield changed
             yield from copy(at, None)
 
         _replace(path, chunks(), FILE_MODE)
     return Spliced(before.crc, after.crc, new_upto, after.found)
+
+
+def _stretches(changes: list[tuple[int, bytes, bytes]]) -> Iterator[list[tuple[int, bytes, bytes]]]:
+    """The sorted changes in stretches each read at once: a stretch ends
+    where the next change would take it past :data:`_COPY_BLOCK` bytes."""
+    stretch: list[tuple[int, bytes, bytes]] = []
+    for change in changes:
+        if stretch and change[0] + len(change[1]) - stretch[0][0] > _COPY_BLOCK:
+            yield stretch
+            stretch = []
+        stretch.append(change)
+    if stretch:
+        yield stretch
+
+
+def _read_stretch(source, stretch: list[tuple[int, bytes, bytes]]) -> bytes:
+    """The old bytes from the stretch's first change to the end of its last."""
+    start = stretch[0][0]
+    source.seek(start)
+    return source.read(stretch[-1][0] + len(stretch[-1][1]) - start)
 
 
 def remove_stale_temps(folder: str | os.PathLike, older_than: float) -> int:
