@@ -4,6 +4,7 @@ next-due summary as parsing every line (SPEC 5 step 6)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from datetime import timedelta
 
@@ -123,3 +124,85 @@ def test_a_subscriber_added_during_a_run_is_kept_and_the_next_run_scans_again(si
     site.set(serial_per_run=50)
     site.run_at(moment + timedelta(minutes=1))
     assert site.subscribers("course")["meanwhile@example.org"].sent == 1
+
+
+# --- lines settled ahead, while the server answers (fold.settle_ahead) --------------
+
+def files_after(site, service) -> tuple:
+    """The subscriber file byte for byte, its due index (all but the file's
+    stamp, which names its inode and time) and its summary's time."""
+    index = site.data.state / "index" / f"{service.name}.due"
+    due = due_summary.read_due(site.data, service.name)
+    held = None
+    if index.exists():
+        magic, head, body = index.read_bytes().split(b"\n", 2)
+        held = (magic, {k: v for k, v in json.loads(head).items() if k not in ("stamp", "check")},
+                body)
+    return service.subscribers_path.read_bytes(), held, due[0] if due else None
+
+
+def ahead_or_not(site, service, moments, monkeypatch) -> tuple[dict, int]:
+    """The runs at ``moments`` with lines settled ahead, then from the same
+    start with the fold settling every line; and how many were settled ahead."""
+    data = site.data.root
+    start = data.parent / "start-ahead"
+    shutil.copytree(data, start)
+    real, used = serial.settle_ahead, [0]
+
+    def counting(run, work, book, offset, item):
+        before = len(work.settled)
+        real(run, work, book, offset, item)
+        used[0] += len(work.settled) - before
+
+    results = {}
+    for mode in ("ahead", "folded"):
+        shutil.rmtree(data)
+        shutil.copytree(start, data)
+        monkeypatch.setattr(serial, "settle_ahead",
+                            counting if mode == "ahead" else lambda *args: None)
+        results[mode] = []
+        for moment in moments:
+            site.run_at(moment)
+            results[mode].append(files_after(site, service))
+    monkeypatch.undo()
+    return results, used[0]
+
+
+@pytest.mark.parametrize("delete_finished", [False, True])
+def test_lines_settled_ahead_leave_the_files_the_fold_alone_leaves(site, monkeypatch,
+                                                                   delete_finished):
+    """Byte for byte, run after run: new subscribers, reminders, expiry, the
+    last letter, failures and the owner's odd lines included."""
+    service = populate(site, delete_finished)
+    site.subscriber("course", "last@example.org", sent=2, last_sent_ago=3 * DAY)  # due first
+    base = now() + timedelta(minutes=1)
+    moments = [base, base + timedelta(days=1, hours=2), base + timedelta(days=3, hours=4)]
+    results, used = ahead_or_not(site, service, moments, monkeypatch)
+    for step, (ahead, folded) in enumerate(zip(results["ahead"], results["folded"], strict=True)):
+        assert ahead == folded, f"after run {step + 1}"
+    assert used >= 5  # the plain lines were settled ahead (the test would prove nothing else)
+    final = {s.email: s for s in subs.subscribers(service.subscribers_path)}
+    assert ("last@example.org" in final) is not delete_finished  # its last letter: settled ahead
+
+
+def test_lines_settled_ahead_agree_with_the_fold_on_refusals(site, smtp_server, monkeypatch):
+    """Through SMTP: an address gone, a full mailbox (soft), a deferral at
+    RCPT and a subscriber who had failed before are the fold's own work."""
+    site.use_smtp(smtp_server.port)
+    site.set(serial_per_run=20)
+    service = site.service("course", letters=SERIES)
+    replies = {"gone@example.org": "550 5.1.1 no such user",
+               "full@example.org": "552 5.2.2 mailbox full",
+               "later@example.org": "451 4.2.1 try again later"}
+    for i, address in enumerate([*replies, "failed@example.org", "a@example.org",
+                                 "b@example.org", "c@example.org"]):
+        site.subscriber("course", address, ago=HOUR * (10 - i),
+                        failures=1 if address == "failed@example.org" else 0)
+    smtp_server.handler.rcpt_responses.update(replies)
+    base = now() + timedelta(minutes=1)
+    results, used = ahead_or_not(site, service, [base, base + timedelta(days=1, hours=1)],
+                                 monkeypatch)
+    assert results["ahead"] == results["folded"]
+    assert used >= 3
+    final = {s.email: s for s in subs.subscribers(service.subscribers_path)}
+    assert "gone@example.org" not in final and final["full@example.org"].failures >= 1

@@ -64,6 +64,7 @@ class Letter(NamedTuple):
     email: str
     item: str          # the letter's number, "reminder", or the ledger row
     copy: Copy | None  # None: the recipient is no longer subscribed (journalled as skipped)
+    sent: Callable[[], None] | None = None  # once it is sent: the fold's part done ahead
 
 
 class Ended(Enum):
@@ -99,4 +100,6 @@ def send_batch(run: Run, quota: str, book: journal.Journal, letters: list[Letter
             broken.add(letter.item)
         elif outcome.counted:
             setattr(run, quota, getattr(run, quota) - 1)
+            if outcome is Delivery.SENT and letter.sent is not None:
+                letter.sent()  # while the server answers the next letter's MAIL
     return Ended.ALL

@@ -17,8 +17,9 @@ intent, one fsync per line. It grows by :data:`ROOM` zeros at a time, so
 that fsync flushes the line and not the file's size; the zeros after the
 last line are skipped by :func:`read` and cut off by :meth:`Journal.close`.
 The intent's fsync is the transport's to call (:meth:`Journal.intend`): over
-SMTP it runs once MAIL FROM has left, so the disk and the server work at the
-same time, and it is done before DATA.
+SMTP it runs once MAIL FROM has left (once RCPT has, when MAIL was sent
+ahead as the letter before was answered), so the disk and the server work
+at the same time, and it is done before DATA.
 
 While the file holds only what this :class:`Journal` wrote, the records are
 kept in memory as well, so the fold does not read back the lines the run
@@ -112,6 +113,13 @@ class Journal:
         if self._file is not None:
             file, self._file = self._file, None
             file.close(sync=SYNC)
+
+    def kept(self, target: str, email: str, item: str) -> Record | None:
+        """This run's record of one letter, as kept in memory (None when the
+        journal is read from its file, or has no such letter)."""
+        if self._kept is None:
+            return None
+        return self._kept.get((self.lease, target, email, item))
 
     def records(self) -> list[Record]:
         """One record per letter, in the order the letters were attempted

@@ -26,7 +26,7 @@ from vykhukhol import services as svc
 from vykhukhol.errors import BadInput
 from vykhukhol.sender.batch import Copy, Ended, Letter, send_batch
 from vykhukhol.sender.doors import Taken, release, take_lock
-from vykhukhol.sender.fold import fold_series
+from vykhukhol.sender.fold import fold_series, settle_ahead
 from vykhukhol.sender.runtime import Run, RunEnds
 from vykhukhol.sender.work import (
     DueLetter,
@@ -213,7 +213,8 @@ def take_lines(run: Run, service: svc.Service, rules: Rules, work: Work, fresh: 
                 rows[offsets[i]] = (raw, sub)
                 due = datetime.fromtimestamp(dues[i], timezone.utc)
                 if kind == dueindex.SEND:
-                    letters.append(DueLetter(due, sub.email, sub.name, action.number))
+                    letters.append(DueLetter(due, sub.email, sub.name, action.number,
+                                             offsets[i]))
                 elif kind == dueindex.ASK:
                     reminders.append(DueReminder(due, sub.email, sub.name))
                 else:
@@ -254,7 +255,8 @@ def send_letters(run: Run, work: Work, book: journal.Journal) -> None:
 
     send_batch(run, "serial_left", book, [
         Letter(service.name, due.email, str(due.number),
-               Copy(partial(make, due.number, due.email, due.name)))
+               Copy(partial(make, due.number, due.email, due.name)),
+               partial(settle_ahead, run, work, book, due.offset, str(due.number)))
         for due in work.letters], broken)
 
 

@@ -16,7 +16,7 @@ from vykhukhol.datadir import DataDir
 from vykhukhol.errors import StorageError
 from vykhukhol.sender.runtime import Run
 from vykhukhol.services import subscribers as subs
-from vykhukhol.services.rules import Rules
+from vykhukhol.services.rules import Action, Rules
 
 
 @dataclass
@@ -36,6 +36,7 @@ class DueLetter(NamedTuple):
     email: str
     name: str
     number: int  # the letter's place in the series, from 1
+    offset: int = -1  # where its line is in the file (Scan.rows)
 
 
 class DueReminder(NamedTuple):
@@ -44,6 +45,17 @@ class DueReminder(NamedTuple):
     due: datetime
     email: str
     name: str
+
+
+class Settled(NamedTuple):
+    """A sent letter's line as the fold will write it, made while the server
+    answered (:func:`~vykhukhol.sender.fold.settle_ahead`)."""
+
+    sub: subs.Subscriber          # the line as taken
+    record: journal.Record        # the one record it was settled with
+    kept: subs.Subscriber         # the line after the letter and the clean-up
+    action: Action | None         # what is next due for it
+    line: bytes                   # ``kept`` as the file holds it
 
 
 @dataclass
@@ -56,6 +68,7 @@ class Work:
     reminders: list[DueReminder] = field(default_factory=list)
     tidy: bool = False  # clean-up is due even if nothing is sent
     scan: Scan | None = None  # None: a fold of a killed run's journal, which parses all
+    settled: dict[str, Settled] = field(default_factory=dict)  # address key → done ahead
 
     @property
     def idle(self) -> bool:
