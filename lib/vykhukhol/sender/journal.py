@@ -105,8 +105,8 @@ class Journal:
         except BaseException:
             self._kept = None  # the line may be on disk or not: the file says
             raise
-        if self._kept is not None:
-            _take(self._kept, fields)
+        if self._kept is not None and len(fields) in (6, 7) and fields[0] in EVENTS:
+            _take(self._kept, fields)  # what read() would take of the line
 
     def close(self) -> None:
         """Put what was written on disk and let the file go (it stays)."""
