@@ -232,7 +232,7 @@ def splice_taken(run: Run, work: Work, items_of: dict[str, set[str]],
         elif ahead is not None and ahead.kept is after:
             new = ahead.line
         else:
-            new = (after.to_line() + "\n").encode("utf-8", "surrogateescape")
+            new = as_line(after)
         if new != raw:
             changes.append((offset, raw, new))
             notes[offset] = (len(new) - len(raw),
@@ -276,8 +276,12 @@ def settle_ahead(run: Run, work: Work, book: journal.Journal, offset: int, item:
     after = apply_record(run, work.service, sub, record)
     kept, _, action = clean_up(after, work.rules, run.now())
     if kept is not None:
-        work.settled[sub.key] = Settled(
-            sub, record, kept, action, (kept.to_line() + "\n").encode("utf-8", "surrogateescape"))
+        work.settled[sub.key] = Settled(sub, record, kept, action, as_line(kept))
+
+
+def as_line(sub: subs.Subscriber) -> bytes:
+    """A subscriber's line as the file holds it (what a splice writes)."""
+    return (sub.to_line() + "\n").encode("utf-8", "surrogateescape")
 
 
 #: A run's records share a few times (one a second): each is read once.
