@@ -49,19 +49,11 @@ class Sink:
     async def handle_DATA(self, server, session, envelope):
         self.events.append(("DATA", clock()))
         return "250 Message accepted"
+    def answer(self, command):
+        events, self.events = self.events, []
+        return json.dumps(events)
 
-sink = Sink()
-controller = Controller(sink, hostname="127.0.0.1", port=int(sys.argv[1]))
-controller.start()
-print("ready", flush=True)
-for line in sys.stdin:
-    if line.strip() == "events":
-        events, sink.events = sink.events, []
-        print(json.dumps(events), flush=True)
-    else:
-        break
-controller.stop()
-"""
+""" + kit.SINK_SERVE
 
 GAPS = (("DATA", "MAIL"), ("MAIL", "RCPT"), ("RCPT", "DATA"))
 NO_SYNC = bt.RUN_WITHOUT_SYNC
@@ -69,13 +61,7 @@ NO_SYNC = bt.RUN_WITHOUT_SYNC
 
 class GapSink(kit.SmtpSink):
     def __init__(self) -> None:  # noqa: D107 - the sink above instead of the counting one
-        self.port = kit.free_port()
-        self.process = subprocess.Popen([sys.executable, "-c", SINK, str(self.port)],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        text=True, env=kit.subprocess_env())
-        if self.process.stdout.readline().strip() != "ready":
-            self.stop()
-            raise RuntimeError("the SMTP sink did not start")
+        super().__init__(script=SINK)
 
     def events(self) -> list[tuple[str, float]]:
         return json.loads(self._ask("events"))

@@ -302,6 +302,22 @@ def interpreter_start(root: Path, script: Path, runs: int = 10) -> float:
 
 # --- an SMTP sink in its own process -----------------------------------------
 
+#: The end of every sink script: its ``Sink`` (an aiosmtpd handler with an
+#: ``answer(command)`` method) served on the port in argv[1]; each line on
+#: stdin is a command, answered on one line of stdout, until "quit".
+SINK_SERVE = r"""
+sink = Sink()
+controller = Controller(sink, hostname="127.0.0.1", port=int(sys.argv[1]))
+controller.start()
+print("ready", flush=True)
+for line in sys.stdin:
+    command = line.strip()
+    if command == "quit":
+        break
+    print(sink.answer(command), flush=True)
+controller.stop()
+"""
+
 SINK = r"""
 import asyncio, json, sys, threading, time
 from aiosmtpd.controller import Controller
@@ -330,24 +346,15 @@ class Sink:
             self.last = moment
         return "250 Message accepted"
 
-sink = Sink()
-controller = Controller(sink, hostname="127.0.0.1", port=int(sys.argv[1]))
-controller.start()
-print("ready", flush=True)
-for line in sys.stdin:
-    command = line.strip()
-    if command == "stats":
-        with sink.lock:
-            print(json.dumps({"count": sink.count, "first": sink.first, "last": sink.last}),
-                  flush=True)
-    elif command == "reset":
-        with sink.lock:
-            sink.count, sink.first, sink.last = 0, None, None
-        print("ok", flush=True)
-    elif command == "quit":
-        break
-controller.stop()
-"""
+    def answer(self, command):
+        with self.lock:
+            if command == "stats":
+                return json.dumps({"count": self.count, "first": self.first, "last": self.last})
+            if command == "reset":
+                self.count, self.first, self.last = 0, None, None
+                return "ok"
+        return "unknown command"
+""" + SINK_SERVE
 
 
 def free_port() -> int:
@@ -359,12 +366,13 @@ def free_port() -> int:
 
 class SmtpSink:
     """aiosmtpd accepting everything, in a separate process; counts the letters
-    and notes when the first and the last DATA were answered."""
+    and notes when the first and the last DATA were answered (``script``:
+    another sink, ending in :data:`SINK_SERVE`)."""
 
-    def __init__(self, pipelining: bool = False) -> None:
+    def __init__(self, pipelining: bool = False, script: str = SINK) -> None:
         self.port = free_port()
         self.process = subprocess.Popen(
-            [sys.executable, "-c", SINK, str(self.port)] + (["pipelining"] if pipelining else []),
+            [sys.executable, "-c", script, str(self.port)] + (["pipelining"] if pipelining else []),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, text=True, env=subprocess_env())
         ready = self.process.stdout.readline().strip()
