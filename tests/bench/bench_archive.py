@@ -28,7 +28,7 @@ from vykhukhol import archive, settings  # noqa: E402
 from vykhukhol import services as svc  # noqa: E402
 from vykhukhol.archive import pages, publish  # noqa: E402
 from vykhukhol.datadir import DataDir  # noqa: E402
-from vykhukhol.sender.runlog import RunLog  # noqa: E402
+from vykhukhol.files.runlog import RunLog  # noqa: E402
 from vykhukhol.sender.runtime import Report  # noqa: E402
 from vykhukhol.timeutil import format_time, now  # noqa: E402
 

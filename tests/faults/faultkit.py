@@ -43,7 +43,8 @@ from aiosmtpd.smtp import SMTP
 from vykhukhol import newsletters
 from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import DataDir
-from vykhukhol.sender import dueindex, idle, runlog
+from vykhukhol.files import runlog
+from vykhukhol.sender import dueindex, idle
 from vykhukhol.sender.journal import EVENTS
 from vykhukhol.services import subscribers as subs
 from vykhukhol.states import LedgerState

@@ -166,7 +166,7 @@ def test_the_public_404_speaks_the_sites_language(site, lang, shown):
 @pytest.mark.parametrize(("lang", "why"), [("ru", "база занята другим запуском"),
                                            ("en", "another run holds the lock")])
 def test_the_runs_table_gives_the_stop_reason_in_the_pages_language(site, lang, why):
-    from vykhukhol.sender import runlog
+    from vykhukhol.files import runlog
 
     log = runlog.RunLog(site.data, "run-1")
     log.write("run started")

@@ -61,7 +61,7 @@ def subscribed_with_a_letter(site, server: Server, address: str = ANNA) -> str:
     """Anna on news and staff, letter 1 sent, and what the logs keep of her:
     a refused subscription in run.log, a bounce in bounces.log."""
     from vykhukhol.bounces import record
-    from vykhukhol.sender.runlog import RunLog
+    from vykhukhol.files.runlog import RunLog
 
     site.subscriber("news", address, name="Anna", ago=60)
     site.subscriber("staff", address, name="Anna", ago=60)

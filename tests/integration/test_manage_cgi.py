@@ -21,8 +21,8 @@ from webtools import assert_clean_page, plain_text
 
 from vykhukhol import services as svc
 from vykhukhol.datadir import DataDir
+from vykhukhol.files.runlog import RunLog
 from vykhukhol.members import suppression
-from vykhukhol.sender.runlog import RunLog
 from vykhukhol.services import subscribers as subs
 from vykhukhol.settings import load as load_settings
 from vykhukhol.timeutil import now

@@ -21,9 +21,9 @@ from servetools import call, environ, log_in
 from vykhukhol import archive
 from vykhukhol import services as svc
 from vykhukhol.archive import publish
+from vykhukhol.files.runlog import Entry
 from vykhukhol.members import export, importing, suppression
 from vykhukhol.members.suppression import Why
-from vykhukhol.sender.runlog import Entry
 from vykhukhol.services import demo
 from vykhukhol.timeutil import now
 from vykhukhol.web import admin as admin_mod

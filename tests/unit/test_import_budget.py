@@ -37,7 +37,7 @@ IDLE = START | {
     "itertools", "keyword", "operator", "_operator", "reprlib", "_collections", "collections",
     "types", "_functools", "functools", "contextlib", "vykhukhol.files", "vykhukhol.files.modes",
     "vykhukhol.files.appends", "vykhukhol.files.locks", "vykhukhol.files.rewrite", "fcntl",
-    "vykhukhol.sender.runlog", "vykhukhol.web.headers", "vykhukhol.sender.rotation", "vykhukhol.files.kv",
+    "vykhukhol.files.runlog", "vykhukhol.web.headers", "vykhukhol.sender.rotation", "vykhukhol.files.kv",
 }
 
 # A GET page: the data directory, the settings, the service, the page drawn in
@@ -45,7 +45,7 @@ IDLE = START | {
 # datadir, whose paths are Paths.)
 # Every page a person opens asks whether the cron has stopped (sender.cronwatch:
 # a stat and the small state/cron file).
-PAGE = IDLE - {"vykhukhol.sender.idle", "fcntl", "vykhukhol.sender.runlog",
+PAGE = IDLE - {"vykhukhol.sender.idle", "fcntl", "vykhukhol.files.runlog",
                "vykhukhol.sender.rotation"} | {
     "vykhukhol.sender.cronwatch",
     "enum", "_sre", "re._constants", "re._parser", "re._casefix", "re._compiler", "copyreg", "re",

@@ -17,8 +17,8 @@ from __future__ import annotations
 from vykhukhol import newsletters
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
-from vykhukhol.files import kv
-from vykhukhol.sender import journal, runlog, selfblock
+from vykhukhol.files import kv, runlog
+from vykhukhol.sender import journal, selfblock
 from vykhukhol.services import subscribers as subs
 from vykhukhol.states import LedgerState, SubscriberState
 from vykhukhol.timeutil import now

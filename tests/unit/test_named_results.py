@@ -4,7 +4,8 @@ tick), and the due kinds are the bytes the index file keeps."""
 
 from __future__ import annotations
 
-from vykhukhol.sender import dueindex, journal, runlog
+from vykhukhol.files import runlog
+from vykhukhol.sender import dueindex, journal
 from vykhukhol.sender.runtime import Delivery
 from vykhukhol.states import Outcome
 

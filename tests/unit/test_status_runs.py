@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from vykhukhol.sender.runlog import Entry
+from vykhukhol.files.runlog import Entry
 from vykhukhol.web.admin import recent_runs
 
 

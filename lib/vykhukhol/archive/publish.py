@@ -22,7 +22,7 @@ from vykhukhol.errors import BadInput, NotFound, VykhukholError
 from vykhukhol.timeutil import format_time, now
 
 if TYPE_CHECKING:
-    from vykhukhol.sender.runlog import RunLog
+    from vykhukhol.files.runlog import RunLog
     from vykhukhol.settings import Settings
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from vykhukhol import files
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import StorageError
-from vykhukhol.sender.runlog import KEEP, MAX_BYTES
+from vykhukhol.files.runlog import KEEP, MAX_BYTES
 from vykhukhol.timeutil import format_time, now, parse_time
 
 KEPT_BYTES = 256_000  # of a kept message, stored for the admin

@@ -14,8 +14,9 @@ from vykhukhol import settings as settings_mod
 from vykhukhol.cli.common import PASSWORD_ENV, Context, note_if_visible, read_secret, warn_http
 from vykhukhol.datadir import CHECKOUT
 from vykhukhol.errors import Conflict, VykhukholError
+from vykhukhol.files import runlog
 from vykhukhol.sender import doors as locks
-from vykhukhol.sender import runlog, selfblock
+from vykhukhol.sender import selfblock
 from vykhukhol.services import subscribers as subs
 from vykhukhol.settings import password as auth
 from vykhukhol.timeutil import UTC, format_time

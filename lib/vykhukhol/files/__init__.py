@@ -28,10 +28,11 @@ removing), ``rewrite`` (atomic rewrites and splice), ``journal`` (appends)
 and ``locks`` (record and rename locks), whose public names are all here:
 import them from ``vykhukhol.files``. None of them imports tempfile, shutil,
 pathlib (but the rename lock) or typing: the idle cron tick and the public
-pages load this package. Beside them, two formats that fast paths need
+pages load this package. Beside them, three formats that fast paths need
 without a heavier package's face, imported by their own names: ``kv``
-(key-value state files) and ``clicklinks`` (a counted letter's links and
-clicks, for cgi/go.py).
+(key-value state files), ``clicklinks`` (a counted letter's links and
+clicks, for cgi/go.py) and ``runlog`` (the run log, written by the sender
+and the idle tick, read by the pages, the watchers and the bounces).
 """
 
 from vykhukhol.files.appends import AppendFile, append_line

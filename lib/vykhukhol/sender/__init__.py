@@ -105,7 +105,8 @@ def finish(run: Run) -> None:
     proof and the cron's pace (for the pages that watch it)."""
     from vykhukhol.archive import publish
     from vykhukhol.errors import VykhukholError
-    from vykhukhol.sender import cronwatch, idle, runlog
+    from vykhukhol.files import runlog
+    from vykhukhol.sender import cronwatch, idle
     from vykhukhol.sender.brakes import count_run as count_brakes
     from vykhukhol.sender.daily import count_daily
     from vykhukhol.sender.refusal_alerts import tell_refusals

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from vykhukhol.datadir import DataDir
 from vykhukhol.files import kv
-from vykhukhol.sender.runlog import RunLog
+from vykhukhol.files.runlog import RunLog
 from vykhukhol.timeutil import format_time, seconds_between
 
 if TYPE_CHECKING:

@@ -90,7 +90,7 @@ def _told(values: dict[str, str]) -> float | None:
 def note_gaps(data: DataDir) -> None:
     """At the end of a full run: the median gap between the last runs, kept
     for :func:`line` (written only when it changed; never raises)."""
-    import vykhukhol.sender.runlog as runlog
+    import vykhukhol.files.runlog as runlog
     from vykhukhol.timeutil import parse_time
 
     path = data.log / "run.log"

@@ -177,7 +177,7 @@ def tick(root: str, environ: dict | None = None, moment: float | None = None) ->
         return None  # the full way reports what is wrong with state/
     until = format_time(datetime.fromtimestamp(float(proof.values["until"]), timezone.utc))
     elapsed = time.monotonic() - began
-    from vykhukhol.sender.runlog import ended_line
+    from vykhukhol.files.runlog import ended_line
 
     _log(root, lease, now, ended_line(elapsed, f"all done (nothing due before {until})", 0))
     return (f"run {lease}\nstarted {format_time(now)}\nnothing due before {until}\n"
@@ -203,7 +203,7 @@ def _in_window(window: str, now, zone: str) -> bool:
 
 def _log(root: str, lease: str, now, message: str) -> None:
     """One line in the run log, as the admin's list of runs reads it; never raises."""
-    import vykhukhol.sender.runlog as runlog
+    import vykhukhol.files.runlog as runlog
     from vykhukhol.errors import VykhukholError
 
     try:

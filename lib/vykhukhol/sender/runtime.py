@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING
 import vykhukhol.sender.alerts as alerts
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import VykhukholError
+from vykhukhol.files.runlog import RunLog
 from vykhukhol.sender.allowance import Allowance
 from vykhukhol.sender.delivery import HARD_SHARE, SMTP_TIMEOUT_MAX, Delivery, Sending
-from vykhukhol.sender.runlog import RunLog
 from vykhukhol.sender.tempfail import Deferrals
 from vykhukhol.settings import Settings
 from vykhukhol.states import Outcome

@@ -289,8 +289,8 @@ def _export(site: Site, email: str) -> Response:
 
 
 def _erase(site: Site, email: str, token: str, sure: bool) -> Response:
+    from vykhukhol.files.runlog import RunLog
     from vykhukhol.members import personal
-    from vykhukhol.sender.runlog import RunLog
     from vykhukhol.timeutil import now
 
     lang = site.lang

@@ -143,7 +143,7 @@ def hourly_cap(data: DataDir, site: Site, client: str) -> Callable[[bool], bool]
 
 
 def _log_refusal(data: DataDir, site: Site, client: str, address: str, service: str) -> None:
-    from vykhukhol.sender.runlog import RunLog
+    from vykhukhol.files.runlog import RunLog
 
     RunLog(data, "web").write(
         f"subscribe: {client or '?'} is over subscribe_hourly_limit "

@@ -11,9 +11,9 @@ from zoneinfo import ZoneInfo
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol.errors import BadInput
-from vykhukhol.files import kv
+from vykhukhol.files import kv, runlog
 from vykhukhol.i18n import duration
-from vykhukhol.sender import alerts, pace, runlog, selfblock
+from vykhukhol.sender import alerts, pace, selfblock
 from vykhukhol.sender import doors as locks_mod
 from vykhukhol.services import subscribers as subs
 from vykhukhol.states import Outcome
