@@ -55,9 +55,9 @@ def used_messages() -> tuple[set[str], set[tuple[str, str]]]:
     bounds of a letter template). The CLI keeps English, so the cli package is skipped.
     """
     sys.path.insert(0, str(ROOT / "lib"))
-    from vykhukhol import health, i18n, render
-    from vykhukhol.sender import alerts
+    from vykhukhol import i18n, render
     from vykhukhol.settings import KEYS
+    from vykhukhol.watch import alerts, health
 
     texts: set[str] = set()
     plurals: set[tuple[str, str]] = set()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from dnskit import DnsServer  # noqa: E402
-from vykhukhol.sender import receivers  # noqa: E402
+from vykhukhol.watch import receivers  # noqa: E402
 
 
 def test_the_deliverability_page_shows_each_check_and_its_fix_in_both_languages(site, server, browser):

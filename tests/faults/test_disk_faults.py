@@ -48,10 +48,10 @@ from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import StorageError
 from vykhukhol.sender import doors as locks
-from vykhukhol.sender import selfblock
 from vykhukhol.services import subscribers as subs
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
+from vykhukhol.watch import selfblock
 
 # The fake file system has no zoneinfo database; a zone already loaded is served
 # from ZoneInfo's cache as long as somebody holds it.
@@ -83,7 +83,7 @@ CASES = [(site, kind, mode, n) for site, (_, ns) in SITES.items() for n in ns
 def _import_the_whole_package() -> None:
     """Every module of vykhukhol loaded before the fake disk: pyfakefs unloads
     what was first imported during its session, and a module that keeps a
-    reference to such a one (the admin's dashboard to sender.cronwatch) would
+    reference to such a one (the admin's dashboard to watch.cronwatch) would
     then call the fake ``os`` in later tests (seen: test_pace's Status page)."""
     import importlib
     import pkgutil

@@ -54,11 +54,11 @@ from faultkit import (
 
 from vykhukhol import newsletters
 from vykhukhol import services as svc
-from vykhukhol.sender import alerts
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import format_time, now
+from vykhukhol.watch import alerts
 
 RECIPIENTS = scale(300, 5000)
 KILLS = scale(12, 100)

@@ -393,7 +393,7 @@ def _set_up(site: Site) -> None:
     check = subprocess.run(
         [python, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
          "import jinja2, multipart, email_validator, vykhukhol.web.public; "
-         "from vykhukhol import health; print(health.bytecode_missing())",
+         "from vykhukhol.watch import health; print(health.bytecode_missing())",
          str(site.install / "lib")], capture_output=True, text=True, timeout=60, cwd="/",
         **as_web_user())
     assert check.returncode == 0, f"{python} as {WEB_USER} cannot import from lib/ " \

@@ -9,9 +9,9 @@ from datetime import timedelta
 
 import pytest
 
-from vykhukhol import health
 from vykhukhol import services as svc
 from vykhukhol.timeutil import now
+from vykhukhol.watch import health
 
 ADMIN = "admin@example.org"
 SUBJECT = "not can make the letter"

@@ -19,7 +19,7 @@ from test_cgi import install  # noqa: F401 - the copied installation, as test_cg
 
 from servetools import subprocess_env
 from vykhukhol.files import kv
-from vykhukhol.sender import cronwatch
+from vykhukhol.watch import cronwatch
 
 
 def _age_the_log(install, seconds: float) -> None:  # noqa: F811

@@ -683,7 +683,7 @@ def test_passenger_app_routes_callbacks_and_the_status_page_warns_while_the_prov
     the SMTP host, status warns until a SendGrid callback has come, and the
     Bounces page names the provider."""
     from servetools import call, environ, log_in
-    from vykhukhol import health
+    from vykhukhol.watch import health
     from vykhukhol.web.cgi import make_app
     from vykhukhol.web.serve import dispatcher
 

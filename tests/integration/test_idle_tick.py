@@ -26,7 +26,8 @@ from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import locate
 from vykhukhol.members import membership
-from vykhukhol.sender import idle, rotation, selfblock
+from vykhukhol.sender import idle, rotation
+from vykhukhol.watch import selfblock
 
 FAR = "3650d"
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)

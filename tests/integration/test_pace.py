@@ -13,8 +13,8 @@ import pytest
 from servetools import call, environ, log_in
 from vykhukhol import newsletters
 from vykhukhol.datadir import DataDir
-from vykhukhol.sender import pace
 from vykhukhol.timeutil import format_time, now
+from vykhukhol.watch import pace
 from vykhukhol.web import admin as admin_mod
 
 ADMIN = "admin@example.org"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from vykhukhol import health, i18n
-from vykhukhol.sender import receivers
+from vykhukhol import i18n
+from vykhukhol.watch import health, receivers
 
 LESSONS = [("Lesson 1", "0s", "Hello.")]
 

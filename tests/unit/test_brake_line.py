@@ -1,4 +1,4 @@
-"""The brakes' line and tally (sender/brakes.py, bounces/tally.py): at the
+"""The brakes' line and tally (watch/brakes.py, bounces/tally.py): at the
 line it brakes, below it not; the least counts; a batch repeated by a kill
 counts once; a resume forgets the reports but keeps the letters; a line
 spoiled by hand never stops the sender."""
@@ -11,8 +11,8 @@ import pytest
 
 from vykhukhol.bounces import tally
 from vykhukhol.datadir import DataDir
-from vykhukhol.sender import brakes
 from vykhukhol.timeutil import now
+from vykhukhol.watch import brakes
 
 KEY = "service news"
 

@@ -8,7 +8,7 @@ import os
 import shutil
 from pathlib import Path
 
-from vykhukhol import health
+from vykhukhol.watch import health
 
 
 def make_lib(tmp_path: Path) -> Path:

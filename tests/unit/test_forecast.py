@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from vykhukhol.files import kv
-from vykhukhol.sender import forecast
+from vykhukhol.watch import forecast
 
 UTC = timezone.utc
 NOON = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)  # a Tuesday
@@ -57,7 +57,7 @@ def test_the_cron_gap_and_the_learned_pace_come_from_their_files(site):
     assert forecast.cron_gap(site.data) == 900
     said = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
     assert forecast.learned_pace(site.data, said, 0) is None
-    # pace 240 an hour when the server said so, 480 in the hour before (sender/pace.py)
+    # pace 240 an hour when the server said so, 480 in the hour before (watch/pace.py)
     kv.write_kv(site.data.state / "pace", {"smtp.example.org": "240 2026-12-01T10:00:00Z 480"})
     assert forecast.learned_pace(site.data, said, 0) == 240
     assert forecast.learned_pace(site.data, said + timedelta(hours=2), 0) == pytest.approx(290.4)

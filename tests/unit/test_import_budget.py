@@ -43,11 +43,11 @@ IDLE = START | {
 # A GET page: the data directory, the settings, the service, the page drawn in
 # its language. (pathlib, with fnmatch, urllib.parse and ipaddress, comes with
 # datadir, whose paths are Paths.)
-# Every page a person opens asks whether the cron has stopped (sender.cronwatch:
+# Every page a person opens asks whether the cron has stopped (watch.cronwatch:
 # a stat and the small state/cron file).
-PAGE = IDLE - {"vykhukhol.sender.idle", "fcntl", "vykhukhol.files.runlog",
+PAGE = IDLE - {"vykhukhol.sender", "vykhukhol.sender.idle", "fcntl", "vykhukhol.files.runlog",
                "vykhukhol.sender.rotation"} | {
-    "vykhukhol.sender.cronwatch",
+    "vykhukhol.watch", "vykhukhol.watch.cronwatch",
     "enum", "_sre", "re._constants", "re._parser", "re._casefix", "re._compiler", "copyreg", "re",
     "collections.abc", "warnings", "importlib", "fnmatch",
     "_winapi", "nt", "ntpath", "errno", "urllib", "ipaddress", "urllib.parse", "pathlib",

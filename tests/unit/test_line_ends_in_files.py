@@ -18,10 +18,11 @@ from vykhukhol import newsletters
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol.files import kv, runlog
-from vykhukhol.sender import journal, selfblock
+from vykhukhol.sender import journal
 from vykhukhol.services import subscribers as subs
 from vykhukhol.states import LedgerState, SubscriberState
 from vykhukhol.timeutil import now
+from vykhukhol.watch import selfblock
 
 SEPARATORS = ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e"]
 WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]

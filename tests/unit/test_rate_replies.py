@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from vykhukhol.sender.pace import says_rate, server_of
+from vykhukhol.watch.pace import says_rate, server_of
 
 RATE = [
     (421, "4.7.0 Too many messages"),

@@ -73,7 +73,7 @@ class Plan:
     refused: list[tuple[str, str]] = field(default_factory=list)   # (run, reason): sender refused
     history: list[tuple[str, str]] = field(default_factory=list)   # (job, history.LATE field)
     bounced: int = 0                                               # for the status chart
-    brakes: list[tuple[str, str]] = field(default_factory=list)    # (target, what): sender/brakes.py
+    brakes: list[tuple[str, str]] = field(default_factory=list)    # (target, what): watch/brakes.py
 
     def to_json(self) -> str:
         return json.dumps({"ids": self.ids, "soft": self.soft, "gone": self.gone,

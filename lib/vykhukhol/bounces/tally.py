@@ -1,7 +1,7 @@
 """The brakes' tally (issue 28), ``data/state/brakes``: per target (``service
 NAME`` or ``newsletter JOB``) and per day, its letters, the complaints and the
 addresses gone that came back for them. The one module that reads and writes
-the file; :mod:`vykhukhol.sender.brakes` decides from it.
+the file; :mod:`vykhukhol.watch.brakes` decides from it.
 
 One ``key<TAB>json`` line per target (:mod:`vykhukhol.files.kv`)::
 

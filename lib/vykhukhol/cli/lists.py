@@ -12,9 +12,9 @@ from vykhukhol.cli.common import Context, export_target, progress
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NoSecret
 from vykhukhol.members import membership
-from vykhukhol.sender import brakes
 from vykhukhol.services import subscribers as subs
 from vykhukhol.timeutil import format_time, parse_local_time
+from vykhukhol.watch import brakes
 
 
 def cmd_db(ctx: Context, args) -> None:
@@ -189,8 +189,8 @@ def cmd_newsletter(ctx: Context, args) -> None:
     elif args.action == "history":
         print_history(newsletters.history_now(data), args.json, data)
     else:
-        from vykhukhol.sender import forecast
         from vykhukhol.timeutil import now
+        from vykhukhol.watch import forecast
 
         moment = now()
         for job in newsletters.list_jobs(data):

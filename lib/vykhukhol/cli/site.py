@@ -16,10 +16,10 @@ from vykhukhol.datadir import CHECKOUT
 from vykhukhol.errors import Conflict, VykhukholError
 from vykhukhol.files import runlog
 from vykhukhol.sender import doors as locks
-from vykhukhol.sender import selfblock
 from vykhukhol.services import subscribers as subs
 from vykhukhol.settings import password as auth
 from vykhukhol.timeutil import UTC, format_time
+from vykhukhol.watch import selfblock
 
 
 def cmd_init(ctx: Context, args) -> None:
@@ -92,7 +92,7 @@ def cmd_cron(ctx: Context, args) -> None:
 
 def cmd_status(ctx: Context, args) -> int:
     """What the installation is doing; exits 1 while the cron is silent (for monitoring)."""
-    from vykhukhol.sender import cronwatch
+    from vykhukhol.watch import cronwatch
 
     settings = ctx.settings()
     data = ctx.data
@@ -105,7 +105,7 @@ def cmd_status(ctx: Context, args) -> int:
     block = selfblock.block_reason(data)
     print(f"blocked: {block.strip() if block else 'no'}")
     print(f"secret: {'refusing: missing or too short' if settings.secret_problem else 'set'}")
-    from vykhukhol import health
+    from vykhukhol.watch import health
 
     cgi_dir = Path(args.cgi_dir) if args.cgi_dir else CHECKOUT / "cgi"
     for warning in health.warnings(data, settings, cgi_dir):
@@ -139,8 +139,8 @@ def cmd_status(ctx: Context, args) -> int:
         print(f"newsletter {job.name}: start {format_time(job.start)}, "
               f"{count['sent']}/{count['total']} handed over, {count['failed']} failed, "
               f"{count['skipped']} skipped, {count['in doubt']} in doubt")
-    from vykhukhol.sender import pace
     from vykhukhol.timeutil import now
+    from vykhukhol.watch import pace
 
     for line in pace.shown(data, settings, now()):
         print(f"pace {line.server}: " + (

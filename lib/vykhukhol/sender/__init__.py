@@ -106,19 +106,20 @@ def finish(run: Run) -> None:
     from vykhukhol.archive import publish
     from vykhukhol.errors import VykhukholError
     from vykhukhol.files import runlog
-    from vykhukhol.sender import cronwatch, idle
-    from vykhukhol.sender.brakes import count_run as count_brakes
+    from vykhukhol.sender import idle
     from vykhukhol.sender.daily import count_daily
-    from vykhukhol.sender.refusal_alerts import tell_refusals
+    from vykhukhol.watch import cronwatch
+    from vykhukhol.watch.brakes import count_run as count_brakes
+    from vykhukhol.watch.refusal_alerts import tell_refusals
 
     try:
         run.allowance.settle()
     except VykhukholError as exc:
         run.log.error(f"the sending counters could not be updated: {exc.message}")
-    tell_refusals(run)
+    tell_refusals(run, run.lease, run.letters_out, run.refusals)
     run.close()
     count_daily(run)
-    count_brakes(run)  # the letters each target sent, for its brakes
+    count_brakes(run, run.report.sent, run.report.gone)  # the letters each target sent, for its brakes
     run.report.ended = run.now()
     run.log.write(runlog.ended_line(run.elapsed(), run.report.outcome.label("en"),
                                     sum(run.report.sent.values())))

@@ -9,8 +9,8 @@ from datetime import datetime
 
 from vykhukhol.datadir import DataDir
 from vykhukhol.files import kv
-from vykhukhol.sender.pace import Pace
 from vykhukhol.settings import Settings
+from vykhukhol.watch.pace import Pace
 
 
 class Allowance:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from zoneinfo import ZoneInfo
 
-import vykhukhol.sender.receivers as receivers
+import vykhukhol.watch.receivers as receivers
 from vykhukhol.errors import VykhukholError
 from vykhukhol.files import kv
 from vykhukhol.sender.runtime import Run

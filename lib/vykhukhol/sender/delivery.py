@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import Enum
 
-import vykhukhol.sender.alerts as alerts
 import vykhukhol.sender.journal as journal
+import vykhukhol.watch.alerts as alerts
 from vykhukhol.errors import BadInput, MissingModule, OverBudget, VykhukholError
-from vykhukhol.sender.receivers import group_of
 from vykhukhol.sender.replies import read_refusal
 from vykhukhol.states import Outcome
 from vykhukhol.timeutil import format_time
+from vykhukhol.watch.receivers import group_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the e-mail package is imported only by runs that send
@@ -195,7 +195,7 @@ class Sending:
         if exc is not None:
             outcome, cause = read_refusal(self, exc, target, email, item)
             if cause == "address gone":
-                self.report.gone[target] += 1  # for the brakes (sender/brakes.py)
+                self.report.gone[target] += 1  # for the brakes (watch/brakes.py)
         else:
             outcome = journal.SENT
             self.deferrals.forget(target, email, item)

@@ -14,8 +14,8 @@ import time
 from enum import Enum
 from typing import TYPE_CHECKING
 
-import vykhukhol.sender.alerts as alerts
-import vykhukhol.sender.selfblock as selfblock
+import vykhukhol.watch.alerts as alerts
+import vykhukhol.watch.selfblock as selfblock
 from vykhukhol import files, newsletters
 from vykhukhol import services as svc
 from vykhukhol.datadir import DataDir

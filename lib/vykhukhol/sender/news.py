@@ -17,8 +17,8 @@ from datetime import datetime
 from functools import partial
 from itertools import islice
 
-import vykhukhol.sender.brakes as brakes
 import vykhukhol.sender.journal as journal
+import vykhukhol.watch.brakes as brakes
 from vykhukhol import files, newsletters
 from vykhukhol import services as svc
 from vykhukhol.addresses import email_key

@@ -8,10 +8,10 @@ says the site sends too fast stops it too and halves the pace (:mod:`.pace`).
 from __future__ import annotations
 
 import vykhukhol.sender.journal as journal
-from vykhukhol.sender.pace import says_rate
 from vykhukhol.sender.tempfail import DEFER_PAUSES, TEMPFAIL_GIVE_UP
 from vykhukhol.states import Outcome
 from vykhukhol.timeutil import format_duration, seconds_between
+from vykhukhol.watch.pace import says_rate
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

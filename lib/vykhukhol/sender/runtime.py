@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-import vykhukhol.sender.alerts as alerts
+import vykhukhol.watch.alerts as alerts
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import VykhukholError
 from vykhukhol.files.runlog import RunLog

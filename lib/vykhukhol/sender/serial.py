@@ -16,11 +16,11 @@ from datetime import datetime, timezone
 from enum import Enum
 from functools import partial
 
-import vykhukhol.sender.alerts as alerts
-import vykhukhol.sender.brakes as brakes
 import vykhukhol.sender.dueindex as dueindex
 import vykhukhol.sender.journal as journal
 import vykhukhol.sender.rotation as rotation
+import vykhukhol.watch.alerts as alerts
+import vykhukhol.watch.brakes as brakes
 from vykhukhol import files
 from vykhukhol import services as svc
 from vykhukhol.errors import BadInput

@@ -7,9 +7,9 @@ as every step does.
 
 from __future__ import annotations
 
-import vykhukhol.sender.alerts as alerts
-import vykhukhol.sender.brakes as brakes
-import vykhukhol.sender.selfblock as selfblock
+import vykhukhol.watch.alerts as alerts
+import vykhukhol.watch.brakes as brakes
+import vykhukhol.watch.selfblock as selfblock
 from vykhukhol import services as svc
 from vykhukhol.sender.runtime import Run, RunEnds
 from vykhukhol.sender.serial import in_window

@@ -152,7 +152,7 @@ def make_app(app_name: str, data, cgi_dir=None):
     return watch_cron(app, data) if app_name in WATCHES_CRON else app
 
 
-# The pages a person opens: each asks whether the cron has stopped (sender/cronwatch.py).
+# The pages a person opens: each asks whether the cron has stopped (watch/cronwatch.py).
 WATCHES_CRON = {"subscribe", "confirm", "unsubscribe", "manage", "view", "admin"}
 
 
@@ -163,7 +163,7 @@ def watch_cron(app, data):
 
     def watched(environ: dict, start_response):
         answer = app(environ, start_response)
-        from vykhukhol.sender import cronwatch
+        from vykhukhol.watch import cronwatch
 
         if cronwatch.due_alert(str(data.root)):
             from vykhukhol.web.http import AFTER
@@ -183,7 +183,7 @@ def _now(actions: list) -> None:
 def _tell_silence(data) -> None:
     from vykhukhol import settings as settings_mod
     from vykhukhol.errors import VykhukholError
-    from vykhukhol.sender import cronwatch
+    from vykhukhol.watch import cronwatch
 
     try:
         cronwatch.alert(data, settings_mod.load(data.settings))

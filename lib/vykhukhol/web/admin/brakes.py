@@ -5,8 +5,8 @@ admin POST: :func:`.core.serve`)."""
 
 from __future__ import annotations
 
-from vykhukhol.sender import brakes
 from vykhukhol.timeutil import now
+from vykhukhol.watch import brakes
 from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.http import Response
 

@@ -19,9 +19,9 @@ from zoneinfo import ZoneInfo
 from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import CHECKOUT, DataDir
 from vykhukhol.errors import NoSecret, NotFound, VykhukholError
-from vykhukhol.health import NO_SECRET
 from vykhukhol.i18n import ntr, tr
 from vykhukhol.timeutil import UTC
+from vykhukhol.watch.health import NO_SECRET
 from vykhukhol.web import session
 from vykhukhol.web.admin.once import new_token
 from vykhukhol.web.http import HttpError, Request, Response, redirect, wsgi_app

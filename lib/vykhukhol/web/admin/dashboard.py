@@ -13,11 +13,11 @@ from vykhukhol import settings as settings_mod
 from vykhukhol.errors import BadInput
 from vykhukhol.files import kv, runlog
 from vykhukhol.i18n import duration
-from vykhukhol.sender import alerts, pace, selfblock
 from vykhukhol.sender import doors as locks_mod
 from vykhukhol.services import subscribers as subs
 from vykhukhol.states import Outcome
 from vykhukhol.timeutil import UTC, format_time, now
+from vykhukhol.watch import alerts, pace, selfblock
 from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.admin.login import remember_browser
 from vykhukhol.web.http import Response
@@ -35,8 +35,8 @@ def status(admin: Admin, args: dict) -> Response:
             locks.append((str(lock.busy.relative_to(data.root)), holder.lease, duration(admin.lang, max(age, 0))))
     entries = runlog.recent(data, 2000)
     cron = cron_url(settings, admin.cgi_dir)
-    from vykhukhol.sender import cronwatch
     from vykhukhol.services import demo
+    from vykhukhol.watch import cronwatch
 
     last = cronwatch.last_run(str(data.root))
     last_run = {"time": format_time(datetime.fromtimestamp(last, UTC)) if last else "",
@@ -78,7 +78,7 @@ def recent_runs(entries: list[runlog.Entry], lang: str = "en") -> list[dict]:
 
 
 def warnings(admin: Admin) -> list[str]:
-    from vykhukhol import health
+    from vykhukhol.watch import health
 
     return health.warnings(admin.data, admin.settings, admin.cgi_dir, admin._, admin._n,
                            lambda exc: exc.text(admin.lang))

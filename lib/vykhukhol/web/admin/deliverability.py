@@ -1,7 +1,7 @@
 """The admin's «Доставляемость» / Deliverability page: the doctor's findings
 (:mod:`vykhukhol.mail.doctor`) in the admin's language, each with its fix,
 and the letters of the last days to the big mailbox providers with what the
-bulk-sender rules will ask (:mod:`vykhukhol.sender.receivers`). A GET asks
+bulk-sender rules will ask (:mod:`vykhukhol.watch.receivers`). A GET asks
 the DNS afresh (a few seconds at most, the resolver's timeout); it changes
 nothing."""
 
@@ -13,7 +13,7 @@ from vykhukhol.web.http import Response
 
 def deliverability_page(admin: Admin, args: dict) -> Response:
     from vykhukhol.mail import doctor
-    from vykhukhol.sender import receivers
+    from vykhukhol.watch import receivers
 
     findings = doctor.examine(admin.data, admin.settings, admin.lang)
     rows = [{"check": f.check, "subject": f.subject, "verdict": f.verdict.value,

@@ -85,7 +85,7 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
 
 
 def newsletters_page(admin: Admin, args: dict) -> Response:
-    from vykhukhol.sender import forecast
+    from vykhukhol.watch import forecast
 
     moment = now()
     jobs = []

@@ -73,8 +73,8 @@ def service_page(admin: Admin, args: dict, error: str = "", status: int = 200,
         letters, letters_error = [], exc.text(admin.lang)
     snippet = form_snippet(admin.settings, service)
     from vykhukhol import archive
-    from vykhukhol.sender import forecast
     from vykhukhol.timeutil import now
+    from vykhukhol.watch import forecast
     from vykhukhol.web.admin.feedbox import feed_context
 
     moment = now()

@@ -31,7 +31,7 @@ Translate = Callable[..., str]
 # for the interpreter running now, the others are too (compileall does all).
 KEY_MODULES = ("vykhukhol/__init__.py", "vykhukhol/sender/idle.py", "vykhukhol/files/__init__.py",
                "vykhukhol/sender/__init__.py", "vykhukhol/web/http.py")
-LIB = Path(__file__).resolve().parents[1]
+LIB = Path(__file__).resolve().parents[2]  # lib/
 
 
 def bytecode_missing(lib: Path = LIB) -> list[str]:
@@ -85,14 +85,14 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
 
     _, _n = translate, plural
     found = []
-    from vykhukhol.sender import cronwatch
+    from vykhukhol.watch import cronwatch
 
     quiet = cronwatch.silence(str(data.root))
     if quiet is not None:
         found.append(_("No sender run has started for {hours} h: the cron job that calls the cron script seems to have stopped, and nothing is sent until it runs again. Check it in the hosting panel (the line to paste is on the Status page) and open the cron URL once by hand.",
                        hours=int(quiet // 3600)))
-    from vykhukhol.sender import brakes
     from vykhukhol.timeutil import now
+    from vykhukhol.watch import brakes
 
     for brake in brakes.status(data, settings, now()).values():
         found.append(brakes.said(brake, _))
@@ -125,7 +125,7 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
         for name, domain in dkim.misaligned(signer, compose.senders(data, settings)):
             found.append(_("Service {service} sends from {domain}, which the DKIM signature of {signer} does not align with for DMARC: make a key for {domain}.",
                            service=name, domain=domain, signer=signer))
-    from vykhukhol.sender import receivers
+    from vykhukhol.watch import receivers
 
     busiest = receivers.busiest_gmail_day(data)
     if busiest is not None:

@@ -31,9 +31,9 @@ CANNOT_LAUNCH = "not can launch the sender"
 CANNOT_TERMINATE = "not can terminate sender"
 CANNOT_RENDER = "not can render the letter"  # ours, in the original's style (SPEC 13)
 SENDER_REFUSED = "mail servers refuse the sender"  # ours (SPEC 5, "What a failure count means")
-CRON_SILENT = "cron is silent"  # ours: no run has started for too long (sender/cronwatch.py)
+CRON_SILENT = "cron is silent"  # ours: no run has started for too long (watch/cronwatch.py)
 CANNOT_MAKE = "not can make the letter"  # ours: a template with a mistake (SPEC 6's later alerts)
-BRAKED = "dispatch is braked"  # ours: a service's complaints or addresses gone past a brake (sender/brakes.py)
+BRAKED = "dispatch is braked"  # ours: a service's complaints or addresses gone past a brake (watch/brakes.py)
 NEWS_BRAKED = "newsletter is braked"  # ours: the same of a newsletter
 
 

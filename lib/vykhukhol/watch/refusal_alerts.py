@@ -4,24 +4,31 @@ then one alert for each run whose letters came back past the line."""
 
 from __future__ import annotations
 
-import vykhukhol.sender.alerts as alerts
+from typing import TYPE_CHECKING
+
+import vykhukhol.watch.alerts as alerts
 from vykhukhol.errors import VykhukholError
-from vykhukhol.sender.runtime import Run
+
+if TYPE_CHECKING:
+    from vykhukhol.watch.watched import Watched
 
 
-def tell_refusals(run: Run) -> None:
+def tell_refusals(run: Watched, lease: str, letters_out: int,
+                  refused: list[tuple[str, str]]) -> None:
     """Refusals for the sender's reasons (SPEC 5): this run's letters and
-    refusals at hand-over counted, and one alert for each run whose letters
-    came back so past the line (more than 5 %, at least 5; late bounces are
-    counted for the run that sent the letter)."""
+    refusals at hand-over counted (``letters_out`` handed over or refused by
+    the run ``lease``; ``refused``: (run, reason) of each refused for the
+    sender's reasons), and one alert for each run whose letters came back so
+    past the line (more than 5 %, at least 5; late bounces are counted for the
+    run that sent the letter)."""
     # refusals.refused_path, without importing the bounces package on an idle tick
-    if not (run.letters_out or run.refusals or (run.data.state / "refused").exists()):
+    if not (letters_out or refused or (run.data.state / "refused").exists()):
         return
     from vykhukhol.bounces import refusals
 
     try:
-        if run.letters_out or run.refusals:
-            refusals.note_refused(run.data, run.refusals, run.now(), {run.lease: run.letters_out})
+        if letters_out or refused:
+            refusals.note_refused(run.data, refused, run.now(), {lease: letters_out})
         due = refusals.refusal_alerts(run.data)
     except VykhukholError as exc:
         run.log.error(f"the refusals could not be counted: {exc.message}")
@@ -29,10 +36,10 @@ def tell_refusals(run: Run) -> None:
     from vykhukhol.i18n import tr
 
     lang = run.settings["language"]
-    for lease, letters, refused, why in due:
+    for past, letters, count, why in due:  # past: the run whose letters came back
         advice = dict.fromkeys(tr(lang, alerts.ADVICE.get(name, alerts.DEFAULT_ADVICE))
                                for name in sorted(why, key=lambda n: -why[n]))
-        run.alert(alerts.SENDER_REFUSED, refused=str(refused), letters=str(letters),
-                  detail=f"run {lease}", advice=" ".join(advice),
+        run.alert(alerts.SENDER_REFUSED, refused=str(count), letters=str(letters),
+                  detail=f"run {past}", advice=" ".join(advice),
                   reasons=", ".join(f"{name} ×{n}" for name, n in
                                     sorted(why.items(), key=lambda x: -x[1])))

@@ -32,15 +32,17 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-import vykhukhol.sender.alerts as alerts
+import vykhukhol.watch.alerts as alerts
 from vykhukhol.bounces import tally
 from vykhukhol.bounces.tally import COMPLAINTS, GONE, NEWSLETTER, SERVICE, target
 from vykhukhol.timeutil import format_time
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from vykhukhol.datadir import DataDir
-    from vykhukhol.sender.runtime import Run
     from vykhukhol.settings import Settings
+    from vykhukhol.watch.watched import Watched
 
 __all__ = ["COMPLAINTS", "GONE", "LEAST_COMPLAINTS", "LEAST_GONE", "NEWSLETTER", "SERVICE",
            "Brake", "Brakes", "count_run", "over_line", "resume", "said", "status", "target"]
@@ -128,7 +130,7 @@ def status(data: DataDir, settings: Settings, moment: datetime) -> dict[str, Bra
 class Brakes:
     """The sender's question, the file read once: is this target braked?"""
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: Watched) -> None:
         self.run = run
         self.entries = tally.read(run.data)
 
@@ -157,11 +159,10 @@ def said(brake: Brake, translate) -> str:
     return translate(alerts.BODIES[SUBJECTS[brake.kind]][0], **brake.figures())
 
 
-def count_run(run: Run) -> None:
-    """At a run's end: its letters (and hand-over refusals of addresses gone)
-    per target, into today's tally."""
-    gone = run.report.gone
-    names = set(run.report.sent) | set(gone)
+def count_run(run: Watched, sent: Mapping[str, int], gone: Mapping[str, int]) -> None:
+    """At a run's end: its letters (``sent``, and ``gone``: hand-over refusals
+    of addresses gone) per target, into today's tally."""
+    names = set(sent) | set(gone)
     if not names:
         return
     from vykhukhol import services as svc
@@ -169,7 +170,7 @@ def count_run(run: Run) -> None:
 
     services = {s.name for s in svc.load_services(run.data)}
     letters = {target(SERVICE if name in services else NEWSLETTER, name):
-               (run.report.sent.get(name, 0) + gone.get(name, 0), gone.get(name, 0))
+               (sent.get(name, 0) + gone.get(name, 0), gone.get(name, 0))
                for name in names}
     try:
         tally.count_letters(run.data, letters, run.now())

@@ -135,7 +135,7 @@ def alert(data: DataDir, settings: Settings, moment: float | None = None) -> boo
     Returns True when a letter went."""
     from datetime import datetime, timezone
 
-    import vykhukhol.sender.alerts as alerts
+    import vykhukhol.watch.alerts as alerts
     from vykhukhol.timeutil import format_duration
 
     moment = time.time() if moment is None else moment

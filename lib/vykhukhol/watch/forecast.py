@@ -50,7 +50,7 @@ def learned_pace(data: DataDir, moment: datetime, hourly_limit: int) -> float | 
     """The lowest pace (letters an hour) a mail server allows the site at
     ``moment`` (:mod:`.pace`: halved when it said "too many", a tenth more each
     clean hour), or None: no server taught one."""
-    from vykhukhol.sender import pace
+    from vykhukhol.watch import pace
 
     found = [learned.now(moment, hourly_limit) for learned in pace.learned(data)
              if learned.binds(moment, hourly_limit)]
