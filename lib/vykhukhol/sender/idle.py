@@ -34,6 +34,10 @@ from __future__ import annotations
 import os
 import time
 
+TYPE_CHECKING = False  # typing itself is not imported: the tick pays for every import
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 VERSION = "1"
 MAX_IDLE = 3600        # seconds a proof holds at most: a full run at least hourly
 MAILBOX_EVERY = 600    # seconds between reads of mail.bounce_mailbox while idle
@@ -142,26 +146,24 @@ def allowed(remote: str, networks: str) -> bool:
     return any(address in ipaddress.ip_network(net, strict=False) for net in networks.split())
 
 
-def caller_allowed(proof: Proof, environ: dict) -> bool:
-    """cron_allow as the full way applies it, to the address it trusts."""
+def caller_allowed(proof: Proof, client: Callable[[str], str] | None) -> bool:
+    """cron_allow as the full way applies it, to the address the web trusts:
+    ``client`` answers it given the site's trusted_proxies (None: no address)."""
     networks = proof.values.get("cron_allow", "")
     if not networks:
         return True
-    trusted = proof.values.get("trusted_proxies", "")
-    if trusted:  # X-Forwarded-For, believed from those proxies only: as web/cron.py does
-        from vykhukhol.web.clients import client_address
-
-        return allowed(client_address(environ, trusted), networks)
-    return allowed(environ.get("REMOTE_ADDR", ""), networks)
+    return allowed(client(proof.values.get("trusted_proxies", "")) if client else "", networks)
 
 
-def tick(root: str, environ: dict | None = None, moment: float | None = None) -> str | None:
+def tick(root: str, client: Callable[[str], str] | None = None,
+         moment: float | None = None) -> str | None:
     """The cron run's answer when the proof holds (the round robin moved on and
-    the log told), or None: then the caller runs the full sender. ``environ``
-    is the request's (CGI or WSGI), for cron_allow."""
+    the log told), or None: then the caller runs the full sender. ``client``
+    is the request's address given the trusted_proxies (the web's
+    ``clients.client_address`` on the CGI or WSGI request), for cron_allow."""
     began = time.monotonic()
     proof = holds(root, moment)
-    if proof is None or not caller_allowed(proof, environ or {}):
+    if proof is None or not caller_allowed(proof, client):
         return None  # a caller not allowed gets its 403 from the full way
     from datetime import datetime, timezone
 

@@ -25,7 +25,7 @@ def app(data: DataDir) -> Callable:
     def handle(request: Request) -> Response:
         if request.method not in ("GET", "HEAD", "POST"):
             return text("method not allowed\n", 405)
-        quick = idle.tick(str(data.root), request.environ)  # nothing due: proved in a few stats
+        quick = idle.tick(str(data.root), request.client)  # nothing due: proved in a few stats
         if quick is not None:
             return text(quick)
         if not data.settings.exists():
