@@ -1,5 +1,5 @@
 """The hourly and daily caps (SPEC 5, "Sending limits"), shared across runs
-through ``data/state/counters``, and the server's learned pace (:mod:`.pace`)
+through ``data/state/counters``, and the server's learned pace (:mod:`vykhukhol.watch.pace`)
 as one more cap."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Letters sent per day (``data/state/daily``), for the admin's chart: 60 days kept; and
-the day's letters to the big mailbox providers (:mod:`.receivers`)."""
+the day's letters to the big mailbox providers (:mod:`vykhukhol.watch.receivers`)."""
 
 from __future__ import annotations
 

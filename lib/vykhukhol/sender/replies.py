@@ -2,7 +2,7 @@
 server's reply read for its cause, with the command it answered; a
 temporary one of the recipient (4xx to RCPT) defers that recipient alone
 (:mod:`.tempfail`), one of the server stops the run's sending; one that
-says the site sends too fast stops it too and halves the pace (:mod:`.pace`).
+says the site sends too fast stops it too and halves the pace (:mod:`vykhukhol.watch.pace`).
 """
 
 from __future__ import annotations

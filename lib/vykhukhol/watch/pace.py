@@ -10,7 +10,7 @@ hour as learned, when the server last said so, the letters it had in the
 hour before), and ``SERVER|sent`` → the letters handed to it minute by
 minute over the last hour (``2026-12-01T10:05=3 …``), which is what the
 pace is measured against. The pace is one more cap of
-:class:`~.allowance.Allowance`, not a mechanism of its own.
+:class:`~vykhukhol.sender.allowance.Allowance`, not a mechanism of its own.
 """
 
 from __future__ import annotations
