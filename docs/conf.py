@@ -39,4 +39,5 @@ myst_heading_anchors = 0  # a page is reached by a (label)= target, never by a g
 
 html_theme = "furo"
 html_title = f"Vykhukhol {release}"
-html_static_path: list[str] = []
+# _static/screens/: the pages as a person sees them (tests/browser/test_docs_screens.py).
+html_static_path = ["_static"]
