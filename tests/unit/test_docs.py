@@ -142,7 +142,7 @@ def test_the_reference_index_lists_every_page_of_the_reference():
 def _sphinx_project(folder: Path, body: str) -> Path:
     """A two-page manual built with the real docs/conf.py."""
     docs = folder / "docs"
-    docs.mkdir(parents=True)
+    (docs / "_static").mkdir(parents=True)
     shutil.copy(DOCS / "conf.py", docs / "conf.py")
     shutil.copy(ROOT / "setup.cfg", folder / "setup.cfg")
     (docs / "index.md").write_text("# Manual\n\n```{toctree}\npage\n```\n", encoding="utf-8")
