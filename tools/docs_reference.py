@@ -43,11 +43,16 @@ USAGE_WIDTH = 100  # columns of a usage line, whatever the terminal that runs th
 
 
 def cell(text: object) -> str:
-    """``text`` as inline code that a Markdown table or list item can hold."""
+    """``text`` as inline code (a table row escapes its own ``|``: :func:`row`)."""
     shown = str(text)
     fence = "``" if "`" in shown else "`"
     pad = " " if shown.startswith("`") or shown.endswith("`") else ""
-    return f"{fence}{pad}{shown}{pad}{fence}".replace("|", "\\|")
+    return f"{fence}{pad}{shown}{pad}{fence}"
+
+
+def row(*cells: str) -> str:
+    """One row of a Markdown table."""
+    return "| " + " | ".join(text.replace("|", "\\|") for text in cells) + " |\n"
 
 
 def label(*parts: str) -> str:
@@ -339,7 +344,7 @@ def data_formats_page() -> str:
         if not holds:
             raise SystemExit(f"tools/docs_reference.py: FOLDERS does not say what DataDir.{name} "
                              "holds: add it there")
-        out.append(f"| {cell(f'data/{path}')} | {holds} |\n")
+        out.append(row(cell(f"data/{path}"), holds))
     out.append("\n## Tab-separated files\n\n"
                "Each is one record a line, its fields separated by a tab, after a header line "
                "that starts with `#` and names the fields.\n\n")
