@@ -60,13 +60,13 @@ def declared() -> list[str]:
             if line.strip()]
 
 
-def readme_vendoring_commands() -> list[list[str]]:
+def readme_vendoring_commands(label: str = "deploy-apache") -> list[list[str]]:
     """The requirements of each `pip install --target lib` command of the
-    manual's Apache page (label deploy-apache), read as the shell reads them
-    (quotes, continued lines)."""
+    manual's Apache page (label deploy-apache, or the page the label names),
+    read as the shell reads them (quotes, continued lines)."""
     import docskit
 
-    section = docskit.section("deploy-apache")
+    section = docskit.section(label)
     commands = []
     for match in re.finditer(r"^ *python3 -m pip install --target lib (?:[^\n]*\\\n)*[^\n]*$",
                              section, re.MULTILINE):

@@ -56,3 +56,14 @@ def test_both_sections_keep_their_notes_on_testing_apart_from_the_steps():
         assert notes > last_step, "the notes follow the last step"
         # The long accounts of a test run live in the notes, not in a step.
         assert "run by hand with Debian 12" not in section[:notes]
+
+
+def test_the_russian_deployment_page_copies_the_same_lists():
+    """docs/ru/deploying.md repeats the vendoring commands and requirements.txt:
+    they must say what the English pages say."""
+    assert vendorkit.readme_vendoring_commands("ru-deploying") == vendorkit.readme_vendoring_commands()
+    russian = docskit.section("ru-passenger-step-3")
+    blocks = [b for b in docskit.fenced_blocks(russian) if "Jinja2" in b]
+    assert blocks, "the Russian Passenger step 3 lists the requirements.txt lines"
+    lines = [line.strip() for line in blocks[0].splitlines() if line.strip()]
+    assert sorted(map(_normal, lines)) == sorted(map(_normal, vendorkit.declared()))
