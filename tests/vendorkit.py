@@ -1,4 +1,4 @@
-"""README 14 step 1 offline: what `pip install --target lib …` leaves in a
+"""The manual's vendoring step (label apache-step-1) offline: what `pip install --target lib …` leaves in a
 folder, copied from the distributions installed for this test run (tests must
 not reach the package index), and the requirements that step installs.
 
@@ -60,13 +60,15 @@ def declared() -> list[str]:
             if line.strip()]
 
 
-def readme_vendoring_commands() -> list[list[str]]:
-    """The requirements of each `pip install --target lib` command of README
-    14, read as the shell reads them (quotes, continued lines)."""
-    text = (CHECKOUT / "README.txt").read_text(encoding="utf-8")
-    section = text[text.index("\n14. "):text.index("\n15. ")]
+def readme_vendoring_commands(label: str = "deploy-apache") -> list[list[str]]:
+    """The requirements of each `pip install --target lib` command of the
+    manual's Apache page (label deploy-apache, or the page the label names),
+    read as the shell reads them (quotes, continued lines)."""
+    import docskit
+
+    section = docskit.section(label)
     commands = []
-    for match in re.finditer(r"^ +python3 -m pip install --target lib (?:[^\n]*\\\n)*[^\n]*$",
+    for match in re.finditer(r"^ *python3 -m pip install --target lib (?:[^\n]*\\\n)*[^\n]*$",
                              section, re.MULTILINE):
         words = shlex.split(match.group().replace("\\\n", " "))
         commands.append([w for w in words[words.index("lib") + 1:] if not w.startswith("-")

@@ -317,19 +317,19 @@ def test_a_start_in_the_past_is_echoed_as_typed_by_the_cli_and_the_admin(site):
     assert status == 400 and "the start time 2020-01-01 10:00 is in the past" in page, page[:2000]
 
 
-# --- item 7: README 14, step 6 makes the file its letter is read from ----------------
+# --- item 7: the Apache page's step 6 (label apache-step-6) makes the file its letter is read from
 
-def test_readme_14_step_6_runs_as_written_with_the_welcome_letter_it_makes(site, tmp_path):
+def test_the_apache_pages_step_6_runs_as_written_with_the_welcome_letter_it_makes(site, tmp_path):
     """The example block of step 6, run line by line in an empty folder (the
     `settings set` lines need a real mail provider and are left out)."""
     import subprocess
     import sys
-    from pathlib import Path
 
+    import docskit
     from servetools import subprocess_env
 
-    readme = (Path(__file__).resolve().parents[2] / "README.txt").read_text(encoding="utf-8")
-    block = readme.split("Step 6.", 1)[1].split("Then, for example:\n\n", 1)[1].split("\n\n", 1)[0]
+    step = docskit.section("apache-step-6")  # docs/deploying/apache.md
+    block = docskit.fenced_blocks(step.split("Then, for example:\n", 1)[1])[0]
     vykhukhol = f"{sys.executable} -m vykhukhol --data {site.root}"
     ran = []
     for line in block.splitlines():
