@@ -27,7 +27,23 @@ class UsageError(Exception):
     """A command line the parser refuses: one line on stderr, exit code 2."""
 
 
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """Examples kept as typed; each command's line beside its name, not under
+    it (argparse reckons a group's command names two columns too short)."""
+
+    def add_argument(self, action: argparse.Action) -> None:
+        super().add_argument(action)
+        if action.help is not argparse.SUPPRESS and isinstance(action.choices, dict):
+            longest = max(map(len, action.choices), default=0)
+            self._action_max_length = max(self._action_max_length,
+                                          longest + self._current_indent + self._indent_increment)
+
+
 class Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # one clear line, exit 2
         raise UsageError(f"{self.prog}: {message}")
 
@@ -46,8 +62,7 @@ def add_command(commands: argparse._SubParsersAction, name: str, what: str,
                 *lines: str) -> Parser:
     """Command or action ``name``: ``what`` it does, one line, shown in its
     group's list and atop its own ``--help``, with example ``lines`` below."""
-    return commands.add_parser(name, help=what, description=what, epilog=examples(*lines),
-                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    return commands.add_parser(name, help=what, description=what, epilog=examples(*lines))
 
 
 def examples(*lines: str) -> str | None:
