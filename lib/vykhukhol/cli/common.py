@@ -1,21 +1,81 @@
-"""What the commands share: the data directory of a run (:class:`Context`),
-secrets read without showing them, progress on a terminal, and the warnings
-more than one command prints."""
+"""What the commands share: the parser that answers a wrong word in one line
+(:class:`Parser`), the data directory of a run (:class:`Context`), secrets
+read without showing them, files read as text, progress on a terminal, and
+the warnings more than one command prints."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import getpass
 import os
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TextIO
 
 from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import DataDir, locate
 from vykhukhol.errors import BadInput, NotFound
 
-# Where a secret comes from when it is not typed at a prompt (README §2): the
+NAME_HELP = "lower-case letters, digits, - and _, e.g. news"
+SERVICE_HELP = "the service's name, e.g. news"
+EMAIL_HELP = "e.g. anna@example.org"
+
+
+class UsageError(Exception):
+    """A command line the parser refuses: one line on stderr, exit code 2."""
+
+
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """Examples kept as typed; each command's line beside its name, not under
+    it (argparse reckons a group's command names two columns too short)."""
+
+    def add_argument(self, action: argparse.Action) -> None:
+        super().add_argument(action)
+        if action.help is not argparse.SUPPRESS and isinstance(action.choices, dict):
+            longest = max(map(len, action.choices), default=0)
+            self._action_max_length = max(self._action_max_length,
+                                          longest + self._current_indent + self._indent_increment)
+
+
+class Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", Formatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> None:  # one clear line, exit 2
+        raise UsageError(f"{self.prog}: {message}")
+
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        # A command or an action that does not exist: the nearest one, as git does.
+        if isinstance(action.choices, dict) and value not in action.choices:
+            import difflib  # only a wrong word pays for it
+
+            near = difflib.get_close_matches(str(value), list(action.choices), n=1)
+            hint = f"did you mean {near[0]!r}?" if near else f"`{self.prog} --help` lists them"
+            raise UsageError(f"{self.prog}: no command {str(value)!r}; {hint}")
+        super()._check_value(action, value)
+
+
+def add_command(commands: argparse._SubParsersAction, name: str, what: str,
+                *lines: str) -> Parser:
+    """Command or action ``name``: ``what`` it does, one line, shown in its
+    group's list and atop its own ``--help``, with example ``lines`` below."""
+    return commands.add_parser(name, help=what, description=what, epilog=examples(*lines))
+
+
+def examples(*lines: str) -> str | None:
+    """The end of a ``--help``: a few command lines, as they are typed."""
+    return "examples:\n" + "".join(f"  {line}\n" for line in lines) if lines else None
+
+
+def actions(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
+    """The actions of a group command (``service add``, ``service list`` …)."""
+    return parser.add_subparsers(dest="action", required=True, parser_class=Parser)
+
+
+# Where a secret comes from when it is not typed at a prompt: the
 # command line shows it to every user of the host in `ps` and keeps it in the
 # shell history, so these are the quiet ways.
 PASSWORD_ENV = "VYKHUKHOL_PASSWORD"  # the admin password, for init and password
@@ -25,6 +85,42 @@ ASK = "\0ask"                        # --password given without a value: ask for
 VISIBLE = ("note: a secret on the command line is visible to other users in `ps` and stays in "
            "the shell history; leave it out to be asked for it, give - to read it from standard "
            "input, or set {env}")
+
+
+def read_file(path: str, what: str) -> str:
+    """A UTF-8 file named on the command line; ``what`` names it in the error."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BadInput(f"{what}: cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise BadInput(f"{what}: {path} is not UTF-8 text") from None
+
+
+def letter_body(args: argparse.Namespace) -> str:
+    """A letter's text: ``--body``, or the file ``--body-file`` names."""
+    return args.body if args.body is not None else read_file(args.body_file, "--body-file")
+
+
+def warn_unknown(*sources: str | None) -> None:
+    """A warning on stderr for each variable no letter is given ({{ nmae }}):
+    saved all the same, it renders as nothing."""
+    from vykhukhol import render
+
+    for name in sorted({n for source in sources for n in render.unknown_variables(source or "")}):
+        print(f"warning: {{{{ {name} }}}} is not a variable letters are given; it stays empty "
+              "in every letter", file=sys.stderr)
+
+
+def resume(ctx: Context, kind: str, name: str) -> None:
+    """``service resume`` / ``newsletter resume``: a braked target goes on."""
+    from vykhukhol.watch import brakes
+
+    if not brakes.resume(ctx.data, ctx.settings(), kind, name):
+        raise BadInput("{target} is not braked: nothing to resume",
+                       target=brakes.target(kind, name))
+    print(f"{brakes.target(kind, name)} resumed: it sends again with the next run; "
+          "its complaints and addresses gone so far are forgotten")
 
 
 def progress(text: str) -> None:
@@ -88,8 +184,6 @@ def warn_http(site_url: str) -> None:
 def export_target(target: str | None) -> Iterator[tuple[TextIO, Callable[[int], None] | None]]:
     """Where an export goes: FILE, created 0600 and never over an existing
     one, with progress on stderr; or standard output, without."""
-    from pathlib import Path
-
     from vykhukhol import files
 
     if not target:

@@ -1,12 +1,42 @@
-"""The settings and the DKIM key: ``settings get|set`` and ``dkim keygen``."""
+"""The settings and how the letters look to receivers: ``settings get|set``,
+``dkim keygen`` and ``doctor``."""
 
 from __future__ import annotations
 
+import json
 import sys
 
 from vykhukhol import settings as settings_mod
-from vykhukhol.cli.common import VALUE_ENV, Context, note_if_visible, read_secret, warn_http
+from vykhukhol.cli.common import (
+    VALUE_ENV,
+    Context,
+    Parser,
+    actions,
+    add_command,
+    note_if_visible,
+    read_secret,
+    warn_http,
+)
 from vykhukhol.errors import BadInput
+
+KEY_HELP = "news_per_run, or mail.smtp_port, security.secret …"
+
+
+def settings_arguments(p: Parser) -> None:
+    what = actions(p)
+    a = add_command(what, "get", "print a value (a secret one as (set))",
+                    "vykhukhol settings get mail.smtp_host")
+    a.add_argument("key", help=KEY_HELP)
+    a.add_argument("--show", action="store_true", help="print a secret value instead of (set)")
+    a = add_command(what, "set", "check and store a value",
+                    "vykhukhol settings set news_per_run 100",
+                    "vykhukhol settings set mail.smtp_password      # asks for it",
+                    "vykhukhol settings set security.secret --generate")
+    a.add_argument("key", help=KEY_HELP)
+    a.add_argument("value", nargs="?",
+                   help="e.g. 100, or 30s, 2h, 3d for durations; a secret key's value may be "
+                        f"left out (asked for, or ${VALUE_ENV}) or - (read from standard input)")
+    a.add_argument("--generate", action="store_true", help="a new random security.secret")
 
 
 def cmd_settings(ctx: Context, args) -> None:
@@ -54,6 +84,14 @@ def cmd_settings(ctx: Context, args) -> None:
         warn_http(value.strip())
 
 
+def dkim_arguments(p: Parser) -> None:
+    a = add_command(actions(p), "keygen", "make a key, turn signing on, print the DNS record",
+                    "vykhukhol dkim keygen --domain example.org --selector mail2026")
+    a.add_argument("--domain", required=True, help="the From domain of your letters, e.g. example.org")
+    a.add_argument("--selector", default=settings_mod.KEYS["mail.dkim_selector"].default,
+                   help="the DNS name's first part (default vykhukhol), e.g. mail2026")
+
+
 def cmd_dkim(ctx: Context, args) -> None:
     """``dkim keygen``: a new key in data/dkim/, the settings pointed at it, the
     DNS record to publish."""
@@ -76,3 +114,25 @@ def cmd_dkim(ctx: Context, args) -> None:
     print("publish this DNS TXT record; letters are signed from now on, and receivers "
           "verify them once the record is visible:")
     print(record)
+
+
+def doctor_arguments(p: Parser) -> None:
+    p.add_argument("--json", action="store_true", help="the findings as JSON")
+
+
+def cmd_doctor(ctx: Context, args) -> int:
+    """The deliverability preflight (:mod:`vykhukhol.mail.doctor`), one line
+    per check and its fix below it. Exits 1 when a check is wrong, so a
+    monitor can run it; unknown (the resolver did not answer) and warnings
+    exit 0."""
+    from vykhukhol.mail import doctor
+
+    findings = doctor.examine(ctx.data, ctx.settings())
+    if args.json:
+        print(json.dumps([f.as_json() for f in findings], ensure_ascii=False, indent=1))
+    else:
+        for f in findings:
+            print(f"{f.verdict.value:<8} {f.check:<9} {f.subject}: {f.found}")
+            if f.fix:
+                print(f"{'':<8} fix: {f.fix}")
+    return 1 if doctor.worst(findings) is doctor.Verdict.WRONG else 0

@@ -1,5 +1,6 @@
-"""``vykhukhol hooks [--new-key]``: each provider's callback URL and the steps
-to paste it into that provider's console (README §17 says the same at length).
+"""What ``vykhukhol hooks`` prints: each provider's callback URL and the
+steps to paste it into that provider's console (the README says the same at
+length).
 
 The URL carries ``hooks.key``, so it is printed only to the owner at the
 terminal; ``--new-key`` makes a fresh key (the old URLs stop working at once).
@@ -72,18 +73,3 @@ def text(settings: settings_mod.Settings, key: str | None = None) -> str:
     lines.append("README §17 tells more. `vykhukhol hooks --new-key` makes a new key "
                  "(the URLs above then stop working).\n")
     return "".join(lines)
-
-
-def command(ctx, args) -> None:
-    """The ``hooks`` command (registered in the CLI)."""
-    settings = ctx.settings()
-    key = new_key(ctx.data.settings) if args.new_key else None
-    if key:
-        print("a new hooks.key is set; paste the new URLs into each provider's console.")
-    print(text(settings, key), end="")
-
-
-def register(sub) -> None:
-    p = sub.add_parser("hooks", help="the mail providers' callback URLs and how to set them up")
-    p.add_argument("--new-key", action="store_true", help="make a new key first (old URLs stop working)")
-    p.set_defaults(func=command)

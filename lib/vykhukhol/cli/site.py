@@ -1,9 +1,11 @@
 """The installation and its runs: ``init``, ``serve``, ``cron``, ``status``,
-``bounce``, ``mode`` and ``password``."""
+``mode`` and ``password``, each command's arguments beside its code."""
 
 from __future__ import annotations
 
+import argparse
 import os
+import re
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -11,15 +13,34 @@ from pathlib import Path
 from vykhukhol import newsletters, sender
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
-from vykhukhol.cli.common import PASSWORD_ENV, Context, note_if_visible, read_secret, warn_http
+from vykhukhol.cli.common import (
+    ASK,
+    PASSWORD_ENV,
+    Context,
+    Parser,
+    note_if_visible,
+    read_secret,
+    warn_http,
+)
 from vykhukhol.datadir import CHECKOUT
-from vykhukhol.errors import Conflict, VykhukholError
+from vykhukhol.errors import Conflict
 from vykhukhol.files import runlog
 from vykhukhol.sender import doors as locks
 from vykhukhol.services import subscribers as subs
 from vykhukhol.settings import password as auth
 from vykhukhol.timeutil import UTC, format_time
 from vykhukhol.watch import selfblock
+
+CGI_DIR_HELP = "folder of the CGI scripts (default: cgi/ of the checkout)"
+
+
+def init_arguments(p: Parser) -> None:
+    p.add_argument("--admin-email", help="where alerts and reports go, e.g. you@example.org")
+    p.add_argument("--site-url", help="URL of the folder that holds cgi/, e.g. https://example.org/lists")
+    p.add_argument("--password", nargs="?", const=ASK, metavar="P",
+                   help=f"the admin password; alone: ask for it; -: read it from standard input "
+                        f"(also ${PASSWORD_ENV})")
+    p.add_argument("--cgi-dir", help=CGI_DIR_HELP)
 
 
 def cmd_init(ctx: Context, args) -> None:
@@ -62,6 +83,43 @@ def rename_cron_script(cgi_dir: Path) -> Path | None:
     return target
 
 
+def port_number(text: str) -> int:
+    """``--port``: a TCP port, 1-65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number from 1 to 65535 (e.g. 8080)")
+    return port
+
+
+# A pattern, not compiled at import: only `serve --host` asks (every cron loads this module).
+_HOST_NAME = (r"(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+              r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
+
+
+def host_address(text: str) -> str:
+    """``--host``: an IP address (127.0.0.1, ::1, 0.0.0.0) or a host name (localhost)."""
+    import ipaddress
+
+    try:
+        return str(ipaddress.ip_address(text.strip("[]")))
+    except ValueError:
+        pass
+    if re.fullmatch(_HOST_NAME, text) and not text.replace(".", "").isdigit():
+        return text
+    raise argparse.ArgumentTypeError(f"{text!r} is not an IP address or a host name (e.g. 127.0.0.1)")
+
+
+def serve_arguments(p: Parser) -> None:
+    p.add_argument("--host", type=host_address, default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)")
+    p.add_argument("--port", type=port_number, default=8080, help="TCP port, 1-65535 (default 8080)")
+    p.add_argument("--no-ticker", action="store_true", help="no sender run every minute")
+    p.add_argument("--cgi-dir", help=CGI_DIR_HELP)
+
+
 def cmd_serve(ctx: Context, args) -> None:
     from vykhukhol.web.serve import serve
 
@@ -75,7 +133,7 @@ def cmd_cron(ctx: Context, args) -> None:
     # No cyclic collection during the run: its objects are freed as they go
     # (a 2,000-letter run leaves ~400 objects of cyclic garbage in all, for
     # the collection below), and the imports, the take and the fold would
-    # pay ~10 ms of collections (README 16).
+    # pay ~10 ms of collections.
     gc.disable()
     try:
         report = sender.run(ctx.data, ctx.settings())
@@ -83,11 +141,14 @@ def cmd_cron(ctx: Context, args) -> None:
         gc.enable()
     sys.stdout.write(report.text())
     # The interpreter's last collections need not walk what is left (for
-    # 2,000 letters, ~35 ms of exit become ~20 with this collection; README
-    # 16). The collection comes first: a frozen object is never finalized,
+    # 2,000 letters, ~35 ms of exit become ~20 with this collection). The collection comes first: a frozen object is never finalized,
     # so garbage holding a file would otherwise leave its buffer unwritten.
     gc.collect()
     gc.freeze()
+
+
+def status_arguments(p: Parser) -> None:
+    p.add_argument("--cgi-dir", help=CGI_DIR_HELP)
 
 
 def cmd_status(ctx: Context, args) -> int:
@@ -152,18 +213,9 @@ def cmd_status(ctx: Context, args) -> int:
     return 1 if quiet is not None else 0
 
 
-def cmd_bounce(ctx: Context, args) -> None:
-    """One returned message on standard input, for a mail server's "pipe to a
-    program": exit code 0 whatever it is (a failure is a line in bounces.log),
-    so the mail server never bounces the bounce."""
-    from vykhukhol.bounces import record, sources
-
-    try:
-        print(sources.read_stdin(ctx.data, ctx.settings(), sys.stdin.buffer))
-    except Exception as exc:  # noqa: BLE001 - exit 0 is the contract with the mail server
-        reason = exc.message if isinstance(exc, VykhukholError) else f"{type(exc).__name__}: {exc}"
-        record.problem(ctx.data, record.PIPE, f"not processed: {reason}")
-        print(f"not processed: {reason}")
+def mode_arguments(p: Parser) -> None:
+    p.add_argument("mode", choices=sorted(settings_mod.MODES),
+                   help="debug: nothing is sent; working: letters go (also clears a block)")
 
 
 def cmd_mode(ctx: Context, args) -> None:
@@ -172,6 +224,11 @@ def cmd_mode(ctx: Context, args) -> None:
     print(f"mode: {args.mode}")
     for item in cleared:
         print(f"cleared {item}")
+
+
+def password_arguments(p: Parser) -> None:
+    p.add_argument("--password", metavar="P",
+                   help="the new password (visible in ps); -: read it from standard input")
 
 
 def cmd_password(ctx: Context, args) -> None:

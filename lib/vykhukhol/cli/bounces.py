@@ -1,0 +1,108 @@
+"""What comes back: ``bounce`` (one returned message), ``hooks`` (the mail
+providers' callbacks) and ``removed`` (the addresses a bounce deleted), each
+command's arguments beside its code.
+
+The bounces and members modules, and the hooks guide, are imported inside
+the handlers: every command line loads this module, and ``vykhukhol cron``,
+run every few minutes, needs none of them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING
+
+from vykhukhol.addresses import check_email
+from vykhukhol.cli.common import EMAIL_HELP, Context, Parser, actions, add_command
+from vykhukhol.errors import VykhukholError
+from vykhukhol.timeutil import format_time, now
+
+if TYPE_CHECKING:
+    from vykhukhol.members.removed import Removal
+
+
+def cmd_bounce(ctx: Context, args) -> None:
+    """One returned message on standard input, for a mail server's "pipe to a
+    program": exit code 0 whatever it is (a failure is a line in bounces.log),
+    so the mail server never bounces the bounce."""
+    from vykhukhol.bounces import record, sources
+
+    try:
+        print(sources.read_stdin(ctx.data, ctx.settings(), sys.stdin.buffer))
+    except Exception as exc:  # noqa: BLE001 - exit 0 is the contract with the mail server
+        reason = exc.message if isinstance(exc, VykhukholError) else f"{type(exc).__name__}: {exc}"
+        record.problem(ctx.data, record.PIPE, f"not processed: {reason}")
+        print(f"not processed: {reason}")
+
+
+def hooks_arguments(p: Parser) -> None:
+    p.add_argument("--new-key", action="store_true", help="make a new key first (old URLs stop working)")
+
+
+def cmd_hooks(ctx: Context, args) -> None:
+    """The URLs carry ``hooks.key``, so they are printed only to the owner at
+    the terminal; ``--new-key`` makes a fresh key (the old URLs stop working
+    at once)."""
+    from vykhukhol.cli.hooks import new_key, text
+
+    settings = ctx.settings()
+    key = new_key(ctx.data.settings) if args.new_key else None
+    if key:
+        print("a new hooks.key is set; paste the new URLs into each provider's console.")
+    print(text(settings, key), end="")
+
+
+def removed_arguments(p: Parser) -> None:
+    what = actions(p)
+    a = add_command(what, "list", "the kept lines, a header first")
+    a.add_argument("--json", action="store_true", help="a JSON list, one object per address")
+    add_command(what, "restore", "put an address back into every service it left, "
+                "as it was, and off the suppression list",
+                "vykhukhol removed restore anna@example.org").add_argument("email", help=EMAIL_HELP)
+
+
+def cmd_removed(ctx: Context, args) -> None:
+    """The addresses a bounce deleted, kept 90 days (:mod:`vykhukhol.members.removed`):
+    list them, or restore one into every service it left, as it was, with its
+    suppression taken away."""
+    from vykhukhol.members import removed
+
+    settings = ctx.settings()
+    moment = now()
+    if args.action == "list":
+        removed.prune(ctx.data, moment)  # nothing older than KEEP_DAYS is shown, nor kept
+        found = removed.removals(ctx.data, moment)
+        if args.json:
+            print(json.dumps([as_json(removal) for removal in found], ensure_ascii=False,
+                             indent=1))
+            return
+        print(removed.HEADER)
+        for removal in found:
+            for kept in removal.lines:
+                print(kept.to_line())
+    elif args.action == "restore":
+        from vykhukhol.bounces import counts  # only a restore forgets the soft counts
+
+        email = check_email(args.email)
+        done = removed.restore(ctx.data, settings, email, moment, settle=counts.forget_counts)
+        print(f"{done.address} restored to {len(done.services)} service(s)"
+              + "".join(f"; {name}" for name in done.services) + "; not suppressed any more")
+        for name in done.already:
+            print(f"{name}: {done.address} was subscribed again meanwhile; its line is kept as it is")
+        for name in done.missing:
+            print(f"{name}: the service is gone or the kept line does not read; not restored")
+
+
+def as_json(removal: Removal) -> dict:
+    """One address for ``--json``: when, why, the words, and each service's line."""
+    latest = removal.latest
+    services = []
+    for kept in removal.lines:
+        sub = kept.subscriber
+        services.append({"service": kept.service, "when": format_time(kept.when),
+                         "cause": kept.cause, "source": kept.source, "words": kept.words,
+                         "state": sub.state.value if sub else None,
+                         "sent": sub.sent if sub else None, "line": kept.line})
+    return {"address": removal.address, "when": format_time(removal.when),
+            "cause": latest.cause, "source": latest.source, "words": latest.words,
+            "services": services}

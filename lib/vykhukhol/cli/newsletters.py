@@ -1,0 +1,115 @@
+"""``newsletter``: letters to every subscriber of some services, their jobs
+and their history, the arguments beside the code."""
+
+from __future__ import annotations
+
+import sys
+
+from vykhukhol import newsletters
+from vykhukhol.cli.common import (
+    Context,
+    Parser,
+    actions,
+    add_command,
+    letter_body,
+    progress,
+    read_file,
+    resume,
+    warn_unknown,
+)
+from vykhukhol.datadir import DataDir
+from vykhukhol.errors import BadInput
+from vykhukhol.timeutil import format_time, parse_local_time
+from vykhukhol.watch import brakes
+
+JOB_HELP = "its name, as create printed it"
+
+
+def newsletter_arguments(p: Parser) -> None:
+    what = actions(p)
+    a = add_command(what, "create", "make a job; prints its name",
+                    'vykhukhol newsletter create --services news --subject "News for {{ name }}" '
+                    "--body-file december.txt",
+                    'vykhukhol newsletter create --services news,offers --subject "Sale" '
+                    '--body "…" --at "2026-12-01 09:00" --public')
+    a.add_argument("--services", required=True, help="service names, e.g. news,offers")
+    a.add_argument("--subject", required=True, help='a template, e.g. "News for {{ name }}"')
+    body = a.add_mutually_exclusive_group(required=True)
+    body.add_argument("--body", help="the text, a template")
+    body.add_argument("--body-file", help="a UTF-8 file with the text")
+    a.add_argument("--html-file", help="a UTF-8 file with an HTML version (optional)")
+    a.add_argument("--at", metavar="YYYY-MM-DD HH:MM",
+                   help='start time in timezone, e.g. "2026-12-01 09:00" (default: now; not in the past)')
+    a.add_argument("--public", action="store_true",
+                   help="publish it in its services' archives once it has gone out")
+    a.add_argument("--clicks", action="store_true",
+                   help="count its links' clicks through cgi/go.py (no address, no IP; off by default)")
+    add_command(what, "list", "the jobs and their progress")
+    a = add_command(what, "history", "every newsletter: handed over, failed, bounced, "
+                                     "complaints, unsubscribed (newest first)")
+    a.add_argument("--json", action="store_true", help="a JSON list of objects")
+    add_command(what, "cancel", "stop a job and delete it").add_argument("job", help=JOB_HELP)
+    add_command(what, "resume", "let a braked job send again").add_argument("job", help=JOB_HELP)
+
+
+def cmd_newsletter(ctx: Context, args) -> None:
+    settings = ctx.settings()
+    data = ctx.data
+    if args.action == "create":
+        html = read_file(args.html_file, "--html-file") if args.html_file else None
+        try:
+            start = newsletters.check_start(parse_local_time(args.at, settings["timezone"]), args.at) \
+                if args.at else None
+        except BadInput as exc:
+            raise BadInput(f"--at: {exc.message}") from None
+        name = newsletters.create(data, args.services.split(","), args.subject, letter_body(args), html,
+                                  start, progress=lambda n: progress(f"recipients: {n}"),
+                                  public=args.public, clicks=args.clicks)
+        progress("")
+        warn_unknown(args.subject, letter_body(args), html)
+        total = newsletters.read_job(data, name).values.get("total", "0")
+        print(name)
+        print(f"{total} recipients", file=sys.stderr)
+    elif args.action == "cancel":
+        newsletters.cancel(data, args.job)
+        print(f"newsletter {args.job} cancelled")
+    elif args.action == "resume":
+        newsletters.read_job(data, args.job)  # NotFound: one clear line
+        resume(ctx, brakes.NEWSLETTER, args.job)
+    elif args.action == "history":
+        print_history(newsletters.history_now(data), args.json, data)
+    else:
+        from vykhukhol.timeutil import now
+        from vykhukhol.watch import forecast
+
+        moment = now()
+        for job in newsletters.list_jobs(data):
+            count = newsletters.counts(data.job(job.name, "list"))
+            done = forecast.newsletter_finish(data, settings, count["pending"], job.start, moment)
+            print("\t".join((job.name, format_time(job.start), ",".join(job.services),
+                             f"handed over {count['sent']}/{count['total']}", f"failed {count['failed']}",
+                             f"skipped {count['skipped']}", f"in doubt {count['in doubt']}",
+                             forecast.describe(done, moment, "en", settings["timezone"]))))
+
+
+def print_history(entries: list, as_json: bool, data: DataDir) -> None:
+    """``newsletter history``: one line per newsletter (tab-separated, a header
+    first), or with ``--json`` a list of objects. Times are UTC; "handed" is
+    what the mail server accepted, not what was delivered. Clicks: the total
+    ("-" when not counted), and in the JSON each link's."""
+    from vykhukhol.newsletters import clicks
+
+    counted = clicks.of_letters(data, [entry.job for entry in entries])
+    if as_json:
+        import json
+
+        print(json.dumps([{**entry.to_json(), **clicks.to_json(counted.get(entry.job))}
+                          for entry in entries], ensure_ascii=False, indent=1))
+        return
+    print("#job\tstarted\tfinished\thanded over\tfailed\tin doubt\tbounced\tcomplaints\t"
+          "unsubscribed\tclicks\tservices\tsubject")
+    for e in entries:
+        shown = str(clicks.total(counted[e.job])) if e.job in counted else "-"
+        print("\t".join((e.job, e.started, e.finished, str(e.handed), str(e.failed),
+                         str(e.in_doubt), str(e.bounced), str(e.complaints),
+                         str(e.unsubscribed), shown, ",".join(e.services) or "-", e.subject or "-")))

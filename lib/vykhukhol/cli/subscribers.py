@@ -1,0 +1,225 @@
+"""The addresses: ``subscriber`` (one service's), ``import-from`` (another
+tool's export) and ``suppress`` (the addresses never written to again), each
+command's arguments beside its code.
+
+The members modules are imported inside the handlers: every command line
+loads this module, and ``vykhukhol cron``, run every few minutes, needs none
+of them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from vykhukhol import services as svc
+from vykhukhol.addresses import check_email
+from vykhukhol.cli.common import (
+    EMAIL_HELP,
+    SERVICE_HELP,
+    Context,
+    Parser,
+    actions,
+    add_command,
+    examples,
+    export_target,
+    progress,
+    read_file,
+)
+from vykhukhol.datadir import DataDir
+from vykhukhol.errors import BadInput, NoSecret, NotFound
+from vykhukhol.services import subscribers as subs
+from vykhukhol.timeutil import now
+
+SHOWN_INVALID = 50  # refused lines of an import named on stderr
+
+
+def subscriber_arguments(p: Parser) -> None:
+    what = actions(p)
+    a = add_command(what, "add", "add one address",
+                    'vykhukhol subscriber add news anna@example.org --name "Anna"')
+    a.add_argument("service", help=SERVICE_HELP)
+    a.add_argument("email", help=EMAIL_HELP)
+    a.add_argument("--name", help='e.g. "Anna"')
+    a.add_argument("--confirmed", action="store_true",
+                   help="they agreed already (else: asked to confirm by mail)")
+    a = add_command(what, "remove", "remove one address")
+    a.add_argument("service", help=SERVICE_HELP)
+    a.add_argument("email", help=EMAIL_HELP)
+    add_command(what, "list", "the subscriber file's lines, its header first").add_argument(
+        "service", help=SERVICE_HELP)
+    a = add_command(what, "import", "add many addresses from a file",
+                    "vykhukhol subscriber import news addresses.csv",
+                    "vykhukhol subscriber import news old-list.txt --confirmed")
+    a.add_argument("service", help=SERVICE_HELP)
+    a.add_argument("file", help="UTF-8: a CSV with an email column (and name), "
+                                "email,name lines, or one address a line")
+    a.add_argument("--confirmed", action="store_true",
+                   help="they agreed already (else: asked to confirm by the sender's runs)")
+    a = add_command(what, "export", "write the subscribers as CSV",
+                    "vykhukhol subscriber export news news.csv")
+    a.add_argument("service", help=SERVICE_HELP)
+    a.add_argument("file", nargs="?", help="where to write (default: standard output)")
+
+
+def cmd_subscriber(ctx: Context, args) -> None:
+    from vykhukhol.members import membership
+
+    settings = ctx.settings()
+    data = ctx.data
+    if args.action == "add":
+        if not args.confirmed and settings.secret_problem:  # the letter could carry no link
+            raise NoSecret(settings.secret_problem)
+        result = membership.subscribe(data, settings, args.service, args.email, args.name or "",
+                                      ip="cli", confirmed=args.confirmed)
+        if result == "suppressed":
+            from vykhukhol.members import suppression
+
+            raise BadInput(suppression.REFUSAL, email=args.email)
+        print({"added": f"{args.email} added" + ("" if args.confirmed else ", asked to confirm"),
+               "known": f"{args.email} is subscribed already; nothing changed",
+               "confirmed": f"{args.email} confirmed",
+               "too soon": f"{args.email} was asked to confirm less than 10 minutes ago",
+               "asked again": f"{args.email} asked to confirm again"}[result])
+    elif args.action == "remove":
+        membership.remove(data, args.service, args.email)
+        print(f"{args.email} removed from {args.service}")
+    elif args.action == "list":
+        service = svc.find_service(data, args.service)
+        print(subs.HEADER)
+        for item in subs.read(service.subscribers_path):
+            print(item.to_line() if isinstance(item, subs.Subscriber) else item.text)
+    elif args.action == "import":
+        text = read_file(args.file, "import file")
+        from vykhukhol.members import importing
+
+        result = importing.import_addresses(data, settings, args.service, text, args.confirmed)
+        progress("")
+        print(f"{result['added']} added, {result['duplicates']} already there, "
+              f"{len(result['invalid'])} invalid"
+              + (f", {result['suppressed']} suppressed (skipped)" if result["suppressed"] else ""))
+        for lineno, line, reason in result["invalid"][:SHOWN_INVALID]:
+            print(f"line {lineno}: {line!r}: {reason}", file=sys.stderr)
+    elif args.action == "export":
+        export(data, args.service, args.file)
+
+
+def export(data: DataDir, service_name: str, target: str | None) -> None:
+    from vykhukhol.members.export import write_csv
+
+    service = svc.find_service(data, service_name)
+    with export_target(target) as (out, counted):
+        write_csv(service.subscribers_path, out, progress=counted)
+
+
+def import_from_arguments(p: Parser) -> None:
+    p.add_argument("tool", choices=["mailchimp", "phplist", "listmonk", "csv"],
+                   help="the tool that wrote FILE (csv: any CSV with an email column)")
+    p.add_argument("file", help="its export as it wrote it (Mailchimp: the zip or one of its "
+                                "CSVs); -: standard input")
+    p.add_argument("--service", required=True, help="the service they join, e.g. news")
+    p.add_argument("--dry-run", action="store_true",
+                   help="only say what it would do, by state, and the refused lines")
+    p.epilog = examples("vykhukhol import-from mailchimp audience.zip --service news --dry-run",
+                        "vykhukhol import-from listmonk subscribers.csv --service news")
+
+
+def _read_bytes(path: str, limit: int) -> bytes:
+    """The file's bytes (``-``: standard input), refused over ``limit``."""
+    try:
+        if path == "-":
+            raw = sys.stdin.buffer.read(limit + 1)
+        else:
+            with open(Path(path), "rb") as handle:
+                raw = handle.read(limit + 1)
+    except OSError as exc:
+        raise BadInput(f"cannot read {path}: {exc.strerror}") from None
+    if len(raw) > limit:
+        raise BadInput(f"{path} is larger than {limit // (1024 * 1024)} MiB; nothing was imported")
+    return raw
+
+
+def cmd_import_from(ctx: Context, args) -> None:
+    from vykhukhol.members import importers
+    from vykhukhol.members.importers import outcome
+
+    settings = ctx.settings()
+    svc.find_service(ctx.data, args.service)  # an unknown service before the file is read
+    raw = _read_bytes(args.file, importers.MAX_BYTES)
+    reading = importers.read(args.tool, raw, Path(args.file).name)
+    result = outcome.apply(ctx.data, settings, args.service, reading, dry_run=args.dry_run)
+    for line in outcome.summary(result):
+        print(line)
+    for refused in result.refused[:importers.SHOWN_REFUSED]:
+        print(f"{refused.where}: {refused.text!r}: {refused.why.message}", file=sys.stderr)
+    if len(result.refused) > importers.SHOWN_REFUSED:
+        print(f"… and {len(result.refused) - importers.SHOWN_REFUSED} more refused lines",
+              file=sys.stderr)
+
+
+def suppress_arguments(p: Parser) -> None:
+    what = actions(p)
+    a = add_command(what, "list", "the list's lines, its header first",
+                    "vykhukhol suppress list --search example.org")
+    a.add_argument("--search", metavar="TEXT", help="only lines that hold TEXT, e.g. example.org")
+    a = add_command(what, "add", "suppress addresses (all are checked first)",
+                    "vykhukhol suppress add anna@example.org boris@example.org")
+    a.add_argument("email", nargs="+", help=EMAIL_HELP)
+    add_command(what, "remove", "take an address off the list").add_argument(
+        "email", help=EMAIL_HELP)
+    a = add_command(what, "import", "suppress many addresses from a file",
+                    "vykhukhol suppress import bounced.csv",
+                    "cut -f1 old.tsv | vykhukhol suppress import -")
+    a.add_argument("file", help="UTF-8: a CSV with an email column, or one address a line; "
+                                "-: standard input")
+    a = add_command(what, "export", "write the list as CSV")
+    a.add_argument("file", nargs="?", help="where to write (default: standard output)")
+
+
+def cmd_suppress(ctx: Context, args) -> None:
+    """Every address is checked before the list changes; the file is written
+    only by :mod:`vykhukhol.members.suppression`."""
+    from vykhukhol.members import suppression
+
+    settings = ctx.settings()
+    data, secret = ctx.data, suppression.secret_of(settings)
+    if args.action == "list":
+        print(suppression.HEADER)
+        needle = (args.search or "").strip().lower()
+        for entry in suppression.entries(data):
+            line = entry.to_line()
+            if not needle or needle in line.lower():
+                print(line)
+    elif args.action == "add":
+        emails = []
+        for given in args.email:  # all checked first: a typo changes nothing
+            try:
+                emails.append(check_email(given))
+            except BadInput as exc:
+                raise BadInput(f"{given}: {exc.message}; nothing changed") from None
+        added = suppression.add_many(data, secret, emails, suppression.Why.ADMIN, "cli", now())
+        print(f"{added} added, {len(emails) - added} already on the list")
+    elif args.action == "remove":
+        if not suppression.remove(data, secret, args.email):
+            raise NotFound("{email} is not on the suppression list; nothing changed",
+                           email=args.email)
+        print(f"{args.email} taken off the suppression list")
+    elif args.action == "import":
+        text = sys.stdin.read() if args.file == "-" else read_file(args.file, "import file")
+        from vykhukhol.members import importing
+
+        result = importing.suppress_addresses(data, secret, text, "cli", now())
+        print(f"{result['added']} added, {result['already']} already on the list, "
+              f"{len(result['invalid'])} invalid")
+        for lineno, line, reason in result["invalid"][:SHOWN_INVALID]:
+            print(f"line {lineno}: {line!r}: {reason}", file=sys.stderr)
+    elif args.action == "export":
+        export_suppressed(ctx, args.file)
+
+
+def export_suppressed(ctx: Context, target: str | None) -> None:
+    from vykhukhol.members import suppression
+
+    with export_target(target) as (out, counted):
+        count = suppression.write_csv(ctx.data, out, progress=counted)
+    if target:
+        print(f"{count} addresses written to {target}", file=sys.stderr)
