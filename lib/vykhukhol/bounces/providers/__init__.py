@@ -11,7 +11,7 @@
 - one module per provider — :mod:`.ses` (through SNS, with its signature and
   certificate), :mod:`.mailgun`, :mod:`.postmark`, :mod:`.sendgrid` and
   :mod:`.generic` — each turns the provider's documented body into
-  :class:`~vykhukhol.bounces.apply.Report` objects, after its own proof;
+  :class:`~vykhukhol.bounces.reading.classify.Report` objects, after its own proof;
 - :mod:`.quiet` — whether the callbacks of the provider letters go through
   have gone quiet (the status page's warning);
 - :mod:`vykhukhol.cli.hooks` — ``vykhukhol hooks``: the URLs and the steps in each console.

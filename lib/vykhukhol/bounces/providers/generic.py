@@ -24,9 +24,9 @@ import hashlib
 import hmac
 from typing import TYPE_CHECKING
 
-from vykhukhol.bounces import classify as kinds
-from vykhukhol.bounces.apply import Report
 from vykhukhol.bounces.providers.common import MAX_EVENTS, CallbackRefused, address, json_body, text
+from vykhukhol.bounces.reading import classify as kinds
+from vykhukhol.bounces.reading.classify import Report
 
 if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
     from vykhukhol.datadir import DataDir
