@@ -12,6 +12,7 @@ the data directory:
   exactly once per message under the reader's journal (:mod:`.ledger`);
 - :mod:`.finder` — whom a signed tag (:mod:`vykhukhol.returntag`) means;
 - :mod:`.decide` — what a verdict does, added to the batch's plan;
+- :mod:`.removal` — an address deleted: gone at once, or at ``bounce_limit``;
 - :mod:`.counts` — the soft failures counted per letter (``state/soft``);
 - :mod:`.tries` — messages a reader began and never finished;
 - :mod:`.tally` and :mod:`.refusals` — what the brakes and the sender's
