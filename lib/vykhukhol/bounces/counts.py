@@ -41,7 +41,7 @@ KEEP_LETTERS = 20  # letters remembered per address: more than any bounce_limit 
 
 
 def soft_path(data: DataDir) -> Path:
-    return data.state / "soft"
+    return data.soft_counts
 
 
 def _read(value: str | None) -> tuple[datetime | None, int, list[str]]:

@@ -104,7 +104,7 @@ def message_id(raw: bytes) -> str:
 
 
 def journal_path(data: DataDir) -> Path:
-    return data.root / "bounces" / "processed.txt"
+    return data.bounce_journal
 
 
 def run_plan(data: DataDir, settings: Settings, batch: str, plan: Plan, fresh: bool,
