@@ -6,7 +6,7 @@
 - :mod:`vykhukhol.web.hooks` — the WSGI app: the provider's name, the key,
   the body's size, then the provider's module, then
   :func:`vykhukhol.bounces.apply.apply_reports`;
-- :mod:`.common` — what every provider shares: the answer with a status,
+- :mod:`.request` — what every provider's request shares: the refusal with a status,
   reading JSON, the key and basic-auth checks (constant time);
 - one module per provider — :mod:`.ses` (through SNS, with its signature and
   certificate), :mod:`.mailgun`, :mod:`.postmark`, :mod:`.sendgrid` and

@@ -24,7 +24,13 @@ import hashlib
 import hmac
 from typing import TYPE_CHECKING
 
-from vykhukhol.bounces.providers.common import MAX_EVENTS, CallbackRefused, address, json_body, text
+from vykhukhol.bounces.providers.request import (
+    MAX_EVENTS,
+    CallbackRefused,
+    address,
+    json_body,
+    text,
+)
 from vykhukhol.bounces.reading import classify as kinds
 from vykhukhol.bounces.reading.classify import Report
 

@@ -27,7 +27,7 @@ import hmac
 import time
 from typing import TYPE_CHECKING
 
-from vykhukhol.bounces.providers.common import CallbackRefused, address, json_body, text
+from vykhukhol.bounces.providers.request import CallbackRefused, address, json_body, text
 from vykhukhol.bounces.reading import classify as kinds
 from vykhukhol.bounces.reading.classify import Report
 

@@ -13,7 +13,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vykhukhol.bounces.providers.common import CallbackRefused, address, basic_auth, json_body, text
+from vykhukhol.bounces.providers.request import (
+    CallbackRefused,
+    address,
+    basic_auth,
+    json_body,
+    text,
+)
 from vykhukhol.bounces.reading import classify as kinds
 from vykhukhol.bounces.reading.classify import Report
 

@@ -21,7 +21,13 @@ import binascii
 import time
 from typing import TYPE_CHECKING
 
-from vykhukhol.bounces.providers.common import MAX_EVENTS, CallbackRefused, address, json_body, text
+from vykhukhol.bounces.providers.request import (
+    MAX_EVENTS,
+    CallbackRefused,
+    address,
+    json_body,
+    text,
+)
 from vykhukhol.bounces.reading import classify as kinds
 from vykhukhol.bounces.reading.classify import Report
 

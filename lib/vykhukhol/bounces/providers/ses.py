@@ -38,7 +38,13 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from vykhukhol import files
-from vykhukhol.bounces.providers.common import MAX_EVENTS, CallbackRefused, address, json_body, text
+from vykhukhol.bounces.providers.request import (
+    MAX_EVENTS,
+    CallbackRefused,
+    address,
+    json_body,
+    text,
+)
 from vykhukhol.bounces.reading import classify as kinds
 from vykhukhol.bounces.reading.classify import Report
 

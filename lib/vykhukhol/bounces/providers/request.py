@@ -1,5 +1,5 @@
-"""What every provider's callback shares: a refusal with its status, the body
-read as JSON, the key in the URL and HTTP basic auth, each compared in
+"""What every provider's callback request shares: a refusal with its status, the
+body read as JSON, the key in the URL and HTTP basic auth, each compared in
 constant time. Nothing here reads or writes a data file."""
 
 from __future__ import annotations
