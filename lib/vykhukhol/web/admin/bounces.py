@@ -46,7 +46,7 @@ _REASONS = [(_pattern(template), template) for template in (
     _("a tag that matches nobody (forged, altered, or the address left the list)"),
     _("the report names {addresses}, not the address the tag was made for: kept for the admin"),
     _("processed before"),
-    # Refused unread (bounces/intake.py): the message was never parsed.
+    # Refused unread (bounces/reading/limits.py): the message was never parsed.
     _("too big: {size} bytes (at most {limit})"),
     _("too big: more than {limit} bytes"),
     _("too many lines: {count} (at most {limit})"),
