@@ -16,7 +16,10 @@ What is where:
 - :mod:`.patterns` — Sisimai's error-message patterns (generated data);
 - :mod:`.remote` — the big providers' own phrasings and error labels
   (Sisimai's rhost tables, generated data);
-- :mod:`.words` — the server's own words of a refusal, for the owner.
+- :mod:`.words` — the server's own words of a refusal, for the owner;
+- :mod:`.events` — what each mail provider's callback events mean, and
+  :mod:`.callbacks` what every callback shares (its proof is
+  :mod:`vykhukhol.bounces.providers`).
 
 Deliberately not here: anything that opens the data directory. Whom a tag
 means, what a verdict does, the journal and the logs are the rest of
