@@ -2,7 +2,7 @@
 kills the process (SPEC 12): the two entry points.
 
 :func:`process` takes a batch of raw messages (from a mailbox or the pipe),
-classifies each (:mod:`.classify`), finds whom its signed tag means
+classifies each (:mod:`.reading.classify`), finds whom its signed tag means
 (:mod:`.finder`) and what that does (:mod:`.decide`); :func:`apply_reports`
 takes what a mail provider reported by callback
 (:mod:`vykhukhol.bounces.providers`) as :class:`~.reading.classify.Report` objects, keyed by the

@@ -4,7 +4,7 @@ its effects, added to the batch's :class:`~.ledger.Plan`. Mail and a
 provider's callback both come through :func:`act`, so they follow one set of
 rules:
 
-- a failure, by its reason (:func:`cause_of`, the rules in :mod:`.reasons`):
+- a failure, by its reason (:func:`cause_of`, the rules in :mod:`.reading.reasons`):
   *address gone* — suppressed and deleted from every service at once; *soft*
   — counted once per different letter (the returned Message-ID, else the
   run, else one a day) in the service (a newsletter's: each of its

@@ -4,7 +4,7 @@
 bounce address and returns a :class:`Verdict`: its kind, the signed tags it
 carries, the addresses a bounce report names, and a short reason for the log.
 It is a pure function: it reads no data file and changes nothing; finding
-whom a tag means and acting on it is :mod:`.apply`'s work.
+whom a tag means and acting on it is :mod:`vykhukhol.bounces.apply`'s work.
 
 The kinds, in the order they are tried:
 
@@ -25,7 +25,7 @@ The kinds, in the order they are tried:
 For a delivery report, ``readings`` says why each named address failed and
 ``cause`` the class that weighs most on a subscriber (:mod:`.reasons`:
 address gone, soft, sender refused, delay); ``kind``, ``named`` and
-``reason`` keep the meaning :mod:`.apply` and the Bounces page read.
+``reason`` keep the meaning :mod:`vykhukhol.bounces.apply` and the Bounces page read.
 
 Deliberately not here: the patterns (Sisimai's, in :mod:`.patterns`; the
 readers in :mod:`.formats` and :mod:`.reasons`) and any decision about
