@@ -14,7 +14,7 @@ end, one ``vykhukhol bounce`` process fed the message on standard input
 (Python's start, the journal, the log line and the kept copy included),
 median of ``--pipe-rounds``.
 
-Before bounces/reading/limits.py (issue 17, item 6): 2 MB of empty lines took
+Before these limits (then in bounces/intake.py; issue 17, item 6): 2 MB of empty lines took
 28-53 s in ``vykhukhol bounce``, a part nested 400 deep 81 s.
 """
 
