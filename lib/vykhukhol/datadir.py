@@ -107,6 +107,28 @@ class DataDir:
         archive and the recipients' own copies (:mod:`vykhukhol.archive`)."""
         return self.root / "letters"
 
+    # The bounce reader's files (vykhukhol.bounces), named here so that whoever
+    # must find an address in them (vykhukhol.members.traces) needs no bounces.
+    @property
+    def bounce_log(self) -> Path:
+        """bounces.log: one line per returned message or report."""
+        return self.log / "bounces.log"
+
+    @property
+    def bounce_journal(self) -> Path:
+        """The bounce reader's journal: the batches and the messages done."""
+        return self.root / "bounces" / "processed.txt"
+
+    @property
+    def kept_bounces(self) -> Path:
+        """The returned messages kept for the admin."""
+        return self.root / "bounces" / "kept"
+
+    @property
+    def soft_counts(self) -> Path:
+        """The soft failures counted per service, address and letter."""
+        return self.state / "soft"
+
     def db(self, db: str) -> Path:
         return self.services / check_name(db, "DB name")
 

@@ -33,8 +33,8 @@ import benchkit
 sys.path.insert(0, str(benchkit.TESTS / "integration"))
 import dovecotkit  # noqa: E402
 
-from vykhukhol.bounces import tag as tags  # noqa: E402
-from vykhukhol.bounces.classify import classify  # noqa: E402
+from vykhukhol import returntag as tags  # noqa: E402
+from vykhukhol.bounces.reading.classify import classify  # noqa: E402
 from vykhukhol.settings import load  # noqa: E402
 
 CORPUS = benchkit.TESTS / "data" / "bounces"

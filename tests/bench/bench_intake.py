@@ -3,7 +3,7 @@ address can cost the reader (README section 16).
 
 ``python tests/bench/bench_intake.py [--rounds 5] [--pipe-rounds 3]``
 
-Two kinds of message. Bombs (refused before parsing by bounces/intake.py):
+Two kinds of message. Bombs (refused before parsing by bounces/reading/limits.py):
 2 MB of empty lines, a part nested 400 deep, 5,000 parts, 1,000 bare
 boundaries, a 100 kB header of encoded words. And the worst messages still
 accepted, each at one of intake's limits: the most lines of the most bytes,
@@ -14,7 +14,7 @@ end, one ``vykhukhol bounce`` process fed the message on standard input
 (Python's start, the journal, the log line and the kept copy included),
 median of ``--pipe-rounds``.
 
-Before bounces/intake.py (issue 17, item 6): 2 MB of empty lines took
+Before these limits (then in bounces/intake.py; issue 17, item 6): 2 MB of empty lines took
 28-53 s in ``vykhukhol bounce``, a part nested 400 deep 81 s.
 """
 
@@ -29,8 +29,8 @@ from pathlib import Path
 
 import benchkit
 
-from vykhukhol.bounces import intake  # noqa: E402
-from vykhukhol.bounces.classify import classify  # noqa: E402
+from vykhukhol.bounces.reading import limits  # noqa: E402
+from vykhukhol.bounces.reading.classify import classify  # noqa: E402
 
 HEAD = b"From: MAILER-DAEMON@example.org\r\nTo: list+x@example.org\r\nSubject: Undelivered\r\n"
 
@@ -49,7 +49,7 @@ def parts(count: int) -> bytes:
 
 
 def messages() -> list[tuple[str, bytes]]:
-    width = intake.MAX_BYTES // intake.MAX_LINES - 3
+    width = limits.MAX_BYTES // limits.MAX_LINES - 3
     return [
         ("bomb: 2 MB of empty lines", HEAD + b"\r\n" * 1_000_000),
         ("bomb: nested 400 deep", nested(400)),
@@ -59,9 +59,9 @@ def messages() -> list[tuple[str, bytes]]:
         ("bomb: 100 kB of encoded words",
          HEAD + b"X-Long: " + b"=?utf-8?q?a?= " * 7000 + b"\r\n\r\nhi\r\n"),
         ("accepted: most lines of most bytes", HEAD + b"\r\n" + (b"y" * width + b"\r\n")
-         * (intake.MAX_LINES - 10)),
+         * (limits.MAX_LINES - 10)),
         ("accepted: lines of 15.9 kB", HEAD + b"\r\n" + (b"z" * 15_900 + b"\r\n")
-         * (intake.MAX_BYTES // 15_902 - 1)),
+         * (limits.MAX_BYTES // 15_902 - 1)),
         ("accepted: 198 parts", parts(198)),
         ("accepted: nested 20 deep", nested(20)),
         ("accepted: 15 kB of encoded words",
@@ -72,7 +72,7 @@ def messages() -> list[tuple[str, bytes]]:
 
 def in_process(raw: bytes) -> tuple[float, str]:
     started = time.perf_counter()
-    refused = intake.refusal(raw)
+    refused = limits.refusal(raw)
     if refused is None:
         classify(raw, "+")
     return time.perf_counter() - started, refused or "accepted"
@@ -91,8 +91,8 @@ def main() -> None:
     parser.add_argument("--pipe-rounds", type=int, default=3)
     args = parser.parse_args()
     benchkit.banner("intake of one message: refusal check and classification, and vykhukhol bounce")
-    print(f"# limits: {intake.MAX_BYTES} bytes, {intake.MAX_LINES} lines, {intake.MAX_FIELD} bytes "
-          f"a field, {intake.MAX_PARTS} parts, {intake.MAX_NESTING} levels")
+    print(f"# limits: {limits.MAX_BYTES} bytes, {limits.MAX_LINES} lines, {limits.MAX_FIELD} bytes "
+          f"a field, {limits.MAX_PARTS} parts, {limits.MAX_NESTING} levels")
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         data = benchkit.make_data(Path(folder) / "data", mail__from_email="list@example.org")

@@ -403,7 +403,7 @@ def test_the_chart_shows_bounces_beside_the_letters_and_the_history_keeps_the_ne
     its own legend and hover words, and the Newsletters page's History table keeps
     the finished newsletter with its counts, admin_email empty, in both languages."""
     from vykhukhol import newsletters
-    from vykhukhol.bounces import tag as tags
+    from vykhukhol import returntag as tags
 
     site.set(admin_email="", mail__from_email="list@example.org")
     site.service("news", enabled=False)

@@ -33,7 +33,7 @@ from faultkit import assert_data_parses, cron, kill_now, recover, scale, start_c
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from dovecotkit import dovecot_fixture, dovecot_server_fixture  # noqa: E402,F401 - fixtures
 
-from vykhukhol.bounces import tag as tags  # noqa: E402
+from vykhukhol import returntag as tags  # noqa: E402
 
 SUBSCRIBERS = scale(80, 400)
 WAVE = scale(12, 15)           # bounces delivered before each run

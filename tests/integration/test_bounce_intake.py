@@ -27,8 +27,9 @@ import pytest
 from dovecotkit import dovecot_fixture, dovecot_server_fixture  # noqa: F401 - fixtures
 
 from servetools import subprocess_env
-from vykhukhol.bounces import apply, intake
-from vykhukhol.bounces import tag as tags
+from vykhukhol import returntag as tags
+from vykhukhol.bounces import apply, tries
+from vykhukhol.bounces.reading import limits
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bounces"
 DEAD, ALIVE = "dead@example.com", "alive@example.com"
@@ -78,9 +79,9 @@ BOMBS = {
 def slow(site) -> bytes:
     """A message inside every limit that still takes a while (the most lines
     of the most bytes): the reader can be killed while it is on it."""
-    line = b"y" * (intake.MAX_BYTES // intake.MAX_LINES - 3) + b"\r\n"
+    line = b"y" * (limits.MAX_BYTES // limits.MAX_LINES - 3) + b"\r\n"
     return f"To: {sender_of(site, DEAD)}\r\n".encode() + HEAD + b"\r\n" + line * (
-        intake.MAX_LINES - 10)
+        limits.MAX_LINES - 10)
 
 
 def pipe_site(site) -> None:
@@ -145,7 +146,7 @@ def test_the_bounce_folders_are_made_0700_whatever_the_umask(site):
 def kill_while_on(command: list[str], site, raw: bytes | None, begun: int) -> None:
     """Start the reader, wait until it has begun the ``begun``-th try of a
     message (data/bounces/tries.txt), and kill -9 it there."""
-    tries = intake.tries_path(site.data)
+    path = tries.tries_path(site.data)
     with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL, env=subprocess_env(),
                           start_new_session=True) as process:
@@ -153,7 +154,7 @@ def kill_while_on(command: list[str], site, raw: bytes | None, begun: int) -> No
             process.stdin.write(raw)
         process.stdin.close()
         deadline = time.monotonic() + 60
-        while not (tries.exists() and len([m for m in tries.read_text().split() if m != "-"]) >= begun):
+        while not (path.exists() and len([m for m in path.read_text().split() if m != "-"]) >= begun):
             assert process.poll() is None, "the reader finished before it could be killed"
             assert time.monotonic() < deadline
             time.sleep(0.005)
@@ -225,7 +226,7 @@ def test_a_message_that_stopped_the_mailbox_reader_twice_is_moved_aside(site, sm
     site.cli("cron")
     assert dovecot.messages() == []
     [aside] = dovecot.messages("Rejected")
-    assert b"Undelivered Mail" in aside and aside.count(b"y" * 90) == intake.MAX_LINES - 10
+    assert b"Undelivered Mail" in aside and aside.count(b"y" * 90) == limits.MAX_LINES - 10
     assert len(dovecot.messages("Processed")) == 1
     assert sorted(line[2] for line in bounce_log(site)) == ["permanent", "refused"]
     assert {DEAD, ALIVE} <= sent_to(smtp_server)

@@ -18,7 +18,7 @@ from pathlib import Path
 from dovecotkit import dovecot_fixture, dovecot_server_fixture  # noqa: F401 - fixtures
 
 from vykhukhol import newsletters
-from vykhukhol.bounces import tag as tags
+from vykhukhol import returntag as tags
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bounces"
 DEAD, ALIVE, OTHER = "dead@example.com", "alive@example.com", "other@example.com"

@@ -25,8 +25,8 @@ import pytest
 
 from servetools import call, environ, log_in
 from vykhukhol import cli, newsletters
+from vykhukhol import returntag as tag
 from vykhukhol import settings as settings_mod
-from vykhukhol.bounces import tag
 from vykhukhol.mail import compose
 from vykhukhol.web import admin as admin_mod
 

@@ -36,9 +36,9 @@ import pytest
 from webtools import Page
 
 from servetools import ServeProcess, subprocess_env
+from vykhukhol import returntag as tags
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
-from vykhukhol.bounces import tag as tags
 from vykhukhol.datadir import DataDir
 from vykhukhol.services import subscribers as subs
 

@@ -25,7 +25,7 @@ import pytest
 from packaging.requirements import Requirement
 
 import vendorkit
-from vykhukhol.bounces import tag as tags
+from vykhukhol import returntag as tags
 from vykhukhol.sender import journal
 
 DEBIAN_PYTHON = Path("/usr/bin/python3")

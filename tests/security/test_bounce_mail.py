@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 from servetools import subprocess_env
-from vykhukhol.bounces import tag as tags
-from vykhukhol.bounces.intake import MAX_BYTES as MAX_MESSAGE_BYTES
+from vykhukhol import returntag as tags
+from vykhukhol.bounces.reading.limits import MAX_BYTES as MAX_MESSAGE_BYTES
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bounces"
 VICTIM, ATTACKER = "victim@example.com", "attacker@example.net"

@@ -169,7 +169,7 @@ def naming(site, address: str) -> dict[str, int]:
 
 def test_an_erase_leaves_no_byte_of_the_address_and_keeps_others_history(site, served,
                                                                           smtp_server):
-    from vykhukhol.bounces import tag as tags
+    from vykhukhol import returntag as tags
 
     site.set(hooks__generic_secret=SECRET, mail__from_email="list@example.org")
     site.service("news", letters=[("Lesson 1", "0s", LETTER), ("Lesson 2", "1s", LETTER)])

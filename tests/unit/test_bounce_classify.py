@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from vykhukhol.bounces import classify as kinds
-from vykhukhol.bounces import tag as tags
+from vykhukhol import returntag as tags
+from vykhukhol.bounces.reading import classify as kinds
 from vykhukhol.states import LedgerState
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bounces"

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from vykhukhol import files
+from vykhukhol import returntag as tags
 from vykhukhol import services as svc
 from vykhukhol.bounces import apply, ledger, record
-from vykhukhol.bounces import tag as tags
 from vykhukhol.services import subscribers as subs
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bounces"

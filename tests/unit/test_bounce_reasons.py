@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 
 from vykhukhol.addresses import check_email
-from vykhukhol.bounces import classify as kinds
-from vykhukhol.bounces import reasons
-from vykhukhol.bounces.reasons import CLASS_OF, Cause, read, smtp_reason
+from vykhukhol.bounces.reading import classify as kinds
+from vykhukhol.bounces.reading import reasons
+from vykhukhol.bounces.reading.reasons import CLASS_OF, Cause, read, smtp_reason
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sisimai"
 NOT_REFUSALS = {"delivered", "feedback", "vacation"}
@@ -297,9 +297,9 @@ def test_each_class_has_a_label_in_both_languages():
 
 def without_own_provider() -> dict[str, dict[str, Counter]]:
     """The rhost files, each read with its own provider's table taken out of
-    bounces/remote.py (the other providers' kept): how the rules do on a
+    bounces/reading/remote.py (the other providers' kept): how the rules do on a
     provider they were not told about (a figure for README §17, no threshold)."""
-    from vykhukhol.bounces import remote
+    from vykhukhol.bounces.reading import remote
 
     cached = remote._table
     whole = cached()

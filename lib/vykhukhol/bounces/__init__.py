@@ -1,26 +1,22 @@
 """Bounces: what comes back after a letter left (SPEC 12).
 
-What is where:
+Two halves. :mod:`.reading` reads one message (or a provider's report): pure
+functions of its bytes that open no data file. The modules beside it act on
+the data directory:
 
-- :mod:`.tag` — the signed tag in each letter's envelope sender
-  (``news+<tag>@example.org``): which recipient and which service or
-  newsletter a returning message belongs to, readable from the tag alone;
 - :mod:`.sources` — where messages come from: ``mail.bounce_mailbox``
   (IMAP or POP3, read at the start of a run within a slice of time_limit)
   and ``vykhukhol bounce`` (one message on standard input);
-- :mod:`.classify` — what a message is (flufl.bounce for bounce reports;
-  complaints, mailto unsubscribes, auto-replies), a pure function;
-- :mod:`.reasons` — why each refusal happened (Sisimai's reason names) and
-  whom it is about: address gone, soft, sender refused, delay; also for SMTP
-  replies at hand-over (:func:`.reasons.smtp_reason`);
-- :mod:`.formats` — where a report says which address failed and why (DSN
-  fields, the lines of reports written for people, SES JSON);
-- :mod:`.patterns` — Sisimai's error-message patterns (generated data);
-- :mod:`.remote` — the big providers' own phrasings and error labels
-  (Sisimai's rhost tables, generated data);
-- :mod:`.apply` — whom its tag means and what it does to the subscriber
-  files and ledgers, exactly once per message (its own journal);
-- :mod:`.words` — the server's own words of a refusal, for the owner;
+- :mod:`.providers` — mail providers' callbacks, each after its own proof;
+- :mod:`.apply` — the two entry points (messages, providers' reports),
+  exactly once per message under the reader's journal (:mod:`.ledger`);
+- :mod:`.finder` — whom a signed tag (:mod:`vykhukhol.returntag`) means;
+- :mod:`.decide` — what a verdict does, added to the batch's plan;
+- :mod:`.removal` — an address deleted: gone at once, or at ``bounce_limit``;
+- :mod:`.counts` — the soft failures counted per letter (``state/soft``);
+- :mod:`.tries` — messages a reader began and never finished;
+- :mod:`.tally` and :mod:`.refusals` — what the brakes and the sender's
+  refusal alert count;
 - :mod:`.record` — bounces.log and the messages kept for the admin.
 
 This package is imported only by runs and commands that send or read

@@ -2,10 +2,10 @@
 kills the process (SPEC 12): the two entry points.
 
 :func:`process` takes a batch of raw messages (from a mailbox or the pipe),
-classifies each (:mod:`.classify`), finds whom its signed tag means
+classifies each (:mod:`.reading.classify`), finds whom its signed tag means
 (:mod:`.finder`) and what that does (:mod:`.decide`); :func:`apply_reports`
 takes what a mail provider reported by callback
-(:mod:`vykhukhol.bounces.providers`) as :class:`Report` objects, keyed by the
+(:mod:`vykhukhol.bounces.providers`) as :class:`~.reading.classify.Report` objects, keyed by the
 provider's event id; a report the provider vouches for that carries no tag of
 ours is applied to every service holding its address. Both hold the reader's
 journal (:mod:`.ledger`, where the crash-safety protocol is written down) for
@@ -20,21 +20,21 @@ import json
 import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
-from vykhukhol import files
-from vykhukhol.bounces import classify as kinds
-from vykhukhol.bounces import reasons, record
-from vykhukhol.bounces import tag as tags
+from vykhukhol import files, returntag
+from vykhukhol.bounces import record
 from vykhukhol.bounces.decide import act, noted
 from vykhukhol.bounces.finder import Finder
 from vykhukhol.bounces.ledger import Plan, Result, journal_path, message_id, recover, run_plan
+from vykhukhol.bounces.reading import classify as kinds
+from vykhukhol.bounces.reading import reasons
+from vykhukhol.bounces.reading.classify import Report
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import VykhukholError
 from vykhukhol.settings import Settings
 from vykhukhol.timeutil import format_time, now
 
-__all__ = ["Report", "Result", "apply_reports", "message_id", "process", "process_safely"]
+__all__ = ["Result", "apply_reports", "message_id", "process", "process_safely"]
 
 
 class _Batch:
@@ -76,17 +76,17 @@ def process(data: DataDir, settings: Settings, raws: list[bytes], source: str,
     order: all of them, or those before ``stop()`` said the time is up (it is
     asked before each message; the caller leaves the rest where they are).
 
-    A message begun before and never finished (:class:`~.intake.Tries`) is
+    A message begun before and never finished (:class:`~.tries.Tries`) is
     handled in a batch of its own, so a message that stops the reader costs
     no other message anything; begun twice, it is set aside unread.
 
     Raises :class:`~vykhukhol.errors.StorageError` (or LockBusy) when the
     results cannot be put on disk: then nothing may be removed from the mailbox."""
-    from vykhukhol.bounces import intake
+    from vykhukhol.bounces.tries import Tries
 
     results: list[Result] = []
     with _batch(data, settings) as batch:
-        tries = intake.Tries(data, batch.seen)
+        tries = Tries(data, batch.seen)
         try:
             for raw in raws:
                 if stop is not None and stop():
@@ -108,18 +108,6 @@ def process(data: DataDir, settings: Settings, raws: list[bytes], source: str,
         finally:
             tries.close()
     return results
-
-
-@dataclass
-class Report:
-    """One event a mail service provider reported by its callback
-    (:mod:`vykhukhol.bounces.providers`), as the same report by mail would be classified."""
-
-    event: str   # the provider's own id of the event: one id is applied once
-    kind: str    # classify's PERMANENT, TEMPORARY, COMPLAINT or UNSUBSCRIBE (AUTO_REPLY: noted)
-    address: str
-    reason: str
-    tag: str = ""  # our tag, where the provider returned it (a header, its metadata, the envelope)
 
 
 def report_id(source: str, event: str) -> str:
@@ -148,9 +136,9 @@ def apply_reports(data: DataDir, settings: Settings, reports: list[Report],
             batch.seen.add(rid)
             plan.ids.append(rid)
             address = report.address.strip().lower()
-            parsed = tags.parse(report.tag) if report.tag else None
+            parsed = returntag.parse(report.tag) if report.tag else None
             if parsed is None and "@" in report.tag:
-                split = tags.split_address(report.tag, settings["mail.verp_separator"])
+                split = returntag.split_address(report.tag, settings["mail.verp_separator"])
                 parsed = split[1] if split else None
             verdict = kinds.Verdict(report.kind, report.reason,
                                     tags=[(report.tag, parsed)] if parsed else [],
@@ -170,7 +158,7 @@ def apply_reports(data: DataDir, settings: Settings, reports: list[Report],
 
 def _one(batch: _Batch, raw: bytes, source: str, tries) -> Result:
     """One message's result: set aside, refused unread, or judged."""
-    from vykhukhol.bounces import intake
+    from vykhukhol.bounces.reading import limits
 
     data, plan = batch.data, batch.plan
     mid = message_id(raw)
@@ -179,7 +167,7 @@ def _one(batch: _Batch, raw: bytes, source: str, tries) -> Result:
     if tries.given_up(mid):
         refused = "set aside unread: the reader was stopped twice while on it"
     else:
-        refused = intake.refusal(raw)
+        refused = limits.refusal(raw)
     if refused is not None:
         plan.ids.append(mid)
         record.keep(data, mid, raw)

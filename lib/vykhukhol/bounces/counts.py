@@ -1,22 +1,19 @@
-"""What a refusal does to a subscriber (SPEC 5, "What a failure count means").
+"""The soft failures counted per letter (SPEC 5, "What a failure count means"):
+``data/state/soft``.
 
-One set of rules for every way a refusal arrives — a report by mail
+One set of rules for every way a soft refusal arrives — a report by mail
 (:mod:`.apply`), a provider's callback (through :mod:`.apply`), a reply at
 hand-over (the sender's fold, :mod:`vykhukhol.sender.fold` and
-:mod:`vykhukhol.sender.news`):
-
-- *address gone*: :func:`vykhukhol.members.membership.forget_everywhere` —
-  suppressed first, then deleted from every service of the site;
-- *soft*: :func:`settle_soft` — ``failures`` counts soft failures of
-  different letters. Which letters were counted, and when the last one was,
-  is kept in ``data/state/soft`` (one line per service and address:
-  ``service|address<TAB>time count letter letter …``), not in the subscriber
-  file, so files written before keep working. A letter already counted
-  counts nothing again; no soft failure for ``bounce_reset`` sets the count
-  back to 0; at ``bounce_limit`` the address is forgotten everywhere like a
-  gone one (:attr:`~vykhukhol.members.suppression.Why.BOUNCES`);
-- *sender refused* and *delay*: nothing on the subscriber (the caller counts
-  or notes them; the sender's refusals per run: :mod:`.refusals`).
+:mod:`vykhukhol.sender.news`): :func:`settle_soft` — ``failures`` counts soft
+failures of different letters. Which letters were counted, and when the last
+one was, is kept in ``data/state/soft`` (one line per service and address:
+``service|address<TAB>time count letter letter …``), not in the subscriber
+file, so files written before keep working. A letter already counted counts
+nothing again; no soft failure for ``bounce_reset`` sets the count back to 0;
+at ``bounce_limit`` the address is deleted (:mod:`.removal`). What the other
+causes do: *address gone* — :mod:`.removal` as well; *sender refused* and
+*delay* — nothing on the subscriber (the caller counts or notes them; the
+sender's refusals per run: :mod:`.refusals`).
 
 Exactly once. ``data/state/soft`` is written *before* the subscriber file:
 a kill between the two leaves the letter known and the count recorded there,
@@ -33,15 +30,10 @@ from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
-from vykhukhol import files
-from vykhukhol import services as svc
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
-from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.errors import BadInput
 from vykhukhol.files import kv
-from vykhukhol.members import membership, suppression
-from vykhukhol.services import due_summary
-from vykhukhol.services import subscribers as subs
 from vykhukhol.settings import Settings
 from vykhukhol.timeutil import format_time, parse_time, seconds_between
 
@@ -49,7 +41,7 @@ KEEP_LETTERS = 20  # letters remembered per address: more than any bounce_limit 
 
 
 def soft_path(data: DataDir) -> Path:
-    return data.state / "soft"
+    return data.soft_counts
 
 
 def _read(value: str | None) -> tuple[datetime | None, int, list[str]]:
@@ -127,57 +119,3 @@ def settle_soft(data: DataDir, settings: Settings, service: str,
     if any(key in failures for key in letters):
         kv.change_kv(soft_path(data), change)
     return result
-
-
-
-
-def soft_in_service(data: DataDir, settings: Settings, service_name: str,
-                    letters: dict[str, list[str]], source: str, moment: datetime,
-                    before: dict[str, int] | None = None, note=None,
-                    words: dict[str, str] | None = None) -> list[str]:
-    """Soft failures counted in one service's subscriber file (address key →
-    the letters). ``note(current)`` is called under the file's lock before
-    anything changes (the reader's journal line); with ``before`` only the
-    addresses whose ``failures`` still read so are counted (a killed batch).
-    An address at ``bounce_limit`` is suppressed, deleted here (its line
-    kept for an undo with the server's ``words``, address key → text), and
-    then from every other service. Returns the addresses deleted."""
-    try:
-        service = svc.find_service(data, service_name)
-    except (NotFound, BadInput):
-        return []
-    from vykhukhol.members import removed
-
-    path = service.subscribers_path
-    limit = settings["bounce_limit"]
-    with files.record_lock(path):
-        current = {sub.key: sub.failures for sub in subs.among(path, letters.keys())}
-        if before is not None:
-            current = {k: v for k, v in current.items() if before.get(k) == v}
-        if not current:
-            return []
-        if note is not None:
-            note(current)
-        after = settle_soft(data, settings, service_name, letters, current, moment)
-        over = {key for key, value in after.items() if value >= limit}
-        emails: dict[str, str] = {}
-
-        def change(sub: subs.Subscriber) -> subs.Subscriber | None:
-            if sub.key not in after:
-                return sub
-            if sub.key in over:
-                emails[sub.key] = sub.email
-                removed.note(data, service_name, sub.to_line(), suppression.Why.BOUNCES.value,
-                             source, (words or {}).get(sub.key, ""), moment)
-                return None
-            return sub.replace(failures=after[sub.key])
-
-        if over:
-            suppression.add_many(data, suppression.secret_of(settings), sorted(over),
-                                 suppression.Why.BOUNCES, source, moment)
-        subs.rewrite(path, change, parse=lambda _, line: email_key(line.split("\t", 1)[0]) in after)
-        due_summary.lower_due(data, service_name, None, path)
-    for key in sorted(over):
-        membership.forget_everywhere(data, settings, emails.get(key, key), suppression.Why.BOUNCES, source,
-                          moment, suppressed=True, words=(words or {}).get(key, ""))
-    return [emails.get(key, key) for key in sorted(over)]

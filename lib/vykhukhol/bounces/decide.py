@@ -4,7 +4,7 @@ its effects, added to the batch's :class:`~.ledger.Plan`. Mail and a
 provider's callback both come through :func:`act`, so they follow one set of
 rules:
 
-- a failure, by its reason (:func:`cause_of`, the rules in :mod:`.reasons`):
+- a failure, by its reason (:func:`cause_of`, the rules in :mod:`.reading.reasons`):
   *address gone* — suppressed and deleted from every service at once; *soft*
   — counted once per different letter (the returned Message-ID, else the
   run, else one a day) in the service (a newsletter's: each of its
@@ -20,13 +20,14 @@ rules:
 
 from __future__ import annotations
 
+from vykhukhol import returntag
 from vykhukhol.addresses import email_key
-from vykhukhol.bounces import classify as kinds
-from vykhukhol.bounces import reasons, record
-from vykhukhol.bounces import tag as tags
+from vykhukhol.bounces import record
 from vykhukhol.bounces import tally as brakes
 from vykhukhol.bounces.finder import Finder
 from vykhukhol.bounces.ledger import Plan, Result
+from vykhukhol.bounces.reading import classify as kinds
+from vykhukhol.bounces.reading import reasons
 from vykhukhol.datadir import DataDir
 from vykhukhol.timeutil import now
 
@@ -48,7 +49,7 @@ def act(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdict, r
         if holding:
             result.address = named[0]
             result.target = "service " + ",".join(holding)
-            return effects(data, finder, result, verdict, raw, source, plan, tags.SERVICE,
+            return effects(data, finder, result, verdict, raw, source, plan, returntag.SERVICE,
                             holding[0], holding)
         result.kind, result.reason = "unknown address", (
             f"no list holds this address; {verdict.kind}: {verdict.reason}")
@@ -67,8 +68,8 @@ def act(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdict, r
         return noted(plan, result, source)
     name, address = found
     result.address = address
-    result.target = f"service {name}" if kind == tags.SERVICE else f"newsletter {name}"
-    services = [name] if kind == tags.SERVICE else finder.job_services(name)
+    result.target = f"service {name}" if kind == returntag.SERVICE else f"newsletter {name}"
+    services = [name] if kind == returntag.SERVICE else finder.job_services(name)
     return effects(data, finder, result, verdict, raw, source, plan, kind, name, services)
 
 
@@ -92,9 +93,9 @@ def effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdic
         if reading.cause is reasons.Cause.DELAY:
             return noted(plan, result, source)
         plan.bounced += 1
-        if kind == tags.NEWSLETTER and name in finder.jobs:
+        if kind == returntag.NEWSLETTER and name in finder.jobs:
             plan.ledger.append((name, address))  # any refusal fails a newsletter's row
-        if kind == tags.NEWSLETTER:
+        if kind == returntag.NEWSLETTER:
             plan.history.append((name, "bounced"))
         if reading.cause is reasons.Cause.GONE:
             plan.gone.append(address)
@@ -108,7 +109,7 @@ def effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdic
         plan.unsub += [(s, address) for s in services]
         if verdict.kind == kinds.COMPLAINT:
             plan.brakes.append((brakes.target(_kind(kind), name), brakes.COMPLAINTS))
-        if kind == tags.NEWSLETTER:
+        if kind == returntag.NEWSLETTER:
             plan.history.append((name, "complaints" if verdict.kind == kinds.COMPLAINT
                                  else "unsubscribed"))
         if verdict.kind == kinds.COMPLAINT:  # never written to again (SPEC 12); a repeat adds nothing
@@ -123,7 +124,7 @@ def effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdic
 
 def _kind(kind: str) -> str:
     """The brakes' name for a tag's kind."""
-    return brakes.SERVICE if kind == tags.SERVICE else brakes.NEWSLETTER
+    return brakes.SERVICE if kind == returntag.SERVICE else brakes.NEWSLETTER
 
 
 def cause_of(verdict: kinds.Verdict, address: str) -> reasons.Reading:

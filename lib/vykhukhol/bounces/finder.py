@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from vykhukhol import files, newsletters
+from vykhukhol import files, newsletters, returntag
 from vykhukhol import services as svc
 from vykhukhol.addresses import email_key
-from vykhukhol.bounces import tag as tags
 from vykhukhol.datadir import DataDir
 
 
@@ -31,10 +30,10 @@ class Finder:
     def job_services(self, job: str) -> list[str]:
         return [s for s in self.jobs.get(job) or self.finished.get(job) or [] if s in self.services]
 
-    def who(self, tag: tags.Tag, hints: Iterable[str]) -> tuple[str, str] | None:
+    def who(self, tag: returntag.Tag, hints: Iterable[str]) -> tuple[str, str] | None:
         """(service or job name, address) the tag was made for, or None (forged,
         or for somebody no longer on any list)."""
-        if tag.kind == tags.SERVICE:
+        if tag.kind == returntag.SERVICE:
             names = tag.names(sorted(self.services))
         else:
             names = tag.names(sorted(self.jobs) + sorted(self.finished))
@@ -56,7 +55,7 @@ class Finder:
         if self._holders is None:
             self._holders = defaultdict(list)
             for name in sorted(self.services):
-                for found in self._addresses(tags.SERVICE, name):
+                for found in self._addresses(returntag.SERVICE, name):
                     self._holders[email_key(found)].append(name)
         return list(self._holders.get(key, []))
 
@@ -65,12 +64,12 @@ class Finder:
         if key not in self._tables:
             table: dict[bytes, str] = {}
             for address in self._addresses(kind, name):
-                table[tags._mac(self.secret, kind, name, address)] = address
+                table[returntag._mac(self.secret, kind, name, address)] = address
             self._tables[key] = table
         return self._tables[key]
 
     def _addresses(self, kind: str, name: str) -> Iterable[str]:
-        if kind == tags.SERVICE:
+        if kind == returntag.SERVICE:
             paths = [self.services[name].subscribers_path]
         elif name in self.jobs:
             paths = [self.data.job(name, "list")]

@@ -12,7 +12,8 @@ The journal is kept under its record lock for the whole batch:
    everywhere) and ledger rows (doing them twice changes nothing);
 3. per service, a ``before`` line (fsynced, under the subscriber file's
    record lock) with each address's ``failures`` as read, then the soft
-   file (:mod:`.counts`: the letters counted), then the rewrite;
+   file (:mod:`.counts`: the letters counted), then the rewrite
+   (:mod:`.removal`: at ``bounce_limit`` the address deleted);
 4. the bounces.log lines, then a ``done`` line.
 
 A message whose id is in a batch line is never counted again; a batch with
@@ -33,11 +34,11 @@ from pathlib import Path
 
 from vykhukhol import files, newsletters
 from vykhukhol.addresses import email_key
-from vykhukhol.bounces import counts, record, refusals
+from vykhukhol.bounces import record, refusals, removal
 from vykhukhol.bounces import tally as brakes
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound
-from vykhukhol.members import membership, suppression
+from vykhukhol.members import membership
 from vykhukhol.newsletters import history
 from vykhukhol.settings import Settings
 from vykhukhol.states import LedgerState
@@ -103,7 +104,7 @@ def message_id(raw: bytes) -> str:
 
 
 def journal_path(data: DataDir) -> Path:
-    return data.root / "bounces" / "processed.txt"
+    return data.bounce_journal
 
 
 def run_plan(data: DataDir, settings: Settings, batch: str, plan: Plan, fresh: bool,
@@ -116,9 +117,7 @@ def run_plan(data: DataDir, settings: Settings, batch: str, plan: Plan, fresh: b
         _unsubscribe(data, service, address)
     moment = now()
     source, said = _source_of(plan), _said(plan)
-    for address in dict.fromkeys(plan.gone):  # suppressed, then off every list
-        membership.forget_everywhere(data, settings, address, suppression.Why.GONE, source, moment,
-                                     words=said.get(email_key(address), ""))
+    removal.forget_gone(data, settings, plan.gone, source, moment, said)
     by_job: dict[str, set[str]] = defaultdict(set)
     for job, address in plan.ledger:
         by_job[job].add(email_key(address))
@@ -191,7 +190,7 @@ def _count_failures(data: DataDir, settings: Settings, batch: str, service_name:
                     letters: dict[str, list[str]], before: dict[str, int] | None,
                     source: str, said: dict[str, str] | None = None) -> None:
     """Soft failures of different letters counted for each address of one
-    service (:func:`.counts.soft_in_service`: at bounce_limit deleted and
+    service (:func:`.removal.soft_in_service`: at bounce_limit deleted and
     suppressed). The ``before`` line goes to the journal under the file's
     lock; with ``before`` (a killed batch's record), only addresses still at
     that value count."""
@@ -202,8 +201,8 @@ def _count_failures(data: DataDir, settings: Settings, batch: str, service_name:
             files.append_line(journal_path(data), "\t".join(
                 (BEFORE, batch, service_name, json.dumps(current, separators=(",", ":")))))
 
-    gone = counts.soft_in_service(data, settings, service_name, letters, source, now(),
-                                  before=before, note=note, words=said)
+    gone = removal.soft_in_service(data, settings, service_name, letters, source, now(),
+                                   before=before, note=note, words=said)
     for address in gone:
         deleted.append(record.line("-", "deleted", f"service {service_name}", address, "-",
                                    f"{settings['bounce_limit']} soft failures of different "

@@ -53,11 +53,11 @@ class Line:
 
 
 def log_path(data: DataDir) -> Path:
-    return data.log / "bounces.log"
+    return data.bounce_log
 
 
 def kept_folder(data: DataDir) -> Path:
-    return data.root / "bounces" / "kept"
+    return data.kept_bounces
 
 
 def line(message: str, kind: str, target: str, address: str, source: str, reason: str,

@@ -9,7 +9,7 @@ every message and hands back the results of those it handled; only then
 (the results are on disk) are they moved to the ``Processed`` folder (IMAP:
 ``MOVE``, or ``COPY`` + ``\\Deleted`` + ``EXPUNGE``; the folder is made when
 missing) or deleted (POP3: ``DELE``, carried out at ``QUIT``). A message
-refused unread (:mod:`.intake`: too big, too many lines or parts, or it was
+refused unread (:mod:`.reading.limits`, :mod:`.tries`: too big, too many lines or parts, or it was
 begun twice and never finished) is kept on disk for the admin and moved to
 ``Rejected`` (IMAP) or deleted (POP3): no message can stay first in the
 mailbox for every run to come. A kill in between leaves messages in the
@@ -39,7 +39,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
-from vykhukhol.bounces import apply, intake, record
+from vykhukhol.bounces import apply, record
+from vykhukhol.bounces.reading import limits
 from vykhukhol.datadir import DataDir
 from vykhukhol.settings import Settings
 
@@ -210,13 +211,13 @@ def _apply(data: DataDir, settings: Settings, source: str, raws: list[bytes],
 
 
 def _too_big(data: DataDir, source: str, size: int, head: bytes) -> None:
-    """A message over intake.MAX_BYTES, never fetched whole: its beginning is
+    """A message over limits.MAX_BYTES, never fetched whole: its beginning is
     kept for the admin, and the log says so."""
     mid = apply.message_id(head) if head else "-"
     if head:
         record.keep(data, mid, head)
     record.write(data, [record.line(mid, "refused", "-", "-", source,
-                                    f"too big: {size} bytes (at most {intake.MAX_BYTES})")])
+                                    f"too big: {size} bytes (at most {limits.MAX_BYTES})")])
 
 
 def _groups(items: list, sizes: list[int]) -> list[list]:
@@ -259,7 +260,7 @@ def _read_imap(data: DataDir, settings: Settings, box: Mailbox, budget: _Budget,
                 break
             imap.sock.settimeout(budget.timeout())
             sizes = _sizes(imap, b",".join(uids[start:start + BATCH]).decode())
-            big = [uid for uid, size in sizes.items() if size > intake.MAX_BYTES]
+            big = [uid for uid, size in sizes.items() if size > limits.MAX_BYTES]
             for uid in big:
                 if budget.up():  # the clock before every message, a refused one too
                     break
@@ -269,7 +270,7 @@ def _read_imap(data: DataDir, settings: Settings, box: Mailbox, budget: _Budget,
             if budget.up():
                 summary.left = True
                 break
-            small = [uid for uid, size in sizes.items() if size <= intake.MAX_BYTES]
+            small = [uid for uid, size in sizes.items() if size <= limits.MAX_BYTES]
             if not _imap_groups(data, settings, imap, box, small, sizes, budget, summary,
                                 capabilities, made):
                 break
@@ -373,7 +374,7 @@ def _read_pop3(data: DataDir, settings: Settings, box: Mailbox, budget: _Budget,
 
     # poplib refuses a line over 2,048 bytes (an HTML part often has one), which
     # would leave that message first in the box, unread, for every run to come.
-    poplib._MAXLINE = max(poplib._MAXLINE, intake.MAX_BYTES)
+    poplib._MAXLINE = max(poplib._MAXLINE, limits.MAX_BYTES)
     if box.tls:
         pop = poplib.POP3_SSL(box.host, box.port, context=_tls_context(settings),
                               timeout=budget.timeout())
@@ -387,7 +388,7 @@ def _read_pop3(data: DataDir, settings: Settings, box: Mailbox, budget: _Budget,
         listing = [line.split() for line in pop.list()[1]]
         numbers = [(int(n), int(size)) for n, size in listing[:MAX_PER_RUN]]
         summary.left = len(listing) > MAX_PER_RUN
-        for group in _groups(numbers, [min(size, intake.MAX_BYTES) for _, size in numbers]):
+        for group in _groups(numbers, [min(size, limits.MAX_BYTES) for _, size in numbers]):
             if budget.up():
                 summary.left = True
                 break
@@ -405,7 +406,7 @@ def _pop3_group(data: DataDir, settings: Settings, pop, box: Mailbox,
                 group: list[tuple[int, int]], budget: _Budget, summary: Summary) -> bool:
     """Retrieve, apply and delete one group; False when reading stops."""
     for n, size in group:
-        if size > intake.MAX_BYTES:
+        if size > limits.MAX_BYTES:
             if budget.up():  # the clock before every message, a refused one too
                 summary.left = True
                 return False
@@ -415,7 +416,7 @@ def _pop3_group(data: DataDir, settings: Settings, pop, box: Mailbox,
             _too_big(data, box.source, size, head)
             summary.aside += 1
             pop.dele(n)
-    small = [n for n, size in group if size <= intake.MAX_BYTES]
+    small = [n for n, size in group if size <= limits.MAX_BYTES]
     raws = [b"\r\n".join(pop.retr(n)[1]) + b"\r\n" for n in small]
     results = _apply(data, settings, box.source, raws, budget, summary)
     if results is None:
@@ -430,13 +431,13 @@ def _pop3_group(data: DataDir, settings: Settings, pop, box: Mailbox,
 def read_stdin(data: DataDir, settings: Settings, stream) -> str:
     """``vykhukhol bounce``: one message from ``stream`` (binary); returns a line
     for the terminal. Never raises for the message's fault."""
-    raw = stream.read(intake.MAX_BYTES + 1)
-    if len(raw) > intake.MAX_BYTES:
+    raw = stream.read(limits.MAX_BYTES + 1)
+    if len(raw) > limits.MAX_BYTES:
         while stream.read(1 << 20):  # take the rest, so the mail server sees it delivered
             pass
         mid = apply.message_id(raw)
         record.keep(data, mid, raw)
-        reason = f"too big: more than {intake.MAX_BYTES} bytes"
+        reason = f"too big: more than {limits.MAX_BYTES} bytes"
         record.write(data, [record.line(mid, "refused", "-", "-", record.PIPE, reason)])
         return f"refused: {reason}"
     if not raw.strip():

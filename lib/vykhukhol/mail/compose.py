@@ -43,14 +43,14 @@ def senders(data: DataDir, settings: Settings) -> dict[str, str]:
 def bounce_address(service: Service | None, settings: Settings, kind: str, name: str,
                    email: str, made: str | None = None) -> str:
     """The envelope sender of one letter to ``email``: ``mail.bounce_address`` or
-    the letter's From address, with the signed tag of ``kind`` (``tag.SERVICE``
-    or ``tag.NEWSLETTER``) and ``name`` (the service's or the job's), or the
+    the letter's From address, with the signed tag of ``kind`` (``returntag.SERVICE``
+    or ``returntag.NEWSLETTER``) and ``name`` (the service's or the job's), or the
     tag ``made`` already (the letter's X-Vykhukhol-Tag)."""
-    from vykhukhol.bounces import tag
+    from vykhukhol import returntag
 
     base = settings["mail.bounce_address"] or sender_of(service, settings)[1]
-    return tag.bounce_address(base, settings["mail.verp_separator"],
-                              made or tag.make(settings.secret, kind, name, email))
+    return returntag.bounce_address(base, settings["mail.verp_separator"],
+                                    made or returntag.make(settings.secret, kind, name, email))
 
 
 def context(service: Service, settings: Settings, email: str, name: str,
@@ -175,13 +175,12 @@ def _message(service: Service, settings: Settings, email: str, name: str, subjec
 def series_letter(service: Service, letter: Letter, settings: Settings, email: str,
                   name: str, run_id: str, moment: datetime,
                   presses: Presses | None = None) -> mail.Outgoing:
-    from vykhukhol import archive
-    from vykhukhol.bounces import tag
+    from vykhukhol import archive, returntag
 
     web_url = archive.web_url(settings, service, str(letter.number), email, letter.public)
     ctx = context(service, settings, email, name, moment, web_url=web_url)
-    made = tag.make(settings.secret, tag.SERVICE, service.name, email)
-    bounce = bounce_address(service, settings, tag.SERVICE, service.name, email, made)
+    made = returntag.make(settings.secret, returntag.SERVICE, service.name, email)
+    bounce = bounce_address(service, settings, returntag.SERVICE, service.name, email, made)
     return _message(service, settings, email, name, letter.subject, letter.body, letter.html,
                     run_id, ctx, bounce, presses=presses, tag=made)
 
@@ -191,7 +190,7 @@ def confirmation(service: Service, settings: Settings, email: str, name: str, ru
                  presses: Presses | None = None, reminder: bool = False) -> mail.Outgoing:
     """The confirmation request; reminders are the same letter (SPEC 5 step 5),
     with the list letters' footer (the request itself has none: README section 4)."""
-    from vykhukhol.bounces import tag
+    from vykhukhol import returntag
 
     ctx = context(service, settings, email, name, moment)
     ctx["confirm_url"] = tokens.confirm_link(settings["site_url"], settings.secret,
@@ -199,7 +198,7 @@ def confirmation(service: Service, settings: Settings, email: str, name: str, ru
     lang = settings["language"]
     subject = service.confirm_subject or texts.CONFIRM_SUBJECT[lang]
     body = service.confirm_body or texts.CONFIRM_BODY[lang]
-    bounce = bounce_address(service, settings, tag.SERVICE, service.name, email)
+    bounce = bounce_address(service, settings, returntag.SERVICE, service.name, email)
     return _message(service, settings, email, name, subject, body, None, run_id, ctx, bounce,
                     list_letter=False, presses=presses, footed=reminder)
 
@@ -212,16 +211,15 @@ def newsletter(service: Service, subject: str, text: str, html: str | None,
     services the recipient is subscribed to, so its unsubscribe link works and
     its From address is the envelope's. Without ``job`` (the admin's test
     letter) the envelope is tagged for the service."""
-    from vykhukhol import archive
-    from vykhukhol.bounces import tag
+    from vykhukhol import archive, returntag
 
     # A newsletter's archive page is written when the job ends, so while it
     # is sent its letters link the recipient's own copy, which then leads on
     # to the archive page (README "The public archive").
     ctx = context(service, settings, email, name, moment, job,
                   archive.web_url(settings, service, job or archive.PREVIEW, email, False))
-    kind, target = (tag.SERVICE, service.name) if job is None else (tag.NEWSLETTER, job)
-    made = tag.make(settings.secret, kind, target, email)
+    kind, target = (returntag.SERVICE, service.name) if job is None else (returntag.NEWSLETTER, job)
+    made = returntag.make(settings.secret, kind, target, email)
     bounce = bounce_address(service, settings, kind, target, email, made)
     return _message(service, settings, email, name, subject, text, html, run_id, ctx, bounce,
                     presses=presses, tag=made)

@@ -101,7 +101,7 @@ _TAG = re.compile(r"[a-z0-9]{1,64}")
 
 
 def _check_tag(tag: str) -> str:
-    """A tag is a short word of lower-case letters and digits (bounces.tag):
+    """A tag is a short word of lower-case letters and digits (returntag):
     anything else would be a header a stranger could shape."""
     if not _TAG.fullmatch(tag):
         raise BadInput("a letter's tag must be lower-case letters and digits")

@@ -177,17 +177,16 @@ class Place(NamedTuple):
 def places() -> list[Place]:
     """Every line file that can name an address. A new file that holds
     addresses is added here, and nowhere else, for export and erase alike."""
-    from vykhukhol.bounces import counts, ledger, record
     from vykhukhol.members import removed
 
     return [
         Place("log/run.log", lambda d: _rotated(d.log / "run.log"), TEXT_LOG, "log_lines"),
-        Place("log/bounces.log", lambda d: _rotated(record.log_path(d)), BOUNCE_LOG, "bounces"),
+        Place("log/bounces.log", lambda d: _rotated(d.bounce_log), BOUNCE_LOG, "bounces"),
         Place("state/unsent-confirmations", lambda d: _one(d.state / "unsent-confirmations"),
               UNSENT, "log_lines"),
         Place("state/tempfail", lambda d: _one(d.state / "tempfail"), TEMPFAIL, "log_lines"),
-        Place("state/soft", lambda d: _one(counts.soft_path(d)), SOFT, "bounces"),
-        Place("bounces/processed.txt", lambda d: _one(ledger.journal_path(d)), BOUNCE_JOURNAL,
+        Place("state/soft", lambda d: _one(d.soft_counts), SOFT, "bounces"),
+        Place("bounces/processed.txt", lambda d: _one(d.bounce_journal), BOUNCE_JOURNAL,
               "bounces"),
         # What a bounce deleted, kept for an undo: the export lists the address's own
         # lines structured (removed.find); a line of somebody else's that names it
@@ -298,8 +297,6 @@ def _recipients(path: Path) -> list[str]:
 def letters(data: DataDir, email: str) -> list[Path]:
     """The whole letters that are the address's: outbox letters to it alone,
     kept bounces a bounces.log line says are about it."""
-    from vykhukhol.bounces.record import kept_folder, log_path
-
     key = email_key(email)
     found: list[Path] = []
     # The outbox transport names a file after its recipient (made safe, cut to
@@ -314,10 +311,10 @@ def letters(data: DataDir, email: str) -> list[Path]:
                 named = {email_key(a) for a in _recipients(path)}
                 if named == {key}:
                     found.append(path)
-    folder = kept_folder(data)
+    folder = data.kept_bounces
     if folder.is_dir():
         ids = set()
-        for path in _rotated(log_path(data)):
+        for path in _rotated(data.bounce_log):
             for line in files.read_lines(path):
                 parts = line.split("\t")
                 if len(parts) == 7 and email_key(parts[4]) == key and parts[1] != "-":

@@ -194,12 +194,12 @@ def count_refusals(run: Run, name: str, services: list[str],
     """Refusals at hand-over act on the subscribers as bounces do (SPEC 5): an
     address gone is suppressed and deleted everywhere, a soft failure is
     counted in each of the job's services (once per letter, whatever
-    repeats the fold: :mod:`vykhukhol.bounces.counts`)."""
+    repeats the fold: :mod:`vykhukhol.bounces.removal`)."""
     failed = [r for r in rows.values() if r.outcome == journal.FAILED
               and r.cause in ("address gone", "soft", "")]
     if not failed:
         return
-    from vykhukhol.bounces import counts
+    from vykhukhol.bounces import removal
     from vykhukhol.members import membership, suppression
 
     moment = run.now()
@@ -213,8 +213,8 @@ def count_refusals(run: Run, name: str, services: list[str],
         else:
             soft[email_key(record.email)].append(f"{record.lease}:{name}:{record.item}")
     for service in services if soft else []:
-        for email in counts.soft_in_service(run.data, run.settings, service, dict(soft), "smtp",
-                                            moment):
+        for email in removal.soft_in_service(run.data, run.settings, service, dict(soft), "smtp",
+                                             moment):
             run.log.write(f"{service}: {email} deleted: soft bounces (newsletter {name}); "
                           "suppressed")
 

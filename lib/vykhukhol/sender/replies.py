@@ -34,7 +34,7 @@ def read_refusal(run: Run, exc: mail.DeliveryError, target: str, email: str, ite
     if _server_words(exc) and says_rate(exc.code, exc.detail):
         return _too_fast(run, exc, target, email, item)
     if not exc.temporary:
-        from vykhukhol.bounces import reasons
+        from vykhukhol.bounces.reading import reasons
 
         if exc.code is not None:
             reading = reasons.smtp_reason(exc.code, "", exc.detail, recipient=email)

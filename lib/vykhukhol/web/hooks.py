@@ -3,7 +3,7 @@
 In order, each a clear plain-text answer that changes nothing when it
 refuses: the provider's name (404 unknown), the method (405), the key in the
 URL (403, compared in constant time; no key set: 403 for everyone), the
-body's size (413 past :data:`~vykhukhol.bounces.providers.common.MAX_BODY`), then the
+body's size (413 past :data:`~vykhukhol.bounces.reading.callbacks.MAX_BODY`), then the
 provider's own reading and proof (400 a body it cannot read, 401/403 a
 signature or login that fails), then the reports applied (200 with a count;
 503 when they cannot be put on disk, so the provider tries again). What a
@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from vykhukhol import settings as settings_mod
 from vykhukhol.bounces.providers import PROVIDERS
-from vykhukhol.bounces.providers.common import MAX_BODY, CallbackRefused, same
+from vykhukhol.bounces.reading.callbacks import MAX_BODY, CallbackRefused, same
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import VykhukholError
 from vykhukhol.web.http import Request, Response, text, wsgi_app

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Writes lib/vykhukhol/bounces/patterns.json from a go-sisimai checkout (a development tool).
+"""Writes lib/vykhukhol/bounces/reading/patterns.json from a go-sisimai checkout (a development tool).
 
     python3 tests/data/sisimai/make_patterns.py /path/to/go-sisimai.git
 
 It reads ``reason/why-*.go`` (each ``IncludedIn``'s ``index``, ``pairs`` and
 ``isnot`` lists) and ``lhost/via-*.go`` (each ``messagesof`` table) of the
 checkout's HEAD with ``git show`` and writes them as one JSON table
-(lib/vykhukhol/bounces/patterns.py, which reads it, carries Sisimai's BSD
+(lib/vykhukhol/bounces/reading/patterns.py, which reads it, carries Sisimai's BSD
 2-Clause notice and the commit). Phrases that match anything alone ("<",
 "received", "unable to") and ``onhold`` are left out.
 """
@@ -26,7 +26,7 @@ ORDER = ["mailboxfull", "mesgtoobig", "exceedlimit", "suspend", "hasmoved", "nor
          "virusdetected", "policyviolation", "systemerror", "networkerror", "systemfull",
          "notaccept", "expired", "failedstarttls", "securityerror", "mailererror"]
 TOO_SHORT = {"<", "received", "unable to"}
-OUT = Path(__file__).resolve().parents[3] / "lib" / "vykhukhol" / "bounces" / "patterns.json"
+OUT = Path(__file__).resolve().parents[3] / "lib" / "vykhukhol" / "bounces" / "reading" / "patterns.json"
 
 
 def main(git_dir: str) -> None:

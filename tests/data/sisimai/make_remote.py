@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes lib/vykhukhol/bounces/remote.json from a go-sisimai checkout (a development tool).
+"""Writes lib/vykhukhol/bounces/reading/remote.json from a go-sisimai checkout (a development tool).
 
     python3 tests/data/sisimai/make_remote.py /path/to/go-sisimai.git
 
@@ -9,7 +9,7 @@ one list per reason: ``messagesof``, where a row of codes and a phrase keeps
 the phrase and its status code; and its table of error labels, ``errorcodes``: Facebook's
 ``RCP-P2``, GoDaddy's ``IB607``, Orange's ``LPN007_416`` number, Cox's
 ``CXBL``, i.ua's error number) of the checkout's HEAD with ``git show``, and
-writes them as one JSON table that lib/vykhukhol/bounces/remote.py reads
+writes them as one JSON table that lib/vykhukhol/bounces/reading/remote.py reads
 (it carries Sisimai's BSD 2-Clause notice and the commit).
 """
 
@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parents[3] / "lib" / "vykhukhol" / "bounces" / "remote.json"
+OUT = Path(__file__).resolve().parents[3] / "lib" / "vykhukhol" / "bounces" / "reading" / "remote.json"
 STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 # Sisimai's own typos in reason names ("spandetected", "blokced").
 FIXED = {"spandetected": "spamdetected", "blokced": "blocked"}

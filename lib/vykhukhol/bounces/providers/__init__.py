@@ -6,12 +6,14 @@
 - :mod:`vykhukhol.web.hooks` — the WSGI app: the provider's name, the key,
   the body's size, then the provider's module, then
   :func:`vykhukhol.bounces.apply.apply_reports`;
-- :mod:`.common` — what every provider shares: the answer with a status,
-  reading JSON, the key and basic-auth checks (constant time);
 - one module per provider — :mod:`.ses` (through SNS, with its signature and
   certificate), :mod:`.mailgun`, :mod:`.postmark`, :mod:`.sendgrid` and
-  :mod:`.generic` — each turns the provider's documented body into
-  :class:`~vykhukhol.bounces.apply.Report` objects, after its own proof;
+  :mod:`.generic` — each proves that a request is the provider's (its
+  signature, its key, the state it keeps in the data directory), then hands
+  the body to :mod:`vykhukhol.bounces.reading.events`, which reads it into
+  :class:`~vykhukhol.bounces.reading.classify.Report` objects; what every
+  callback shares (the refusal with its status, reading JSON, the key and
+  basic-auth checks) is :mod:`vykhukhol.bounces.reading.callbacks`;
 - :mod:`.quiet` — whether the callbacks of the provider letters go through
   have gone quiet (the status page's warning);
 - :mod:`vykhukhol.cli.hooks` — ``vykhukhol hooks``: the URLs and the steps in each console.

@@ -24,15 +24,14 @@ import hashlib
 import hmac
 from typing import TYPE_CHECKING
 
-from vykhukhol.bounces import classify as kinds
-from vykhukhol.bounces.apply import Report
-from vykhukhol.bounces.providers.common import MAX_EVENTS, CallbackRefused, address, json_body, text
+from vykhukhol.bounces.reading import events
+from vykhukhol.bounces.reading.callbacks import CallbackRefused, json_body
+from vykhukhol.bounces.reading.classify import Report
 
 if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
     from vykhukhol.datadir import DataDir
     from vykhukhol.settings import Settings
 
-KINDS = (kinds.PERMANENT, kinds.TEMPORARY, kinds.COMPLAINT, kinds.UNSUBSCRIBE)
 SIGNATURE = "HTTP_X_VYKHUKHOL_SIGNATURE"  # the header X-Vykhukhol-Signature, as WSGI names it
 
 
@@ -48,29 +47,4 @@ def read(body: bytes, environ: dict, settings: Settings, data: DataDir) -> list[
     given = str(environ.get(SIGNATURE, "")).strip().lower()
     if not hmac.compare_digest(signature(secret, body).encode(), given.encode("utf-8", "replace")):
         raise CallbackRefused(403, "the X-Vykhukhol-Signature does not verify")
-    found = json_body(body)
-    items = found if isinstance(found, list) else [found]
-    if not items or len(items) > MAX_EVENTS:
-        raise CallbackRefused(400, f"expected 1 to {MAX_EVENTS} reports")
-    reports = []
-    for number, item in enumerate(items, start=1):
-        if not isinstance(item, dict):
-            raise CallbackRefused(400, f"report {number} is not a JSON object")
-        who = address(item.get("address"))
-        kind = text(item.get("kind"), 20)
-        if not who:
-            raise CallbackRefused(400, f"report {number}: no valid address")
-        if kind not in KINDS:
-            raise CallbackRefused(400, f"report {number}: kind must be one of {', '.join(KINDS)}")
-        diagnostic = text(item.get("diagnostic"), 200)
-        event = text(item.get("id"), 200) or f"{who}\0{kind}\0{diagnostic}"
-        reports.append(Report(event, kind, who, _reason(kind, diagnostic), text(item.get("tag"), 100)))
-    return reports
-
-
-def _reason(kind: str, diagnostic: str) -> str:
-    said = {kinds.PERMANENT: "permanent failure reported by callback",
-            kinds.TEMPORARY: "temporary failure reported by callback",
-            kinds.COMPLAINT: "a spam complaint reported by callback",
-            kinds.UNSUBSCRIBE: "an unsubscribe reported by callback"}[kind]
-    return f"{said} ({diagnostic})" if diagnostic else said
+    return events.generic(json_body(body))

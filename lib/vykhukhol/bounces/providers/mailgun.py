@@ -27,9 +27,9 @@ import hmac
 import time
 from typing import TYPE_CHECKING
 
-from vykhukhol.bounces import classify as kinds
-from vykhukhol.bounces.apply import Report
-from vykhukhol.bounces.providers.common import CallbackRefused, address, json_body, text
+from vykhukhol.bounces.reading import events
+from vykhukhol.bounces.reading.callbacks import CallbackRefused, json_body, text
+from vykhukhol.bounces.reading.classify import Report
 
 if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
     from vykhukhol.datadir import DataDir
@@ -61,25 +61,7 @@ def read(body: bytes, environ: dict, settings: Settings, data: DataDir, clock=ti
     if not isinstance(event, dict):
         raise CallbackRefused(400, "no event-data")
     _remember(data, token, event, int(stamp), clock())
-    name = text(event.get("event"), 40)
-    if name == "failed":
-        kind = kinds.PERMANENT if text(event.get("severity"), 20) == "permanent" else kinds.TEMPORARY
-    elif name == "complained":
-        kind = kinds.COMPLAINT
-    elif name == "unsubscribed":
-        kind = kinds.UNSUBSCRIBE
-    else:
-        return []
-    who = address(event.get("recipient"))
-    if not who:
-        raise CallbackRefused(400, "the event names no valid recipient")
-    status = event.get("delivery-status") if isinstance(event.get("delivery-status"), dict) else {}
-    said = text(status.get("description"), 160) or text(status.get("message"), 160) \
-        or text(event.get("reason"), 80)
-    code = text(status.get("code"), 10)
-    reason = f"Mailgun {name}" + (f" ({event.get('severity')})" if name == "failed" else "") \
-        + (f": {code} {said}".rstrip() if code or said else "")
-    return [Report(text(event.get("id"), 200) or token, kind, who, reason, _tag(event))]
+    return events.mailgun(event, token)
 
 
 def _remember(data: DataDir, token: str, event: dict, stamp: int, moment: float) -> None:
@@ -107,19 +89,3 @@ def _remember(data: DataDir, token: str, event: dict, stamp: int, moment: float)
     change_kv(data.state / TOKENS, change)
     if clash:
         raise CallbackRefused(403, "this signature's token came before with another event")
-
-
-def _tag(event: dict) -> str:
-    variables = event.get("user-variables")
-    if isinstance(variables, dict) and text(variables.get("vykhukhol-tag"), 100):
-        return text(variables.get("vykhukhol-tag"), 100)
-    envelope = event.get("envelope")
-    if isinstance(envelope, dict) and text(envelope.get("sender"), 254):
-        return text(envelope.get("sender"), 254)
-    message = event.get("message")
-    headers = message.get("headers") if isinstance(message, dict) else None
-    if isinstance(headers, dict):
-        for name, value in headers.items():
-            if isinstance(name, str) and name.lower() == "x-vykhukhol-tag":
-                return text(value, 100)
-    return ""

@@ -21,19 +21,15 @@ import binascii
 import time
 from typing import TYPE_CHECKING
 
-from vykhukhol.bounces import classify as kinds
-from vykhukhol.bounces.apply import Report
-from vykhukhol.bounces.providers.common import MAX_EVENTS, CallbackRefused, address, json_body, text
+from vykhukhol.bounces.reading import events
+from vykhukhol.bounces.reading.callbacks import CallbackRefused, json_body
+from vykhukhol.bounces.reading.classify import Report
 
 if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
     from vykhukhol.datadir import DataDir
     from vykhukhol.settings import Settings
 
 MAX_AGE = 900  # seconds between SendGrid's signing and our check, either way
-
-# Why SendGrid dropped a letter (it keeps its own suppression lists), and what that is here.
-DROPPED = {"bounced address": kinds.PERMANENT, "invalid": kinds.PERMANENT,
-           "spam reporting address": kinds.COMPLAINT, "unsubscribed address": kinds.UNSUBSCRIBE}
 
 
 def read(body: bytes, environ: dict, settings: Settings, data: DataDir, clock=time.time) -> list[Report]:
@@ -45,17 +41,7 @@ def read(body: bytes, environ: dict, settings: Settings, data: DataDir, clock=ti
     if public_key:
         verify(public_key, environ.get("HTTP_X_TWILIO_EMAIL_EVENT_WEBHOOK_SIGNATURE", ""),
                environ.get("HTTP_X_TWILIO_EMAIL_EVENT_WEBHOOK_TIMESTAMP", ""), body, clock())
-    events = json_body(body)
-    if not isinstance(events, list) or len(events) > MAX_EVENTS:
-        raise CallbackRefused(400, f"expected a JSON array of at most {MAX_EVENTS} events")
-    reports = []
-    for event in events:
-        if not isinstance(event, dict):
-            raise CallbackRefused(400, "an event is not a JSON object")
-        report = _report(event)
-        if report is not None:
-            reports.append(report)
-    return reports
+    return events.sendgrid(json_body(body))
 
 
 def verify(public_key: str, signature: str, stamp: str, body: bytes, now: float) -> None:
@@ -78,27 +64,3 @@ def verify(public_key: str, signature: str, stamp: str, body: bytes, now: float)
                    ec.ECDSA(hashes.SHA256()))
     except (InvalidSignature, binascii.Error, ValueError):
         raise CallbackRefused(403, "the signature does not verify") from None
-
-
-def _report(event: dict) -> Report | None:
-    name = text(event.get("event"), 40)
-    why = text(event.get("reason"), 160)
-    if name == "bounce":
-        kind = kinds.TEMPORARY if text(event.get("type"), 20) == "blocked" else kinds.PERMANENT
-    elif name == "dropped":
-        kind = DROPPED.get(why.lower(), kinds.TEMPORARY)
-    elif name == "spamreport":
-        kind = kinds.COMPLAINT
-    elif name in ("unsubscribe", "group_unsubscribe"):
-        kind = kinds.UNSUBSCRIBE
-    else:
-        return None
-    who = address(event.get("email"))
-    if not who:
-        raise CallbackRefused(400, "an event names no valid email")
-    status = text(event.get("status"), 10)
-    kind_said = f"{name} ({event.get('type')})" if name == "bounce" and event.get("type") else name
-    reason = f"SendGrid {kind_said}" + (f": {status} {why}".rstrip() if status or why else "")
-    event_id = text(event.get("sg_event_id"), 200) or \
-        f"{text(event.get('sg_message_id'), 200)}/{name}/{who}/{text(event.get('timestamp'), 20)}"
-    return Report(event_id, kind, who, reason, text(event.get("vykhukhol_tag"), 100))

@@ -38,9 +38,9 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from vykhukhol import files
-from vykhukhol.bounces import classify as kinds
-from vykhukhol.bounces.apply import Report
-from vykhukhol.bounces.providers.common import MAX_EVENTS, CallbackRefused, address, json_body, text
+from vykhukhol.bounces.reading import events
+from vykhukhol.bounces.reading.callbacks import CallbackRefused, json_body, text
+from vykhukhol.bounces.reading.classify import Report
 
 if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
     from vykhukhol.datadir import DataDir
@@ -95,7 +95,7 @@ def read(body: bytes, environ: dict, settings: Settings, data: DataDir, fetch=No
         return outcome
     if not pinned:
         _pin(data, topic)  # confirmed by hand in the console: the first signed topic stays
-    outcome.extend(_notification(text(message.get("MessageId"), 200), message.get("Message")))
+    outcome.extend(events.ses(text(message.get("MessageId"), 200), message.get("Message")))
     return outcome
 
 
@@ -240,44 +240,3 @@ def _pinned(data) -> str:
 
 def _pin(data, topic: str) -> None:
     files.atomic_write(_topic_path(data), topic + "\n", new_mode=0o600)
-
-
-def _notification(message_id: str, inner) -> list[Report]:
-    notice = json_body(inner.encode("utf-8")) if isinstance(inner, str) else None
-    if not isinstance(notice, dict):
-        raise CallbackRefused(400, "the SNS Message is not an SES notification")
-    what = text(notice.get("notificationType") or notice.get("eventType"), 40)
-    tag = _tag(notice.get("mail"))
-    if what == "Bounce":
-        bounce = notice.get("bounce") if isinstance(notice.get("bounce"), dict) else {}
-        which = text(bounce.get("bounceType"), 20)
-        kind = kinds.PERMANENT if which == "Permanent" else kinds.TEMPORARY
-        people = bounce.get("bouncedRecipients")
-        head = f"SES {which or 'bounce'} bounce ({text(bounce.get('bounceSubType'), 40)})"
-    elif what == "Complaint":
-        complaint = notice.get("complaint") if isinstance(notice.get("complaint"), dict) else {}
-        kind, people = kinds.COMPLAINT, complaint.get("complainedRecipients")
-        head = "SES complaint" + (f" ({text(complaint.get('complaintFeedbackType'), 40)})"
-                                  if complaint.get("complaintFeedbackType") else "")
-    else:
-        return []  # deliveries and the like
-    if not isinstance(people, list) or len(people) > MAX_EVENTS:
-        raise CallbackRefused(400, "the SES notification lists no recipients")
-    reports = []
-    for person in people:
-        who = address(person.get("emailAddress")) if isinstance(person, dict) else ""
-        if not who:
-            continue
-        diagnostic = text(person.get("diagnosticCode"), 160)
-        reports.append(Report(f"{message_id}/{who}", kind, who,
-                              head + (f": {diagnostic}" if diagnostic else ""), tag))
-    return reports
-
-
-def _tag(mail) -> str:
-    if not isinstance(mail, dict):
-        return ""
-    for header in mail.get("headers") or []:
-        if isinstance(header, dict) and text(header.get("name"), 40).lower() == "x-vykhukhol-tag":
-            return text(header.get("value"), 100)
-    return text(mail.get("source"), 254)

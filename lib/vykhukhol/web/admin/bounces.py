@@ -46,7 +46,7 @@ _REASONS = [(_pattern(template), template) for template in (
     _("a tag that matches nobody (forged, altered, or the address left the list)"),
     _("the report names {addresses}, not the address the tag was made for: kept for the admin"),
     _("processed before"),
-    # Refused unread (bounces/intake.py): the message was never parsed.
+    # Refused unread (bounces/reading/limits.py): the message was never parsed.
     _("too big: {size} bytes (at most {limit})"),
     _("too big: more than {limit} bytes"),
     _("too many lines: {count} (at most {limit})"),
@@ -71,7 +71,7 @@ _REASONS = [(_pattern(template), template) for template in (
     _("the results could not be written"),
     _("the messages stay in the mailbox"),
 )]
-# A refusal's reading (bounces/reasons.py, Reading.log_text, rule_text, words_text).
+# A refusal's reading (bounces/reading/reasons.py, Reading.log_text, rule_text, words_text).
 _CAUSE_FIRST = re.compile(r"(?P<cause>address gone|soft|sender refused|delay): (?P<rest>.+)")
 _RULE = re.compile(r"rule: (?P<kind>provider|status|reply|phrase|command|none)(?: (?P<seen>.+?))?"
                    r" \((?P<sure>sure|doubtful)\)")
@@ -88,7 +88,7 @@ _KIND_FIRST = re.compile(r"(?P<kind>permanent|temporary|complaint|unsubscribe|au
 def _reason(admin: Admin, text: str) -> str:
     """A logged reason in the page's language, piece by piece ("; " apart);
     a piece it does not know (a mail server's own words) is shown as written."""
-    from vykhukhol.bounces.reasons import Cause
+    from vykhukhol.bounces.reading.reasons import Cause
 
     shown = []
     for piece in text.split("; "):

@@ -18,8 +18,9 @@ base32 characters (15 bytes, so no padding) that say:
 A tag is not a secret: a person may report a bounce (or unsubscribe by
 ``mailto:``) for the letters they received, which is what SPEC 13 allows.
 
-Deliberately not here: reading mailboxes, classifying messages, applying
-results (see the rest of :mod:`vykhukhol.bounces`).
+Made where a letter is composed (:mod:`vykhukhol.mail.compose`), read where
+it comes back (:mod:`vykhukhol.bounces`), so it sits below both. Deliberately
+not here: reading mailboxes, classifying messages, applying results.
 """
 
 from __future__ import annotations

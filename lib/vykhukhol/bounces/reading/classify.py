@@ -4,7 +4,7 @@
 bounce address and returns a :class:`Verdict`: its kind, the signed tags it
 carries, the addresses a bounce report names, and a short reason for the log.
 It is a pure function: it reads no data file and changes nothing; finding
-whom a tag means and acting on it is :mod:`.apply`'s work.
+whom a tag means and acting on it is :mod:`vykhukhol.bounces.apply`'s work.
 
 The kinds, in the order they are tried:
 
@@ -25,7 +25,7 @@ The kinds, in the order they are tried:
 For a delivery report, ``readings`` says why each named address failed and
 ``cause`` the class that weighs most on a subscriber (:mod:`.reasons`:
 address gone, soft, sender refused, delay); ``kind``, ``named`` and
-``reason`` keep the meaning :mod:`.apply` and the Bounces page read.
+``reason`` keep the meaning :mod:`vykhukhol.bounces.apply` and the Bounces page read.
 
 Deliberately not here: the patterns (Sisimai's, in :mod:`.patterns`; the
 readers in :mod:`.formats` and :mod:`.reasons`) and any decision about
@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from email.message import Message
 from enum import Enum
 
-from vykhukhol.bounces import formats, reasons
-from vykhukhol.bounces import tag as tags
+from vykhukhol import returntag
+from vykhukhol.bounces.reading import formats, reasons
 
 MAX_MESSAGE_BYTES = 2_000_000   # a bounce with its original letter attached stays far below
 MAX_PARTS = 200                 # MIME parts walked before a message counts as hostile
@@ -81,7 +81,7 @@ class Verdict:
 
     kind: str
     reason: str
-    tags: list[tuple[str, tags.Tag]] = field(default_factory=list)
+    tags: list[tuple[str, returntag.Tag]] = field(default_factory=list)
     named: set[str] = field(default_factory=set)  # addresses a report says failed (lower case)
     sender: str = ""                                 # the From address, for an unsubscribe
     subject: str = ""
@@ -94,6 +94,18 @@ class Verdict:
     # returned none. Two reports about one letter count once (SPEC 5).
     letter: str = ""
     run: str = ""  # the X-Vykhukhol-Run of the returned letter: the run that sent it
+
+
+@dataclass
+class Report:
+    """One event a mail service provider reported by its callback
+    (:mod:`vykhukhol.bounces.providers`), as the same report by mail would be classified."""
+
+    event: str   # the provider's own id of the event: one id is applied once
+    kind: str    # PERMANENT, TEMPORARY, COMPLAINT or UNSUBSCRIBE (AUTO_REPLY: noted)
+    address: str
+    reason: str
+    tag: str = ""  # our tag, where the provider returned it (a header, its metadata, the envelope)
 
 
 def classify(raw: bytes, separator: str) -> Verdict:
@@ -189,7 +201,7 @@ def _first_address(text: str) -> str:
     return found.group(0).lower() if found else ""
 
 
-def find_tags(message: Message, parts: list[Message], separator: str) -> list[tuple[str, tags.Tag]]:
+def find_tags(message: Message, parts: list[Message], separator: str) -> list[tuple[str, returntag.Tag]]:
     """Tagged bounce addresses in the message's envelope headers, then in the
     headers of an original letter it carries (a DSN's or a feedback report's)."""
     if not separator:
@@ -201,12 +213,12 @@ def find_tags(message: Message, parts: list[Message], separator: str) -> list[tu
         elif part.get_content_type() == "message/feedback-report":  # Original-Mail-From
             payload = part.get_payload()
             values += [str(p) for p in payload] if isinstance(payload, list) else [str(payload)]
-    found: list[tuple[str, tags.Tag]] = []
+    found: list[tuple[str, returntag.Tag]] = []
     seen: set[str] = set()
     for value in values:
         for address in _ADDRESS.findall(value[:2000]):
             address = address.lower().rstrip(".")
-            split = tags.split_address(address, separator)
+            split = returntag.split_address(address, separator)
             if split is not None and address not in seen:
                 seen.add(address)
                 found.append((address, split[1]))

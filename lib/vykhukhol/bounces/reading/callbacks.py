@@ -1,6 +1,7 @@
 """What every provider's callback shares: a refusal with its status, the body
-read as JSON, the key in the URL and HTTP basic auth, each compared in
-constant time. Nothing here reads or writes a data file."""
+read as JSON, its fields as short lines and addresses, the key in the URL and
+HTTP basic auth, each compared in constant time. Nothing here reads or writes
+a data file; what each provider's events mean is :mod:`.events`."""
 
 from __future__ import annotations
 
