@@ -142,6 +142,7 @@ def _unmake(data: DataDir, made: list[Path]) -> None:
 def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool = True,
           cgi_dir: Path | None = None) -> None:
     from vykhukhol.services import demo
+    from vykhukhol.web.fresh_site import first_start, locale_language
     from vykhukhol.web.guard import guarded_server
 
     cgi_dir = cgi_dir or CHECKOUT / "cgi"
@@ -166,7 +167,7 @@ def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool
     url = local_url(host, server.effective_port)
     try:
         hold.note(url)
-        password = demo.first_start(data, url, demo.locale_language())
+        password = first_start(data, url, locale_language())
         previous = None if password else demo.current_url(data)
         moved = None if password else demo.follow_port(data, url)
         hold.followed(previous or "", moved)
