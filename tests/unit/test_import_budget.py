@@ -54,9 +54,9 @@ PAGE = IDLE - {"vykhukhol.sender.idle", "fcntl", "vykhukhol.sender.runlog",
     "vykhukhol.datadir", "vykhukhol.web.response", "vykhukhol.web.http", "configparser",
     "vykhukhol.addresses", "vykhukhol.services", "vykhukhol.services.catalog",
     "vykhukhol.services.series", "_struct", "struct", "binascii",
-    "vykhukhol.settings", "vykhukhol.settings.keys", "vykhukhol.i18n", "vykhukhol.web.pages",
-    "vykhukhol.web.plainpages",
-    "vykhukhol.web.public", "vykhukhol.web.headers",
+    "vykhukhol.settings", "vykhukhol.settings.keys", "vykhukhol.i18n", "vykhukhol.web.templating",
+    "vykhukhol.web.plain_templates",
+    "vykhukhol.web.subscription", "vykhukhol.web.headers",
 }
 # A link page checks its signature too (hmac, hashlib, base64 for the token).
 LINK_PAGE = PAGE | {"vykhukhol.tokens", "_hashlib", "_blake2", "hashlib", "hmac", "base64"}

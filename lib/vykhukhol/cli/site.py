@@ -62,7 +62,7 @@ def rename_cron_script(cgi_dir: Path) -> Path | None:
 
 
 def cmd_serve(ctx: Context, args) -> None:
-    from vykhukhol.web.serve import serve
+    from vykhukhol.web.server import serve
 
     serve(ctx.data, host=args.host, port=args.port, ticker=not args.no_ticker,
           cgi_dir=Path(args.cgi_dir) if args.cgi_dir else None)
