@@ -327,6 +327,10 @@ FOLDERS = {
                "and the recipients' own copies",
     "clicks": "the counted links of letters (`<letter>.links`) and their clicks "
               "(`<letter>.counts`)",
+    "bounce_log": "one line per returned message or provider's report read",
+    "bounce_journal": "the bounce reader's journal: the batches begun and the messages done",
+    "kept_bounces": "returned messages kept for the admin (unread or unclear ones)",
+    "soft_counts": "the soft failures counted per service, address and letter",
 }
 
 

@@ -90,7 +90,7 @@ def measure(root: Path, letters: int, runs: int) -> tuple[float, float, float]:
 
     def publish_one() -> None:  # the last series letter unpublished, then published by a run
         kept = [e for e in archive.entries(data, "news") if e.ref != last]
-        archive._entries_path(data, "news").write_text(
+        archive.entries_path(data, "news").write_text(
             "".join(f"{e.time}\t{e.kind}\t{e.ref}\n" for e in kept))
         hook(fake_run(data, config, last))
     return build, idle, median_ms(publish_one, runs)

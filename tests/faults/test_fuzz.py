@@ -1,7 +1,7 @@
 """Fuzzing (hypothesis) of every way input comes in: the public forms, the
 admin forms, the command line, the settings and the subscriber file's lines.
 
-* Public forms: the WSGI apps of ``vykhukhol.web.public`` called in-process
+* Public forms: the WSGI apps of ``vykhukhol.web.subscription`` called in-process
   with a fabricated environ — urlencoded, multipart and raw bodies, odd
   methods, wrong or missing Content-Type and Content-Length, junk in the query
   string and the cookie, valid and invalid link tokens.
@@ -49,7 +49,7 @@ from vykhukhol.errors import BadInput
 from vykhukhol.services import subscribers as subs
 from vykhukhol.timeutil import now
 from vykhukhol.web import admin as admin_mod
-from vykhukhol.web import public
+from vykhukhol.web import subscription
 from vykhukhol.web.http import MAX_FORM_BYTES
 
 EXAMPLES = scale(200, 10_000)
@@ -203,7 +203,7 @@ def public_requests(draw: Callable, secret: bytes) -> dict[str, Any]:
 def test_fuzzed_public_form_requests_never_crash_and_rejected_ones_change_nothing(news_site):
     """Public forms, any method/body/headers: no 500, no traceback; rejected, GET/HEAD or honeypot change no file."""
     data = news_site.data
-    apps = {name: getattr(public, name)(data) for name in ("subscribe", "confirm", "unsubscribe")}
+    apps = {name: getattr(subscription, name)(data) for name in ("subscribe", "confirm", "unsubscribe")}
     secret = news_site.settings().secret
 
     @FUZZ
@@ -233,7 +233,7 @@ def test_fuzzed_public_form_requests_never_crash_and_rejected_ones_change_nothin
                                                    max_size=32) | junk)
 def test_fuzzed_link_tokens_are_refused_without_a_crash(news_site, action, email, token):
     """confirm.py/unsubscribe.py POSTed any token (32 characters, non-ASCII too): a clean page, no change."""
-    app = getattr(public, action)(news_site.data)
+    app = getattr(subscription, action)(news_site.data)
     body = urlencode({"s": "news", "e": email, "t": token}).encode()
     before = snapshot(news_site.data.root)
     status, _, page, errors = call(app, environ("POST", "", "", body,

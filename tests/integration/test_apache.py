@@ -392,7 +392,7 @@ def _set_up(site: Site) -> None:
     # A clear message here beats a bare 500 from every script.
     check = subprocess.run(
         [python, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
-         "import jinja2, multipart, email_validator, vykhukhol.web.public; "
+         "import jinja2, multipart, email_validator, vykhukhol.web.subscription; "
          "from vykhukhol.watch import health; print(health.bytecode_missing())",
          str(site.install / "lib")], capture_output=True, text=True, timeout=60, cwd="/",
         **as_web_user())

@@ -444,7 +444,7 @@ def test_a_ca_file_that_is_not_there_is_refused_when_set(site, tmp_path):
 def test_the_cron_url_and_the_serve_ticker_read_the_mailbox_too(site, smtp_server, dovecot):
     from servetools import call, environ
     from vykhukhol.web import cron
-    from vykhukhol.web.serve import Ticker
+    from vykhukhol.web.server import Ticker
 
     course_site(site, smtp_server, dovecot)
     site.cli("cron")

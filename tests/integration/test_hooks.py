@@ -685,7 +685,7 @@ def test_passenger_app_routes_callbacks_and_the_status_page_warns_while_the_prov
     from servetools import call, environ, log_in
     from vykhukhol.watch import health
     from vykhukhol.web.cgi import make_app
-    from vykhukhol.web.serve import dispatcher
+    from vykhukhol.web.server import dispatcher
 
     site.set(mail__transport="smtp", mail__smtp_host="smtp.sendgrid.net",
              mail__from_email="news@example.org")

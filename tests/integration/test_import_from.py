@@ -169,10 +169,10 @@ def test_bad_bytes_and_broken_zips_are_one_line(site, tmp_path):
 
 
 def test_a_zip_that_would_unpack_past_the_cap_is_refused_before_it_is(site, tmp_path, monkeypatch):
-    from vykhukhol.members.importers import common
+    from vykhukhol.members.importers import parsing
 
     site.service("news")
-    monkeypatch.setattr(common, "MAX_BYTES", 10_000)  # what the zip reader checks
+    monkeypatch.setattr(parsing, "MAX_BYTES", 10_000)  # what the zip reader checks
     bomb = tmp_path / "bomb.zip"
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("subscribed_members_export_1.csv", "x" * 200_000)
@@ -191,8 +191,8 @@ def test_the_real_command_runs_in_a_subprocess(site, tmp_path):
 
 
 def test_the_counts_read_in_russian_with_russian_plurals():
-    from vykhukhol.members.importers.common import Standing
     from vykhukhol.members.importers.outcome import Outcome, summary
+    from vykhukhol.members.importers.verdicts import Standing
 
     said = summary(Outcome("csv", False, {Standing.CONFIRMED: 21, Standing.UNCONFIRMED: 2,
                                           Standing.SUPPRESSED: 5}, {"unsubscribed": 5}, [],

@@ -17,7 +17,7 @@ import pytest
 from servetools import call, environ, log_in
 from vykhukhol import settings as settings_mod
 from vykhukhol.web import admin as admin_mod
-from vykhukhol.web import public
+from vykhukhol.web import subscription
 
 
 class Admin:
@@ -154,7 +154,7 @@ def test_a_bad_import_line_is_explained_in_the_pages_language(site, lang, shown)
 ])
 def test_the_public_404_speaks_the_sites_language(site, lang, shown):
     site.set(language=lang)
-    status, _, page, _ = call(public.subscribe(site.data), environ(
+    status, _, page, _ = call(subscription.subscribe(site.data), environ(
         "GET", "", "service=nosuch", b"", "", "missing", script="/cgi/subscribe.py"))
     page = html.unescape(page)
     assert status == 404

@@ -24,7 +24,7 @@ from servetools import call, environ, log_in
 from vykhukhol import returntag as tags
 from vykhukhol.newsletters import history
 from vykhukhol.web import admin as admin_mod
-from vykhukhol.web import public
+from vykhukhol.web import subscription
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bounces"
 ARF = (DATA / "rfc5965-example.txt").read_bytes()
@@ -80,7 +80,7 @@ def unsubscribe(site, url: str, method: str = "POST") -> int:
     """Follow a letter's unsubscribe link as the page's button does (or one-click)."""
     query = urlsplit(url).query
     body = urlencode({k: v[0] for k, v in parse_qs(query).items()}).encode()
-    status, _, _, _ = call(public.unsubscribe(site.data), environ(
+    status, _, _, _ = call(subscription.unsubscribe(site.data), environ(
         method, "", "" if method == "POST" else query, body if method == "POST" else b"",
         "application/x-www-form-urlencoded", str(len(body)) if method == "POST" else "missing"))
     return status

@@ -245,7 +245,7 @@ def test_a_site_url_that_is_not_local_stays_whatever_port_serve_uses(site, tmp_p
 
 
 def test_the_language_of_a_fresh_serve_is_the_locale_s():
-    from vykhukhol.services.demo import locale_language
+    from vykhukhol.web.fresh_site import locale_language
 
     assert locale_language({"LANG": "ru_RU.UTF-8"}) == "ru"
     assert locale_language({"LC_ALL": "en_US.UTF-8", "LANG": "ru_RU.UTF-8"}) == "en"
@@ -266,13 +266,13 @@ def test_a_local_data_directory_gets_the_local_note_not_the_hosting_warnings(tmp
 
     from servetools import subprocess_env
     from vykhukhol.datadir import DataDir
-    from vykhukhol.services import demo
+    from vykhukhol.web.fresh_site import first_start
 
     cgi = tmp_path / "cgi"
     cgi.mkdir()
     (cgi / "cron.py").write_text("# shipped\n")
     data = DataDir(tmp_path / "data")
-    password = demo.first_start(data, "http://127.0.0.1:8080", "en")  # what a fresh serve does
+    password = first_start(data, "http://127.0.0.1:8080", "en")  # what a fresh serve does
     status = subprocess.run([sys.executable, "-m", "vykhukhol", "--data", str(data.root), "status",
                              "--cgi-dir", str(cgi)], capture_output=True, text=True,
                             env=subprocess_env(), timeout=60)

@@ -290,7 +290,7 @@ def test_commands_named_in_admin_sentences_show_as_code_not_backticks(site):
 
 
 def test_backticks_in_user_text_make_only_escaped_code_spans():
-    from vykhukhol.web.pages import code_spans
+    from vykhukhol.web.templating import code_spans
 
     shown = str(code_spans("name `<script>x</script>` and `ok`"))
     assert "<script>" not in shown and "<code>ok</code>" in shown

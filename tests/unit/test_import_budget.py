@@ -52,10 +52,11 @@ PAGE = IDLE - {"vykhukhol.sender", "vykhukhol.sender.idle", "fcntl", "vykhukhol.
     "collections.abc", "warnings", "importlib", "fnmatch",
     "_winapi", "nt", "ntpath", "errno", "urllib", "ipaddress", "urllib.parse", "pathlib",
     "vykhukhol.datadir", "vykhukhol.web.response", "vykhukhol.web.http", "configparser",
-    "vykhukhol.addresses", "vykhukhol.services", "_struct", "struct", "binascii",
-    "vykhukhol.settings", "vykhukhol.settings.keys", "vykhukhol.i18n", "vykhukhol.web.pages",
-    "vykhukhol.web.plainpages",
-    "vykhukhol.web.public", "vykhukhol.web.headers",
+    "vykhukhol.addresses", "vykhukhol.services", "vykhukhol.services.catalog",
+    "vykhukhol.services.series", "_struct", "struct", "binascii",
+    "vykhukhol.settings", "vykhukhol.settings.keys", "vykhukhol.i18n", "vykhukhol.web.templating",
+    "vykhukhol.web.plain_templates",
+    "vykhukhol.web.subscription", "vykhukhol.web.headers",
 }
 # A link page checks its signature too (hmac, hashlib, base64 for the token).
 LINK_PAGE = PAGE | {"vykhukhol.tokens", "_hashlib", "_blake2", "hashlib", "hmac", "base64"}

@@ -121,7 +121,7 @@ def serve_arguments(p: Parser) -> None:
 
 
 def cmd_serve(ctx: Context, args) -> None:
-    from vykhukhol.web.serve import serve
+    from vykhukhol.web.server import serve
 
     serve(ctx.data, host=args.host, port=args.port, ticker=not args.no_ticker,
           cgi_dir=Path(args.cgi_dir) if args.cgi_dir else None)

@@ -1,14 +1,12 @@
-"""A fresh ``vykhukhol serve``: the demo list it creates, so a newcomer can
+"""The demo list a fresh ``vykhukhol serve`` creates, so a newcomer can
 subscribe within a minute (DB ``main``, service ``demo`` enabled and
 private, a two-letter welcome series, in the installation's language, whose
 links come from the footer every list letter carries), and what makes a
 served data directory "local".
 
-Only ``serve`` on a data directory without settings.ini calls
-:func:`first_start`; ``init`` (the shared-hosting path) leaves the data
-directory empty. settings.ini is written last, after the demo list: a first
-start that fails half-way leaves no settings.ini, so the next start makes
-the directory again and prints a password.
+The data directory around it (settings, password) is made by
+:func:`vykhukhol.web.fresh_site.first_start`; ``init`` (the shared-hosting
+path) leaves the data directory empty.
 
 A data directory is *local* (a trial on this computer, not a site) while its
 ``site_url`` is plain http on a loopback address — as ``serve`` writes it
@@ -19,8 +17,6 @@ leave it alone.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from vykhukhol import services as svc
@@ -74,41 +70,6 @@ def create(data: DataDir, language: str) -> svc.Service:
     for subject, delay, body in texts["letters"][svc.letter_count(service):]:
         svc.add_letter(service, subject, delay, body)
     return svc.edit_service(data, NAME, {"enabled": "yes"})
-
-
-def locale_language(environ: Mapping[str, str] = os.environ) -> str:
-    """``ru`` when the first of LC_ALL, LC_MESSAGES, LANG that is set names a
-    Russian locale (``ru_RU.UTF-8``), else ``en``: the language the person
-    starting ``serve`` reads their terminal in."""
-    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        value = environ.get(name, "")
-        if value:
-            return "ru" if value.lower().startswith("ru") else "en"
-    return "en"
-
-
-def first_start(data: DataDir, site_url: str, language: str) -> str | None:
-    """Make a data directory without settings.ini ready to serve: the defaults
-    (``site_url``, ``language``), a new admin password (returned, to be printed
-    once) and the demo list. None when settings.ini is there already."""
-    import secrets
-
-    from vykhukhol import newsletters
-    from vykhukhol import settings as settings_mod
-    from vykhukhol.files import RenameLock
-    from vykhukhol.settings import password as auth
-
-    if data.settings.exists():
-        return None
-    password = secrets.token_urlsafe(9)
-    raw = settings_mod.initial(site_url=site_url)
-    raw["language"] = language
-    raw["security.admin_password"] = auth.hash_password(password)
-    data.make_skeleton()
-    RenameLock(data.newsletters, newsletters.LOCK_STEM).ensure()
-    create(data, language)
-    settings_mod.write_initial(data.settings, raw)  # last: its presence means "made"
-    return password
 
 
 _LOOPBACK = ("localhost", "::1")

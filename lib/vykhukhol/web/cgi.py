@@ -138,8 +138,8 @@ def _end_answer() -> None:
 
 
 APPS = {  # app name → (module, factory); only the one asked for is imported
-    "subscribe": ("public", "subscribe"), "confirm": ("public", "confirm"),
-    "unsubscribe": ("public", "unsubscribe"), "manage": ("manage", "app"), "cron": ("cron", "app"),
+    "subscribe": ("subscription", "subscribe"), "confirm": ("subscription", "confirm"),
+    "unsubscribe": ("subscription", "unsubscribe"), "manage": ("manage", "app"), "cron": ("cron", "app"),
     "admin": ("admin", "app"), "view": ("archive", "view"), "archive": ("archive", "static"),
     "go": ("go", "app"),
     "hook": ("hooks", "app"),

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from vykhukhol.datadir import LETTER_RE, DataDir
 from vykhukhol.files import clicklinks
 from vykhukhol.web.http import HttpError, Request, Response, wsgi_app
-from vykhukhol.web.public import Site
+from vykhukhol.web.subscription import Site
 
 NUMBER_RE = re.compile(r"[1-9][0-9]{0,2}")  # one way to write each: clicklinks.MAX_LINKS is 300
 

@@ -185,10 +185,10 @@ def parse_fields(raw: bytes, where: str) -> list[tuple[str, str]]:
 
 
 def error_page(status: int, lang: str, detail: str = "") -> Response:
-    from vykhukhol.web import pages
+    from vykhukhol.web import templating
 
     try:
-        return pages.render_error(status, lang, detail)
+        return templating.render_error(status, lang, detail)
     except Exception:  # noqa: BLE001 - the page of last resort must never fail
         import html
 

@@ -20,7 +20,7 @@ nobody who is subscribed.
 
 The page's HTML is the templates ``manage.html``, ``manage_ask.html`` and
 ``manage_note.html`` (on ``manage_base.html``), drawn by their generated plain
-form (:mod:`vykhukhol.web.plainpages`: no Jinja2 in the CGI process); no
+form (:mod:`vykhukhol.web.plain_templates`: no Jinja2 in the CGI process); no
 service overrides them, as the page is about an address, not a service.
 """
 
@@ -33,9 +33,9 @@ from functools import partial
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
 from vykhukhol.i18n import tr
-from vykhukhol.web import pages
+from vykhukhol.web import templating
 from vykhukhol.web.http import HttpError, Request, Response, wsgi_app
-from vykhukhol.web.public import Site, hourly_cap
+from vykhukhol.web.subscription import Site, hourly_cap
 
 ACTIONS = ("leave", "join", "name", "pause", "resume", "leave_all", "export", "erase")
 LINK_WINDOW = 3600  # seconds: the link letters one address may be sent count within this
@@ -190,7 +190,7 @@ def _local_date(settings, moment: datetime) -> str:
 
 def _page(template: str, lang: str, status: int = 200, **context: object) -> Response:
     """One of the own page's templates, its sentences (``_()``) in ``lang``."""
-    return pages.render(template, lang, status, _=partial(tr, lang), **context)
+    return templating.render(template, lang, status, _=partial(tr, lang), **context)
 
 
 def _note(lang: str, title: str, text: str) -> Response:

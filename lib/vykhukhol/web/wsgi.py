@@ -7,7 +7,7 @@ and Plesk's "Setup Python App" run through Phusion Passenger) imports
     gunicorn vykhukhol.web.wsgi:application
     waitress-serve vykhukhol.web.wsgi:application
 
-It is ``vykhukhol serve``'s dispatcher (:func:`vykhukhol.web.serve.dispatcher`):
+It is ``vykhukhol serve``'s dispatcher (:func:`vykhukhol.web.server.dispatcher`):
 ``/cgi/subscribe.py``, ``/cgi/confirm.py``, ``/cgi/unsubscribe.py``, ``/cgi/manage.py``, ``/cgi/go.py``,
 ``/cgi/hook.py/{provider}``, the renamed cron script under its secret name only, and ``/admin/``; nothing
 else, so ``/data/`` and ``/lib/`` are 404 here whatever the folder layout.
@@ -49,7 +49,7 @@ def make_application(cgi_dir: Path | None = None) -> Callable:
         with building:
             if not built:
                 from vykhukhol.datadir import CHECKOUT, DataDir, locate
-                from vykhukhol.web.serve import dispatcher
+                from vykhukhol.web.server import dispatcher
 
                 scripts = cgi_dir or CHECKOUT / "cgi"
                 built.append(dispatcher(DataDir(locate(None, scripts)), scripts))

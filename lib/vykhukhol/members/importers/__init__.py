@@ -19,8 +19,8 @@ import is asked to confirm by the sender's reminders, in its batches).
 from __future__ import annotations
 
 from vykhukhol.errors import BadInput
-from vykhukhol.members.importers.common import (  # noqa: F401 - the package's face
-    MAX_BYTES,
+from vykhukhol.members.importers.parsing import MAX_BYTES
+from vykhukhol.members.importers.verdicts import (  # noqa: F401 - the package's face
     SHOWN_REFUSED,
     Person,
     Reading,

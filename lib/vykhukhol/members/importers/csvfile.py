@@ -14,33 +14,34 @@ when the first line has more of them than commas (Russian Excel's CSV).
 
 from __future__ import annotations
 
-import vykhukhol.members.importers.common as base
+import vykhukhol.members.importers.parsing as parsing
+import vykhukhol.members.importers.verdicts as verdicts
 
 
-def read(raw: bytes, name: str) -> tuple[list[base.Person], list[base.RefusedLine]]:
-    text = base.text_of(raw)
+def read(raw: bytes, name: str) -> tuple[list[verdicts.Person], list[verdicts.RefusedLine]]:
+    text = parsing.text_of(raw)
     first = text.split("\n", 1)[0]
     delimiter = ";" if first.count(";") > first.count(",") else ","
-    header, records = base.rows(text, delimiter)
-    email = base.column(header, "email", "Email Address", "e-mail", "mail")
+    header, records = parsing.rows(text, delimiter)
+    email = parsing.column(header, "email", "Email Address", "e-mail", "mail")
     if email is None:
-        raise base.expected(base._("a CSV with a header row"), "email (required), name or first_name and last_name, "
-                            "status, subscribed, confirmed — a header row first", header)
-    whole = base.column(header, "name", "full name")
-    first_name = base.column(header, "first_name", "FNAME", "first name")
-    last_name = base.column(header, "last_name", "LNAME", "last name")
-    status = base.column(header, "status")
-    signed_col = base.column(header, "subscribed", "created_at", "optin_time", "signed_up")
-    confirm_col = base.column(header, "confirmed", "confirmed_at", "confirm_time")
-    verdicts = []
+        raise parsing.expected(parsing._("a CSV with a header row"), "email (required), name or first_name and last_name, "
+                               "status, subscribed, confirmed — a header row first", header)
+    whole = parsing.column(header, "name", "full name")
+    first_name = parsing.column(header, "first_name", "FNAME", "first name")
+    last_name = parsing.column(header, "last_name", "LNAME", "last name")
+    status = parsing.column(header, "status")
+    signed_col = parsing.column(header, "subscribed", "created_at", "optin_time", "signed_up")
+    confirm_col = parsing.column(header, "confirmed", "confirmed_at", "confirm_time")
+    judged = []
     for row in records:
         cells = row.cells
-        found = base.by_status(cells.get(status, "")) if status else (base.Standing.UNCONFIRMED, None)
+        found = verdicts.by_status(cells.get(status, "")) if status else (verdicts.Standing.UNCONFIRMED, None)
         standing, why = (found, None) if not isinstance(found, tuple) else found
-        person_name = base.full_name(base.cell(cells, first_name), base.cell(cells, last_name))
-        signed = base.when(base.cell(cells, signed_col))
-        confirmed = base.when(base.cell(cells, confirm_col)) or signed
-        verdicts.append(base.person(row, "", cells.get(email, ""),
-                                    base.cell(cells, whole) or person_name, standing,
-                                    subscribed=signed, confirmed=confirmed, why=why))
-    return base.sorted_out(verdicts)
+        person_name = parsing.full_name(parsing.cell(cells, first_name), parsing.cell(cells, last_name))
+        signed = parsing.when(parsing.cell(cells, signed_col))
+        confirmed = parsing.when(parsing.cell(cells, confirm_col)) or signed
+        judged.append(verdicts.person(row, "", cells.get(email, ""),
+                                      parsing.cell(cells, whole) or person_name, standing,
+                                      subscribed=signed, confirmed=confirmed, why=why))
+    return verdicts.sorted_out(judged)

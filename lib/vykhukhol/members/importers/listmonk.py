@@ -18,18 +18,19 @@ from __future__ import annotations
 
 import json
 
-import vykhukhol.members.importers.common as base
+import vykhukhol.members.importers.parsing as parsing
+import vykhukhol.members.importers.verdicts as verdicts
 from vykhukhol.errors import BadInput
 
 HEADER = ("uuid", "email", "name", "attributes", "status", "created_at", "updated_at")
 
 
-def read(raw: bytes, name: str) -> tuple[list[base.Person], list[base.RefusedLine]]:
-    header, records = base.rows(base.text_of(raw), ",")
-    if not all(base.column(header, cell) for cell in ("email", "status", "attributes")):
-        raise base.expected(base._("listmonk's subscribers export"), ",".join(HEADER), header)
-    by_list = base.column(header, "subscription_status")
-    verdicts = []
+def read(raw: bytes, name: str) -> tuple[list[verdicts.Person], list[verdicts.RefusedLine]]:
+    header, records = parsing.rows(parsing.text_of(raw), ",")
+    if not all(parsing.column(header, cell) for cell in ("email", "status", "attributes")):
+        raise parsing.expected(parsing._("listmonk's subscribers export"), ",".join(HEADER), header)
+    by_list = parsing.column(header, "subscription_status")
+    judged = []
     for row in records:
         cells = row.cells
         status = cells.get(by_list, "") if by_list else ""
@@ -37,15 +38,15 @@ def read(raw: bytes, name: str) -> tuple[list[base.Person], list[base.RefusedLin
             status = cells.get("status", "")
             found = (BadInput("disabled in listmonk: it writes nothing to them, and nothing says "
                               "they left") if status.strip().lower() == "disabled"
-                     else base.by_status(status))
+                     else verdicts.by_status(status))
         else:
-            found = base.by_status(status)
+            found = verdicts.by_status(status)
         standing, why = (found, None) if isinstance(found, BadInput) else found
-        signed = base.when(cells.get("created_at", ""))
-        verdicts.append(base.person(row, "", cells.get("email", ""),
-                                    cells.get("name", "") or _named(cells.get("attributes", "")),
-                                    standing, subscribed=signed, confirmed=signed, why=why))
-    return base.sorted_out(verdicts)
+        signed = parsing.when(cells.get("created_at", ""))
+        judged.append(verdicts.person(row, "", cells.get("email", ""),
+                                      cells.get("name", "") or _named(cells.get("attributes", "")),
+                                      standing, subscribed=signed, confirmed=signed, why=why))
+    return verdicts.sorted_out(judged)
 
 
 def _named(attributes: str) -> str:
@@ -57,5 +58,5 @@ def _named(attributes: str) -> str:
     if not isinstance(values, dict):
         return ""
     lower = {str(k).lower(): v for k, v in values.items() if isinstance(v, str)}
-    return base.full_name(lower.get("first_name", lower.get("fname", "")),
-                          lower.get("last_name", lower.get("lname", ""))) or lower.get("name", "")
+    return parsing.full_name(lower.get("first_name", lower.get("fname", "")),
+                             lower.get("last_name", lower.get("lname", ""))) or lower.get("name", "")

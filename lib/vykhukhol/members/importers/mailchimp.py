@@ -20,22 +20,23 @@ contacts never agreed to anything and are refused.
 
 from __future__ import annotations
 
-import vykhukhol.members.importers.common as base
+import vykhukhol.members.importers.parsing as parsing
+import vykhukhol.members.importers.verdicts as verdicts
 from vykhukhol.errors import BadInput
 
 MAGIC_ZIP = b"PK\x03\x04"
 _KINDS = ("nonsubscribed", "unsubscribed", "subscribed", "cleaned")  # "subscribed" after its longer kin
 
 
-def read(raw: bytes, name: str) -> tuple[list[base.Person], list[base.RefusedLine]]:
+def read(raw: bytes, name: str) -> tuple[list[verdicts.Person], list[verdicts.RefusedLine]]:
     if raw.startswith(MAGIC_ZIP):
         files = _unzipped(raw)
     else:
         files = [(name, raw)]
-    verdicts: list = []
+    judged: list = []
     for member, data in files:
-        verdicts.extend(_one_file(member, base.text_of(data), several=len(files) > 1))
-    return base.sorted_out(verdicts)
+        judged.extend(_one_file(member, parsing.text_of(data), several=len(files) > 1))
+    return verdicts.sorted_out(judged)
 
 
 def _unzipped(raw: bytes) -> list[tuple[str, bytes]]:
@@ -51,16 +52,16 @@ def _unzipped(raw: bytes) -> list[tuple[str, bytes]]:
         if not members:
             raise BadInput("the zip holds no CSV file; Mailchimp's audience export holds "
                            "subscribed_members_export_….csv and the like. Nothing was imported")
-        if sum(info.file_size for info in members) > base.MAX_BYTES:
+        if sum(info.file_size for info in members) > parsing.MAX_BYTES:
             raise BadInput("the zip's CSV files are larger than {size} MiB together; nothing was "
-                           "imported", size=base.MAX_BYTES // (1024 * 1024))
+                           "imported", size=parsing.MAX_BYTES // (1024 * 1024))
         out = []
         for info in members:
             with archive.open(info) as handle:
-                data = handle.read(base.MAX_BYTES + 1)  # the header's size may lie
-            if len(data) > base.MAX_BYTES:
+                data = handle.read(parsing.MAX_BYTES + 1)  # the header's size may lie
+            if len(data) > parsing.MAX_BYTES:
                 raise BadInput("the zip's CSV files are larger than {size} MiB together; nothing "
-                               "was imported", size=base.MAX_BYTES // (1024 * 1024))
+                               "was imported", size=parsing.MAX_BYTES // (1024 * 1024))
             out.append((info.filename.rsplit("/", 1)[-1], data))
         return out
     except (zipfile.BadZipFile, EOFError, NotImplementedError, ValueError) as exc:
@@ -73,30 +74,30 @@ def _kind(name: str, header: list[str]) -> str:
     for kind in _KINDS:
         if lower.startswith(kind + "_"):
             return kind
-    if base.column(header, "UNSUB_TIME"):
+    if parsing.column(header, "UNSUB_TIME"):
         return "unsubscribed"
-    if base.column(header, "CLEAN_TIME"):
+    if parsing.column(header, "CLEAN_TIME"):
         return "cleaned"
     return "subscribed"
 
 
 def _one_file(name: str, text: str, several: bool) -> list:
-    header, records = base.rows(text, ",", name if several else "")
-    email = base.column(header, "Email Address")
-    if email is None or not (base.column(header, "OPTIN_TIME", "LEID", "EUID", "MEMBER_RATING")):
-        raise base.expected(base._("Mailchimp's audience export"), '"Email Address" with MEMBER_RATING, OPTIN_TIME, '
-                            "CONFIRM_TIME, LEID and EUID (and UNSUB_TIME or CLEAN_TIME in the "
-                            "unsubscribed and cleaned files)", header)
+    header, records = parsing.rows(text, ",", name if several else "")
+    email = parsing.column(header, "Email Address")
+    if email is None or not (parsing.column(header, "OPTIN_TIME", "LEID", "EUID", "MEMBER_RATING")):
+        raise parsing.expected(parsing._("Mailchimp's audience export"), '"Email Address" with MEMBER_RATING, OPTIN_TIME, '
+                               "CONFIRM_TIME, LEID and EUID (and UNSUB_TIME or CLEAN_TIME in the "
+                               "unsubscribed and cleaned files)", header)
     kind = _kind(name, header)
-    first = base.column(header, "First Name", "FNAME")
-    last = base.column(header, "Last Name", "LNAME")
-    whole = base.column(header, "Name", "Full Name")
+    first = parsing.column(header, "First Name", "FNAME")
+    last = parsing.column(header, "Last Name", "LNAME")
+    whole = parsing.column(header, "Name", "Full Name")
     from vykhukhol.members.suppression import Why
 
     standing, why = {
-        "subscribed": (base.Standing.CONFIRMED, None),
-        "unsubscribed": (base.Standing.SUPPRESSED, Why.UNSUBSCRIBED),
-        "cleaned": (base.Standing.SUPPRESSED, Why.GONE),
+        "subscribed": (verdicts.Standing.CONFIRMED, None),
+        "unsubscribed": (verdicts.Standing.SUPPRESSED, Why.UNSUBSCRIBED),
+        "cleaned": (verdicts.Standing.SUPPRESSED, Why.GONE),
         "nonsubscribed": (BadInput("a non-subscribed contact in Mailchimp: they never agreed "
                                    "to receive letters"), None),
     }[kind]
@@ -104,11 +105,11 @@ def _one_file(name: str, text: str, several: bool) -> list:
     out = []
     for row in records:
         cells = row.cells
-        name_text = base.full_name(cells.get(first, ""), cells.get(last, "")) if first or last else ""
-        optin = base.when(cells.get("OPTIN_TIME", ""))
-        confirm = base.when(cells.get("CONFIRM_TIME", ""))
-        out.append(base.person(row, where, cells.get(email, ""),
-                               name_text or base.cell(cells, whole), standing,
-                               subscribed=optin or confirm, confirmed=confirm or optin, why=why,
-                               ip=cells.get("CONFIRM_IP") or cells.get("OPTIN_IP") or ""))
+        name_text = parsing.full_name(cells.get(first, ""), cells.get(last, "")) if first or last else ""
+        optin = parsing.when(cells.get("OPTIN_TIME", ""))
+        confirm = parsing.when(cells.get("CONFIRM_TIME", ""))
+        out.append(verdicts.person(row, where, cells.get(email, ""),
+                                   name_text or parsing.cell(cells, whole), standing,
+                                   subscribed=optin or confirm, confirmed=confirm or optin, why=why,
+                                   ip=cells.get("CONFIRM_IP") or cells.get("OPTIN_IP") or ""))
     return out

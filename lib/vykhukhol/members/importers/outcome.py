@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from vykhukhol.datadir import DataDir
-from vykhukhol.members.importers.common import Person, Reading, RefusedLine, Standing
+from vykhukhol.members.importers.verdicts import Person, Reading, RefusedLine, Standing
 from vykhukhol.settings import Settings
 
 

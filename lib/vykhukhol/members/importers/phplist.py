@@ -16,7 +16,8 @@ Blacklisted (phpList's unsubscribe) → suppressed as unsubscribed; confirmed
 
 from __future__ import annotations
 
-import vykhukhol.members.importers.common as base
+import vykhukhol.members.importers.parsing as parsing
+import vykhukhol.members.importers.verdicts as verdicts
 from vykhukhol.errors import BadInput
 from vykhukhol.members.suppression import Why
 
@@ -31,36 +32,36 @@ def _yes(text: str) -> bool:
     return text.strip().lower() in ("1", "yes", "true", "y")
 
 
-def read(raw: bytes, name: str) -> tuple[list[base.Person], list[base.RefusedLine]]:
-    text = base.text_of(raw)
+def read(raw: bytes, name: str) -> tuple[list[verdicts.Person], list[verdicts.RefusedLine]]:
+    text = parsing.text_of(raw)
     first = text.split("\n", 1)[0]
     delimiter = "\t" if first.count("\t") >= first.count(",") else ","
-    header, records = base.rows(text, delimiter)
-    email = base.column(header, EMAIL)
-    confirmed = base.column(header, CONFIRMED)
-    blacklisted = base.column(header, BLACKLISTED)
+    header, records = parsing.rows(text, delimiter)
+    email = parsing.column(header, EMAIL)
+    confirmed = parsing.column(header, CONFIRMED)
+    blacklisted = parsing.column(header, BLACKLISTED)
     if email is None or confirmed is None or blacklisted is None:
-        raise base.expected(base._("phpList 3's subscriber export"), f'"{EMAIL}", "{CONFIRMED}" and "{BLACKLISTED}" (tick '
-                            "them when exporting), tab- or comma-separated", header)
-    disabled = base.column(header, DISABLED)
-    entered = base.column(header, ENTERED)
-    first_name = base.column(header, "First Name", "Firstname", "FNAME")
-    last_name = base.column(header, "Last Name", "Lastname", "Surname", "LNAME")
-    whole = base.column(header, "Name", "Full Name")
-    verdicts = []
+        raise parsing.expected(parsing._("phpList 3's subscriber export"), f'"{EMAIL}", "{CONFIRMED}" and "{BLACKLISTED}" (tick '
+                               "them when exporting), tab- or comma-separated", header)
+    disabled = parsing.column(header, DISABLED)
+    entered = parsing.column(header, ENTERED)
+    first_name = parsing.column(header, "First Name", "Firstname", "FNAME")
+    last_name = parsing.column(header, "Last Name", "Lastname", "Surname", "LNAME")
+    whole = parsing.column(header, "Name", "Full Name")
+    judged = []
     for row in records:
         cells = row.cells
         if _yes(cells.get(blacklisted, "")):
-            standing, why = base.Standing.SUPPRESSED, Why.UNSUBSCRIBED
+            standing, why = verdicts.Standing.SUPPRESSED, Why.UNSUBSCRIBED
         elif disabled and _yes(cells.get(disabled, "")):
             standing, why = BadInput("a disabled account in phpList"), None
         elif _yes(cells.get(confirmed, "")):
-            standing, why = base.Standing.CONFIRMED, None
+            standing, why = verdicts.Standing.CONFIRMED, None
         else:
-            standing, why = base.Standing.UNCONFIRMED, None
-        person_name = base.full_name(base.cell(cells, first_name), base.cell(cells, last_name))
-        signed = base.when(base.cell(cells, entered))
-        verdicts.append(base.person(row, "", cells.get(email, ""),
-                                    person_name or base.cell(cells, whole), standing,
-                                    subscribed=signed, confirmed=signed, why=why))
-    return base.sorted_out(verdicts)
+            standing, why = verdicts.Standing.UNCONFIRMED, None
+        person_name = parsing.full_name(parsing.cell(cells, first_name), parsing.cell(cells, last_name))
+        signed = parsing.when(parsing.cell(cells, entered))
+        judged.append(verdicts.person(row, "", cells.get(email, ""),
+                                      person_name or parsing.cell(cells, whole), standing,
+                                      subscribed=signed, confirmed=signed, why=why))
+    return verdicts.sorted_out(judged)

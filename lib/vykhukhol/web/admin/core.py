@@ -25,7 +25,7 @@ from vykhukhol.watch.health import NO_SECRET
 from vykhukhol.web import session
 from vykhukhol.web.admin.once import new_token
 from vykhukhol.web.http import HttpError, Request, Response, redirect, wsgi_app
-from vykhukhol.web.pages import render as render_page
+from vykhukhol.web.templating import render as render_page
 
 
 class Admin:

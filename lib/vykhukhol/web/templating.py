@@ -5,9 +5,9 @@ public page by putting a file of the same name in its folder's ``pages/``.
 Every template gets ``t(key, **values)`` for its sentences and ``lang``.
 
 The public pages that nobody overrides, and the subscriber's own page, are
-drawn by their plain-Python form (:mod:`vykhukhol.web.plainpages`, generated
-from the templates by tools/plainpages.py) instead: a CGI process then never
-imports Jinja2. A service whose ``pages/`` holds the page or ``base.html``
+drawn by their plain-Python form (:mod:`vykhukhol.web.plain_templates`,
+generated from the templates by tools/plain_templates.py) instead: a CGI
+process then never imports Jinja2. A service whose ``pages/`` holds the page or ``base.html``
 pays for it.
 """
 
@@ -64,13 +64,13 @@ def _plain(template_name: str, folder: str | None):
     """The plain-Python form of ``template_name``, unless there is none, the
     service's folder overrides the page or the base it extends, or the
     template was edited since the plain form was written from it."""
-    from vykhukhol.web import plainpages
+    from vykhukhol.web import plain_templates
 
-    page = plainpages.PAGES.get(template_name) or plainpages.OWN_PAGES.get(template_name)
+    page = plain_templates.PAGES.get(template_name) or plain_templates.OWN_PAGES.get(template_name)
     if page is None or folder is not None and any(
             os.path.exists(os.path.join(folder, name)) for name in (template_name, "base.html")):
         return None
-    return page if plainpages.current(template_name) else None
+    return page if plain_templates.current(template_name) else None
 
 
 def render_error(status: int, lang: str, detail: str = "") -> Response:

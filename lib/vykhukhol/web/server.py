@@ -28,7 +28,7 @@ from pathlib import Path
 
 from vykhukhol.datadir import CHECKOUT, DataDir
 from vykhukhol.errors import VykhukholError
-from vykhukhol.web import serving
+from vykhukhol.web import serve_claim
 from vykhukhol.web.http import AFTER, MAX_UPLOAD_BYTES, Response, redirect, respond
 
 TICK = 60.0  # seconds between two runs started by the ticker
@@ -121,6 +121,23 @@ class Ticker(threading.Thread):
                 print(f"vykhukhol ticker: run failed: {exc!r}", file=sys.stderr)
 
 
+def first_lines(data: DataDir) -> list[str]:
+    """What a newcomer must know at once (issue 27 item 6): the mode, what it
+    means for letters, how to switch, and where mail goes."""
+    from vykhukhol import settings as settings_mod
+
+    settings = settings_mod.load(data.settings)
+    if settings["mode"] == "working":
+        lines = ["mode: working (the sender sends the letters that are due)"]
+    else:
+        lines = ["mode: debug: no letter goes to subscribers, not even confirmation requests "
+                 "(they wait, and go with the first working run)",
+                 "  switch to working on the admin's Status page, or with `vykhukhol mode working`"]
+    if settings["mail.transport"] == "outbox":
+        lines.append(f"mail: written to {data.outbox} (the admin's Outbox page), never sent")
+    return lines
+
+
 def local_url(host: str, port: int) -> str:
     """The URL a browser on this machine uses for ``host``:``port``."""
     if host in ("0.0.0.0", "::", ""):
@@ -142,11 +159,12 @@ def _unmake(data: DataDir, made: list[Path]) -> None:
 def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool = True,
           cgi_dir: Path | None = None) -> None:
     from vykhukhol.services import demo
+    from vykhukhol.web.fresh_site import first_start, locale_language
     from vykhukhol.web.guard import guarded_server
 
     cgi_dir = cgi_dir or CHECKOUT / "cgi"
     made = [p for p in (data.root, data.state) if not p.exists()]  # what the claim makes
-    hold = serving.claim(data)  # a second serve on this data refuses here, before anything
+    hold = serve_claim.claim(data)  # a second serve on this data refuses here, before anything
     afterwards = Afterwards()
     try:
         server = guarded_server(
@@ -166,7 +184,7 @@ def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool
     url = local_url(host, server.effective_port)
     try:
         hold.note(url)
-        password = demo.first_start(data, url, demo.locale_language())
+        password = first_start(data, url, locale_language())
         previous = None if password else demo.current_url(data)
         moved = None if password else demo.follow_port(data, url)
         hold.followed(previous or "", moved)
@@ -193,7 +211,7 @@ def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool
               flush=True)
         print(f"subscribe to the demo list: {url}/cgi/subscribe.py?service={demo.NAME}", flush=True)
     print(f"ticker: {'a sender run every minute' if tick else 'off'}", flush=True)
-    for line in serving.first_lines(data):
+    for line in first_lines(data):
         print(line, flush=True)
     if tick:
         tick.start()

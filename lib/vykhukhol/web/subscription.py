@@ -28,7 +28,7 @@ from vykhukhol.addresses import check_email
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.i18n import t
-from vykhukhol.web import pages
+from vykhukhol.web import templating
 from vykhukhol.web.http import HttpError, Request, Response, wsgi_app
 
 SUBSCRIBE_WINDOW = 3600  # seconds: subscribe_hourly_limit counts within this
@@ -79,7 +79,7 @@ class Site:
              **context: object) -> Response:
         """Render ``template``; ``owner`` is the service whose pages/ may override it."""
         override = owner.folder / "pages" if owner else None
-        return pages.render(template, self.lang, status, override, **context)
+        return templating.render(template, self.lang, status, override, **context)
 
     def message(self, title_key: str, text_key: str, owner: svc.Service | None = None,
                 status: int = 200, **values: object) -> Response:

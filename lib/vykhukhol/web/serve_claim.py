@@ -27,23 +27,6 @@ from vykhukhol.datadir import DataDir
 from vykhukhol.errors import LockBusy, VykhukholError
 
 
-def first_lines(data: DataDir) -> list[str]:
-    """What a newcomer must know at once (issue 27 item 6): the mode, what it
-    means for letters, how to switch, and where mail goes."""
-    from vykhukhol import settings as settings_mod
-
-    settings = settings_mod.load(data.settings)
-    if settings["mode"] == "working":
-        lines = ["mode: working (the sender sends the letters that are due)"]
-    else:
-        lines = ["mode: debug: no letter goes to subscribers, not even confirmation requests "
-                 "(they wait, and go with the first working run)",
-                 "  switch to working on the admin's Status page, or with `vykhukhol mode working`"]
-    if settings["mail.transport"] == "outbox":
-        lines.append(f"mail: written to {data.outbox} (the admin's Outbox page), never sent")
-    return lines
-
-
 class Claim:
     """This process's hold on the data directory while it serves it."""
 

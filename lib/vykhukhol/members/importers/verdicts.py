@@ -1,0 +1,116 @@
+"""What a reader of another tool's export says of each record: a
+:class:`Person` with a :class:`Standing`, or a :class:`RefusedLine` with the
+reason; a whole file is a :class:`Reading`."""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+from typing import NamedTuple
+
+from vykhukhol.addresses import check_email, clean_name
+from vykhukhol.errors import BadInput
+from vykhukhol.members.importers.parsing import Row, _
+
+SHOWN_REFUSED = 20            # refused records a dry run or a page lists
+
+
+class Standing(str, enum.Enum):
+    """Where a person of another tool's file ends up here."""
+
+    CONFIRMED = "confirmed"          # a subscriber, confirmed
+    UNCONFIRMED = "unconfirmed"      # a subscriber asked to confirm by the reminders
+    SUPPRESSED = "suppressed"        # on the suppression list, never a subscriber
+
+    def label(self, lang: str) -> str:
+        from vykhukhol.i18n import tr
+
+        return tr(lang, _LABELS[self])
+
+
+_LABELS = {Standing.CONFIRMED: _("confirmed"), Standing.UNCONFIRMED: _("unconfirmed"),
+           Standing.SUPPRESSED: _("to the suppression list")}
+
+
+class Person(NamedTuple):
+    email: str
+    name: str
+    standing: Standing
+    subscribed: datetime | None = None   # the other tool's sign-up time
+    confirmed: datetime | None = None    # its opt-in (confirmation) time
+    why: object = None                   # a suppression.Why when SUPPRESSED
+    ip: str = "import"                   # the consent's address, when the file has it
+
+
+class RefusedLine(NamedTuple):
+    file: str           # the zip's member it is in, or ""
+    lineno: int         # the record's first line
+    text: str           # the record, cut to SHOWN characters
+    why: BadInput
+
+    @property
+    def where(self) -> str:
+        """"line 7", or "cleaned_members_export.csv, line 7" (the CLI's English)."""
+        return f"{self.file}, line {self.lineno}" if self.file else f"line {self.lineno}"
+
+
+class Reading(NamedTuple):
+    tool: str
+    people: list[Person]
+    refused: list[RefusedLine]
+
+
+def person(row: Row, where: str, email: str, name: str, standing: Standing | BadInput,
+           subscribed: datetime | None = None, confirmed: datetime | None = None,
+           why: object = None, ip: str = "") -> Person | RefusedLine:
+    """One record's verdict: a :class:`Person`, or :class:`RefusedLine` with why."""
+    if isinstance(standing, BadInput):
+        return RefusedLine(where, row.lineno, row.text, standing)
+    if not email:
+        return RefusedLine(where, row.lineno, row.text, BadInput("no e-mail address on this line"))
+    try:
+        address = check_email(email)
+    except BadInput as exc:
+        return RefusedLine(where, row.lineno, row.text, exc)
+    return Person(address, clean_name(name), standing, subscribed, confirmed, why,
+                  _ip(ip))
+
+
+def _ip(text: str) -> str:
+    import ipaddress
+
+    try:
+        return str(ipaddress.ip_address(text.strip()))
+    except ValueError:
+        return "import"
+
+
+def sorted_out(verdicts: list[Person | RefusedLine]) -> tuple[list[Person], list[RefusedLine]]:
+    people = [v for v in verdicts if isinstance(v, Person)]
+    return people, [v for v in verdicts if isinstance(v, RefusedLine)]
+
+
+def by_status(status: str) -> tuple[Standing, object] | BadInput:
+    """A status word of the tools (subscribed, pending, unsubscribed, cleaned,
+    blocklisted, bounced …) as a standing here and the suppression's reason."""
+    from vykhukhol.members.suppression import Why
+
+    word = status.strip().lower()
+    found = _STATUSES.get(word)
+    if found is None:
+        return BadInput("unknown status {status!r} (expected one of: {known})", status=status,
+                        known=", ".join(_STATUSES))
+    standing, why = found
+    return standing, (Why(why) if why else None)
+
+
+_STATUSES: dict[str, tuple[Standing, str | None]] = {
+    "subscribed": (Standing.CONFIRMED, None), "confirmed": (Standing.CONFIRMED, None),
+    "enabled": (Standing.CONFIRMED, None), "active": (Standing.CONFIRMED, None),
+    "unconfirmed": (Standing.UNCONFIRMED, None), "pending": (Standing.UNCONFIRMED, None),
+    "unsubscribed": (Standing.SUPPRESSED, "unsubscribed"),
+    "cleaned": (Standing.SUPPRESSED, "address gone"),
+    "bounced": (Standing.SUPPRESSED, "address gone"),
+    "blocklisted": (Standing.SUPPRESSED, "blocklisted"),
+    "blacklisted": (Standing.SUPPRESSED, "blocklisted"),
+}

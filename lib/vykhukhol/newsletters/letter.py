@@ -1,0 +1,86 @@
+"""A newsletter job's letter, ``<job>.letter``: what every recipient gets.
+
+A ``Subject:`` header, a blank line, the text, and optionally a line
+``=== html ===`` followed by the HTML alternative. A copy is kept for the
+archive (:func:`vykhukhol.archive.keep_newsletter`).
+"""
+
+from __future__ import annotations
+
+import os
+
+from vykhukhol import files
+from vykhukhol.datadir import DataDir
+from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.newsletters.jobs import lock, read_job
+from vykhukhol.services import given_html
+
+HTML_MARK = "=== html ==="
+
+
+def read_letter(data: DataDir, name: str) -> tuple[str, str, str | None]:
+    """(subject, text, html) of a job; NotFound when the file is missing."""
+    text = files.read_text(data.job(name, "letter"))
+    if text is None:
+        raise NotFound(f"newsletter {name!r} has no letter file")
+    head, _, body = text.partition("\n\n")
+    subject = ""
+    for line in head.split("\n"):  # not splitlines(): a subject may hold U+2028 and kin
+        key, _, value = line.partition(":")
+        if key.strip().lower() == "subject":
+            subject = value.strip()
+    html = None
+    if f"\n{HTML_MARK}\n" in f"\n{body}":
+        body, _, html = f"\n{body}".partition(f"\n{HTML_MARK}\n")
+        body = body[1:]
+    return subject, body, given_html(html)
+
+
+def check_letter(subject: str, text: str, html: str | None) -> str:
+    """The subject, stripped, of a letter that may be sent; BadInput says why not."""
+    from vykhukhol import render
+
+    subject = (subject or "").strip()
+    if not subject or any(c in subject for c in "\r\n"):
+        raise BadInput("subject: must be one non-empty line")
+    budget = render.Budget()  # as when it is sent: the parts share one budget
+    render.check_template(subject, "subject", budget=budget)
+    render.check_template(text or "", "text", budget=budget)
+    if html:
+        render.check_template(html, "HTML", html=True, budget=budget)
+    if not (text or "").strip():
+        raise BadInput("text: must not be empty")
+    return subject
+
+
+def edit_letter(data: DataDir, name: str, subject: str, text: str, html: str | None) -> None:
+    """A waiting job's new subject, text and HTML. Changed under the
+    newsletters' lock, the one a run holds from before it reads a job's letter
+    until it has handed its letters over: so a run sends either the old letter
+    or the new one, never half of each, and once a run has begun the job
+    (``first_run``, written under that lock before its first letter leaves)
+    it is refused. A run holding the lock right now: refused, try again."""
+    from vykhukhol import archive
+    from vykhukhol.errors import LockBusy, StorageError
+
+    html = given_html(html)
+    subject = check_letter(subject, text, html)
+    news = lock(data)
+    news.ensure()
+    try:
+        # stamped as a run's, so a killed web process is seen dead (locks._holder_alive)
+        news.acquire(f"admin-edit-{os.urandom(4).hex()}\t{os.getpid()}\t{os.uname().nodename}")
+    except (LockBusy, StorageError):
+        raise BadInput("a run is handing newsletters over right now; "
+                       "nothing was changed: save again in a minute") from None
+    try:
+        job = read_job(data, name)
+        if job.values.get("first_run", "-") != "-":
+            raise BadInput("its first letter has left: it can no longer be changed")
+        letter = f"Subject: {subject}\n\n{text}" + (f"\n{HTML_MARK}\n{html}" if html else "")
+        files.atomic_write(data.job(name, "letter"), letter)
+        kept = archive.kept_newsletter(data, name)
+        archive.keep_newsletter(data, name, job.services, subject, text, html,
+                                kept.public if kept else False)
+    finally:
+        news.release()

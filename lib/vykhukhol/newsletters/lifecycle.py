@@ -1,0 +1,174 @@
+"""A newsletter job from its making to its line in the history.
+
+:func:`create` writes its three files (nothing is left behind when it fails);
+:func:`delete` and :func:`cancel` remove them, the ``.job`` first. The job's
+line in ``history.txt`` (:mod:`vykhukhol.newsletters.history`) outlives its
+files: what it handed over, and its services, so a bounce that comes back
+after its job finished still finds its recipient (:mod:`vykhukhol.bounces`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
+
+import vykhukhol.newsletters.history as history
+from vykhukhol import files
+from vykhukhol.datadir import DataDir, check_name
+from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.newsletters.jobs import Job, lock, paths, read_job, write_job
+from vykhukhol.newsletters.letter import HTML_MARK, check_letter, read_letter
+from vykhukhol.newsletters.recipients import LIST_HEADER, Row, confirmed_recipients, handed_counts
+from vykhukhol.services import find_service, given_html
+from vykhukhol.states import LedgerState
+from vykhukhol.timeutil import now
+
+
+def create(data: DataDir, services: list[str], subject: str, text: str,
+           html: str | None = None, start: datetime | None = None,
+           progress: Callable[[int], None] | None = None, public: bool = False,
+           job_name: str | None = None, clicks: bool = False) -> str:
+    """Make a job; returns its name. Nothing is left behind when it fails.
+    ``job_name``: the job's name chosen by the caller (a feed's item names its
+    letter, so making it again after a kill makes the same job).
+    ``public``: published in its services' archives once it ends (a copy of
+    the letter is kept either way, :func:`vykhukhol.archive.keep_newsletter`).
+    ``clicks``: its links are counted (:mod:`vykhukhol.newsletters.clicks`)."""
+    from vykhukhol import archive
+    html = given_html(html)
+    services = [check_name(s.strip(), "service name") for s in services if s.strip()]
+    if not services:
+        raise BadInput("choose at least one service")
+    for name in services:
+        find_service(data, name)
+    subject = check_letter(subject, text, html)
+    moment = now()
+    name = check_name(job_name, "job name") if job_name \
+        else f"{moment:%Y%m%d-%H%M%S}-{os.urandom(3).hex()}"
+    job_path, letter_path, list_path = paths(data, name)
+    files.make_folder(data.newsletters)
+    total = 0
+    # Row(index, email, name, PENDING).to_line() less its first two fields, made
+    # once: a Row per recipient would cost a second or two at a million.
+    pending = "\t".join((LedgerState.PENDING.value, Row.time, Row.lease))
+
+    def rows() -> Iterator[str]:
+        nonlocal total
+        yield LIST_HEADER + "\n"
+        for email, person in confirmed_recipients(data, services):
+            total += 1
+            if progress and total % 10000 == 0:
+                progress(total)
+            yield f"{email}\t{person}\t{pending}\n"
+
+    try:
+        letter = f"Subject: {subject}\n\n{text}"
+        if html:
+            letter += f"\n{HTML_MARK}\n{html}"
+        files.atomic_write(letter_path, letter)
+        archive.keep_newsletter(data, name, services, subject, text or "", html, public)
+        files.atomic_write(list_path, rows())
+        job = Job(name=name, services=services, start=start or moment, created=moment,
+                  values={"cursor": "0", "total": str(total), "runs": "0",
+                          **({"clicks": "yes"} if clicks else {})})
+        write_job(data, job)
+    except BaseException:
+        for path in (job_path, letter_path, list_path):
+            files.remove(path)
+        archive.forget_newsletter(data, name)
+        raise
+    return name
+
+
+def delete(data: DataDir, name: str, subject: str | None = None, cancelled: bool = False) -> None:
+    """Remove a job's three files, the .job first so no run picks it up meanwhile,
+    then its lock files (one held at this moment is left to :func:`sweep_locks`).
+    Its line in the history gets its end and counts first (``subject``: as sent,
+    when known) and keeps its services for bounces that come back later;
+    ``cancelled``: the admin cancelled it, which the line says."""
+    try:
+        job = read_job(data, name)
+        if subject is None and not any(e.job == name for e in history.entries(data)):
+            try:
+                subject = read_letter(data, name)[0]  # never started: the subject as typed
+            except NotFound:
+                subject = ""
+        history.close(data, name, job.services, handed_counts(data.job(name, "list")), now(),
+                      subject, cancelled)
+    except (BadInput, NotFound):
+        pass
+    for path in paths(data, name):
+        files.remove(path)
+    for path in _locked(data, name):
+        files.drop_lock(path)
+
+
+def _locked(data: DataDir, name: str) -> tuple[Path, Path]:
+    """The files of a job that are changed under a record lock (``<file>.lock``)."""
+    return data.job(name, "job"), data.job(name, "list")
+
+
+_LOCK_SUFFIXES = (".job.lock", ".list.lock")
+
+
+def sweep_locks(data: DataDir) -> int:
+    """Delete the lock files nobody holds that guard nothing any more; returns
+    how many went. Run by every sender run (README 1: a finished job's files
+    are deleted, and README 9).
+
+    * ``<job>.job.lock`` and ``<job>.list.lock`` once ``<job>.job`` is gone (a
+      finished or cancelled job whose lock was held when it was deleted, or a
+      start of a job that never was): every change under them reads the .job
+      or the ledger first and finds nothing to change. Job names are never
+      reused, so none can come back.
+    * ``news.free.lock`` once news.free or news.busy exists: it only guards
+      their creation (:meth:`files.RenameLock.ensure`), and one of the two is
+      always there after that.
+    """
+    try:
+        entries = [entry.name for entry in os.scandir(data.newsletters)]
+    except OSError:
+        return 0
+    present = set(entries)
+    gone = 0
+    for entry in entries:
+        suffix = next((s for s in _LOCK_SUFFIXES if entry.endswith(s)), None)
+        if suffix is None:
+            continue
+        job_path = data.newsletters / f"{entry[:-len(suffix)]}.job"  # any name: no check_name
+        if job_path.name not in present and not job_path.exists():
+            gone += files.drop_lock(data.newsletters / entry[:-len(".lock")])
+    rename_lock = lock(data)
+    if f"{rename_lock.free.name}.lock" in present and (
+            rename_lock.free.exists() or rename_lock.busy.exists()):
+        gone += files.drop_lock(rename_lock.free)
+    return gone
+
+
+def finished_jobs(data: DataDir) -> list[tuple[str, list[str]]]:
+    """(name, services) of the jobs the history knows (deleted or not), oldest first."""
+    return history.finished_jobs(data)
+
+
+def cancel(data: DataDir, name: str) -> None:
+    from vykhukhol import archive
+
+    if not data.job(name, "job").exists():
+        raise NotFound(f"no newsletter {name!r}")
+    delete(data, name, cancelled=True)
+    archive.forget_newsletter(data, name)
+
+
+def history_now(data: DataDir) -> list[history.Entry]:
+    """The history, newest first, a job still running counted from its ledger
+    as it stands (its line has the hand-over counts only once it is finished)."""
+    from dataclasses import replace
+
+    result = []
+    for entry in history.entries(data):
+        if entry.finished == "-" and data.job(entry.job, "job").exists():
+            entry = replace(entry, **handed_counts(data.job(entry.job, "list")))
+        result.append(entry)
+    return result[::-1]

@@ -1,0 +1,226 @@
+"""The letters of a service's series: their files and their rules.
+
+A series is ``<service>/letters/NNN.txt`` (+ optional ``NNN.html``): an
+e-mail-like file, header lines (Subject, Delay, Public, Clicks), a blank line,
+the body. A change to the series forgets the service's next-due summary.
+"""
+
+from __future__ import annotations
+
+from vykhukhol import files
+from vykhukhol.datadir import DataDir
+from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.services.catalog import Record, yes_no
+from vykhukhol.timeutil import format_duration, parse_duration
+
+TYPE_CHECKING = False  # typing itself is not imported: every CGI page loads this module
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from vykhukhol.services.catalog import Service
+
+MAX_LETTERS = 999
+
+
+class Letter(Record):
+    """One letter of a series: its number, subject, delay (seconds) and bodies."""
+
+    _fields = ("number", "subject", "delay", "body", "html", "headers")
+
+    def __init__(self, number: int, subject: str, delay: int, body: str, html: str | None = None,
+                 headers: dict[str, str] | None = None) -> None:
+        self.number = number
+        self.subject = subject
+        self.delay = delay  # seconds
+        self.body = body
+        self.html = html
+        self.headers = {} if headers is None else headers
+
+    @property
+    def public(self) -> bool:
+        """Marked ``Public: yes``: it goes to the service's public archive."""
+        try:
+            return yes_no(self.headers.get("public", "no"), "Public")
+        except BadInput:
+            return False
+
+    @property
+    def clicks(self) -> bool:
+        """Marked ``Clicks: yes``: its links are counted (vykhukhol.newsletters.clicks)."""
+        try:
+            return yes_no(self.headers.get("clicks", "no"), "Clicks")
+        except BadInput:
+            return False
+
+
+def parse_letter(text: str, number: int = 0) -> Letter:
+    """An e-mail-like letter file: header lines, a blank line, the body."""
+    head, sep, body = text.replace("\r\n", "\n").partition("\n\n")
+    if not sep:
+        head, body = text, ""
+    headers = {}
+    for line in head.split("\n"):
+        if not line.strip():
+            continue
+        key, colon, value = line.partition(":")
+        if not colon:
+            raise BadInput("letter {number}: header line {line} has no ':'", number=number,
+                           line=repr(line[:40]))
+        headers[key.strip().lower()] = value.strip()
+    subject = headers.get("subject", "")
+    try:
+        delay = parse_duration(headers.get("delay", "0s"))
+    except BadInput as exc:
+        raise BadInput("letter {file}: Delay: {reason}", file=f"{number:03d}.txt", reason=exc) from None
+    return Letter(number=number, subject=subject, delay=delay, body=body, headers=headers)
+
+
+def format_letter(letter: Letter) -> str:
+    flags = ("Public: yes\n" if letter.public else "") + ("Clicks: yes\n" if letter.clicks else "")
+    return f"Subject: {letter.subject}\nDelay: {format_duration(letter.delay)}\n{flags}\n{letter.body}"
+
+
+def given_html(html: str | None) -> str | None:
+    """The HTML alternative as given, or None when it is only white space: one
+    Enter in the HTML box, or a newline-only file uploaded by FTP, is no HTML
+    (SPEC 9), never a blank part that mail programs show instead of the text."""
+    return html if html and html.strip() else None
+
+
+def check_letter(subject: str, delay: str, body: str, html: str | None) -> tuple[str, int]:
+    from vykhukhol import render  # Jinja2 only where templates are checked (not on idle runs)
+
+    subject = (subject or "").strip()
+    if not subject:
+        raise BadInput("subject: must not be empty")
+    if any(c in subject for c in "\r\n"):
+        raise BadInput("subject: must be one line")
+    seconds = parse_duration(delay)
+    budget = render.Budget()  # as when it is sent: the parts share one budget
+    render.check_template(subject, "subject", budget=budget)
+    render.check_template(body or "", "text", budget=budget)
+    if html:
+        render.check_template(html, "HTML", html=True, budget=budget)
+    return subject, seconds
+
+
+def _letter_paths(service: Service) -> list[Path]:
+    if not service.letters_dir.is_dir():
+        return []
+    return sorted(p for p in service.letters_dir.glob("[0-9][0-9][0-9].txt"))
+
+
+def load_letters(service: Service) -> list[Letter]:
+    """The series in order; a letter file that does not parse is BadInput naming it."""
+    letters = []
+    for index, path in enumerate(_letter_paths(service), start=1):
+        letter = parse_letter(files.read_text(path, "") or "", index)
+        html_path = path.with_suffix(".html")
+        letter.html = given_html(files.read_text(html_path)) if html_path.exists() else None
+        letters.append(letter)
+    return letters
+
+
+def letter_count(service: Service) -> int:
+    return len(_letter_paths(service))
+
+
+def letter_delays(service: Service) -> list[int]:
+    """Only the delays, for the sender's due computation (cheap: headers only).
+    A letter whose Delay cannot be read is BadInput naming it, never "send now"."""
+    delays = []
+    for path in _letter_paths(service):
+        delay = 0
+        for line in files.read_lines(path):
+            if not line.strip():
+                break
+            key, _, value = line.partition(":")
+            if key.strip().lower() == "delay":
+                try:
+                    delay = parse_duration(value.strip())
+                except BadInput as exc:
+                    raise BadInput(f"{service.name}: letter {path.name}: Delay: {exc.message}") from None
+        delays.append(delay)
+    return delays
+
+
+def _write_letter(service: Service, number: int, letter: Letter) -> None:
+    path = service.letters_dir / f"{number:03d}.txt"
+    files.atomic_write(path, format_letter(letter))
+    html_path = path.with_suffix(".html")
+    if letter.html:
+        files.atomic_write(html_path, letter.html)
+    else:
+        files.remove(html_path)
+
+
+def add_letter(service: Service, subject: str, delay: str, body: str,
+               html: str | None = None, position: int | None = None, public: bool = False,
+               clicks: bool = False) -> int:
+    """Add a letter at the end (or at ``position``); returns its number."""
+    html = given_html(html)
+    subject, seconds = check_letter(subject, delay, body, html)
+    with files.record_lock(service.letters_dir / "series"):
+        letters = load_letters(service)
+        if len(letters) >= MAX_LETTERS:
+            raise BadInput("a series has at most {count} letters", count=MAX_LETTERS)
+        new = Letter(0, subject, seconds, body or "", html or None, _public(public, clicks))
+        at = len(letters) + 1 if position is None else max(1, min(position, len(letters) + 1))
+        letters.insert(at - 1, new)
+        _save_series(service, letters)
+    return at
+
+
+def edit_letter(service: Service, number: int, subject: str, delay: str, body: str,
+                html: str | None = None, public: bool = False, clicks: bool = False) -> None:
+    html = given_html(html)
+    subject, seconds = check_letter(subject, delay, body, html)
+    with files.record_lock(service.letters_dir / "series"):
+        letters = load_letters(service)
+        if not 1 <= number <= len(letters):
+            raise NotFound(f"service {service.name!r} has no letter {number}")
+        _write_letter(service, number, Letter(number, subject, seconds, body or "", html or None,
+                                              _public(public, clicks)))
+        _letters_changed(service)
+
+
+def _public(public: bool, clicks: bool = False) -> dict[str, str]:
+    """The header lines a letter's boxes give it (``Public: yes``, ``Clicks: yes``)."""
+    return {**({"public": "yes"} if public else {}), **({"clicks": "yes"} if clicks else {})}
+
+
+def remove_letter(service: Service, number: int) -> None:
+    with files.record_lock(service.letters_dir / "series"):
+        letters = load_letters(service)
+        if not 1 <= number <= len(letters):
+            raise NotFound(f"service {service.name!r} has no letter {number}")
+        del letters[number - 1]
+        _save_series(service, letters)
+
+
+def move_letter(service: Service, number: int, to: int) -> None:
+    with files.record_lock(service.letters_dir / "series"):
+        letters = load_letters(service)
+        if not 1 <= number <= len(letters) or not 1 <= to <= len(letters):
+            raise NotFound(f"service {service.name!r} has no letter {number} or {to}")
+        letters.insert(to - 1, letters.pop(number - 1))
+        _save_series(service, letters)
+
+
+def _save_series(service: Service, letters: list[Letter]) -> None:
+    files.make_folder(service.letters_dir)
+    for number, letter in enumerate(letters, start=1):
+        _write_letter(service, number, letter)
+    for stale in _letter_paths(service)[len(letters):]:
+        files.remove(stale.with_suffix(".html"))
+        files.remove(stale)
+    _letters_changed(service)
+
+
+def _letters_changed(service: Service) -> None:
+    """The series changed: the next-due summary, computed under the old
+    letters, is forgotten (the writer keeps what depends on its file true)."""
+    from vykhukhol.services.due_summary import forget_due
+
+    # A service's folder is <data>/services/<db>/<name> (DataDir.db).
+    forget_due(DataDir(service.folder.parents[2]), service.name)
