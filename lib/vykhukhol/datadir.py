@@ -56,6 +56,7 @@ class DataDir:
     process of a public page would pay (issue 20)."""
 
     __slots__ = ("root",)
+    root: Path
 
     def __init__(self, root: str | os.PathLike) -> None:
         object.__setattr__(self, "root", Path(root))

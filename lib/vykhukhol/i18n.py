@@ -194,7 +194,8 @@ def duration(lang: str, seconds: int) -> str:
     """A duration as a person reads it in ``lang`` («30 с», «3 дня», "2 hours"),
     not as a setting is typed (30s, 3d): the largest unit that measures it
     exactly, else its two largest parts (a lock's age, 1 day 2 hours)."""
-    rest, parts = max(int(seconds), 0), []
+    rest = max(int(seconds), 0)
+    parts: list[str] = []
     for size, unit in ((86400, "d"), (3600, "h"), (60, "m"), (1, "s")):
         count, rest = divmod(rest, size)
         if count and len(parts) < 2:

@@ -136,7 +136,7 @@ def _guard_filter(name: str, func: Callable) -> Callable:
         _tick()
         if len(args) > first:
             _check(args[first])
-        if signature is not None:
+        if estimate is not None and signature is not None:
             bound = signature.bind(*args[first:], **kwargs)
             bound.apply_defaults()
             _refuse_over(estimate(bound.arguments))
@@ -329,7 +329,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
             if is_map:
                 if kwargs or len(args) != 1:
                     raise TypeError("format_map() takes exactly one argument")
-                args, kwargs = (), args[0]
+                kwargs, args = args[0], ()
             return type(owner)(formatter.vformat(owner, args, kwargs))
 
         return functools.update_wrapper(wrapper, value)
