@@ -189,10 +189,10 @@ class Checker:
                     self.keys.add(first)
         self._erased = any(key.startswith(HASHED) for key in self.keys)
 
-    def __contains__(self, email: str) -> bool:
+    def __contains__(self, email: object) -> bool:
         # Every letter of a run asks: the keyed hash only when there are erased entries.
-        return email_key(email) in self.keys or \
-            (self._erased and hashed(self.secret, email) in self.keys)
+        return isinstance(email, str) and (email_key(email) in self.keys or (
+            self._erased and hashed(self.secret, email) in self.keys))
 
 
 def _ends_a_line(target) -> bool:
