@@ -123,7 +123,7 @@ def _dkimpy():
     import types
 
     stand_in = types.ModuleType("dkim.dnsplug")
-    stand_in.get_txt = _get_txt_later  # type: ignore[attr-defined]
+    stand_in.get_txt = _get_txt_later
     sys.modules["dkim.dnsplug"] = stand_in
     try:
         import dkim

@@ -227,7 +227,7 @@ class SignedLater(Outgoing):
         object.__setattr__(self, "from_address", from_address)
         object.__setattr__(self, "envelope_from", envelope_from)
 
-    @property  # type: ignore[override]  # Outgoing's field, here made when first read
+    @property  # Outgoing's field, here made when first read
     def data(self) -> bytes:
         made = self.__dict__.get("_made")
         if made is None:
