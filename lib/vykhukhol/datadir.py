@@ -31,15 +31,17 @@ def check_name(name: str, what: str = "name") -> str:
     return name
 
 
-def locate(explicit: str | os.PathLike | None = None, scripts_dir: Path | None = None) -> Path:
+def locate(explicit: str | os.PathLike[str] | None = None,
+           scripts_dir: str | os.PathLike[str] | None = None) -> Path:
     """The data directory by the order of SPEC section 3."""
     if explicit:
         return Path(explicit).resolve()
     env = os.environ.get("VYKHUKHOL_DATA")
     if env:
         return Path(env).resolve()
-    for folder in filter(None, (scripts_dir, CHECKOUT / "cgi")):
-        pointer = Path(folder) / "vykhukhol.path"
+    beside = [Path(scripts_dir)] if scripts_dir else []
+    for folder in (*beside, CHECKOUT / "cgi"):
+        pointer = folder / "vykhukhol.path"
         if pointer.is_file():
             text = pointer.read_text(encoding="utf-8").strip()
             if text:
@@ -56,6 +58,7 @@ class DataDir:
     process of a public page would pay (issue 20)."""
 
     __slots__ = ("root",)
+    root: Path
 
     def __init__(self, root: str | os.PathLike) -> None:
         object.__setattr__(self, "root", Path(root))

@@ -18,6 +18,7 @@ a text has no Russian or the ``.mo`` is older than the ``.po``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -91,7 +92,7 @@ class Catalog:
     asked for, and the plural rule compiled when a count is first shown.
     tests/unit/test_i18n.py holds every entry equal to gettext's answer."""
 
-    __slots__ = ("_data", "_texts", "_plurals", "_charset", "_rule")
+    __slots__ = ("_data", "_texts", "_plurals", "_charset", "_plural_forms", "_rule")
 
     def __init__(self, data: bytes) -> None:
         from struct import unpack_from
@@ -114,14 +115,15 @@ class Catalog:
             else:
                 self._texts[key] = (values[i + 1], values[i])
         self._charset = "utf-8"
-        self._rule = "n != 1"
+        self._plural_forms = "n != 1"  # the catalog's expression, compiled when first needed
+        self._rule: Callable[[int], int] | None = None
         for line in self._raw(self._texts.get(b"", (0, 0))).decode("ascii", "replace").splitlines():
             name, _, value = line.partition(":")
             name = name.strip().lower()
             if name == "content-type" and "charset=" in value:
                 self._charset = value.split("charset=")[1].strip()
             elif name == "plural-forms" and "plural=" in value:
-                self._rule = value.split(";")[1].split("plural=")[1]
+                self._plural_forms = value.split(";")[1].split("plural=")[1]
 
     def _raw(self, where: tuple[int, int]) -> bytes:
         return self._data[where[0]:where[0] + where[1]]
@@ -143,11 +145,11 @@ class Catalog:
         return forms[index].decode(self._charset)
 
     def _plural_index(self, n: int) -> int:
-        import gettext
+        if self._rule is None:
+            import gettext
 
-        if not callable(self._rule):
-            self._rule = gettext.c2py(self._rule)  # type: ignore[assignment]
-        return self._rule(n)  # type: ignore[operator]
+            self._rule = gettext.c2py(self._plural_forms)
+        return self._rule(n)
 
 
 #: Keys whose English is another key's too, but not their Russian: each has a msgctxt.
@@ -194,7 +196,8 @@ def duration(lang: str, seconds: int) -> str:
     """A duration as a person reads it in ``lang`` («30 с», «3 дня», "2 hours"),
     not as a setting is typed (30s, 3d): the largest unit that measures it
     exactly, else its two largest parts (a lock's age, 1 day 2 hours)."""
-    rest, parts = max(int(seconds), 0), []
+    rest = max(int(seconds), 0)
+    parts: list[str] = []
     for size, unit in ((86400, "d"), (3600, "h"), (60, "m"), (1, "s")):
         count, rest = divmod(rest, size)
         if count and len(parts) < 2:

@@ -102,6 +102,20 @@ def test_debian_python_sees_only_the_vendored_lib(site, host_lib):
     assert "site-packages" not in path and "dist-packages" not in path and ".venv" not in path
 
 
+def test_a_host_with_the_vendored_lib_reads_the_public_suffix_list_for_dmarc_alignment(host_lib):
+    """The list is package data of publicsuffixlist: vendored with it, read from lib/."""
+    done = subprocess.run([_debian_python(), "-S", "-c",
+                           "import publicsuffixlist; from vykhukhol.mail.alignment import aligned; "
+                           "print(publicsuffixlist.__file__); "
+                           "print(aligned('alice.github.io', 'bob.github.io'), "
+                           "aligned('mail.example.org', 'news.example.org'))"],
+                          capture_output=True, text=True, env={"PYTHONPATH": str(host_lib)},
+                          check=True)
+    found, answers = done.stdout.splitlines()
+    assert found.startswith(str(host_lib)), found
+    assert answers == "False True"
+
+
 def test_a_host_with_the_vendored_lib_signs_keygens_and_reads_a_genuine_dsn(site, host_lib):
     keygen = host(site, host_lib, "dkim", "keygen", "--domain", "example.org")
     assert keygen.returncode == 0, keygen.stderr

@@ -30,6 +30,13 @@ RELAXED = [
     ("co.uk", "example.co.uk", False),                  # a public suffix is nobody's domain
     ("org", "example.org", False),
     ("other.co.uk", "example.co.uk", False),            # two strangers under co.uk
+    ("a.co.uk", "b.co.uk", False),
+    ("alice.me.uk", "bob.me.uk", False),                # under a suffix of the list's only
+    ("a.kent.sch.uk", "b.kent.sch.uk", False),          # a wildcard rule (*.sch.uk)
+    ("alice.github.io", "bob.github.io", False),        # two sites under a hosting suffix
+    ("news.alice.github.io", "alice.github.io", True),  # a site and a name under it
+    ("github.io", "alice.github.io", False),
+    ("mail.example.org", "news.example.org", True),     # an ordinary .org pair still aligns
     ("example.org", "example.net", False),
     ("example.org", "example.org.uk", False),
     ("", "example.org", False),                         # signing off
@@ -71,10 +78,12 @@ def test_the_status_pages_and_the_doctor_agree(signer, from_domain, _expected):
     assert status_says_aligned(signer, from_domain) is checks.aligned(signer, from_domain)
 
 
-def test_the_organisational_domain_is_two_labels_or_three_under_a_known_suffix():
+def test_the_organisational_domain_is_the_public_suffix_and_one_label_more():
     assert alignment.organisational("a.b.Example.ORG.") == "example.org"
     assert alignment.organisational("news.example.co.uk") == "example.co.uk"
-    assert alignment.organisational("co.uk") == "co.uk"
+    assert alignment.organisational("www.alice.github.io") == "alice.github.io"
+    assert alignment.organisational("x.a.kent.sch.uk") == "a.kent.sch.uk"
+    assert alignment.organisational("co.uk") == "co.uk"             # a public suffix: itself
     assert alignment.organisational("localhost") == "localhost"
     assert alignment.domain_of("List@News.Example.org.") == "news.example.org"
 

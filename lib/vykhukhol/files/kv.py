@@ -13,12 +13,13 @@ from vykhukhol.timeutil import parse_time
 
 TYPE_CHECKING = False  # the idle tick reads the round robin through this module: no typing, pathlib
 if TYPE_CHECKING:
+    import os
     from collections.abc import Callable
     from datetime import datetime
     from pathlib import Path
 
 
-def read_kv(path: Path) -> dict[str, str]:
+def read_kv(path: str | os.PathLike[str]) -> dict[str, str]:
     result = {}
     for line in files.read_lines(path):
         if line and not line.startswith("#"):
@@ -27,12 +28,13 @@ def read_kv(path: Path) -> dict[str, str]:
     return result
 
 
-def write_kv(path: Path, values: dict[str, str]) -> None:
+def write_kv(path: str | os.PathLike[str], values: dict[str, str]) -> None:
     files.atomic_write(path, [f"{k}\t{v}\n" for k, v in values.items()])
 
 
-def change_kv(path: Path, change: Callable[[dict[str, str]], None]) -> dict[str, str]:
-    """Read-modify-write of one state file under its record lock."""
+def change_kv(path: Path, change: Callable[[dict[str, str]], object]) -> dict[str, str]:
+    """Read-modify-write of one state file under its record lock (what
+    ``change`` returns is not used)."""
     files.make_folder(path.parent)
     with files.record_lock(path):
         values = read_kv(path)

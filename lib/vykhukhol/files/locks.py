@@ -187,7 +187,7 @@ class Holder:  # not a dataclass nor a NamedTuple: the idle cron tick imports th
             return NotImplemented
         return (self.lease, self.since) == (other.lease, other.since)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable: equal holders may change
 
     def __repr__(self) -> str:
         return f"Holder(lease={self.lease!r}, since={self.since!r})"

@@ -204,7 +204,8 @@ def splice(path: str | os.PathLike, changes: Iterable[tuple[int, bytes, bytes]],
                 start = stretch[0][0]
                 yield from copy(at, start)
                 held = _read_stretch(source, stretch)
-                pieces, at = [], start
+                pieces: list[bytes] = []
+                at = start
                 for offset, old, new in stretch:
                     pieces += (held[at - start:offset - start], new)
                     at = offset + len(old)
@@ -238,7 +239,7 @@ def _read_stretch(source, stretch: list[tuple[int, bytes, bytes]]) -> bytes:
     return source.read(stretch[-1][0] + len(stretch[-1][1]) - start)
 
 
-def remove_stale_temps(folder: str | os.PathLike, older_than: float) -> int:
+def remove_stale_temps(folder: str | os.PathLike[str], older_than: float) -> int:
     """Delete temporary files that a killed rewrite left in ``folder`` (named by
     :func:`atomic_write`: ``.<name>.<random>.tmp``) once older than ``older_than``
     seconds; a live rewrite's file is younger. Returns how many went."""

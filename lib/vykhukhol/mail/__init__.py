@@ -56,6 +56,8 @@ above them; nothing imports this file from inside the package):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from vykhukhol.mail.config import SECURITIES, TRANSPORTS, MailConfig, config_from_settings
 from vykhukhol.mail.headers import POLICY, check_address, clean_header_text
 from vykhukhol.mail.message import Outgoing, Press, build_message
@@ -66,6 +68,11 @@ from vykhukhol.mail.transport import (
     TemporaryFailure,
     Transport,
 )
+
+if TYPE_CHECKING:  # loaded when first named (below)
+    from vykhukhol.mail.outbox import OutboxTransport, list_outbox, read_outbox, show_outbox
+    from vykhukhol.mail.sendmail import SendmailTransport
+    from vykhukhol.mail.smtp import SmtpTransport
 
 __all__ = [
     "POLICY",

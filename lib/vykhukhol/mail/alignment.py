@@ -8,27 +8,31 @@ always relaxed: they ask no DNS, so they cannot know the DMARC record's
 strict when the record says ``adkim=s`` / ``aspf=s``).
 
 Strict alignment wants the two names equal; relaxed wants one organisational
-domain, found by a simple rule instead of the public suffix list: the last
-two labels of the name, three under a few well-known two-label suffixes such
-as ``co.uk`` or ``msk.ru`` (so ``a.example.org`` and ``b.example.org`` align,
-``example.org`` and ``org`` do not). A rare suffix it does not know makes two
-strangers under it look aligned: the rule errs towards "aligned"; README
-section 17 ("Reputation") says so. Names are compared as DNS compares them:
-without regard to case or a final dot, an international name in the IDNA
-form it travels in (:func:`vykhukhol.mail.headers.check_address`).
+domain: the public suffix a name ends in, by the Public Suffix List, and the
+one label before it (RFC 7489 section 3.2), so ``a.example.org`` and
+``b.example.org`` align, while two strangers under ``co.uk``, ``me.uk`` or a
+hosting suffix such as ``github.io`` do not, and neither does a public
+suffix itself with anybody's domain. A name that is a public suffix (or
+that the list cannot read) is its own organisational domain. Names are
+compared as DNS compares them: without regard to case or a final dot, an
+international name in the IDNA form it travels in
+(:func:`vykhukhol.mail.headers.check_address`).
 
-A leaf: it imports nothing at its top, so a status page pays nothing more for
-it than a few lines. Deliberately not here: the public suffix list itself (a
-file to ship and keep current), DNS look-ups (the doctor's :mod:`.lookup`).
+The list is read (about a tenth of a second) only when a relaxed question is
+first asked, so a status page pays for it only when DKIM is on; importing
+this module costs no more than :mod:`typing`, which its importers load
+anyway. Deliberately not here: DNS look-ups (the doctor's :mod:`.lookup`),
+DMARCbis's walk up the DNS tree.
 """
 
 from __future__ import annotations
 
-#: Public suffixes of two labels common among this project's users (the rule above).
-TWO_LABEL_SUFFIXES = frozenset({
-    "co.uk", "org.uk", "ac.uk", "gov.uk", "com.au", "net.au", "org.au", "co.jp", "co.nz",
-    "com.br", "com.tr", "com.ua", "org.ua", "com.ru", "net.ru", "org.ru", "msk.ru", "spb.ru",
-    "com.cn", "co.il", "co.in", "co.za"})
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from publicsuffixlist import PublicSuffixList
+
+_suffixes: PublicSuffixList | None = None  # the list, read once a process
 
 
 def normalised(domain: str) -> str:
@@ -47,11 +51,29 @@ def domain_of(address: str) -> str:
     return normalised(address.rpartition("@")[2])
 
 
+def public_suffixes() -> PublicSuffixList:
+    """The Public Suffix List, read when first asked for."""
+    global _suffixes
+    if _suffixes is None:
+        # A library, not a table of our own: the list has thousands of rules
+        # (wildcards, exceptions, hosting suffixes like github.io), changes
+        # every month, and a rule it lacks makes strangers look aligned; the
+        # package ships it current and reads it by the list's own algorithm.
+        try:
+            from publicsuffixlist import PublicSuffixList
+        except ImportError as exc:  # a host that vendored too little: one clear line
+            from vykhukhol.errors import MissingModule
+
+            raise MissingModule.of(exc) from None
+        _suffixes = PublicSuffixList()
+    return _suffixes
+
+
 def organisational(domain: str) -> str:
-    """The organisational domain of ``domain`` by the rule of the module's docstring."""
-    labels = normalised(domain).split(".")
-    keep = 3 if ".".join(labels[-2:]) in TWO_LABEL_SUFFIXES else 2
-    return ".".join(labels[-keep:])
+    """The organisational domain of ``domain``: its public suffix and one
+    label more; the name itself when it is a public suffix."""
+    name = normalised(domain)
+    return public_suffixes().privatesuffix(name) or name
 
 
 def aligned(one: str, other: str, strict: bool = False) -> bool:

@@ -12,6 +12,7 @@ that envelope sender on them.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TypedDict
 from urllib.parse import urlsplit
 
 from vykhukhol import mail, render, tokens
@@ -127,8 +128,29 @@ def footed_html(service: Service, settings: Settings, ctx: dict[str, str], html:
     return part if footer.placed(html) else footer.add_html(part, foot)
 
 
-def _shared(service: Service, settings: Settings, run_id: str,
-            list_letter: bool) -> dict[str, str | None]:
+class _Shared(TypedDict):
+    """What every copy of a service's letter has in common (a :class:`mail.Press`'s arguments)."""
+
+    from_name: str
+    from_email: str
+    run_id: str
+    list_id: str | None
+
+
+class _Fields(TypedDict):
+    """What one recipient's copy has of its own (:meth:`mail.Press.write`'s arguments)."""
+
+    to_email: str
+    to_name: str
+    subject: str
+    text: str
+    html: str | None
+    unsubscribe_url: str | None
+    unsubscribe_mailto: str | None
+    tag: str | None
+
+
+def _shared(service: Service, settings: Settings, run_id: str, list_letter: bool) -> _Shared:
     """What every copy of a service's letter has in common."""
     from_name, from_email = sender_of(service, settings)
     return {"from_name": from_name, "from_email": from_email, "run_id": run_id,
@@ -150,7 +172,7 @@ def _message(service: Service, settings: Settings, email: str, name: str, subjec
     else:
         body = render.render(text, ctx, "text", budget)
         html_part = render.render_html(html, ctx, "HTML", budget) if html else None
-    fields = {
+    fields: _Fields = {
         "to_email": email, "to_name": name,
         "subject": render.render(subject, ctx, "subject", budget),
         "text": body,
@@ -163,7 +185,7 @@ def _message(service: Service, settings: Settings, email: str, name: str, subjec
         shared = _shared(service, settings, run_id, list_letter)
         message = mail.build_message(**shared, **fields)
         return mail.Outgoing(message.as_bytes(policy=mail.POLICY),
-                             mail.check_address(str(shared["from_email"])), bounce)
+                             mail.check_address(shared["from_email"]), bounce)
     key = (service.name, list_letter, run_id)
     press = presses.get(key)
     if press is None:

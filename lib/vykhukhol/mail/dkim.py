@@ -32,13 +32,16 @@ from __future__ import annotations
 import base64
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vykhukhol import files
 from vykhukhol.errors import BadInput, Conflict, MissingModule
 
 if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
+
     from vykhukhol.settings import Settings
 
 KEY_BITS = 2048
@@ -120,7 +123,7 @@ def _dkimpy():
     import types
 
     stand_in = types.ModuleType("dkim.dnsplug")
-    stand_in.get_txt = _get_txt_later  # type: ignore[attr-defined]
+    stand_in.get_txt = _get_txt_later
     sys.modules["dkim.dnsplug"] = stand_in
     try:
         import dkim
@@ -242,10 +245,10 @@ class Signer:
 # dkimpy's own.
 # dkimpy also parses the PEM key again for every letter (in pure Python, about
 # a third of what is left): the parse of a registered key is kept.
-_OPENSSL_KEYS: dict[int, object] = {}  # modulus -> the cryptography package's private key
-_PARSED: dict[bytes, dict] = {}        # PEM -> dkimpy's parse of it, for registered keys
-_PURE_RSA = None                       # dkimpy's own RSASSA_PKCS1_v1_5_sign
-_PURE_PARSE = None                     # dkimpy's own parse_pem_private_key
+_OPENSSL_KEYS: dict[int, RSAPrivateKey] = {}  # modulus -> the cryptography package's key
+_PARSED: dict[bytes, dict[str, Any]] = {}     # PEM -> dkimpy's parse of it, for registered keys
+_PURE_RSA: Callable[[Any, dict[str, Any]], bytes] | None = None  # dkimpy's RSASSA_PKCS1_v1_5_sign
+_PURE_PARSE: Callable[[bytes], dict[str, Any]] | None = None  # dkimpy's parse_pem_private_key
 
 
 def _route_rsa_to_openssl(pem: bytes) -> bool:
@@ -270,20 +273,24 @@ def _route_rsa_to_openssl(pem: bytes) -> bool:
     if not isinstance(key, rsa.RSAPrivateKey):
         return False
     _OPENSSL_KEYS[key.private_numbers().public_numbers.n] = key
-    _PARSED[pem] = _PURE_PARSE(pem)
+    _PARSED[pem] = _parse_pem(pem)
     return True
 
 
-def _parse_pem(pem: bytes) -> dict:
+def _parse_pem(pem: bytes) -> dict[str, Any]:
     """dkimpy's ``parse_pem_private_key``, remembered for a registered key."""
     parsed = _PARSED.get(pem)
-    return _PURE_PARSE(pem) if parsed is None else parsed
+    if parsed is not None:
+        return parsed
+    assert _PURE_PARSE is not None  # kept before this function stood in for it
+    return _PURE_PARSE(pem)
 
 
-def _rsa_sign(digest, private_key: dict) -> bytes:
+def _rsa_sign(digest: Any, private_key: dict[str, Any]) -> bytes:
     """dkimpy's ``RSASSA_PKCS1_v1_5_sign(hash, key)``, by OpenSSL for a registered key."""
-    key = _OPENSSL_KEYS.get(private_key.get("modulus"))
+    key = _OPENSSL_KEYS.get(private_key.get("modulus", 0))  # 0: no key's modulus
     if key is None or getattr(digest, "name", "").lower() != "sha256":
+        assert _PURE_RSA is not None  # kept before this function stood in for it
         return _PURE_RSA(digest, private_key)
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import padding, utils

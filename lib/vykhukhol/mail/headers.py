@@ -23,28 +23,29 @@ import email.policy
 import functools
 import re
 import unicodedata
-from email.headerregistry import HeaderRegistry, UnstructuredHeader
+from email.headerregistry import BaseHeader, HeaderRegistry, UnstructuredHeader
 
 from vykhukhol.errors import BadInput
 
 MAX_URL_LENGTH = 900  # a header line must stay under SMTP's 998 octets
 _CRLF = b"\r\n"
 
-class _VerbatimHeader(UnstructuredHeader):
+class _VerbatimHeader(UnstructuredHeader, BaseHeader):
     """A header written as it is, never folded nor RFC 2047-encoded.
 
     ``List-Unsubscribe: <https://…long URL…>`` longer than 78 characters would
     otherwise be turned into ``=?utf-8?q?…?=`` words by the email package,
     which no mail client reads as a link. Values are checked to be short
     printable ASCII before they get here; anything else falls back to the
-    ordinary folding.
+    ordinary folding. (The registry would add :class:`BaseHeader` after it
+    anyway; naming it here gives the same order of bases, and a type.)
     """
 
-    def fold(self, *, policy: email.policy.Policy) -> str:  # type: ignore[override]
+    def fold(self, *, policy: email.policy.Policy) -> str:
         value = str(self)
         if value.isascii() and value.isprintable() and len(self.name) + len(value) < 990:
             return f"{self.name}: {value}{policy.linesep}"
-        return super().fold(policy=policy)  # type: ignore[misc]
+        return super().fold(policy=policy)
 
 
 _headers = HeaderRegistry()

@@ -121,7 +121,7 @@ class Lanes:
     def finished(self, block: bool = False) -> list[Finished]:
         """The letters whose lanes are done, each lane free again once taken;
         with ``block``, waits for at least one (when any is on its way)."""
-        out = []
+        out: list[Finished] = []
         while self.in_flight:
             try:
                 lane, end = self._done.get(block=block and not out)
@@ -157,7 +157,7 @@ class Lanes:
     def close(self) -> list[Finished]:
         """Wait for the letters on their way, hang up every connection; returns
         those letters' ends."""
-        out = []
+        out: list[Finished] = []
         while self.in_flight:
             out += self.finished(block=True)
         for lane in self._lanes:

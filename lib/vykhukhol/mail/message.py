@@ -148,7 +148,7 @@ _TEXT_PART = (b'Content-Type: text/plain; charset="utf-8"\r\n'
               b"Content-Transfer-Encoding: quoted-printable\r\n"
               b"MIME-Version: 1.0\r\n")
 _DOT_ATOM = re.compile(r"[A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*@[A-Za-z0-9.-]+")
-_SHORT = 78  # POLICY.max_line_length: a longer header line is folded by the package
+_SHORT = 78  # POLICY.max_line_length: a longer line is folded (headers) or broken (the body)
 
 
 class Press:
@@ -245,10 +245,9 @@ class Press:
         for line in lines:
             encoded = cache.get(line)
             if encoded is None:
-                encoded = quoprimime.body_encode(line.decode("latin-1") + "\n",
-                                                 POLICY.max_line_length)
+                quoted = quoprimime.body_encode(line.decode("latin-1") + "\n", _SHORT)
                 encoded = self._remember(cache, line,
-                                         encoded.replace("\n", "\r\n").encode("ascii"))
+                                         quoted.replace("\n", "\r\n").encode("ascii"))
             out.append(encoded)
         return b"".join(out)
 

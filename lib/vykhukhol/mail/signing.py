@@ -38,7 +38,7 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import IO, TYPE_CHECKING, BinaryIO
 
 if TYPE_CHECKING:
     from vykhukhol.mail.dkim import Signer
@@ -180,7 +180,7 @@ class SigningProcess:
         self._reader.join(timeout=5)
 
 
-def _read_frame(stream: BinaryIO) -> bytes | None:
+def _read_frame(stream: IO[bytes]) -> bytes | None:
     """One frame, or None at the end of the stream."""
     head = _read_exactly(stream, _LENGTH.size)
     if head is None:
@@ -188,7 +188,7 @@ def _read_frame(stream: BinaryIO) -> bytes | None:
     return _read_exactly(stream, _LENGTH.unpack(head)[0])
 
 
-def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
+def _read_exactly(stream: IO[bytes], size: int) -> bytes | None:
     parts, left = [], size
     while left:
         chunk = stream.read(left)

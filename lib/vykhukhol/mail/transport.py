@@ -219,13 +219,15 @@ class SignedLater(Outgoing):
     is made while the envelope is exchanged. Raises what the signing raises
     (:class:`~.dkim.DkimKeyError`) when asked."""
 
+    _collect: Callable[[], bytes]
+
     def __init__(self, collect: Callable[[], bytes], from_address: str,
                  envelope_from: str = "") -> None:
         object.__setattr__(self, "_collect", collect)
         object.__setattr__(self, "from_address", from_address)
         object.__setattr__(self, "envelope_from", envelope_from)
 
-    @property  # type: ignore[override]
+    @property  # Outgoing's field, here made when first read
     def data(self) -> bytes:
         made = self.__dict__.get("_made")
         if made is None:

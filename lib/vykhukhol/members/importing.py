@@ -88,7 +88,8 @@ def parse_import(text: str) -> tuple[list[tuple[str, str]], list[Invalid]]:
         text = text.replace(first, "#" + first, 1)  # a comment now: no record, no refusal
     valid: list[tuple[str, str]] = []
     invalid: list[Invalid] = []
-    at, name_at = 0, 1  # no header: "address" or "address,name" a line
+    at = 0  # no header: "address" or "address,name" a line
+    name_at: int | None = 1
     for number, (lineno, record, row) in enumerate(_records(text, delimiter)):
         if isinstance(row, BadInput):
             invalid.append((lineno, record[:SHOWN], row))

@@ -142,7 +142,8 @@ def _parse(line: str) -> Kept | None:
         return None
     if when is None or "@" not in parts[0]:
         return None
-    return Kept(parts[0].strip().lower(), when, *parts[2:6], "\t".join(parts[6:]))
+    cause, source, words, service = parts[2:6]
+    return Kept(parts[0].strip().lower(), when, cause, source, words, service, "\t".join(parts[6:]))
 
 
 def _expired(kept: Kept, moment: datetime) -> bool:
@@ -279,8 +280,8 @@ def restore(data: DataDir, settings, email: str, moment: datetime,
             missing.append(kept.service)
     done, already = [], []
     with contextlib.ExitStack() as stack:
-        for service in sorted(services.values(), key=lambda s: str(s.subscribers_path)):
-            stack.enter_context(files.record_lock(service.subscribers_path))
+        for locked in sorted(services.values(), key=lambda s: str(s.subscribers_path)):
+            stack.enter_context(files.record_lock(locked.subscribers_path))
         stack.enter_context(files.record_lock(path(data)))
         found = find(data, key, moment)  # again, under the locks: another restore may have run
         if found is None:

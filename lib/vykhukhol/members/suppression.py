@@ -29,13 +29,16 @@ import hmac
 import os
 from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from vykhukhol import files
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
 from vykhukhol.timeutil import format_time, parse_time
+
+if TYPE_CHECKING:
+    import mmap
 
 FILE_NAME = "suppressed.txt"
 FIELDS = ("address", "when", "why", "from")
@@ -135,7 +138,7 @@ def _needles(secret: bytes, email: str) -> tuple[bytes, bytes]:
             hashed(secret, email).encode() + b"\t")
 
 
-def _holds(raw: bytes, needle: bytes) -> bool:
+def _holds(raw: mmap.mmap, needle: bytes) -> bool:
     """``needle`` at the start of a line of ``raw``."""
     at = raw.find(needle)
     while at != -1:
@@ -186,10 +189,10 @@ class Checker:
                     self.keys.add(first)
         self._erased = any(key.startswith(HASHED) for key in self.keys)
 
-    def __contains__(self, email: str) -> bool:
+    def __contains__(self, email: object) -> bool:
         # Every letter of a run asks: the keyed hash only when there are erased entries.
-        return email_key(email) in self.keys or \
-            (self._erased and hashed(self.secret, email) in self.keys)
+        return isinstance(email, str) and (email_key(email) in self.keys or (
+            self._erased and hashed(self.secret, email) in self.keys))
 
 
 def _ends_a_line(target) -> bool:

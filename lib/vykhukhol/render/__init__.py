@@ -229,7 +229,7 @@ def _render(source: str, context: dict[str, Any], what: str, html: bool,
         raise BadInput("{what}: line {line}: {reason}", what=Term(what), line=line,
                        reason=reason) from exc
     finally:
-        pieces.close()
+        pieces.close()  # type: ignore[attr-defined]  # a generator, typed by Jinja as an Iterator
         _active.budget = outer
 
 

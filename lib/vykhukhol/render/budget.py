@@ -159,7 +159,7 @@ def _joined_size(separator: Any, items: list) -> int:
 def _replaced_size(text: Any, old: Any, new: Any, count: Any) -> int:
     if not isinstance(text, (str, bytes, bytearray)) or not isinstance(old, type(text)):
         return _size(text)
-    times = text.count(old) if old else len(text) + 1
+    times = text.count(old) if old else len(text) + 1  # type: ignore[arg-type]  # old: text's type
     if isinstance(count, int) and count >= 0:
         times = min(times, count)
     return len(text) + times * _size(new)

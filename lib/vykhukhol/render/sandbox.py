@@ -136,7 +136,7 @@ def _guard_filter(name: str, func: Callable) -> Callable:
         _tick()
         if len(args) > first:
             _check(args[first])
-        if signature is not None:
+        if estimate is not None and signature is not None:
             bound = signature.bind(*args[first:], **kwargs)
             bound.apply_defaults()
             _refuse_over(estimate(bound.arguments))
@@ -148,24 +148,24 @@ def _guard_filter(name: str, func: Callable) -> Callable:
 
 # --- str.format ----------------------------------------------------------------------
 
-class _CountingFormatter:
+class _CountingFormatter(SandboxedFormatter):
     """``str.format`` with each field's width and precision, and the total, bounded."""
 
     _made = 0
 
     def vformat(self, format_string: str, args: Any, kwargs: Any) -> str:
         self._made = len(format_string)
-        return super().vformat(format_string, args, kwargs)  # type: ignore[misc]
+        return super().vformat(format_string, args, kwargs)
 
     def convert_field(self, value: Any, conversion: str | None) -> Any:
         _check(value)  # !r of a big list
-        return super().convert_field(value, conversion)  # type: ignore[misc]
+        return super().convert_field(value, conversion)
 
     def format_field(self, value: Any, format_spec: str) -> Any:
         _tick()
         self._made += _size(value) + sum(_number(d) for d in re.findall(r"\d+", format_spec))
         _refuse_over(self._made)
-        return super().format_field(value, format_spec)  # type: ignore[misc]
+        return super().format_field(value, format_spec)
 
 
 class _Formatter(_CountingFormatter, SandboxedFormatter):
@@ -329,13 +329,13 @@ class _Sandbox(ImmutableSandboxedEnvironment):
             if is_map:
                 if kwargs or len(args) != 1:
                     raise TypeError("format_map() takes exactly one argument")
-                args, kwargs = (), args[0]
+                kwargs, args = args[0], ()
             return type(owner)(formatter.vformat(owner, args, kwargs))
 
         return functools.update_wrapper(wrapper, value)
 
     # -- used by Jinja's generated code -----------------------------------------
-    def concat(self, pieces: Iterable[str]) -> str:  # type: ignore[override]
+    def concat(self, pieces: Iterable[str]) -> str:
         """The output of a macro, a ``{% set %}`` block or a filter block."""
         return _capped_join(pieces)
 

@@ -161,7 +161,7 @@ def _public_key(pem: bytes) -> bytes:
 
 def _tags(text: str) -> dict[str, str]:
     """``k=v; k=v`` tag lists (DKIM, DMARC), names lower-cased."""
-    tags = {}
+    tags: dict[str, str] = {}
     for part in text.split(";"):
         name, sep, value = part.partition("=")
         if sep:

@@ -16,6 +16,11 @@ examinations.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import dns.resolver
+
 TIMEOUT = 3.0  # seconds one question may take, retries included (dnspython's lifetime)
 
 
@@ -36,11 +41,11 @@ class Lookup:
         self.where = resolver  # "" for the system resolver
         self._setting = resolver
         self._timeout = timeout
-        self._resolver = None
+        self._resolver: dns.resolver.Resolver | None = None
         self._dead: Unanswered | None = None
         self._answers: dict[tuple[str, str], list] = {}
 
-    def _make(self):
+    def _make(self) -> dns.resolver.Resolver:
         import dns.resolver
 
         if self._setting:

@@ -145,7 +145,8 @@ def _matches(lookup: Lookup, term: SpfTerm, target: str, ip) -> bool:
         return ip in ipaddress.ip_network(term.arg + term.cidr, strict=False)
     if "%" in target or term.name in ("ptr", "exists"):
         return False  # see the module's docstring
-    cidr4, cidr6 = _CIDRS.match(term.cidr).groups()
+    cidrs = _CIDRS.match(term.cidr)  # parse() let through only what it matches
+    cidr4, cidr6 = cidrs.groups() if cidrs else (None, None)
     hosts = [target] if term.name == "a" else [host for _, host in lookup.mx(target)]
     for host in hosts:
         for address in lookup.addresses(host):

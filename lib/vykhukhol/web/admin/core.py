@@ -71,7 +71,7 @@ class Admin:
 
     def page(self, template: str, status: int = 200, **context: object) -> Response:
         response = render_page(
-            f"admin/{template}", self.lang, status, _=self._, _n=self._n, url=self.url,
+            f"admin/{template}", self.lang, status, override=None, _=self._, _n=self._n, url=self.url,
             csrf=session.csrf_token(self.key, self.sid or ""),
             flash=self.flash + self._flash_from_query(), nav=NAV, path=self.request.path or "/",
             once=new_token(), **context)

@@ -3,6 +3,7 @@ the list, cancelling and changing its start."""
 
 from __future__ import annotations
 
+from typing import TypedDict
 from zoneinfo import ZoneInfo
 
 from vykhukhol import newsletters
@@ -19,6 +20,19 @@ from vykhukhol.web.admin.testletters import mark, send_test
 from vykhukhol.web.http import Response
 
 
+class Fields(TypedDict):
+    """The form's fields as typed (``services``: the names ticked)."""
+
+    services: list[str]
+    subject: str
+    text: str
+    html: str
+    at: str
+    public: str
+    test_to: str
+    clicks: str
+
+
 def _audience(admin: Admin) -> tuple[list[dict], int]:
     rows, seen = [], set()
     for service in svc.load_services(admin.data):
@@ -31,7 +45,7 @@ def _audience(admin: Admin) -> tuple[list[dict], int]:
     return rows, len(seen)
 
 
-def newsletter_form(admin: Admin, args: dict, fields: dict | None = None, error: str = "",
+def newsletter_form(admin: Admin, args: dict, fields: Fields | None = None, error: str = "",
                     preview: dict | None = None, status: int = 200) -> Response:
     audience, unique = _audience(admin)
     fields = fields or {"services": [], "subject": "", "text": "", "html": "", "at": "", "public": "",
@@ -43,10 +57,11 @@ def newsletter_form(admin: Admin, args: dict, fields: dict | None = None, error:
 def newsletter_create(admin: Admin, args: dict) -> Response:
     form = admin.request.form()
     chosen = [k[len("svc_"):] for k in form if k.startswith("svc_")]
-    fields = {"services": chosen, "subject": form.get("subject", ""), "text": form.get("text", ""),
-              "html": form.get("html", ""), "at": form.get("at", "").replace("T", " "),
-              "public": "yes" if form.get("public") == "yes" else "", "test_to": form.get("test_to", ""),
-              "clicks": "yes" if form.get("clicks") == "yes" else ""}
+    fields: Fields = {
+        "services": chosen, "subject": form.get("subject", ""), "text": form.get("text", ""),
+        "html": form.get("html", ""), "at": form.get("at", "").replace("T", " "),
+        "public": "yes" if form.get("public") == "yes" else "", "test_to": form.get("test_to", ""),
+        "clicks": "yes" if form.get("clicks") == "yes" else ""}
     action = form.get("action", "create")
     if action in ("preview", "test"):
         service = None
