@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from typing import NamedTuple
 
 from vykhukhol.addresses import clean_name
 from vykhukhol.errors import BadInput, Term
+from vykhukhol.timeutil import UTC
 
 MAX_BYTES = 64 * 1024 * 1024  # a file (or a zip's CSVs together): ~500 000 people
 SHOWN = 200                   # characters of a refused record kept to show
