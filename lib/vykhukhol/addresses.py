@@ -16,7 +16,7 @@ from functools import lru_cache
 from vykhukhol.errors import BadInput
 
 MAX_EMAIL = 254  # RFC 5321 path limit
-MAX_NAME = 100   # SPEC 3: a subscriber's name, at most 100 characters
+MAX_NAME = 100   # a subscriber's name, at most 100 characters (docs/using/services.md#subscribers-file)
 MAX_DOMAIN = 253  # RFC 1035, as email-validator counts it
 
 _ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"  # RFC 5322 atext
@@ -83,7 +83,7 @@ def validated_address(address: str) -> str:
         # email-validator's own sentence stays as it wrote it (English).
         raise BadInput("this e-mail address is not valid: {reason}", reason=str(exc)) from None
     local, _, domain = address.rpartition("@")
-    # Keep the local part as given (SPEC 3) but the domain in the validator's lower-case form.
+    # Keep the local part as given (docs/reference/decisions.md#decisions) but the domain in the validator's lower-case form.
     return f"{local}@{(result.ascii_domain or result.domain).lower()}"
 
 

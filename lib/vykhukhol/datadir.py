@@ -55,7 +55,7 @@ class DataDir:
 
     Immutable, compared and hashed by its root. A plain class, not a frozen
     dataclass: :mod:`dataclasses` imports :mod:`inspect`, a cost every CGI
-    process of a public page would pay (issue 20)."""
+    process of a public page would pay (docs/design/startup.md#startup)."""
 
     __slots__ = ("root",)
     root: Path

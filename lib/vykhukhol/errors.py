@@ -85,14 +85,14 @@ class StorageError(VykhukholError):
 
 
 class NoSecret(VykhukholError):
-    """security.secret is missing or too short: nothing may be signed (SPEC 13)."""
+    """security.secret is missing or too short: nothing may be signed (docs/reference/security.md#security-secrets)."""
 
     status = 503
 
 
 class MissingModule(VykhukholError):
     """This Python cannot import a package Vykhukhol needs for what it is
-    asked to do: the host's lib/ lacks a dependency (README 14, step 1)."""
+    asked to do: the host's lib/ lacks a dependency (docs/deploying/apache.md#apache-step-1)."""
 
     @classmethod
     def of(cls, exc: ImportError) -> MissingModule:

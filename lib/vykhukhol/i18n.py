@@ -87,7 +87,7 @@ def catalog(lang: str) -> Catalog | None:
 class Catalog:
     """A compiled catalog (``.mo``) answering as :class:`gettext.GNUTranslations`
     does, but read lazily: a CGI page looks up a dozen of its ~600 texts, and
-    gettext decodes every one of them first (2-15 ms a process, issue 20).
+    gettext decodes every one of them first (2-15 ms a process: docs/design/startup.md#startup).
     Here the tables are read in one step each, a text is decoded when it is
     asked for, and the plural rule compiled when a count is first shown.
     tests/unit/test_i18n.py holds every entry equal to gettext's answer."""

@@ -1,4 +1,4 @@
-"""The signed tag of a bounce address (SPEC 12, "Envelope").
+"""The signed tag of a bounce address (docs/reference/transports.md#transports-envelope).
 
 A list letter leaves with the envelope sender ``<local><sep><tag>@<domain>``.
 The tag is 26 characters: the kind, a version digit, then 24 lower-case
@@ -16,7 +16,7 @@ base32 characters (15 bytes, so no padding) that say:
   addresses — one file, read once for a whole batch of bounces.
 
 A tag is not a secret: a person may report a bounce (or unsubscribe by
-``mailto:``) for the letters they received, which is what SPEC 13 allows.
+``mailto:``) for the letters they received, which is what docs/reference/security.md#security-strangers allows.
 
 Made where a letter is composed (:mod:`vykhukhol.mail.compose`), read where
 it comes back (:mod:`vykhukhol.bounces`), so it sits below both. Deliberately

@@ -72,7 +72,7 @@ _LABELS: dict[Enum, str] = {
     SubscriberState.ACTIVE: "confirmed",
     SubscriberState.DONE: "received the whole series",
     LedgerState.PENDING: "pending",
-    LedgerState.SENT: "handed over",  # to the mail server: not "delivered" (SPEC 12)
+    LedgerState.SENT: "handed over",  # to the mail server: not "delivered"
     LedgerState.FAILED: "failed",
     LedgerState.SKIPPED: "skipped",
     LedgerState.IN_DOUBT: "in doubt",

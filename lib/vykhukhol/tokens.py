@@ -1,6 +1,6 @@
 """Signed links: HMAC-SHA256 over (service, lower-cased email, purpose), and
 over (lower-cased email, purpose) for the subscriber's own page, which is
-about an address in every service (SPEC 7), and over (letter, link number)
+about an address in every service (docs/using/own-page.md#own-page), and over (letter, link number)
 for a counted link of a letter (``cgi/go.py``, :mod:`vykhukhol.newsletters.clicks`).
 
 Tokens are compared in constant time. They carry no expiry: a subscriber may
@@ -29,7 +29,7 @@ def _escaped(match: re.Match[str]) -> str:
 
 def query(fields: dict[str, str]) -> str:
     """``urllib.parse.urlencode(fields)``, byte for byte (a test holds them
-    together), at a quarter of its cost: three links a letter (README 16)."""
+    together), at a quarter of its cost: three links a letter."""
     return "&".join(f"{_UNSAFE.sub(_escaped, key)}={_UNSAFE.sub(_escaped, value)}"
                     for key, value in fields.items())
 

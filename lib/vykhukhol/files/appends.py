@@ -30,7 +30,7 @@ class AppendFile:
     With ``room`` (bytes) the file grows by that many zero bytes at a time,
     each run of zeros on disk before a line is written into it: a sync then
     flushes the line's block and nothing else, where one that also grows the
-    file must write its new size as well (~30% cheaper here; README 16). Its
+    file must write its new size as well (~30% cheaper here). Its
     readers skip the zeros after the last line (a killed writer leaves
     them); :meth:`close` cuts them off."""
 
@@ -82,7 +82,7 @@ class AppendFile:
     def sync(self) -> None:
         """Put what was appended on disk: its bytes and the file's new size,
         which is what ``fdatasync`` flushes (it leaves out the times, which
-        nothing reads back), ~25% faster than ``fsync`` here (README 16);
+        nothing reads back), ~25% faster than ``fsync`` here;
         ``fsync`` where there is no ``fdatasync`` (macOS)."""
         try:
             getattr(os, "fdatasync", os.fsync)(self._fd)  # looked up here: tests fake os

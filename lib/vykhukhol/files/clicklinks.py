@@ -1,4 +1,4 @@
-"""The two click files of a counted letter (issue 29), written and read here only.
+"""The two click files of a counted letter (docs/using/clicks.md#clicks), written and read here only.
 
 In ``data/clicks/`` (:meth:`DataDir.click_file`), per letter:
 

@@ -46,7 +46,7 @@ def record_lock(path: str | os.PathLike, timeout: float = LOCK_TIMEOUT) -> Itera
 
     Written on ``fcntl`` rather than filelock: filelock's import (logging,
     threading, decimal) cost every subscribe POST ~15 ms before its answer,
-    and only POSIX hosts run these scripts (issue 20).
+    and only POSIX hosts run these scripts.
     """
     from _thread import get_ident  # built in: threading itself would cost an import
 
@@ -214,7 +214,7 @@ class RenameLock:
                 if not self.free.exists() and not self.busy.exists():
                     atomic_write(self.free, "")
             # The record lock guarded only this creation; one of the two files is
-            # there for good now, so its lock file need not stay (issue 9, item 13).
+            # there for good now, so its lock file need not stay.
             drop_lock(self.free)
 
     def holder(self) -> Holder | None:

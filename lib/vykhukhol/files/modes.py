@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import TextIO
 
-# Who may read what Vykhukhol writes (SPEC 13). Every kind of file in data/ is
+# Who may read what Vykhukhol writes (docs/reference/data-files.md#data-files-modes). Every kind of file in data/ is
 # its owner's alone: subscriber files, newsletter ledgers and journals hold
 # addresses, names and IP addresses; state/ holds sessions and login counts;
 # the log and the outbox name recipients; settings.ini holds the secret and
@@ -81,7 +81,7 @@ def read_lines(path: str | os.PathLike) -> Iterator[str]:
 
     A line ends at \\n, \\r\\n or \\r (what editors on any system write), never at
     U+2028, U+2029, U+0085, \\v, \\f or \\x1c-\\x1e, where ``str.splitlines`` would
-    break it: a value holding one of those comes back whole (issue 9, item 13)."""
+    break it: a value holding one of those comes back whole."""
     try:
         # surrogateescape: a line that is not UTF-8 (an FTP upload in cp1251)
         # survives a rewrite byte for byte instead of turning into U+FFFD.

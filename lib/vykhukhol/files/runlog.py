@@ -45,7 +45,7 @@ ENDED = "run ended"  # how a run's last line begins
 
 def ended_line(seconds: float, why: str, letters: int) -> str:
     """The last line of a run; ``letters``: how many the mail server accepted
-    ("handed over", never "sent" or "delivered": SPEC 12)."""
+    ("handed over", never "sent" or "delivered": docs/deliverability/bounces.md#bounces)."""
     return f"{ENDED} after {seconds:.1f}s: {why}; handed over {letters}"
 
 

@@ -25,7 +25,7 @@ never go through). ``dev_redirect`` sends every letter to one address instead,
 and it is applied in :meth:`Transport.send`, so no caller can forget it;
 so is the DKIM signature (after the redirect, over the bytes handed over) and
 the envelope sender a letter carries (:attr:`Outgoing.envelope_from`, the
-tagged bounce address of SPEC 12).
+tagged bounce address of docs/reference/transports.md#transports-envelope).
 
 Deliberately *not* in this package: choosing recipients, pacing, retries,
 bounce counting, journals of what was sent, and rendering templates (see

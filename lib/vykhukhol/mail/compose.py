@@ -3,7 +3,7 @@
 One place for the context every template sees (``name``, ``email``,
 ``service``, ``unsubscribe_url``, ``manage_url``, ``web_url``, ``date``, and
 ``confirm_url`` in confirmation requests), the sender's name and address, the list headers, and
-the envelope sender (SPEC 12): every letter made here leaves from its own
+the envelope sender (docs/reference/transports.md#transports-envelope): every letter made here leaves from its own
 tagged bounce address, which also stands in ``List-Unsubscribe`` as the
 ``mailto:``. Letters are returned written out (:class:`mail.Outgoing`), with
 that envelope sender on them.
@@ -81,7 +81,7 @@ def footed_parts(service: Service, settings: Settings, ctx: dict[str, str], text
                  html: str | None, budget: render.Budget | None = None,
                  run_id: str = "") -> tuple[str, str | None]:
     """The text and HTML parts of a list letter rendered with their footer:
-    where the template places ``{{ footer }}``, else at the end (README section 4).
+    where the template places ``{{ footer }}``, else at the end (docs/using/services.md#footer).
     ``run_id``: a sender's run, which looks the footer files up once."""
     budget = budget or render.Budget()
     found = _footer(service, settings, ctx, run_id)  # looked up once for both parts
@@ -164,7 +164,7 @@ def _message(service: Service, settings: Settings, email: str, name: str, subjec
     """The letter written by the e-mail package, or by the run's press when
     ``presses`` is given (the same bytes, made faster), leaving from ``bounce``.
     A list letter (or one ``footed``) carries the footer in both parts."""
-    budget = render.Budget()  # the letter's parts share one time budget (SPEC 13)
+    budget = render.Budget()  # the letter's parts share one time budget (docs/using/services.md#template-bounds)
     html = given_html(html)
     if list_letter if footed is None else footed:
         body, html_part = footed_parts(service, settings, ctx, text, html, budget,
@@ -210,8 +210,8 @@ def series_letter(service: Service, letter: Letter, settings: Settings, email: s
 def confirmation(service: Service, settings: Settings, email: str, name: str, run_id: str,
                  moment: datetime,
                  presses: Presses | None = None, reminder: bool = False) -> mail.Outgoing:
-    """The confirmation request; reminders are the same letter (SPEC 5 step 5),
-    with the list letters' footer (the request itself has none: README section 4)."""
+    """The confirmation request; reminders are the same letter (docs/design/run.md#run-steps),
+    with the list letters' footer (the request itself has none: docs/using/services.md#footer)."""
     from vykhukhol import returntag
 
     ctx = context(service, settings, email, name, moment)

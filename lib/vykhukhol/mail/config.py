@@ -40,7 +40,7 @@ class MailConfig:
     timeout: float = 20.0  # seconds for connect and each SMTP command, or for sendmail
     smtp_connections: int = 1  # SMTP connections a run may open at once (see .lanes)
     helo_name: str = ""  # the greeting's name (empty: from_email's domain, else localhost)
-    dkim_domain: str = ""  # when set, every letter is signed (SPEC 12)
+    dkim_domain: str = ""  # when set, every letter is signed (docs/reference/transports.md#transports-dkim)
     dkim_selector: str = ""
     dkim_key: Path | None = None  # the PEM private key
 
@@ -67,7 +67,7 @@ def config_from_settings(settings: Settings, outbox_dir: Path) -> MailConfig:
 
 
 def greeting_name(settings: Settings) -> str:
-    """The name the SMTP greeting (EHLO) gives, SPEC 9: ``mail.helo_name``,
+    """The name the SMTP greeting (EHLO) gives (docs/reference/transports.md#transports): ``mail.helo_name``,
     else the host of ``site_url`` when it is a domain name, else the domain
     of ``from_email`` (a receiver scores a bare ``[127.0.0.1]``, which
     smtplib would say on a host without a dotted name, as spam)."""

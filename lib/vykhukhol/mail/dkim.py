@@ -1,4 +1,4 @@
-"""DKIM: the key, its DNS record, and the signature on every letter (SPEC 12).
+"""DKIM: the key, its DNS record, and the signature on every letter (docs/reference/transports.md#transports-dkim).
 
 With ``mail.dkim_domain`` set, :meth:`Transport.send <vykhukhol.mail.Transport.send>`
 signs each letter with a :class:`Signer` just before it is handed over (after
@@ -23,7 +23,7 @@ the DNS, and that import cost a signing process 60-140 ms.
 
 Deliberately not here: verifying signatures (tests use dkimpy's ``verify``),
 DNS look-ups, ed25519 keys (dkimpy signs them only through PyNaCl, which
-Vykhukhol does not depend on; README 16 gives what a second signature would
+Vykhukhol does not depend on; docs/reference/transports.md#transports-dkim-why gives what a second signature would
 cost).
 """
 
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 KEY_BITS = 2048
 MIN_KEY_BITS = 1024  # what receivers still accept (RFC 8301)
 FOLDER = "dkim"      # under the data directory, 0700; each key 0600
-#: What is signed, in this order, where the letter has it (SPEC 12; RFC 8058
+#: What is signed, in this order, where the letter has it (docs/reference/transports.md#transports-dkim; RFC 8058
 #: section 4 wants both List-Unsubscribe headers covered).
 SIGNED = (b"From", b"To", b"Subject", b"Date", b"Message-ID", b"MIME-Version",
           b"Content-Type", b"Content-Transfer-Encoding", b"List-Id",
@@ -112,7 +112,7 @@ def _dkimpy():
     """dkimpy, imported without dnspython when nothing imported it before.
 
     dkimpy imports ``dns.resolver`` as it loads (its ``dnsplug``; 60-140 ms
-    a process here, README 16), only to look up keys when it verifies; a
+    a process here), only to look up keys when it verifies; a
     signer never asks the DNS. So its ``dnsplug`` is stood in for while it
     loads, by a ``get_txt`` that imports the real one when first called."""
     import sys
@@ -238,7 +238,7 @@ class Signer:
 
 
 # dkimpy does RSA in pure Python (two 1024-bit modular powers a signature,
-# 8-30 ms on the machine of README 15, 10-40 times OpenSSL's time). PKCS#1 v1.5
+# 8-30 ms on a shared host, 10-40 times OpenSSL's time). PKCS#1 v1.5
 # signatures are deterministic, so OpenSSL's signature of the digest dkimpy
 # computed is the very one dkimpy would write: its RSA step is routed there
 # for the keys a Signer registers; any other key, or no `cryptography`, keeps

@@ -87,7 +87,7 @@ def check_address(address: str, what: str = "address") -> str:
     return _checked(text, what)
 
 
-@functools.lru_cache(maxsize=256)  # five checks a letter, of two addresses (README 16)
+@functools.lru_cache(maxsize=256)  # five checks a letter, of two addresses
 def _checked(text: str, what: str) -> str:
     """:func:`check_address` of a text (a refusal raises, and is not kept)."""
     if not text.isprintable() or _WHITE_SPACE.search(text):  # (a letter's hot path)

@@ -1,6 +1,6 @@
 """One letter (:func:`build_message`) and many copies of one (:class:`Press`).
 
-``build_message`` writes the letter SPEC 9 wants with the e-mail package; a
+``build_message`` writes the letter docs/reference/transports.md#transports-headers describes with the e-mail package; a
 :class:`Press` writes the same bytes for many recipients with what they share
 made once. tests/unit/test_press.py holds the two together byte for byte.
 """
@@ -62,7 +62,7 @@ def build_message(
     ``List-Unsubscribe-Post`` only when that link is https (RFC 8058 3.1). A
     naive ``date`` is taken as UTC; none means now. ``message_id`` is for
     tests that compare letters; none means a new one. ``tag`` (the letter's
-    signed tag, SPEC 12) is written as ``X-Vykhukhol-Tag``, so a provider that
+    signed tag, docs/reference/transports.md#transports-envelope) is written as ``X-Vykhukhol-Tag``, so a provider that
     returns a header of the letter names it.
     """
     sender = check_address(from_email, "sender address")

@@ -25,10 +25,10 @@ _SENDMAIL_TEMPORARY = {
 
 class SendmailTransport(Transport):
     """Pipes each letter to ``sendmail -i -f ENVELOPE -- RCPT`` (Unix line ends);
-    ENVELOPE is the letter's tagged bounce address (SPEC 12).
+    ENVELOPE is the letter's tagged bounce address (docs/reference/transports.md#transports-envelope).
 
     The program must be an absolute path to an executable file, and no address
-    given to it may read as an option or a file (SPEC 13). A program that
+    given to it may read as an option or a file (docs/reference/security.md#security-owner). A program that
     cannot run or such an envelope sender (a hand-edited setting) is a
     temporary failure: nothing is run, and the letter waits until the setting
     is fixed. Such a recipient is a permanent failure of that letter."""

@@ -1,5 +1,5 @@
 """DKIM signatures made by a helper process, on the machine's other core,
-while the run's threads wait for their servers (issue 20 item 3).
+while the run's threads wait for their servers.
 
 dkimpy's signing is Python (the letter's canonical form, its hashes, the
 header) and the RSA step is OpenSSL's through the ``cryptography`` package,

@@ -217,7 +217,7 @@ class SmtpTransport(Transport):
     # -- the connection
 
     def _helo(self) -> str:
-        """The greeting's name (SPEC 9): never the bare address smtplib
+        """The greeting's name (docs/reference/transports.md#transports): never the bare address smtplib
         would fall back to."""
         cfg = self.config
         return cfg.helo_name or cfg.from_email.rpartition("@")[2] or "localhost"

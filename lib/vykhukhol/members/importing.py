@@ -14,7 +14,7 @@ put before a leading ``=``, ``+``, ``-`` or ``@`` (:func:`vykhukhol.members.expo
 is taken off, so exporting and importing again changes no name. The data
 files are not spreadsheets: a name that begins with ``=`` is text there,
 escaped on every page, and every CSV the site writes defuses it again, so no
-formula is ever live in anything Vykhukhol writes (README, section 4).
+formula is ever live in anything Vykhukhol writes (docs/reference/security.md#security-templates).
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def import_addresses(data: DataDir, settings: Settings, service_name: str, text:
                      confirmed: bool = False) -> dict:
     """Add every valid address at once. Unconfirmed imports are asked to confirm
     by the sender's reminders (no mass mailing from a web request). Addresses
-    on the suppression list (SPEC 12) are skipped and counted in ``suppressed``."""
+    on the suppression list (docs/deliverability/suppression.md#suppression-list) are skipped and counted in ``suppressed``."""
     svc.find_service(data, service_name)  # an unknown service before the file is read
     valid, invalid = parse_import(text)
     result = add_people(data, settings, service_name,
@@ -161,7 +161,7 @@ def add_people(data: DataDir, settings: Settings, service_name: str,
 
 def suppress_addresses(data: DataDir, secret: bytes, text: str, source: str,
                        moment: datetime) -> dict:
-    """The suppression list's import (SPEC 12): every address of ``text`` (what
+    """The suppression list's import (docs/deliverability/suppression.md#suppression-list): every address of ``text`` (what
     a subscriber import takes: CSV with an ``email`` column, or one address a
     line) suppressed by the admin. Returns ``added``, ``already`` (on the list
     before, or twice in the text) and ``invalid`` (line number, text, why)."""

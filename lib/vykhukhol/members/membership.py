@@ -1,4 +1,4 @@
-"""Joining and leaving a service: the rules of SPEC 7, shared by the public
+"""Joining and leaving a service: the rules of docs/using/subscriber-pages.md#subscriber-pages, shared by the public
 pages, the admin pages and the CLI.
 
 ``subscribe`` answers the same way whatever the address's state, so callers
@@ -72,7 +72,7 @@ class Joined(str, Enum):
     KNOWN = "known"                  # confirmed already: nothing changes
     CONFIRMED = "confirmed"          # an unconfirmed address confirmed by the admin or CLI
     OVER_THE_LIMIT = "over the limit"  # may_mail said no: nothing stored, nothing sent
-    SUPPRESSED = "suppressed"        # on the suppression list (SPEC 12): nothing stored or sent
+    SUPPRESSED = "suppressed"        # on the suppression list: nothing stored or sent
 
     def __str__(self) -> str:  # the word itself, on every Python (3.12 changed Enum's)
         return self.value
@@ -84,7 +84,7 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
               later: Callable[[Callable[[], None]], None] | None = None) -> Joined:
     """Add or re-ask an address. Returns what happened (:class:`Joined`) for
     logs, the admin and the CLI — never for a public page. A suppressed address
-    (SPEC 12) is neither stored nor mailed, by the same steps under the same
+    (docs/deliverability/suppression.md#suppression-list) is neither stored nor mailed, by the same steps under the same
     lock as any other, so the page's answer is the same.
 
     The look at the file and the change are one step under the file's lock, so
@@ -149,7 +149,7 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
             # killed after the answer), the next cron run sends it.
             unsent.note_unsent(data, service.name, to, now())
             if settings["mode"] != "working":
-                return  # debug: no letter leaves; the first working run sends it (README 11)
+                return  # debug: no letter leaves; the first working run sends it (docs/design/run.md#unsent-confirmations)
             if send_confirmation(data, settings, service, to, whom):
                 unsent.drop_unsent(data, service.name, to)
 

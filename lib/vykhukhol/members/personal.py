@@ -1,5 +1,5 @@
 """Everything stored about one address, across the whole site: what the
-subscriber's own page (SPEC 7) shows, changes, exports and erases.
+subscriber's own page (docs/using/own-page.md#own-page) shows, changes, exports and erases.
 
 The subscriber lines, newsletter ledgers and the suppression list are read
 and changed here, through the modules that own them; every other file that

@@ -1,7 +1,7 @@
 """Addresses a bounce deleted, kept for 90 days so the owner can undo it.
 
 A bounce, a provider's report or the bounce limit deletes an address from
-every service at once (SPEC 5, 12). A misread refusal then costs a working
+every service at once (docs/deliverability/suppression.md#undo-bounce). A misread refusal then costs a working
 subscriber, so what the deletion took is kept in ``data/removed.txt`` for
 :data:`KEEP_DAYS` days: one line per service the address left,
 tab-separated, a ``#`` header first:
@@ -233,7 +233,7 @@ def prune(data: DataDir, moment: datetime) -> bool:
 
 
 def forget(data: DataDir, email: str, moment: datetime) -> bool:
-    """Every kept line of the address removed (an erase, SPEC 7); False when
+    """Every kept line of the address removed (an erase, docs/reference/security.md#security-erase); False when
     there were none."""
     key = email_key(email)
     if not path(data).exists():

@@ -1,14 +1,14 @@
-"""The suppression list (SPEC 12): addresses Vykhukhol must never write to again.
+"""The suppression list (docs/deliverability/suppression.md#suppression-list): addresses Vykhukhol must never write to again.
 
 ``data/suppressed.txt`` is one entry a line, tab-separated, a ``#`` header
 first: the address (lower-cased, as :func:`~vykhukhol.addresses.email_key`
 makes it), when (UTC, ISO 8601), why (:class:`Why`) and from where (free
 text: ``imap``, ``pipe``, ``ses``, ``admin``, ``cli``…). An erased address
-(a subscriber's right to erasure, SPEC 7) stays only as its keyed hash —
+(a subscriber's right to erasure, docs/reference/security.md#security-erase) stays only as its keyed hash —
 ``hmac:`` and the hex HMAC-SHA256 of the address under ``security.secret`` —
 so an unsubscribe is still honoured and a later import cannot bring it back,
 while the file no longer names anyone. (A new secret makes those hashes
-match nobody: README §18 says so.)
+match nobody: docs/reference/security.md#security-erase says so.)
 
 It is the one list a list manager must never lose, so it is written like
 every other data file: an entry is appended under the file's record lock
@@ -17,7 +17,7 @@ does not parse is kept as it is by every rewrite and matches nothing.
 
 Looking one address up reads the file's bytes and searches them (no
 parsing): a subscribe answer pays one read and two searches of the file
-(README §16, figure 12: ~17 ms of CPU at 100,000 entries on a loaded machine).
+(~17 ms of CPU at 100,000 entries on a loaded machine: docs/performance.md#performance-table).
 A batch (an import, a newsletter's gate) reads the file once into a set.
 """
 
@@ -53,7 +53,7 @@ class Why(str, enum.Enum):
     BOUNCES = "soft bounces"         # bounce_limit soft failures of different letters
     COMPLAINT = "complaint"          # a spam complaint (feedback loop, provider report)
     ADMIN = "admin"                  # the owner put it there
-    ERASED = "erased"                # the subscriber asked for erasure (SPEC 7)
+    ERASED = "erased"                # the subscriber asked for erasure
     UNSUBSCRIBED = "unsubscribed"    # they left, in the tool an import came from
     BLOCKLISTED = "blocklisted"      # the tool an import came from would not write to them
 
@@ -253,7 +253,7 @@ def remove(data: DataDir, secret: bytes, email: str, only: Iterable[str] | None 
 
 
 def erase(data: DataDir, secret: bytes, email: str, moment: datetime) -> None:
-    """The address's own entries replaced by its keyed hash (SPEC 7, erasure):
+    """The address's own entries replaced by its keyed hash (docs/reference/security.md#security-erase):
     the file no longer names it, and it stays suppressed."""
     target = path(data)
     key, keyed = email_key(email), hashed(secret, email)

@@ -1,5 +1,5 @@
 """Every file that can name an address, and how each one names it: the one
-list the own page's export and erase share (SPEC 7, README §18, §19).
+list the own page's export and erase share (docs/using/own-page.md#own-page, docs/reference/security.md#security-erase).
 
 An address is named only as a *whole* address, compared as everywhere else
 (:func:`~vykhukhol.addresses.email_key`: the whole address, lower-cased):

@@ -3,7 +3,7 @@ as sentences with a line number.
 
 A service's letters (series letters, confirmation requests, newsletters) are
 templates written by the people who run the service and treated as untrusted
-code (SPEC 13). They are rendered in an
+code (docs/reference/security.md#security-templates). They are rendered in an
 :class:`~jinja2.sandbox.ImmutableSandboxedEnvironment`: no attribute starting
 with ``_``, no unsafe callables, no changing the context. Here each render is
 also bounded:
@@ -28,7 +28,7 @@ also bounded:
 Going over a bound is :class:`~vykhukhol.errors.OverBudget` (a
 :class:`~vykhukhol.errors.BadInput`), so :func:`check_template` refuses such a
 template when it is saved and a run skips its letter with an alert. The
-numbers are in README section 4; a normal letter renders in well under a
+numbers are in docs/using/services.md#template-bounds; a normal letter renders in well under a
 millisecond and a few kilobytes.
 
 Variables that are not given render as nothing (``{{ nmae }}`` is empty,
@@ -81,7 +81,7 @@ __all__ = ["MAX_DIGITS", "MAX_EXPONENT", "MAX_LIPSUM_WORDS", "MAX_OUTPUT", "MAX_
            "render_html"]
 
 
-#: What a template is tried with when it is saved (README section 4).
+#: What a template is tried with when it is saved (docs/using/services.md#template-bounds).
 SAMPLE_CONTEXT = {
     "name": "Ivan Petrov", "email": "ivan@example.org", "service": "Sample service",
     "unsubscribe_url": "https://example.org/cgi/unsubscribe.py?s=sample&e=ivan%40example.org&t=x",
@@ -91,7 +91,7 @@ SAMPLE_CONTEXT = {
     "date": "2026-01-31",
 }
 
-#: Every name a letter's template is given (README section 4), the footer's too;
+#: Every name a letter's template is given (docs/using/services.md#services-letters), the footer's too;
 #: Jinja2's own globals (``range``, ``loop``…) are not context and never reported.
 KNOWN_VARIABLES = frozenset({*SAMPLE_CONTEXT, "footer", "postal_address", "range", "lipsum",
                              "dict", "cycler", "joiner", "namespace"})
@@ -113,7 +113,7 @@ def one_line_values(context: dict[str, Any]) -> dict[str, Any]:
 #: The characters of Unicode's categories Cc (C0, DEL, C1), Zl and Zp: a
 #: fixed set (Unicode never adds control characters), spelled out because
 #: asking ``unicodedata.category`` of each character of each value cost
-#: ~37 us a letter (README section 16); a test holds it to the categories.
+#: ~37 us a letter; a test holds it to the categories.
 _LINE_ENDS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 

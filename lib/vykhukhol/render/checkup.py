@@ -1,5 +1,5 @@
 """Whether a letter can be made, asked without sending it: the Status page's
-warning for a letter broken by an FTP edit (issue 27), true until it is fixed
+warning for a letter broken by an FTP edit (docs/using/services.md#broken-letter), true until it is fixed
 because it looks at the files as they are now, not at what a run logged.
 
 It tries the templates as a save would (:func:`vykhukhol.render.check_template`:

@@ -1,5 +1,5 @@
 """The footer of every list letter: why the reader gets it, the unsubscribe
-link, the own-page link and the sender's postal address (README section 4).
+link, the own-page link and the sender's postal address (docs/using/services.md#footer).
 
 Series letters, newsletters and reminders carry it in both parts; the
 confirmation request does not (it has its own link, and nobody is on a list

@@ -1,4 +1,4 @@
-"""The settings (SPEC 4) as one site has them: :class:`Settings`, read from
+"""The settings (docs/reference/settings.md) as one site has them: :class:`Settings`, read from
 and written to its file; the schema (every key, its default, how it is
 checked) is :mod:`.keys`.
 
@@ -30,7 +30,7 @@ from vykhukhol.settings.keys import (  # noqa: F401 - the schema's names, as cal
 )
 
 # Every CGI page loads this module: typing, dataclasses (with inspect), pathlib,
-# secrets (with hashlib and random) and ipaddress are not imported for it (issue 20).
+# secrets (with hashlib and random) and ipaddress are not imported for it (docs/design/startup.md#startup).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -98,7 +98,7 @@ class Settings:
     @property
     def secret(self) -> bytes:
         """The link-signing key. Raises :class:`NoSecret` rather than sign with an
-        empty or short one (SPEC 13: fail closed)."""
+        empty or short one (docs/reference/security.md#security-secrets: fail closed)."""
         if self._secret is None:
             if self.secret_problem:
                 raise NoSecret(NO_SECRET)

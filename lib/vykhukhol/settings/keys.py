@@ -1,4 +1,4 @@
-"""The schema of the settings (SPEC 4): every key, its section, its default
+"""The schema of the settings (docs/reference/settings.md): every key, its section, its default
 and how its value is checked. :mod:`vykhukhol.settings` reads and writes the
 file with it; the admin's Settings page and ``vykhukhol settings`` list it.
 """
@@ -13,7 +13,7 @@ from vykhukhol.errors import BadInput
 from vykhukhol.timeutil import parse_duration
 
 # Every CGI page loads this module: typing, dataclasses (with inspect), pathlib,
-# secrets (with hashlib and random) and ipaddress are not imported for it (issue 20).
+# secrets (with hashlib and random) and ipaddress are not imported for it (docs/design/startup.md#startup).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -197,7 +197,7 @@ def _text(limit: int) -> Callable[[str], str]:
 
 
 def _mailbox_url(value: str) -> str:
-    """Empty, or imaps://user:pass@host[:port]/FOLDER, pop3s://…, imap://…, pop3://… (SPEC 12)."""
+    """Empty, or imaps://user:pass@host[:port]/FOLDER, pop3s://…, imap://…, pop3://… (docs/deliverability/bounces.md#bounces-come-back)."""
     if not value:
         return ""
     from urllib.parse import urlsplit
@@ -294,7 +294,7 @@ class Key:
 
     Immutable, compared and hashed by its fields. A plain class, not a frozen
     dataclass: :mod:`dataclasses` imports :mod:`inspect`, a cost every CGI page
-    would pay (issue 20)."""
+    would pay (docs/design/startup.md#startup)."""
 
     __slots__ = ("section", "name", "default", "check", "help", "secret", "web")
     section: str
@@ -304,7 +304,7 @@ class Key:
     help: str
     secret: bool
     #: False for keys that name a program or a path on the host: changed only
-    #: with the CLI or in settings.ini, never from the admin pages (SPEC 13).
+    #: with the CLI or in settings.ini, never from the admin pages (docs/reference/security.md#security-owner).
     web: bool
 
     def __init__(self, section: str, name: str, default: str, check: Callable[[str], Any],

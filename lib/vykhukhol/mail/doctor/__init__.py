@@ -1,5 +1,5 @@
 """The deliverability preflight (``vykhukhol doctor``, the admin's
-Deliverability page; issue 28 item 5): what Gmail, Yahoo and Outlook will
+Deliverability page; docs/deliverability/doctor.md#doctor): what Gmail, Yahoo and Outlook will
 check of this site's letters, asked of the DNS before they ask it.
 
 For the From domain of every service: SPF, DKIM, DMARC with alignment, the

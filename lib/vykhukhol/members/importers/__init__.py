@@ -1,5 +1,5 @@
 """Other tools' exports read as they write them: ``vykhukhol import-from`` and
-the admin's "Import from another tool" (SPEC 14).
+the admin's "Import from another tool" (docs/using/import.md#import-from).
 
 Each tool has its module (:mod:`.mailchimp`, :mod:`.phplist`,
 :mod:`.listmonk`, :mod:`.csvfile`) that turns the file's bytes into a
