@@ -102,8 +102,8 @@ class MissingModule(VykhukholError):
 
 
 class OverBudget(BadInput):
-    """A letter template went over the bounds of one render (SPEC 13, README
-    section 4): too slow, or too much text. ``reason`` is an English sentence
+    """A letter template went over the bounds of one render
+    (docs/using/services.md#template-bounds): too slow, or too much text. ``reason`` is an English sentence
     with ``{placeholders}`` and a Russian translation in :mod:`vykhukhol.i18n`."""
 
     def __init__(self, what: str, line: int | None, reason: str, **values: object) -> None:
