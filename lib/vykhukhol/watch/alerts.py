@@ -82,7 +82,7 @@ BODIES: dict[str, tuple[str, str]] = {
     CANNOT_RENDER: (
         "A letter was not made: its template goes beyond its bounds ({detail}).",
         "A template gets no more than 0.5 seconds per letter and no more than a million "
-        "characters in each part (README, section 4). The admin does not let such a template "
+        "characters in each part (the manual, docs/using/services.md, Template bounds). The admin does not let such a template "
         "be saved; most likely it was changed by FTP.\n"
         "The letter is skipped; the other letters go as usual. No subscriber is lost or moved "
         "along the series: every later run tries this letter again and skips it again, and "
