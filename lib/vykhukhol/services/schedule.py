@@ -1,4 +1,4 @@
-"""Schedule expressions: five cron-like fields (SPEC section 8).
+"""Schedule expressions: five cron-like fields (docs/using/services.md#schedules).
 
 ``minute hour day-of-month month day-of-week``, with the ranges 0-59, 0-23,
 1-31, 1-12 and 0-7 (0 and 7 are both Sunday). Each field is a comma-separated

@@ -171,7 +171,7 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
 def broken_letters(data: DataDir, settings: Settings, translate: Translate = _english,
                    explain: Callable[[VykhukholError], str] = str) -> list[str]:
     """A warning for each letter and footer a run cannot make as its files are now
-    (the run skips it and alerts: issue 27); gone once the file is fixed."""
+    (the run skips it and alerts: docs/using/services.md#broken-letter); gone once the file is fixed."""
     from vykhukhol.errors import BadInput
     from vykhukhol.render import checkup
 
