@@ -115,7 +115,7 @@ class Run(Sending):
                 self.data, suppression.secret_of(self.settings))
         return self._suppressed
 
-    # -- step 7: the clock ------------------------------------------------
+    # -- the clock (docs/design/run.md#run-time-limit) -------------------
     def elapsed(self) -> float:
         return self.clock() - self.t0
 

@@ -31,8 +31,8 @@ Invalid expressions. At run time an invalid expression simply never matches
 (:func:`matches_expr` returns False and never raises). Every place that
 *accepts* an expression calls :func:`validate` (or :meth:`Schedule.parse`),
 which raises :class:`~vykhukhol.errors.BadInput` with a short message naming
-the field and the reason. A zero step (``*/0``) is treated the same way: the
-spec says it never matches, so ``matches_expr`` returns False for it, and
+the field and the reason. A zero step (``*/0``) is treated the same way: it
+never matches (docs/using/services.md#schedules), so ``matches_expr`` returns False for it, and
 because it can never be what the user meant, ``validate`` rejects it
 ("a step of 0 never matches"). A step larger than the field's range (``*/90``
 in minutes) is rejected too, since it cannot mean what it seems to say.
