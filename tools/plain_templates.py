@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Writes lib/vykhukhol/web/plain_templates.py: the templates of the CGI pages that
-must start fast, compiled to plain Python (a development tool; issue 24, item 7).
+must start fast, compiled to plain Python (a development tool).
 
     python3 tools/plain_templates.py           # write the file anew from lib/vykhukhol/templates/
     python3 tools/plain_templates.py --check   # exit 1 when the file is not what this writes now
 
 The templates are the source; the generated module is what a CGI process runs,
-so that it never imports Jinja2 (about 60 ms; README section 16).
+so that it never imports Jinja2 (about 60 ms; docs/design/startup.md#startup-plainpages).
 tests/unit/test_plain_templates.py fails when the file is stale, and renders every
 page both ways, with hostile values, to hold the two to the same bytes.
 
@@ -52,7 +52,7 @@ makes of the templates now.
 
 The templates of the pages a CGI process draws (the public pages and the
 subscriber's own page) as plain Python, so that such a process does not
-import Jinja2 (about 60 ms of a ~20 ms interpreter start; issue 20). The
+import Jinja2 (about 60 ms of a ~20 ms interpreter start). The
 templates stay the source: a service's ``pages/`` folder overrides the public
 ones through Jinja2 (:mod:`vykhukhol.web.templating`), and the test renders every
 page both ways, with hostile values, and fails unless the two agree byte for

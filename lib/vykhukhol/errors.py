@@ -98,7 +98,7 @@ class MissingModule(VykhukholError):
     def of(cls, exc: ImportError) -> MissingModule:
         return MissingModule("this Python cannot import the module {module} ({reason}); install the "
                    "dependencies setup.cfg declares (on a host: vendor them into lib/, "
-                   "README 14 step 1)", module=exc.name or "?", reason=str(exc))
+                   "the manual, docs/deploying/apache.md, step 1)", module=exc.name or "?", reason=str(exc))
 
 
 class OverBudget(BadInput):
@@ -114,6 +114,6 @@ class OverBudget(BadInput):
         from vykhukhol.i18n import tr
 
         where = "" if self.line is None else tr(lang, "line {line}: ", line=self.line)
-        return tr(lang, "{what}: {where}{reason} (letter templates are bounded: README, section 4)",
+        return tr(lang, "{what}: {where}{reason} (letter templates are bounded: the manual, docs/using/services.md, Template bounds)",
                   what=tr(lang, self.what), where=where,
                   reason=tr(lang, self.reason, **self.reason_values))

@@ -45,8 +45,8 @@ HOSTILE = {
     "lipsum": "{{ lipsum(100000) }}",
     "tower of powers": "{{ (((10**100)**100)**100)**100 }}",
 }
-REFUSED_EN = "(letter templates are bounded: README, section 4)"
-REFUSED_RU = "(у шаблонов писем есть пределы: README, раздел 4)"
+REFUSED_EN = "(letter templates are bounded: the manual, docs/using/services.md, Template bounds)"
+REFUSED_RU = "(у шаблонов писем есть пределы: руководство, docs/using/services.md, «Template bounds»)"
 
 
 # --- an admin session over HTTP -------------------------------------------------------

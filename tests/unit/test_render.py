@@ -288,10 +288,10 @@ def test_the_refusal_is_in_russian_and_english() -> None:
         render("one\n{{ lipsum(200) }}", CONTEXT, "text")
     assert caught.value.text("en") == (
         "text: line 2: lipsum() of more than 10000 words "
-        "(letter templates are bounded: README, section 4)")
+        "(letter templates are bounded: the manual, docs/using/services.md, Template bounds)")
     assert caught.value.text("ru") == (
         "текст: строка 2: lipsum() больше чем на 10000 слов "
-        "(у шаблонов писем есть пределы: README, раздел 4)")
+        "(у шаблонов писем есть пределы: руководство, docs/using/services.md, «Template bounds»)")
 
 
 @pytest.mark.parametrize("source", [SLOW["nested loops"], BIG["center"], BIG["lipsum"]])

@@ -1,4 +1,4 @@
-"""The public archive (SPEC 7): each service's public letters as static files.
+"""The public archive (docs/using/archive.md#archive): each service's public letters as static files.
 
 ``archive/<service>/`` beside ``cgi/`` (or the ``archive_dir`` setting) holds
 

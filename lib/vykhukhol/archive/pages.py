@@ -1,4 +1,4 @@
-"""The archive's files drawn (SPEC 7): each published letter's page, the
+"""The archive's files drawn (docs/using/archive.md#archive): each published letter's page, the
 index and the Atom feed of a service, from the templates in
 ``templates/archive/`` (base.html, letter.html, index.html, feed.atom; and
 copy.html, a recipient's own copy, for :mod:`vykhukhol.web.archive`).

@@ -1,4 +1,4 @@
-"""When the archive publishes (SPEC 7): after a run, what went out for the
+"""When the archive publishes (docs/using/archive.md#archive): after a run, what went out for the
 first time; at the switch, what went out while it was off.
 
 :func:`after_run` is the sender's hook. It takes values, not the run: the

@@ -1,4 +1,4 @@
-"""Bounces: what comes back after a letter left (SPEC 12).
+"""Bounces: what comes back after a letter left (docs/deliverability/bounces.md#bounces).
 
 Two halves. :mod:`.reading` reads one message (or a provider's report): pure
 functions of its bytes that open no data file. The modules beside it act on

@@ -1,5 +1,5 @@
 """Acting on returned messages and providers' reports, once each, whatever
-kills the process (SPEC 12): the two entry points.
+kills the process (docs/design/journal.md#journal-bounces): the two entry points.
 
 :func:`process` takes a batch of raw messages (from a mailbox or the pipe),
 classifies each (:mod:`.reading.classify`), finds whom its signed tag means
@@ -145,7 +145,7 @@ def apply_reports(data: DataDir, settings: Settings, reports: list[Report],
                                     named={address} if address else set(), sender=address,
                                     letter=f"event:{report.event}"[:200])
             if address and report.kind in (kinds.PERMANENT, kinds.TEMPORARY):
-                # The provider's words read like a report's (SPEC 5): a failure
+                # The provider's words read like a report's: a failure
                 # it gave up on is read for its reason, a temporary one is a delay.
                 reading = reasons.read(text=report.reason, recipient=address, action=(
                     "failed" if report.kind == kinds.PERMANENT else "delayed"))

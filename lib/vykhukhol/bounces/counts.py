@@ -1,4 +1,4 @@
-"""The soft failures counted per letter (SPEC 5, "What a failure count means"):
+"""The soft failures counted per letter (docs/deliverability/bounces.md#returned-message):
 ``data/state/soft``.
 
 One set of rules for every way a soft refusal arrives — a report by mail

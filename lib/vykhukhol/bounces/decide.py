@@ -1,4 +1,4 @@
-"""What a verdict does (SPEC 5, "What a failure count means"; SPEC 12): whom
+"""What a verdict does (docs/deliverability/bounces.md#returned-message): whom
 its tag (or, for a report the provider vouches for, its address) means, and
 its effects, added to the batch's :class:`~.ledger.Plan`. Mail and a
 provider's callback both come through :func:`act`, so they follow one set of
@@ -112,7 +112,7 @@ def effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdic
         if kind == returntag.NEWSLETTER:
             plan.history.append((name, "complaints" if verdict.kind == kinds.COMPLAINT
                                  else "unsubscribed"))
-        if verdict.kind == kinds.COMPLAINT:  # never written to again (SPEC 12); a repeat adds nothing
+        if verdict.kind == kinds.COMPLAINT:  # never written to again; a repeat adds nothing
             from vykhukhol.members import suppression
 
             suppression.add(data, finder.secret, address, suppression.Why.COMPLAINT, source,

@@ -1,6 +1,6 @@
 """The bounce reader's journal, ``data/bounces/processed.txt``: what a batch
 will do, written before it is done, so that it is done exactly once whatever
-kills the process (SPEC 12). :mod:`.apply` holds the entry points,
+kills the process (docs/design/journal.md#journal-bounces). :mod:`.apply` holds the entry points,
 :mod:`.decide` what a verdict does; this module writes a batch's plan and
 carries it out.
 

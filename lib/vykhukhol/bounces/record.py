@@ -8,7 +8,7 @@ JOB`` or ``-``), the address, the source (``imap``, ``pop3``, ``pipe``) and
 the reason: for a refusal, "; "-separated pieces — the reading (``address
 gone: userunknown 5.1.1 550``), what decided it (``rule: status 5.1.1
 (sure)``), the server's words (``server said: …``) and the detector's
-verdict (lines written before issue 25 have only the first and the last).
+verdict (older lines have only the first and the last).
 Rotated like run.log (1 MB, 3 kept). The admin's Bounces page and
 ``status`` read it back.
 

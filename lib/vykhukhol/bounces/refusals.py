@@ -1,4 +1,4 @@
-"""Refusals for the sender's reasons (SPEC 5, "What a failure count means"),
+"""Refusals for the sender's reasons (docs/deliverability/bounces.md#returned-message),
 counted per run in ``data/state/refused``: nothing on the subscriber; one
 alert for each run whose letters came back past the line (more than 5 %, at
 least 5; late bounces count for the run that sent the letter).

@@ -1,5 +1,5 @@
-"""An address deleted because of its bounces (SPEC 5, "What a failure count
-means"): suppressed first, then deleted from every service of the site.
+"""An address deleted because of its bounces
+(docs/deliverability/bounces.md#returned-message): suppressed first, then deleted from every service of the site.
 
 - *address gone*: :func:`forget_gone` — at once;
 - *soft*: :func:`soft_in_service` — the letters counted in the service

@@ -1,4 +1,4 @@
-"""The brakes' tally (issue 28), ``data/state/brakes``: per target (``service
+"""The brakes' tally (docs/deliverability/reputation.md#brakes), ``data/state/brakes``: per target (``service
 NAME`` or ``newsletter JOB``) and per day, its letters, the complaints and the
 addresses gone that came back for them. The one module that reads and writes
 the file; :mod:`vykhukhol.watch.brakes` decides from it.

@@ -1,6 +1,6 @@
 """What ``vykhukhol hooks`` prints: each provider's callback URL and the
-steps to paste it into that provider's console (the README says the same at
-length).
+steps to paste it into that provider's console
+(docs/deliverability/providers.md#provider-callbacks says the same at length).
 
 The URL carries ``hooks.key``, so it is printed only to the owner at the
 terminal; ``--new-key`` makes a fresh key (the old URLs stop working at once).
@@ -40,7 +40,7 @@ STEPS = {
                 "It is off until hooks.generic_secret is set (`vykhukhol settings set "
                 "hooks.generic_secret`, at least 32 letters, digits, - or _); then sign each body: "
                 "header X-Vykhukhol-Signature: sha256= and the hex HMAC-SHA256 of the body under "
-                "that secret (README section 17)."),
+                "that secret (the manual, docs/deliverability/providers.md)."),
 }
 
 
@@ -70,6 +70,6 @@ def text(settings: settings_mod.Settings, key: str | None = None) -> str:
         lines.append(f"{title}:\n  {url(settings['site_url'], provider, key)}\n")
         lines += [f"  {number}. {step}\n" for number, step in enumerate(steps, start=1)]
         lines.append("\n")
-    lines.append("README §17 tells more. `vykhukhol hooks --new-key` makes a new key "
-                 "(the URLs above then stop working).\n")
+    lines.append("The manual, docs/deliverability/providers.md, tells more. "
+                 "`vykhukhol hooks --new-key` makes a new key (the URLs above then stop working).\n")
     return "".join(lines)

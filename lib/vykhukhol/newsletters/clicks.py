@@ -1,4 +1,4 @@
-"""Clicks counted without spying (issue 29): a letter's links through cgi/go.py.
+"""Clicks counted without spying (docs/using/clicks.md#clicks): a letter's links through cgi/go.py.
 
 A newsletter made with ``--clicks`` (the admin form's box) or a series letter
 with the header line ``Clicks: yes`` has its links rewritten when its letters

@@ -1,4 +1,4 @@
-"""What a service's feed is set to (SPEC 14): ``<service folder>/feed.ini``
+"""What a service's feed is set to (docs/using/feeds.md#feeds): ``<service folder>/feed.ini``
 (the URL and ``every``) and ``feed.txt`` (the letter), as ``vykhukhol service
 feed`` and the service page write them and :mod:`.feeds` reads them; and how
 an item's words enter the newsletter's template as data, never as code.

@@ -1,4 +1,4 @@
-"""A service that follows its site's feed (SPEC 14): each new item of an RSS
+"""A service that follows its site's feed (docs/using/feeds.md#feeds): each new item of an RSS
 2.0 or Atom feed becomes one newsletter to the service's confirmed
 subscribers, made the way ``vykhukhol newsletter create`` makes one.
 
@@ -119,7 +119,7 @@ def _line(key: str, status: str, job: str = "-", item: dict | None = None) -> st
 # --- the run's step --------------------------------------------------------------------
 
 def follow_feeds(run) -> None:
-    """SPEC 14, after the newsletters step: every feed due is read (at most
+    """After the newsletters step (docs/design/run.md#run-steps, step 2): every feed due is read (at most
     once per its ``every``), its new items recorded and made into
     newsletters, which the next runs send. Nothing here stops the run."""
     for service in svc.load_services(run.data):

@@ -1,5 +1,5 @@
-"""The newsletters' history: ``data/newsletters/history.txt`` (SPEC 12, "What
-the owner is told"), the one module that reads and writes it.
+"""The newsletters' history: ``data/newsletters/history.txt``
+(docs/using/newsletters.md#newsletter-history), the one module that reads and writes it.
 
 One line per newsletter, tab-separated, kept after the job's own files are
 deleted (and never pruned: a line is some 150 bytes, a newsletter a day is

@@ -115,8 +115,8 @@ _LOCK_SUFFIXES = (".job.lock", ".list.lock")
 
 def sweep_locks(data: DataDir) -> int:
     """Delete the lock files nobody holds that guard nothing any more; returns
-    how many went. Run by every sender run (README 1: a finished job's files
-    are deleted, and README 9).
+    how many went. Run by every sender run (a finished job's files are
+    deleted: docs/reference/data-files.md#data-files-writes).
 
     * ``<job>.job.lock`` and ``<job>.list.lock`` once ``<job>.job`` is gone (a
       finished or cancelled job whose lock was held when it was deleted, or a

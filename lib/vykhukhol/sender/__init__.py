@@ -1,11 +1,11 @@
-"""The sender: one run, step by step as SPEC 5 describes it.
+"""The sender: one run, step by step as docs/design/run.md#run-steps describes it.
 
-Hold this package beside seed 000 ("Порядок работы Почтовой Выхухоли") and
-SPEC 5: :func:`run` takes the steps in order, one line each; the numbers are
-SPEC 5's.
+Hold this package beside the original's "Порядок работы Почтовой Выхухоли" and
+that page: :func:`run` takes the steps in order, one line each; the numbers are
+the page's.
 
 1. :func:`~.steps.check_mode`   — debug mode or a self-block: nothing is sent;
-   :func:`~.steps.read_bounces` — the bounce mailbox (SPEC 12), in a slice of the time;
+   :func:`~.steps.read_bounces` — the bounce mailbox, in a slice of the time;
    :func:`~.confirmations.resend_confirmations` — what a subscribe page could not send;
 2. :func:`~.news.send_newsletters` — "letters to all users", at most
    ``news_per_run`` (the report of a finished one: :mod:`.news_report`);
@@ -66,7 +66,7 @@ def run(data: DataDir, settings: Settings, clock: Callable[[], float] | None = N
     except StorageError as exc:
         current.log.error(f"run ended early: {exc.message}")
         current.stop(Outcome.STORAGE)
-    except ImportError as exc:  # a host that vendored too little (README 14): one line
+    except ImportError as exc:  # a host that vendored too little (docs/deploying/apache.md#apache-step-1): one line
         current.log.error(f"run ended early: {MissingModule.of(exc).message}")
         current.stop(Outcome.TEMPFAIL)
     finally:
@@ -75,7 +75,7 @@ def run(data: DataDir, settings: Settings, clock: Callable[[], float] | None = N
 
 
 def take_steps(run: Run) -> None:
-    """SPEC 5's steps in order, one line each; a step that ends the run raises
+    """The steps of docs/design/run.md#run-steps in order, one line each; a step that ends the run raises
     RunEnds, and no step after it is taken."""
     from vykhukhol.newsletters.feeds import follow_feeds
     from vykhukhol.sender.confirmations import resend_confirmations
@@ -86,10 +86,10 @@ def take_steps(run: Run) -> None:
 
     try:
         check_mode(run)                                     # step 1
-        read_bounces(run)                                   # SPEC 12, before step 2
+        read_bounces(run)                                   # step 1 too: the bounce mailbox
         resend_confirmations(run)                           # what a subscribe page could not send
         send_newsletters(run)                               # step 2
-        follow_feeds(run)                                   # the feeds: new items, newsletters (README 22)
+        follow_feeds(run)                                   # the end of step 2: the feeds' new items
         service = choose_service(run)                       # step 3
         with hold_db(run, service) as held:                 # step 6 on the way out
             send_series(run, service, held)                 # step 4
@@ -123,7 +123,7 @@ def finish(run: Run) -> None:
     run.report.ended = run.now()
     run.log.write(runlog.ended_line(run.elapsed(), run.report.outcome.label("en"),
                                     sum(run.report.sent.values())))
-    # SPEC 7: what went public in this run is published
+    # what went public in this run is published in the archives
     publish.after_run(run.data, run.settings, run.report.items, run.report.sent, run.now, run.log)
     idle.after_run(run)  # nothing due: the proof that lets the next ticks skip all this
     cronwatch.note_gaps(run.data)  # the cron's pace, for the pages that watch it

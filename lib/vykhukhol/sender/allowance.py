@@ -1,4 +1,4 @@
-"""The hourly and daily caps (SPEC 5, "Sending limits"), shared across runs
+"""The hourly and daily caps (docs/using/settings.md#settings-table), shared across runs
 through ``data/state/counters``, and the server's learned pace (:mod:`vykhukhol.watch.pace`)
 as one more cap."""
 
@@ -14,7 +14,7 @@ from vykhukhol.watch.pace import Pace
 
 
 class Allowance:
-    """The hourly and daily caps (SPEC 5, "Sending limits"), shared across runs.
+    """The hourly and daily caps (docs/using/settings.md#settings-table), shared across runs.
 
     A run reserves what it may send in one write of ``data/state/counters``
     and gives back what it did not use; a killed run's reservation counts as

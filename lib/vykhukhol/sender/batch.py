@@ -4,7 +4,7 @@ letter goes through (newsletters, series letters, reminders).
 Each letter is made while the server takes in the one before it
 (:class:`Copy`, :func:`one_ahead`), and over SMTP its MAIL FROM leaves as
 soon as that one is answered; before each, the run's clock, quota and
-limits are asked (SPEC 5 step 7, :meth:`~vykhukhol.sender.runtime.Run.may_send`).
+limits are asked (docs/design/run.md#run-time-limit, :meth:`~vykhukhol.sender.runtime.Run.may_send`).
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ def resend_confirmations(run: Run) -> None:
             continue
         sub = subs.find(service.subscribers_path, email)
         if sub is None or sub.state.confirmed or sub.email in run.suppressed:
-            continue  # confirmed by a later letter, gone, or suppressed (SPEC 12)
+            continue  # confirmed by a later letter, gone, or suppressed
         if run.stopped or run.time_left() <= 0 or not run.allowance.take():
             for later in waiting[index:]:
                 unsent.note_unsent(run.data, *later, EPOCH)

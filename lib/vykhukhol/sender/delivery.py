@@ -1,4 +1,4 @@
-"""A run's letters on their way (SPEC 5, "Delivery failures"): every letter
+"""A run's letters on their way (docs/design/run.md#run-failures): every letter
 goes through :meth:`Sending.deliver`, which journals it before and after and
 answers with a :class:`Delivery`. With several SMTP connections
 (``mail.smtp_connections``) the "after" comes as each connection answers,
@@ -38,7 +38,7 @@ class Delivery(Enum):
     FAILED = journal.FAILED
     TEMPFAIL = journal.TEMPFAIL        # not sent, not counted: a later run retries
     IN_DOUBT = journal.IN_DOUBT        # the server may have it: never sent again
-    SKIPPED = journal.SKIPPED          # a suppressed address (SPEC 12): nothing sent, not counted
+    SKIPPED = journal.SKIPPED          # a suppressed address: nothing sent, not counted
     BROKEN = "broken"    # the letter cannot be made (a template broken by FTP, or too heavy)
     HANDED = "handed"    # on its way over one of several connections, counted like a sent one
 
@@ -128,7 +128,7 @@ class Sending:
             self.alert(alerts.CANNOT_RENDER if isinstance(exc, OverBudget) else alerts.CANNOT_MAKE,
                        detail=f"{target}, {item}: {exc.message}")  # the owner must know it
             return Delivery.BROKEN
-        except ImportError as exc:  # a host that vendored too little (README 14)
+        except ImportError as exc:  # a host that vendored too little (docs/deploying/apache.md#apache-step-1)
             self.log.error(f"{target}: {MissingModule.of(exc).message}; nothing is sent "
                            "until it is fixed")
             self.stop(Outcome.TEMPFAIL)

@@ -1,4 +1,5 @@
-"""The rename locks at the sender's door (SPEC 5 steps 6, 7 and 8) and the
+"""The rename locks at the sender's door (docs/design/run.md#run-steps, step 6,
+and docs/design/run.md#run-killed) and the
 admin's mode switch that clears a self-block.
 
 :func:`take_lock` answers with a :class:`Taken`: the lock is ours, another
@@ -115,7 +116,7 @@ def release(run: Run, lock: files.RenameLock, what: str) -> Released:
 
 def set_mode(data: DataDir, settings_path, mode: str) -> list[str]:
     """Switch the mode; switching to working clears a self-block and the stale
-    locks (SPEC 5 step 7). Returns what was cleared, for the user to read."""
+    locks (docs/design/run.md#run-killed). Returns what was cleared, for the user to read."""
     from vykhukhol import settings as settings_mod
 
     current = settings_mod.load(settings_path)

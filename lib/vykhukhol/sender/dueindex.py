@@ -1,5 +1,6 @@
 """An index of due times kept beside a subscriber file, so a run reads only
-the lines it will send to or clean up (issue 12).
+the lines it will send to or clean up
+(docs/design/run.md#due-index).
 
 ``data/state/index/<service>.due`` lists, for every line of ``subscribers.txt``
 that will ever be due, where the line starts (a byte offset), when it is due

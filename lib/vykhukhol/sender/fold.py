@@ -1,6 +1,6 @@
 """The fold: the series journal written into the subscriber files, with
-SPEC 5 step 5's clean-up (deletions, ``done`` marks), one streamed rewrite
-per service, and each service's next-due summary refreshed.
+step 5's clean-up (deletions, ``done`` marks: docs/design/run.md#run-steps),
+one streamed rewrite per service, and each service's next-due summary refreshed.
 
 Called by :func:`~vykhukhol.sender.serial.hold_db` as it takes a DB's lock
 (a killed predecessor's journal) and as it gives it back (this run's). A
@@ -301,7 +301,7 @@ def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,
         moment = run.now()
     if record.outcome == journal.FAILED:
         return sub  # counted by its cause before the rewrite (fold_service)
-    # SKIPPED: a suppressed address (SPEC 12). Its letter's turn passes unsent,
+    # SKIPPED: a suppressed address. Its letter's turn passes unsent,
     # as a sent one's would, so it is not taken again by every run.
     if record.item == "reminder":
         if sub.state is not SubscriberState.NEW:

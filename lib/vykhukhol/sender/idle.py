@@ -331,7 +331,7 @@ def _prove(run) -> float | None:
         until = min(until, moment + MAILBOX_EVERY)
     for job in newsletters.list_jobs(data):
         until = min(until, job.start.timestamp())
-    feed_due = feeds.next_read(data)  # SPEC 14: a feed's next read (0: one is due now)
+    feed_due = feeds.next_read(data)  # a feed's next read (0: one is due now)
     if feed_due is not None:
         until = min(until, feed_due)
     enabled = []

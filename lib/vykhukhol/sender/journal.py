@@ -30,7 +30,7 @@ Line: ``event<TAB>lease<TAB>time<TAB>target<TAB>email<TAB>item`` where target
 is a service or a newsletter job and item the letter number, ``reminder`` or
 the ledger row; a ``failed`` line may add ``<TAB>cause``, why the server
 refused (:class:`vykhukhol.bounces.reading.reasons.Cause`'s value: ``address gone``,
-``soft``, ``sender refused``), which the fold acts on (SPEC 5). A ``failed``
+``soft``, ``sender refused``), which the fold acts on (docs/deliverability/bounces.md#returned-message). A ``failed``
 line without one (written before) is read as soft.
 """
 

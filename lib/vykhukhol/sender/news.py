@@ -1,4 +1,4 @@
-"""Step 2 of SPEC 5: due newsletters, oldest start first, at most
+"""Step 2 of docs/design/run.md#run-steps: due newsletters, oldest start first, at most
 ``news_per_run`` letters, under the newsletters' lock; a job whose list is
 exhausted is reported to the admin (:mod:`.news_report`) and deleted.
 
@@ -105,7 +105,7 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
     if job.values.get("clicks") == "yes":
         from vykhukhol.newsletters import clicks
 
-        try:  # its links are stored before its first letter is made (issue 29)
+        try:  # its links are stored before its first letter is made
             counted = clicks.prepare(data, run.settings["site_url"], run.settings.secret,
                                      job.name, text, html)
         except VykhukholError as exc:
@@ -116,7 +116,8 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
     if job.values.get("first_run", "-") == "-":
         newsletters.change_job(data, job.name, lambda j: j.values.update(
             first_run=format_time(run.now())))
-        # Its line in the history, which outlives the job's files (SPEC 12).
+        # Its line in the history, which outlives the job's files
+        # (docs/using/newsletters.md#newsletter-history).
         history.begin(data, job.name, subject_as_sent(data, job, subject, run.now()),
                       job.services, run.now())
     rows = (row for row in newsletters.read_rows(list_path, job.cursor)
@@ -139,7 +140,7 @@ def suppression_gate(services: dict[str, svc.Service], batch: list,
                      suppressed: Container[str] = (),
                      moment: datetime | None = None) -> dict[str, svc.Service]:
     """Which of the batch's addresses are still confirmed subscribers, and of
-    which service; none on the suppression list (SPEC 12), and none paused
+    which service; none on the suppression list, and none paused
     at ``moment`` (their own page): the row is skipped, as a pause asks for
     no letters at all."""
     wanted = {email_key(row.email) for row in batch if row.email not in suppressed}
@@ -191,7 +192,7 @@ def fold_newsletters(run: Run, book: journal.Journal) -> set[str]:
 
 def count_refusals(run: Run, name: str, services: list[str],
                    rows: dict[int, journal.Record]) -> None:
-    """Refusals at hand-over act on the subscribers as bounces do (SPEC 5): an
+    """Refusals at hand-over act on the subscribers as bounces do (docs/design/run.md#run-failures): an
     address gone is suppressed and deleted everywhere, a soft failure is
     counted in each of the job's services (once per letter, whatever
     repeats the fold: :mod:`vykhukhol.bounces.removal`)."""

@@ -1,6 +1,7 @@
 """The report a finished newsletter leaves the admin, in the site's
-``language`` (SPEC 5 step 2, SPEC 6). Letters the mail server accepted are
-"handed over", never "sent" or "delivered" (SPEC 12): what bounces later is
+``language`` (docs/design/run.md#run-steps, step 2). Letters the mail server accepted are "handed
+over", never "sent" or "delivered" (docs/using/newsletters.md#newsletter-history):
+what bounces later is
 counted in the newsletters' history (:mod:`vykhukhol.newsletters.history`)."""
 
 from __future__ import annotations

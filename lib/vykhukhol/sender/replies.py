@@ -1,4 +1,4 @@
-"""What a refusal at hand-over means (SPEC 5, "Delivery failures"): the
+"""What a refusal at hand-over means (docs/design/run.md#run-failures): the
 server's reply read for its cause, with the command it answered; a
 temporary one of the recipient (4xx to RCPT) defers that recipient alone
 (:mod:`.tempfail`), one of the server stops the run's sending; one that
@@ -24,7 +24,7 @@ _ANSWERED = {"rcpt": "in reply to RCPT TO command", "data": "in reply to end of 
 def read_refusal(run: Run, exc: mail.DeliveryError, target: str, email: str, item: str
                  ) -> tuple[str, str]:
     """The journal's outcome for a refused letter, and for ``failed`` its
-    cause (SPEC 5): a permanent refusal is read for its reason; a
+    cause (docs/design/run.md#run-failures): a permanent refusal is read for its reason; a
     temporary one of the recipient (4xx to RCPT) defers that recipient
     alone, one of the server stops the run's sending."""
     if exc.stage == "dkim":  # our settings, not the letter: no letter leaves unsigned

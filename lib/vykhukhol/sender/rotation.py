@@ -1,4 +1,4 @@
-"""The round-robin order of SPEC 5 step 3: when each service was last served
+"""The round-robin order of docs/design/run.md#run-steps (step 3): when each service was last served
 (``data/state/served``), and which service's turn it is — the one module
 that reads and writes that file, for the full run and the idle tick alike.
 

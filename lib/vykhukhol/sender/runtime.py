@@ -1,7 +1,8 @@
-"""One run: its clock and quotas (step 7's clock is :meth:`Run.may_send`),
+"""One run: its clock and quotas (the clock of docs/design/run.md#run-time-limit is
+:meth:`Run.may_send`),
 its log and report, and the parts it holds.
 
-:mod:`vykhukhol.sender` holds the steps of SPEC 5 and uses what is here. The
+:mod:`vykhukhol.sender` holds the steps of docs/design/run.md#run-steps and uses what is here. The
 run's other parts live beside it, one idea a module: its letters on their way
 (:mod:`.delivery`: :meth:`Run.deliver`, the transport and the lanes), what a
 refusal at hand-over means (:mod:`.replies`), the letters that fail
@@ -43,7 +44,7 @@ COPY_RATE = 50e6       # bytes a second a rewrite that copies most lines unparse
 
 
 class RunEnds(Exception):  # noqa: N818 - a signal, not an error
-    """The one way a step of SPEC 5 ends the run: raised by the step (after it
+    """The one way a step ends the run: raised by the step (after it
     said why — an alert, a log line, :meth:`Run.stop`), caught by
     :func:`vykhukhol.sender.take_steps`, which takes no further step."""
 
@@ -66,7 +67,7 @@ class Report:
         out = [f"run {self.lease}", f"started {format_time(self.started)}"]
         out += self.lines
         for target, count in sorted(self.sent.items()):
-            out.append(f"handed over {count} for {target}")  # accepted by the server: SPEC 12
+            out.append(f"handed over {count} for {target}")  # accepted by the server, not known delivered
         out.append(f"ended {format_time(self.ended)}: {self.outcome.value}")
         return "\n".join(out) + "\n"
 
@@ -105,7 +106,7 @@ class Run(Sending):
 
     @property
     def suppressed(self) -> Checker:
-        """The suppression list (SPEC 12), read once a run: ``email in run.suppressed``.
+        """The suppression list (docs/deliverability/suppression.md#suppression-list), read once a run: ``email in run.suppressed``.
         Read after the bounce mailbox, so what it suppressed counts already."""
         if self._suppressed is None:
             from vykhukhol.members import suppression
@@ -114,7 +115,7 @@ class Run(Sending):
                 self.data, suppression.secret_of(self.settings))
         return self._suppressed
 
-    # -- step 7: the clock ------------------------------------------------
+    # -- the clock (docs/design/run.md#run-time-limit) -------------------
     def elapsed(self) -> float:
         return self.clock() - self.t0
 

@@ -1,4 +1,4 @@
-"""Steps 4 and 5 of SPEC 5: one DB's series letters and reminders, under the
+"""Steps 4 and 5 of docs/design/run.md#run-steps: one DB's series letters and reminders, under the
 DB's lock (:func:`hold_db`, whose way out is step 6).
 
 A service's work is found from its next-due summary and its due index
@@ -186,7 +186,7 @@ def take_lines(run: Run, service: svc.Service, rules: Rules, work: Work, fresh: 
     if index is None:
         return NoScan.UNFINISHED
     # Recipients waiting out a deferral are taken and passed over: as many more
-    # are taken, so they never hold back the others (SPEC 5, "Delivery failures").
+    # are taken, so they never hold back the others (docs/design/run.md#run-failures).
     wanted = max(run.serial_left, 0) + run.deferrals.deferred_count(service.name)
     choice = dueindex.choose(index, run.now().timestamp(), wanted)
     rows: dict[int, tuple[bytes, subs.Subscriber]] = {}

@@ -1,4 +1,4 @@
-"""The short steps of SPEC 5: the mode (step 1), the bounce mailbox, the
+"""The short steps of docs/design/run.md#run-steps: the mode (step 1), the bounce mailbox, the
 choice of a service (step 3).
 
 A step that ends the run raises :class:`~vykhukhol.sender.runtime.RunEnds`,

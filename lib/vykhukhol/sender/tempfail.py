@@ -1,4 +1,4 @@
-"""Letters that fail temporarily (SPEC 5, "Delivery failures"):
+"""Letters that fail temporarily (docs/design/run.md#run-failures):
 ``data/state/tempfail``, one line per letter — when it first failed, until
 when its recipient waits (a 4xx to RCPT defers that recipient alone: 15 min,
 then 1 h, 4 h, 16 h), and how often it was tried. After

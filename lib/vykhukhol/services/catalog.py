@@ -80,7 +80,8 @@ class Service(Record):
         self.send_window = send_window
         self.confirm_subject = confirm_subject
         self.confirm_body = confirm_body
-        self.public = public  # listed on every subscriber's own page, with a join button (SPEC 7)
+        self.public = public  # listed on every subscriber's own page, with a join button
+        # (docs/using/own-page.md#own-page)
         self.archive = archive  # its public letters are published (vykhukhol.archive)
 
     @property

@@ -2,7 +2,8 @@
 
 Pure functions over a :class:`Subscriber`; the sender streams a service's file
 through :func:`next_action` to choose its work, and through :func:`clean_up`
-(in the same rewrite that records the letters sent) to apply SPEC 5 step 5.
+(in the same rewrite that records the letters sent) to apply step 5 of
+docs/design/run.md#run-steps.
 """
 
 from __future__ import annotations

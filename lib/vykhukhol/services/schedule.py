@@ -1,4 +1,4 @@
-"""Schedule expressions: five cron-like fields (SPEC section 8).
+"""Schedule expressions: five cron-like fields (docs/using/services.md#schedules).
 
 ``minute hour day-of-month month day-of-week``, with the ranges 0-59, 0-23,
 1-31, 1-12 and 0-7 (0 and 7 are both Sunday). Each field is a comma-separated
@@ -31,8 +31,8 @@ Invalid expressions. At run time an invalid expression simply never matches
 (:func:`matches_expr` returns False and never raises). Every place that
 *accepts* an expression calls :func:`validate` (or :meth:`Schedule.parse`),
 which raises :class:`~vykhukhol.errors.BadInput` with a short message naming
-the field and the reason. A zero step (``*/0``) is treated the same way: the
-spec says it never matches, so ``matches_expr`` returns False for it, and
+the field and the reason. A zero step (``*/0``) is treated the same way: it
+never matches (docs/using/services.md#schedules), so ``matches_expr`` returns False for it, and
 because it can never be what the user meant, ``validate`` rejects it
 ("a step of 0 never matches"). A step larger than the field's range (``*/90``
 in minutes) is rejected too, since it cannot mean what it seems to say.

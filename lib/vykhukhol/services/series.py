@@ -82,8 +82,8 @@ def format_letter(letter: Letter) -> str:
 
 def given_html(html: str | None) -> str | None:
     """The HTML alternative as given, or None when it is only white space: one
-    Enter in the HTML box, or a newline-only file uploaded by FTP, is no HTML
-    (SPEC 9), never a blank part that mail programs show instead of the text."""
+    Enter in the HTML box, or a newline-only file uploaded by FTP, is no HTML,
+    never a blank part that mail programs show instead of the text."""
     return html if html and html.strip() else None
 
 

@@ -1,4 +1,4 @@
-"""The subscriber file format (SPEC 3) and every change made to it.
+"""The subscriber file format (docs/using/services.md#subscribers-file) and every change made to it.
 
 ``subscribers.txt`` is one subscriber a line, tab-separated, a ``#`` header
 first. Fields: email, name, state, subscribed, confirmed, sent, last_sent,
@@ -6,7 +6,7 @@ reminders, last_reminder, failures, ip; unknown trailing fields are kept. A
 line that does not parse is kept verbatim by every rewrite, skipped by the
 sender and reported — never dropped.
 
-A pause (the subscriber's own page, SPEC 7) is one trailing field
+A pause (the subscriber's own page, docs/using/own-page.md#own-page) is one trailing field
 ``paused=TIME`` after the eleven: a file stays readable by every older reader,
 which keeps unknown trailing fields as they are.
 
@@ -66,7 +66,7 @@ class Subscriber:
 
     def replace(self, **changes) -> Subscriber:
         """A copy with ``changes``: ``dataclasses.replace`` without its
-        per-call field walk (a fold replaces twice per letter; README 16)."""
+        per-call field walk (a fold replaces twice per letter)."""
         if not changes.keys() <= _FIELD_NAMES:
             raise TypeError(f"not a subscriber field: {sorted(changes.keys() - _FIELD_NAMES)}")
         copy = object.__new__(Subscriber)
@@ -112,7 +112,7 @@ _STATES = {state.value: state for state in SubscriberState}
 
 
 def parse_line(line: str) -> Subscriber:
-    # Every line a take or a scan reads comes here (README 16): the state is
+    # Every line a take or a scan reads comes here: the state is
     # looked up rather than called for, and the counts read one by one.
     if not line.isascii() and _NOT_UTF8.search(line):
         raise BadInput("the line is not UTF-8 text")
@@ -163,7 +163,7 @@ def subscribers(path: Path) -> Iterator[Subscriber]:
 # It must fail in linear time on any line: every field is a run of non-tabs
 # ended by a tab, so no two quantifiers compete for a character — except the
 # address's, split at an @. Its first part stops at the first @ ("[^@]*"), so
-# a field of many @ (issue 9: 20k of them took 5 s, the time grew with the
+# a field of many @ (20k of them once took 5 s, the time growing with the
 # square) is split one way only, not once per @.
 _TEXT = "[^\t\udc80-\udcff]*"
 _BEFORE_AT = "[^\t@\udc80-\udcff]*"

@@ -1,5 +1,5 @@
-"""Alerts to the admin (SPEC 6): the original's five literal subjects and ours
-for a letter template over its bounds (SPEC 13) or with a mistake (issue 27). The subjects stay as
+"""Alerts to the admin (docs/using/alerts.md#alerts): the original's five literal
+subjects and ours for a letter template over its bounds or with a mistake. The subjects stay as
 the original has them, whatever the language; the bodies follow ``language``
 (English here, the Russian in the catalog).
 
@@ -29,10 +29,10 @@ ALL_OFF = "all dispatchs is off"
 DOWN_BY_HOSTER = "script is down by hoster"
 CANNOT_LAUNCH = "not can launch the sender"
 CANNOT_TERMINATE = "not can terminate sender"
-CANNOT_RENDER = "not can render the letter"  # ours, in the original's style (SPEC 13)
-SENDER_REFUSED = "mail servers refuse the sender"  # ours (SPEC 5, "What a failure count means")
+CANNOT_RENDER = "not can render the letter"  # ours, in the original's style: docs/using/services.md#template-bounds
+SENDER_REFUSED = "mail servers refuse the sender"  # ours: docs/deliverability/bounces.md#returned-message
 CRON_SILENT = "cron is silent"  # ours: no run has started for too long (watch/cronwatch.py)
-CANNOT_MAKE = "not can make the letter"  # ours: a template with a mistake (SPEC 6's later alerts)
+CANNOT_MAKE = "not can make the letter"  # ours: a template with a mistake (docs/using/services.md#broken-letter)
 BRAKED = "dispatch is braked"  # ours: a service's complaints or addresses gone past a brake (watch/brakes.py)
 NEWS_BRAKED = "newsletter is braked"  # ours: the same of a newsletter
 
@@ -82,7 +82,7 @@ BODIES: dict[str, tuple[str, str]] = {
     CANNOT_RENDER: (
         "A letter was not made: its template goes beyond its bounds ({detail}).",
         "A template gets no more than 0.5 seconds per letter and no more than a million "
-        "characters in each part (README, section 4). The admin does not let such a template "
+        "characters in each part (the manual, docs/using/services.md, Template bounds). The admin does not let such a template "
         "be saved; most likely it was changed by FTP.\n"
         "The letter is skipped; the other letters go as usual. No subscriber is lost or moved "
         "along the series: every later run tries this letter again and skips it again, and "
@@ -166,8 +166,8 @@ BLANK = {"detail": "", "time_limit": "", "age": "", "refused": "", "letters": ""
 
 
 def body(subject: str, lang: str, **details: str) -> str:
-    """An alert's body in ``lang`` (SPEC 6: the subject stays literal, the body
-    follows ``language``)."""
+    """An alert's body in ``lang`` (docs/using/alerts.md#alerts-languages: the subject stays
+    literal, the body follows ``language``)."""
     from vykhukhol.i18n import spoken, tr
 
     first, rest = BODIES[subject]

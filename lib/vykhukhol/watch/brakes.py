@@ -1,4 +1,4 @@
-"""The brakes (issue 28): a newsletter or a service whose letters draw too many
+"""The brakes (docs/deliverability/reputation.md#brakes): a newsletter or a service whose letters draw too many
 complaints, or hit too many dead addresses, stops itself before the mailbox
 providers stop the whole site. The one module that decides; the counts are
 :mod:`vykhukhol.bounces.tally`'s (``data/state/brakes``).

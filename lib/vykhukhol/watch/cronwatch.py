@@ -1,4 +1,4 @@
-"""The cron that stopped (issue 28): on shared hosting a broken cron job fails
+"""The cron that stopped (docs/using/alerts.md#cron-silent): on shared hosting a broken cron job fails
 in silence, and a list that sends nothing looks just like a list with nothing
 to send. Vykhukhol has no daemon to notice; its pages do.
 

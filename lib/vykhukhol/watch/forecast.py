@@ -1,5 +1,5 @@
-"""When a newsletter will be done, and when a series' backlog clears (issue 28
-item 3): an estimate from what the sender is allowed to do and what the cron
+"""When a newsletter will be done, and when a series' backlog clears
+(docs/using/newsletters.md#forecast): an estimate from what the sender is allowed to do and what the cron
 was seen doing, not a promise.
 
 The pace, in letters per hour, is the least of: ``news_per_run`` (or
@@ -9,8 +9,8 @@ crontab line the Status page offers, until there is one), ``hourly_limit``,
 and the pace the mail server taught the site (``data/state/pace``, when it
 is there). ``daily_limit`` caps each local day. The clock is walked an hour
 at a time from the later of now and the start, so a daily cap that runs out
-at noon moves the rest to the next day. Newsletters go first in a run (SPEC
-5 step 2), so their estimate ignores the series; a series' estimate takes
+at noon moves the rest to the next day. Newsletters go first in a run
+(docs/design/run.md#run-steps, step 2), so their estimate ignores the series; a series' estimate takes
 the caps the newsletters leave as they are now (none waiting: all of them).
 """
 

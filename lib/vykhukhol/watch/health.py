@@ -98,7 +98,7 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
         found.append(brakes.said(brake, _))
     hosted = not demo.is_local(settings["site_url"])
     if not hosted:
-        found.append(_("This is a local trial: site_url is {url}, on this computer, so the links in letters work only here. Put it on a host (README sections 14 and 15) before inviting anyone.",
+        found.append(_("This is a local trial: site_url is {url}, on this computer, so the links in letters work only here. Put it on a host (the manual, docs/deploying/index.md) before inviting anyone.",
                        url=settings["site_url"]))
     if hosted and (cgi_dir / "cron.py").exists():
         found.append(_("The cron script still has its shipped name cgi/cron.py: run `vykhukhol init` or rename it to something hard to guess."))
@@ -134,19 +134,19 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
                         busiest[1], day=busiest[0], bulk=receivers.BULK_LINE))
     stale = bytecode_missing() if hosted else []
     if stale:
-        found.append(_("Compiled bytecode is missing or out of date for this Python ({count} of the key modules, e.g. {module}): every request compiles the code again (about 70 ms). Compile it as README section 14, step 1 says (`python3 -m compileall -q --invalidation-mode checked-hash lib`) and upload it with each new version.",
+        found.append(_("Compiled bytecode is missing or out of date for this Python ({count} of the key modules, e.g. {module}): every request compiles the code again (about 70 ms). Compile it as step 1 of the manual's docs/deploying/apache.md says (`python3 -m compileall -q --invalidation-mode checked-hash lib`) and upload it with each new version.",
                        count=len(stale), module=stale[0]))
     if not settings["admin_email"]:
         found.append(_("admin_email is empty: alerts and reports are only logged."))
     from vykhukhol.bounces import record as bounce_record
 
     if hosted and bounce_record.no_source(data, settings):
-        found.append(_("Nothing reads the bounces: set mail.bounce_mailbox, or have the mail server pipe the bounce address to `vykhukhol bounce` (README, Deliverability). Until then dead addresses keep getting letters."))
+        found.append(_("Nothing reads the bounces: set mail.bounce_mailbox, or have the mail server pipe the bounce address to `vykhukhol bounce` (the manual, docs/deliverability/bounces.md). Until then dead addresses keep getting letters."))
     from vykhukhol.bounces.providers import TITLES, quiet
 
     silent = quiet.quiet_provider(data, settings)
     if silent:
-        found.append(_("Letters go through {provider}, but none of its callbacks has arrived in 7 days: its bounces and complaints may be lost. Check its webhook against `vykhukhol hooks` (README section 17).",
+        found.append(_("Letters go through {provider}, but none of its callbacks has arrived in 7 days: its bounces and complaints may be lost. Check its webhook against `vykhukhol hooks` (the manual, docs/deliverability/providers.md).",
                        provider=TITLES[silent]))
     from vykhukhol.newsletters import feeds
 
@@ -171,7 +171,7 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
 def broken_letters(data: DataDir, settings: Settings, translate: Translate = _english,
                    explain: Callable[[VykhukholError], str] = str) -> list[str]:
     """A warning for each letter and footer a run cannot make as its files are now
-    (the run skips it and alerts: issue 27); gone once the file is fixed."""
+    (the run skips it and alerts: docs/using/services.md#broken-letter); gone once the file is fixed."""
     from vykhukhol.errors import BadInput
     from vykhukhol.render import checkup
 

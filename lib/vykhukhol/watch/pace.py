@@ -1,4 +1,4 @@
-"""The host's pace, learned (SPEC 12, "Reputation"; README 17): a server's
+"""The host's pace, learned (docs/deliverability/reputation.md#pace): a server's
 "too many" or "rate" reply halves the letters an hour the site sends it,
 and the pace rises again by a tenth each clean hour up to the configured
 cap (``hourly_limit``; without one, the pace seen in the hour before the
@@ -33,7 +33,7 @@ MOST_HOURS = 200     # 1.1 ** 200 is past any cap: no float overflow for a pace 
 
 # What a server says when the site sends too fast (the reply's text, lower
 # case, its addresses and links taken out). English only: a reply in a
-# language we do not know is a plain 4xx (README 17). Not a rate: Yahoo's
+# language we do not know is a plain 4xx (docs/deliverability/reputation.md#pace). Not a rate: Yahoo's
 # "[TS01] … deferred due to user complaints" (its rate is [TSS04]).
 _RATE = re.compile(
     r"\btoo many\b(?! hops)(?! received)"             # Postfix, Exim, cPanel, most others

@@ -1,5 +1,4 @@
-"""The alert for letters refused for the sender's reasons (SPEC 5, "What a
-failure count means"): this run's letters and refusals at hand-over counted,
+"""The alert for letters refused for the sender's reasons (docs/deliverability/bounces.md#returned-message): this run's letters and refusals at hand-over counted,
 then one alert for each run whose letters came back past the line."""
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ if TYPE_CHECKING:
 
 def tell_refusals(run: Watched, lease: str, letters_out: int,
                   refused: list[tuple[str, str]]) -> None:
-    """Refusals for the sender's reasons (SPEC 5): this run's letters and
+    """Refusals for the sender's reasons: this run's letters and
     refusals at hand-over counted (``letters_out`` handed over or refused by
     the run ``lease``; ``refused``: (run, reason) of each refused for the
     sender's reasons), and one alert for each run whose letters came back so

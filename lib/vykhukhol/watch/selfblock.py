@@ -1,4 +1,4 @@
-"""The sender's self-block (SPEC 5 step 7): the flag ``data/state/blocked``
+"""The sender's self-block (docs/design/run.md#run-killed): the flag ``data/state/blocked``
 that a run killed by the host leaves, until the admin switches the mode.
 """
 

@@ -1,6 +1,7 @@
 """Run one of the apps as a CGI script (what the files in cgi/ and admin/ call).
 
-The data directory is found as SPEC 3 says, with ``vykhukhol.path`` looked for
+The data directory is found as docs/reference/data-files.md#data-files-where
+says, with ``vykhukhol.path`` looked for
 beside the calling script. Work a page hands to ``Request.after`` (a
 confirmation letter) runs once the whole answer is written and flushed to the
 web server and the script's streams are closed, in a child of its own session
@@ -10,7 +11,7 @@ on the connection waits for the mail server.
 The answer is written by :func:`serve`, a CGI gateway of a few lines that does
 what ``wsgiref.handlers.CGIHandler`` did for us (the same environ, the same
 ``Status:`` header) without importing wsgiref: every CGI request is a new
-process, and a page pays for each import (issue 20).
+process, and a page pays for each import (docs/design/startup.md#startup).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The cron URL: one sender run, its report as text/plain (SPEC 5, 11).
+"""The cron URL: one sender run, its report as text/plain
+(docs/design/run.md#run).
 
 A tick with nothing due is answered by :mod:`vykhukhol.sender.idle` from its proof,
 without loading the settings or a service. With ``cron_allow`` set, only

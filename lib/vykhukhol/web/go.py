@@ -13,7 +13,7 @@ files' format is :mod:`vykhukhol.files.clicklinks`'s, shared with
 :mod:`vykhukhol.newsletters.clicks`, which is not imported here: that
 package's face is the newsletter jobs, whose imports would double this
 page's start-up. A HEAD is answered alike and not counted. A mail scanner
-that opens links with GET counts: the README says so. Nothing about the
+that opens links with GET counts: docs/using/clicks.md#clicks says so. Nothing about the
 visitor is kept.
 """
 

@@ -1,4 +1,4 @@
-"""``vykhukhol serve``'s defence against slow clients (issue 19 item 8).
+"""``vykhukhol serve``'s defence against slow clients (docs/using/subscriber-pages.md#serve).
 
 waitress hands a request to a worker thread only once it has all of it, so a
 slow client holds no thread, but it holds a connection: waitress drops one

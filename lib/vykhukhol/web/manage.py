@@ -1,4 +1,4 @@
-"""The subscriber's own page (SPEC 7): ``cgi/manage.py``.
+"""The subscriber's own page (docs/using/own-page.md#own-page): ``cgi/manage.py``.
 
 A link signed by the address alone (:func:`tokens.manage_link`, in every list
 letter as ``{{ manage_url }}``) opens a page with every service of the site

@@ -5,7 +5,7 @@ makes of the templates now.
 
 The templates of the pages a CGI process draws (the public pages and the
 subscriber's own page) as plain Python, so that such a process does not
-import Jinja2 (about 60 ms of a ~20 ms interpreter start; issue 20). The
+import Jinja2 (about 60 ms of a ~20 ms interpreter start). The
 templates stay the source: a service's ``pages/`` folder overrides the public
 ones through Jinja2 (:mod:`vykhukhol.web.templating`), and the test renders every
 page both ways, with hostile values, and fails unless the two agree byte for

@@ -1,5 +1,5 @@
 """One ``vykhukhol serve`` per data directory, and a port change it undoes
-when it exits (issue 27 item 5).
+when it exits.
 
 A second ``serve`` on the same data used to rewrite the first one's
 ``site_url`` to its own port and leave it there, so letters of the first

@@ -122,7 +122,7 @@ class Ticker(threading.Thread):
 
 
 def first_lines(data: DataDir) -> list[str]:
-    """What a newcomer must know at once (issue 27 item 6): the mode, what it
+    """What a newcomer must know at once: the mode, what it
     means for letters, how to switch, and where mail goes."""
     from vykhukhol import settings as settings_mod
 
@@ -176,10 +176,10 @@ def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool
             clear_untrusted_proxy_headers=False)
     except OSError as exc:
         hold.release()
-        _unmake(data, made)  # a busy port makes nothing, not even the claim's lock (issue 19)
+        _unmake(data, made)  # a busy port makes nothing, not even the claim's lock
         raise VykhukholError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; nothing was "
                              f"changed (choose another port with --port)") from None
-    # Only once the port is ours is anything made or changed (issue 19): a busy
+    # Only once the port is ours is anything made or changed: a busy
     # port used to leave a set-up whose password was never printed.
     url = local_url(host, server.effective_port)
     try:

@@ -1,4 +1,4 @@
-"""The subscriber's pages (SPEC 7): subscribe, confirm, unsubscribe.
+"""The subscriber's pages (docs/using/subscriber-pages.md#subscriber-pages): subscribe, confirm, unsubscribe.
 
 GET and HEAD never change anything (mail scanners open every link); each
 action is a POST behind one button. Answers never tell a stranger whether an
@@ -14,8 +14,8 @@ alike); over it the page is the same, nothing is stored or sent, and the run
 log says so.
 
 The subscriber files' machinery (:mod:`vykhukhol.members.membership`) is imported by
-the actions that change them, not by the GET pages (issue 20: a CGI process
-pays for every import).
+the actions that change them, not by the GET pages (a CGI process pays for
+every import: docs/design/startup.md#startup).
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ class Site:
     @property
     def settings(self) -> settings_mod.Settings:
         """The settings; a 503 page while there is no secret to sign links with
-        (SPEC 13: every page refuses, rather than trust or make forgeable links)."""
+        (docs/reference/security.md#security-secrets: every page refuses, rather
+        than trust or make forgeable links)."""
         settings = self._loaded()
         if settings.secret_problem:
             raise HttpError(503, t(self.lang, "error.no_secret"))
@@ -191,7 +192,8 @@ def _button_page(site: Site, purpose: str, service: svc.Service, email: str, tok
         return site.message("link.invalid_title", "link.invalid_text", service, 400)
     extra: dict[str, str] = {}
     if purpose == "unsubscribe":
-        # The way to every other list of the address, and to its data (SPEC 7).
+        # The way to every other list of the address, and to its data
+        # (docs/using/own-page.md#own-page).
         from vykhukhol import tokens
 
         extra = {"manage_url": tokens.manage_link(site.settings["site_url"], site.settings.secret,

@@ -16,7 +16,8 @@ it. What it deliberately lacks is ``serve``'s ticker: a server may run
 several copies of this app, or none between requests, so sender runs are
 started by the cron ``wget`` of the cron URL, exactly as under mod_cgi.
 
-The data directory is found as SPEC 3 says (``VYKHUKHOL_DATA``, else
+The data directory is found as docs/reference/data-files.md#data-files-where
+says (``VYKHUKHOL_DATA``, else
 ``vykhukhol.path`` in the checkout's ``cgi/``, else its ``data/``) at the
 first request, not at import: a broken settings.ini or a missing package
 shows an error page (the traceback goes to the server's error log) instead

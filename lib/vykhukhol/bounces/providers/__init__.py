@@ -1,5 +1,5 @@
 """Mail service providers' callbacks: bounces and complaints reported by HTTPS
-(SPEC 12, "Mail service providers"; README §17).
+(docs/deliverability/providers.md#provider-callbacks).
 
 ``POST {site_url}/cgi/hook.py/{provider}?key={hooks.key}``. What is where:
 

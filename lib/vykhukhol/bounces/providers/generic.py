@@ -11,8 +11,8 @@ address, kind and diagnostic are) and ``tag`` (our tag, or the tagged bounce
 address, where the sender kept it) are optional.
 
 The proof: the key in the URL *and* ``X-Vykhukhol-Signature: sha256=HEX``,
-the hex HMAC-SHA256 of the raw body under ``hooks.generic_secret`` (README
-§17 shows one made with openssl). Without that setting the generic form is
+the hex HMAC-SHA256 of the raw body under ``hooks.generic_secret``
+(docs/deliverability/providers.md#provider-callbacks shows one made with openssl). Without that setting the generic form is
 off (403): the key alone is in every provider's URL, and a form that takes
 it alone would let anyone holding one URL skip every other provider's own
 signature check.

@@ -1,4 +1,4 @@
-"""Mailgun's webhooks, JSON form (README §17).
+"""Mailgun's webhooks, JSON form (docs/deliverability/providers.md#provider-callbacks).
 
 Mailgun posts ``{"signature": {"timestamp", "token", "signature"},
 "event-data": {...}}`` (documentation.mailgun.com, "Securing Webhooks" and

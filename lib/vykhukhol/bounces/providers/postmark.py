@@ -1,4 +1,4 @@
-"""Postmark's Bounce and Spam Complaint webhooks (README §17).
+"""Postmark's Bounce and Spam Complaint webhooks (docs/deliverability/providers.md#provider-callbacks).
 
 Postmark posts one JSON record per event (postmarkapp.com/developer/webhooks):
 ``RecordType`` ``Bounce`` with ``Type`` (``HardBounce``, ``SoftBounce``,

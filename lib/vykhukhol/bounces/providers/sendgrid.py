@@ -1,4 +1,4 @@
-"""SendGrid's Event Webhook (README §17).
+"""SendGrid's Event Webhook (docs/deliverability/providers.md#provider-callbacks).
 
 SendGrid posts a JSON array of events (twilio.com/docs/sendgrid, "Event
 Webhook Reference"), each with ``email``, ``event``, ``sg_event_id`` (the

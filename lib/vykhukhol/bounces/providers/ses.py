@@ -1,4 +1,4 @@
-"""Amazon SES notifications through an SNS topic (README §17).
+"""Amazon SES notifications through an SNS topic (docs/deliverability/providers.md#provider-callbacks).
 
 SNS posts a JSON envelope (docs.aws.amazon.com/sns, "Verifying the
 signatures of Amazon SNS messages"; raw message delivery off):
@@ -52,7 +52,7 @@ AMAZON_HOST = re.compile(r"sns\.[a-z]{2}(?:-gov|-iso[a-z]?)?-[a-z]{2,12}-[0-9]{1
 SIGNER_NAME = "sns.amazonaws.com"  # the subject Amazon's SNS signing certificates carry
 FETCH_TIMEOUT = 10     # seconds for the certificate or the SubscribeURL
 MAX_CERT_BYTES = 20_000
-TEST_HOST = "VYKHUKHOL_TEST_SNS_HOST"  # the test suite's certificate host (README section 18)
+TEST_HOST = "VYKHUKHOL_TEST_SNS_HOST"  # the test suite's certificate host: docs/reference/security.md#test-seam
 _LOOPBACK = re.compile(r"(127\.0\.0\.1|localhost|::1):[0-9]{1,5}")
 # The canonical string's fields, in the documented order, per message type.
 SIGNED = {

@@ -1,4 +1,4 @@
-"""What a returning message means (SPEC 12, "What a message means").
+"""What a returning message means (docs/deliverability/bounces.md#returned-message).
 
 :func:`classify` takes the raw bytes of one message that came back to a
 bounce address and returns a :class:`Verdict`: its kind, the signed tags it
@@ -85,13 +85,13 @@ class Verdict:
     named: set[str] = field(default_factory=set)  # addresses a report says failed (lower case)
     sender: str = ""                                 # the From address, for an unsubscribe
     subject: str = ""
-    # Why each named address failed (SPEC 5, "What a failure count means"), and
+    # Why each named address failed (docs/design/bounces.md#refusal-reasons), and
     # the class that matters most for the subscriber: gone, soft, sender, delay.
     readings: dict[str, reasons.Reading] = field(default_factory=dict)
     cause: reasons.Cause | None = None
     # Which letter the report is about, from the headers it returned: its
     # Message-ID, else the run that sent it (X-Vykhukhol-Run); "" when it
-    # returned none. Two reports about one letter count once (SPEC 5).
+    # returned none. Two reports about one letter count once.
     letter: str = ""
     run: str = ""  # the X-Vykhukhol-Run of the returned letter: the run that sent it
 

@@ -1,9 +1,9 @@
-"""What a returned message must be before anything parses it (SPEC 12: "Reading
-one message is bounded in time and size before it is parsed").
+"""What a returned message must be before anything parses it
+(docs/deliverability/bounces.md#returned-message: reading one message is bounded in time and size before it is parsed).
 
 The e-mail package and the bounce detectors take time that grows with a
 message's lines and with how deep its MIME parts nest (2 MB of empty lines
-took 28-53 s, a part nested 400 deep 81 s; issue 17). So :func:`refusal`
+took 28-53 s, a part nested 400 deep 81 s). So :func:`refusal`
 looks at the raw bytes first, with a few passes of C-speed searches and no
 parsing, and names what is too much. The counts are upper bounds of what a
 parser could build from the bytes (within a factor of two for a

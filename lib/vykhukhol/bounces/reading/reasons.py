@@ -1,5 +1,5 @@
-"""Why a letter was refused, and whom the refusal is about (SPEC 5, "What a
-failure count means").
+"""Why a letter was refused, and whom the refusal is about
+(docs/design/bounces.md#refusal-reasons).
 
 Every refusal — a delivery report's ``Status``/``Diagnostic-Code``, the text
 a mail system wrote beside the address, an SMTP reply at hand-over — is read
@@ -13,7 +13,7 @@ belongs to, which decides what happens to the subscriber:
   counted on the subscriber;
 - ``delay`` — not delivered yet: noted.
 
-The evidence, most specific first (issue 25): a big provider's own words
+The evidence, most specific first (docs/design/bounces.md#bounces-evidence): a big provider's own words
 and labels (:mod:`.remote`), the enhanced status code where it is specific,
 the reply code with the text, the text alone; the final answer decides (a
 DSN's Diagnostic-Code, a transcript's last reply). The patterns are Sisimai's
@@ -127,7 +127,7 @@ class Reading:
     reason: str           # Sisimai's name: "userunknown", "mailboxfull", "blocked" …
     status: str = ""      # the enhanced status code, "5.1.1"
     code: str = ""        # the SMTP reply code, "550"
-    # What decided (issue 25 item 4): the kind of rule (BY_STATUS, BY_REPLY, BY_PHRASE,
+    # What decided: the kind of rule (BY_STATUS, BY_REPLY, BY_PHRASE,
     # BY_PROVIDER, BY_COMMAND, BY_NONE), what it saw (a code, a phrase, "Google: …"),
     # whether the reading is sure, and the server's own words.
     rule: str = ""

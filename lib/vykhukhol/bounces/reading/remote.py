@@ -1,5 +1,5 @@
-"""What the big mailbox providers mean by their own words (SPEC 5, "What a
-failure count means"; issue 25 item 2).
+"""What the big mailbox providers mean by their own words
+(docs/design/bounces.md#bounces-evidence).
 
 Google, Microsoft, Yahoo, AOL, Apple, GoDaddy, Orange, Facebook, Tencent and
 a few more answer with phrasings and error labels of their own

@@ -1,4 +1,4 @@
-"""The server's own words in a refusal, as the owner reads them (issue 25 item 4).
+"""The server's own words in a refusal, as the owner reads them.
 
 :func:`final_answer` picks, from a diagnostic or the lines of a report
 around an address, the words that decided: the last reply of a transcript

@@ -1,4 +1,4 @@
-"""The admin pages (SPEC 10): where the site owner lives.
+"""The admin pages (docs/using/admin.md#admin): where the site owner lives.
 
 One WSGI app, routed on PATH_INFO, the same under ``admin/index.py`` (CGI) and
 ``/admin/`` under ``vykhukhol serve``. Every page but the login needs a

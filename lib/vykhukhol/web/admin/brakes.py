@@ -1,4 +1,4 @@
-"""The brakes on the admin pages (issue 28, README "Reputation"): which
+"""The brakes on the admin pages (docs/deliverability/reputation.md#brakes): which
 service or newsletter is braked and why, in the page's language, and the one
 action that lets it go on (a POST with the session's CSRF token, as every
 admin POST: :func:`.core.serve`)."""

@@ -86,7 +86,7 @@ def warnings(admin: Admin) -> list[str]:
 
 def chart(admin: Admin) -> dict:
     """Subscriptions, letters handed over and bounces per day over the last 30
-    days, as SVG bars (SPEC 12: the bounces beside the letters)."""
+    days, as SVG bars (the bounces beside the letters)."""
     from vykhukhol.bounces import record
 
     zone = ZoneInfo(admin.settings["timezone"])

@@ -1,6 +1,6 @@
 """The site's letter footer on the Settings page: data/footer.txt and
-footer.html, the text and HTML footer every list letter carries (README
-section 4). Saving checks them as a letter is checked (they compile and
+footer.html, the text and HTML footer every list letter carries
+(docs/using/services.md#footer). Saving checks them as a letter is checked (they compile and
 render inside the bounds) and refuses one without ``{{ unsubscribe_url }}``:
 a list letter must show its reader the way out. An empty field, or one left
 as the shipped default, removes the file, so the default (in the site's

@@ -22,7 +22,7 @@ def login(admin: Admin, args: dict) -> Response:
     request = admin.request
     if session.cross_site(request.environ):
         # Another site's page made the browser post this: refused before the
-        # password is looked at, and not counted (issue 9 item 5).
+        # password is looked at, and not counted.
         return login_page(admin, 403, admin._("Log in from this site's own login page."))
     form = request.form()
     stored = admin.settings["security.admin_password"]

@@ -159,7 +159,7 @@ def newsletter_cancel(admin: Admin, args: dict) -> Response:
 
 
 def newsletter_resume(admin: Admin, args: dict) -> Response:
-    """A braked newsletter goes on (README §17, Reputation)."""
+    """A braked newsletter goes on (docs/deliverability/reputation.md#brakes)."""
     from vykhukhol.web.admin.brakes import resume
 
     name = _job(admin, args["job"])

@@ -136,7 +136,7 @@ def service_toggle(admin: Admin, args: dict) -> Response:
 
 
 def service_resume(admin: Admin, args: dict) -> Response:
-    """A braked service goes on (README §17, Reputation)."""
+    """A braked service goes on (docs/deliverability/reputation.md#brakes)."""
     from vykhukhol.web.admin.brakes import resume
 
     name = _service(admin, args["name"]).name

@@ -1,4 +1,5 @@
-"""Suppressed: the addresses Vykhukhol never writes to again (SPEC 12) — a
+"""Suppressed: the addresses Vykhukhol never writes to again
+(docs/deliverability/suppression.md#suppression-list) — a
 search with pages (100,000 entries are one reading of the file), adding,
 taking off, import and CSV export. The file is written only by
 :mod:`vykhukhol.members.suppression`; every POST carries the session's CSRF token
