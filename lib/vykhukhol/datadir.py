@@ -33,7 +33,7 @@ def check_name(name: str, what: str = "name") -> str:
 
 def locate(explicit: str | os.PathLike[str] | None = None,
            scripts_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The data directory by the order of SPEC section 3."""
+    """The data directory, found in the order docs/reference/data-files.md#data-files-where gives."""
     if explicit:
         return Path(explicit).resolve()
     env = os.environ.get("VYKHUKHOL_DATA")
