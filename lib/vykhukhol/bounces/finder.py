@@ -1,5 +1,7 @@
 """Whom a bounce means: the (service or newsletter, address) a signed tag
-was made for, or the services holding an address a provider names."""
+was made for, or the services holding an address a provider names; and
+whether a report about that letter may count towards the brakes and the
+sender's refusal alert (:meth:`Finder.counts_for`)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,11 @@ from vykhukhol import files, newsletters, returntag
 from vykhukhol import services as svc
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
+from vykhukhol.members import suppression
+from vykhukhol.services import subscribers as subs
+from vykhukhol.states import LedgerState
+
+HANDED = (LedgerState.SENT, LedgerState.IN_DOUBT, LedgerState.FAILED)  # a ledger row whose letter left
 
 
 class Finder:
@@ -26,6 +33,7 @@ class Finder:
                          if name not in self.jobs}
         self._tables: dict[tuple[str, str], dict[bytes, str]] = {}
         self._holders: dict[str, list[str]] | None = None
+        self._ledgers: dict[str, dict[str, LedgerState]] = {}
 
     def job_services(self, job: str) -> list[str]:
         return [s for s in self.jobs.get(job) or self.finished.get(job) or [] if s in self.services]
@@ -47,6 +55,33 @@ class Finder:
             if address is not None and tag.is_for(self.secret, name, address):
                 return name, address
         return None
+
+    def counts_for(self, kind: str, name: str, address: str) -> bool:
+        """May a report about the letter of ``name`` to ``address`` count for
+        the brakes or the refusal alert? Only while the address is a confirmed
+        member (for a newsletter: of one of its services, and its ledger row
+        says the letter left) and not suppressed. A tag is no secret (the
+        confirmation request carries one): this keeps a stranger's reports,
+        and repeats after the address left, from counting."""
+        if suppression.is_suppressed(self.data, self.secret, address):
+            return False
+        if kind == returntag.SERVICE:
+            return name in self.services and self._confirmed(name, address)
+        if name in self.jobs:
+            state = self._ledger(name).get(email_key(address))
+            if state not in HANDED:
+                return False
+        return any(self._confirmed(s, address) for s in self.job_services(name))
+
+    def _confirmed(self, service: str, address: str) -> bool:
+        found = subs.find(self.services[service].subscribers_path, address)
+        return found is not None and found.state.confirmed
+
+    def _ledger(self, job: str) -> dict[str, LedgerState]:
+        if job not in self._ledgers:
+            self._ledgers[job] = {email_key(row.email): row.state
+                                  for row in newsletters.read_rows(self.data.job(job, "list"))}
+        return self._ledgers[job]
 
     def holding(self, address: str) -> list[str]:
         """The services whose subscriber file holds ``address``, by name (for a
