@@ -12,9 +12,10 @@ from vykhukhol import files, newsletters, returntag
 from vykhukhol import services as svc
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
-from vykhukhol.members import suppression
+from vykhukhol.members import removed, suppression
 from vykhukhol.services import subscribers as subs
 from vykhukhol.states import LedgerState
+from vykhukhol.timeutil import now
 
 HANDED = (LedgerState.SENT, LedgerState.IN_DOUBT, LedgerState.FAILED)  # a ledger row whose letter left
 
@@ -34,6 +35,7 @@ class Finder:
         self._tables: dict[tuple[str, str], dict[bytes, str]] = {}
         self._holders: dict[str, list[str]] | None = None
         self._ledgers: dict[str, dict[str, LedgerState]] = {}
+        self._gone: dict[str, list[str]] | None = None
 
     def job_services(self, job: str) -> list[str]:
         return [s for s in self.jobs.get(job) or self.finished.get(job) or [] if s in self.services]
@@ -104,13 +106,28 @@ class Finder:
         return self._tables[key]
 
     def _addresses(self, kind: str, name: str) -> Iterable[str]:
+        """The addresses a tag of ``name`` may have been made for: its file's,
+        and a service's addresses a bounce removed (kept 90 days), so a
+        complaint that comes after the bounce is still honoured."""
         if kind == returntag.SERVICE:
+            services = [name]
             paths = [self.services[name].subscribers_path]
         elif name in self.jobs:
-            paths = [self.data.job(name, "list")]
+            services, paths = [], [self.data.job(name, "list")]
         else:
-            paths = [self.services[s].subscribers_path for s in self.job_services(name)]
+            services = self.job_services(name)
+            paths = [self.services[s].subscribers_path for s in services]
         for path in paths:
             for line in files.read_lines(path):
                 if line and not line.startswith("#"):
                     yield line.split("\t", 1)[0]
+        for service in services:
+            yield from self._removed().get(service, [])
+
+    def _removed(self) -> dict[str, list[str]]:
+        """Service → the addresses a bounce removed from it (:mod:`removed`)."""
+        if self._gone is None:
+            self._gone = defaultdict(list)
+            for kept in removed.entries(self.data, now()):
+                self._gone[kept.service].append(kept.address)
+        return self._gone
