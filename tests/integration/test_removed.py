@@ -22,6 +22,7 @@ from test_bounces import ARF, dsn, pipe, tagged_sender
 from servetools import subprocess_env
 from vykhukhol import services as svc
 from vykhukhol.bounces import counts
+from vykhukhol.errors import Conflict
 from vykhukhol.members import personal, removed, suppression
 from vykhukhol.timeutil import format_time, now
 
@@ -213,6 +214,41 @@ def test_restore_leaves_a_complaint_in_place_and_changes_nothing(site):
     result = site.cli("removed", "restore", DEAD, check=False)
     assert result.returncode == 1 and "another reason (spam complaint)" in result.stderr
     assert {p: p.read_bytes() for p in site.data.root.rglob("*.txt")} == before
+
+
+def test_a_complaint_after_the_bounce_keeps_the_address_off_the_list(site):
+    """Removed by a bounce, the address then complains (its complaint is
+    logged): the suppression keeps both reasons, and a restore refuses and
+    says why, in English on the command line and in Russian on the page;
+    a manual suppression after a bounce stands the same way."""
+    two_services(site)
+    pipe(site, gone_report(site))
+    sender = tagged_sender(site, None, "s", "course", DEAD)
+    pipe(site, ARF.replace(b"<somespammer@example.net>", f"<{sender}>".encode()).replace(
+        b"user@example.com", KEY.encode()))
+    log = (site.data.log / "bounces.log").read_text()
+    assert "\tcomplaint\tservice course\t" + KEY in log
+    assert sorted(e.why for e in suppression.entries(site.data)) == ["address gone", "complaint"]
+    before = {p: p.read_bytes() for p in site.data.root.rglob("*.txt")}
+    result = site.cli("removed", "restore", DEAD, check=False)
+    assert result.returncode == 1 and "another reason (spam complaint)" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert {p: p.read_bytes() for p in site.data.root.rglob("*.txt")} == before
+    try:
+        removed.restore(site.data, site.settings(), DEAD, now())
+    except Conflict as exc:
+        assert "(жалоба на спам)" in exc.text("ru"), exc.text("ru")
+    else:
+        raise AssertionError("restored in spite of the complaint")
+
+    site.ok("suppress", "remove", DEAD)  # the owner lifts it all, then a new bounce
+    site.subscriber("course", DEAD)
+    pipe(site, b"X-Again: 1\n" + gone_report(site))
+    assert site.ok("suppress", "add", DEAD).startswith("0 added, 1 already on the list")
+    result = site.cli("removed", "restore", DEAD, check=False)
+    assert result.returncode == 1 and "another reason (added by the admin)" in result.stderr
+    site.ok("suppress", "remove", DEAD)
+    assert "restored to 2 service(s)" in site.ok("removed", "restore", DEAD)
 
 
 def test_an_erase_by_the_subscriber_removes_the_kept_lines(site):

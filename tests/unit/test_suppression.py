@@ -12,18 +12,22 @@ SECRET = b"s" * 40
 WHEN = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 
 
-def test_an_added_address_is_suppressed_in_any_spelling_and_added_once(tmp_path):
+def test_an_added_address_is_suppressed_in_any_spelling_with_each_reason_once(tmp_path):
     data = DataDir(tmp_path)
     assert not suppression.is_suppressed(data, SECRET, "Dead@Example.org")
     assert suppression.add(data, SECRET, "Dead@Example.org", Why.GONE, "imap", WHEN)
     assert not suppression.add(data, SECRET, "dead@example.ORG", Why.COMPLAINT, "ses", WHEN)
+    assert not suppression.add(data, SECRET, "dead@example.org", Why.COMPLAINT, "imap", WHEN)
     assert suppression.is_suppressed(data, SECRET, "DEAD@example.org")
     assert not suppression.is_suppressed(data, SECRET, "ead@example.org")  # a line's start only
     assert not suppression.is_suppressed(data, SECRET, "dead@example.or")
-    assert [e.address for e in suppression.entries(data)] == ["dead@example.org"]
+    assert [e.address for e in suppression.entries(data)] == ["dead@example.org"] * 2
     text = (tmp_path / "suppressed.txt").read_text()
     assert text == ("#address\twhen\twhy\tfrom\n"
-                    "dead@example.org\t2026-12-01T10:00:00Z\taddress gone\timap\n")
+                    "dead@example.org\t2026-12-01T10:00:00Z\taddress gone\timap\n"
+                    "dead@example.org\t2026-12-01T10:00:00Z\tcomplaint\tses\n")
+    assert suppression.remove(data, SECRET, "dead@example.org", only=["address gone"])
+    assert [e.why for e in suppression.entries(data)] == ["complaint"]
 
 
 def test_many_at_once_count_only_the_new_and_a_checker_answers_for_all(tmp_path):
@@ -65,6 +69,8 @@ def test_an_erased_address_stays_suppressed_but_the_file_no_longer_names_it(tmp_
     assert "gone@example.org" in suppression.Checker(data, SECRET)
     assert not suppression.is_suppressed(data, b"t" * 40, "gone@example.org")  # keyed
     assert not suppression.remove(data, SECRET, "gone@example.org")  # erasure is not undone
+    assert not suppression.add(data, SECRET, "gone@example.org", Why.ADMIN, "cli", WHEN)
+    assert "gone@example.org" not in (tmp_path / "suppressed.txt").read_text()  # never named again
     assert suppression.add(data, SECRET, "never@example.org", Why.ERASED, "subscriber", WHEN)
     assert "never@example.org" not in (tmp_path / "suppressed.txt").read_text()
     assert [e.erased for e in suppression.entries(data)] == [True, True]

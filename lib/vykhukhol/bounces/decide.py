@@ -16,6 +16,12 @@ rules:
   service (a newsletter's: from each of the job's services);
 - a delay notice, auto-reply: noted in bounces.log only;
 - anything else to a tagged address: kept for the admin, never acted on.
+
+A complaint, an address gone or a sender's refusal counts for the brakes
+and the refusal alert only while the address is a confirmed member, not
+suppressed (:meth:`.finder.Finder.counts_for`), and once per address
+(:func:`.tally.count_reports`, :func:`.refusals.note_refused`): the brakes
+count people, not messages.
 """
 
 from __future__ import annotations
@@ -98,17 +104,22 @@ def effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdic
         if kind == returntag.NEWSLETTER:
             plan.history.append((name, "bounced"))
         if reading.cause is reasons.Cause.GONE:
+            if finder.counts_for(kind, name, address):
+                plan.brakes.append((brakes.target(_kind(kind), name), brakes.GONE,
+                                    email_key(address)))
             plan.gone.append(address)
-            plan.brakes.append((brakes.target(_kind(kind), name), brakes.GONE))
         elif reading.cause is reasons.Cause.SOFT:
             letter = verdict.letter or f"day:{plan.time[:10]}"  # no letter named: one a day
             plan.soft += [(s, address, letter) for s in services]
-        else:  # the sender refused: never on the subscriber; counted for the run that sent it
-            plan.refused.append((verdict.run, reading.reason))
+        elif finder.counts_for(kind, name, address):
+            # The sender refused: never on the subscriber; counted for the run
+            # that sent the letter, once per address (refusals.note_refused).
+            plan.refused.append((verdict.run, reading.reason, email_key(address)))
     elif verdict.kind in (kinds.COMPLAINT, kinds.UNSUBSCRIBE):
         plan.unsub += [(s, address) for s in services]
-        if verdict.kind == kinds.COMPLAINT:
-            plan.brakes.append((brakes.target(_kind(kind), name), brakes.COMPLAINTS))
+        if verdict.kind == kinds.COMPLAINT and finder.counts_for(kind, name, address):
+            plan.brakes.append((brakes.target(_kind(kind), name), brakes.COMPLAINTS,
+                                email_key(address)))
         if kind == returntag.NEWSLETTER:
             plan.history.append((name, "complaints" if verdict.kind == kinds.COMPLAINT
                                  else "unsubscribed"))

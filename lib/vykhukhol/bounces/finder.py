@@ -1,5 +1,7 @@
 """Whom a bounce means: the (service or newsletter, address) a signed tag
-was made for, or the services holding an address a provider names."""
+was made for, or the services holding an address a provider names; and
+whether a report about that letter may count towards the brakes and the
+sender's refusal alert (:meth:`Finder.counts_for`)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,12 @@ from vykhukhol import files, newsletters, returntag
 from vykhukhol import services as svc
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
+from vykhukhol.members import removed, suppression
+from vykhukhol.services import subscribers as subs
+from vykhukhol.states import LedgerState
+from vykhukhol.timeutil import now
+
+HANDED = (LedgerState.SENT, LedgerState.IN_DOUBT, LedgerState.FAILED)  # a ledger row whose letter left
 
 
 class Finder:
@@ -26,6 +34,8 @@ class Finder:
                          if name not in self.jobs}
         self._tables: dict[tuple[str, str], dict[bytes, str]] = {}
         self._holders: dict[str, list[str]] | None = None
+        self._ledgers: dict[str, dict[str, LedgerState]] = {}
+        self._gone: dict[str, list[str]] | None = None
 
     def job_services(self, job: str) -> list[str]:
         return [s for s in self.jobs.get(job) or self.finished.get(job) or [] if s in self.services]
@@ -48,6 +58,33 @@ class Finder:
                 return name, address
         return None
 
+    def counts_for(self, kind: str, name: str, address: str) -> bool:
+        """May a report about the letter of ``name`` to ``address`` count for
+        the brakes or the refusal alert? Only while the address is a confirmed
+        member (for a newsletter: of one of its services, and its ledger row
+        says the letter left) and not suppressed. A tag is no secret (the
+        confirmation request carries one): this keeps a stranger's reports,
+        and repeats after the address left, from counting."""
+        if suppression.is_suppressed(self.data, self.secret, address):
+            return False
+        if kind == returntag.SERVICE:
+            return name in self.services and self._confirmed(name, address)
+        if name in self.jobs:
+            state = self._ledger(name).get(email_key(address))
+            if state not in HANDED:
+                return False
+        return any(self._confirmed(s, address) for s in self.job_services(name))
+
+    def _confirmed(self, service: str, address: str) -> bool:
+        found = subs.find(self.services[service].subscribers_path, address)
+        return found is not None and found.state.confirmed
+
+    def _ledger(self, job: str) -> dict[str, LedgerState]:
+        if job not in self._ledgers:
+            self._ledgers[job] = {email_key(row.email): row.state
+                                  for row in newsletters.read_rows(self.data.job(job, "list"))}
+        return self._ledgers[job]
+
     def holding(self, address: str) -> list[str]:
         """The services whose subscriber file holds ``address``, by name (for a
         provider's report that carries no tag of ours)."""
@@ -69,13 +106,28 @@ class Finder:
         return self._tables[key]
 
     def _addresses(self, kind: str, name: str) -> Iterable[str]:
+        """The addresses a tag of ``name`` may have been made for: its file's,
+        and a service's addresses a bounce removed (kept 90 days), so a
+        complaint that comes after the bounce is still honoured."""
         if kind == returntag.SERVICE:
+            services = [name]
             paths = [self.services[name].subscribers_path]
         elif name in self.jobs:
-            paths = [self.data.job(name, "list")]
+            services, paths = [], [self.data.job(name, "list")]
         else:
-            paths = [self.services[s].subscribers_path for s in self.job_services(name)]
+            services = self.job_services(name)
+            paths = [self.services[s].subscribers_path for s in services]
         for path in paths:
             for line in files.read_lines(path):
                 if line and not line.startswith("#"):
                     yield line.split("\t", 1)[0]
+        for service in services:
+            yield from self._removed().get(service, [])
+
+    def _removed(self) -> dict[str, list[str]]:
+        """Service → the addresses a bounce removed from it (:mod:`removed`)."""
+        if self._gone is None:
+            self._gone = defaultdict(list)
+            for kept in removed.entries(self.data, now()):
+                self._gone[kept.service].append(kept.address)
+        return self._gone

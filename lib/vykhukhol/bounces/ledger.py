@@ -71,10 +71,10 @@ class Plan:
     unsub: list[tuple[str, str]] = field(default_factory=list)      # (service, email)
     log: list[str] = field(default_factory=list)                   # bounces.log lines
     time: str = ""
-    refused: list[tuple[str, str]] = field(default_factory=list)   # (run, reason): sender refused
+    refused: list[tuple[str, ...]] = field(default_factory=list)   # (run, reason, email): sender refused
     history: list[tuple[str, str]] = field(default_factory=list)   # (job, history.LATE field)
     bounced: int = 0                                               # for the status chart
-    brakes: list[tuple[str, str]] = field(default_factory=list)    # (target, what): watch/brakes.py
+    brakes: list[tuple[str, ...]] = field(default_factory=list)    # (target, what, email): watch/brakes.py
 
     def to_json(self) -> str:
         return json.dumps({"ids": self.ids, "soft": self.soft, "gone": self.gone,

@@ -12,6 +12,9 @@ One ``key<TAB>json`` line per target (:mod:`vykhukhol.files.kv`)::
 - ``once``: the last bounce batch counted on the line (the bounce reader
   finishes a killed batch before the next, so only the last can come round
   twice: as :mod:`vykhukhol.newsletters.history` does);
+- ``who``: a short hash of each (what, address) counted in the window → its
+  day: an address counts one complaint and one address gone at most, however
+  many reports name it; a resume keeps it, so repeats count nothing after;
 - ``braked``: set when the sender latched the brake, with its figures;
   cleared by a resume.
 
@@ -21,6 +24,7 @@ Here, below the sender, because the bounce batch writes it too (as
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -126,24 +130,50 @@ def count_letters(data: DataDir, letters: dict[str, tuple[int, int]], moment: da
         _change(data, list(letters), change, prune=moment)
 
 
-def count_reports(data: DataDir, reports: list[tuple[str, str]], once: str,
+def _who(what: str, email: str) -> str:
+    """The ``who`` key of an address's count: no address in the file."""
+    return hashlib.blake2s(f"{what}\0{email}".encode(), digest_size=8).hexdigest()
+
+
+def _counted(entry: dict, first: str) -> dict[str, str]:
+    """The entry's ``who`` of the window (a spoiled one reads as empty)."""
+    who = entry.get("who")
+    if not isinstance(who, dict):
+        return {}
+    return {k: day for k, day in who.items() if isinstance(day, str) and day >= first}
+
+
+def count_reports(data: DataDir, reports: list[tuple[str, ...]], once: str,
                   moment: datetime) -> None:
-    """Late reports of one bounce batch: (target, COMPLAINTS or GONE) each,
-    counted for the target its tag names, today. ``once``: the batch; a kill
-    that repeats the batch counts nothing twice."""
+    """Late reports of one bounce batch: (target, COMPLAINTS or GONE, address)
+    each, counted for the target its tag names, today; an address already
+    counted for that target in the window counts nothing more (a report
+    journalled without its address counts as it did). ``once``: the batch; a
+    kill that repeats the batch counts nothing twice."""
     day = moment.date().isoformat()
+    first = (moment - timedelta(days=WINDOW_DAYS)).date().isoformat()
 
     def change(key: str, entry: dict) -> bool:
         if once and entry.get("once") == once:
             return False
-        complaints = sum(1 for k, what in reports if k == key and what == COMPLAINTS)
-        gone = sum(1 for k, what in reports if k == key and what == GONE)
-        _add(entry, day, complaints=complaints, gone=gone)
+        counted = {COMPLAINTS: 0, GONE: 0}
+        who = _counted(entry, first)
+        for report in reports:
+            if report[0] != key or report[1] not in counted:
+                continue
+            if len(report) > 2 and report[2]:
+                mark = _who(report[1], report[2])
+                if mark in who:
+                    continue
+                who[mark] = day
+            counted[report[1]] += 1
+        _add(entry, day, complaints=counted[COMPLAINTS], gone=counted[GONE])
+        entry["who"] = who
         entry["once"] = once
         return True
 
     if reports:
-        _change(data, list(dict.fromkeys(key for key, _ in reports)), change)
+        _change(data, list(dict.fromkeys(report[0] for report in reports)), change)
 
 
 def latch(data: DataDir, key: str, braked: dict) -> dict[str, dict]:

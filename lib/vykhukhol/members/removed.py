@@ -242,14 +242,16 @@ def forget(data: DataDir, email: str, moment: datetime) -> bool:
 
 
 def _other_suppression(data: DataDir, key: str) -> str | None:
-    """The address's suppression for a reason a restore must not undo (a
-    complaint, the admin's), if there is one."""
+    """The address's suppression for a reason a restore must not undo, if
+    one stands: a complaint before the admin's, before any other (the one
+    named; taking the address off the list takes every reason away)."""
     from vykhukhol.members import suppression
 
-    for entry in suppression.entries(data):
-        if entry.address == key and entry.why not in UNDONE_CAUSES:
-            return entry.why
-    return None
+    first = (suppression.Why.COMPLAINT.value, suppression.Why.ADMIN.value)
+    others = [entry.why for entry in suppression.entries(data)
+              if entry.address == key and entry.why not in UNDONE_CAUSES]
+    return min(others, key=lambda why: first.index(why) if why in first else len(first),
+               default=None)
 
 
 def restore(data: DataDir, settings, email: str, moment: datetime,

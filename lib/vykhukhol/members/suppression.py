@@ -3,7 +3,9 @@
 ``data/suppressed.txt`` is one entry a line, tab-separated, a ``#`` header
 first: the address (lower-cased, as :func:`~vykhukhol.addresses.email_key`
 makes it), when (UTC, ISO 8601), why (:class:`Why`) and from where (free
-text: ``imap``, ``pipe``, ``ses``, ``admin``, ``cli``…). An erased address
+text: ``imap``, ``pipe``, ``ses``, ``admin``, ``cli``…). An address has a
+line for each reason it stands for (a complaint after a bounce adds one), so a
+restore that undoes the bounce sees the complaint. An erased address
 (a subscriber's right to erasure, docs/reference/security.md#security-erase) stays only as its keyed hash —
 ``hmac:`` and the hex HMAC-SHA256 of the address under ``security.secret`` —
 so an unsubscribe is still honoured and a later import cannot bring it back,
@@ -206,30 +208,55 @@ def _ends_a_line(target) -> bool:
 
 def add(data: DataDir, secret: bytes, email: str, why: Why, source: str,
         moment: datetime) -> bool:
-    """Suppress an address; False if it was already (its first entry stays)."""
+    """Suppress an address; False if it was already (for whatever reason:
+    a new reason is still written, :func:`add_many`)."""
     return add_many(data, secret, [email], why, source, moment) == 1
+
+
+def _reasons(data: DataDir) -> set[tuple[str, str]]:
+    """(address, why) of every entry: the reasons each address stands for."""
+    return {(entry.address, entry.why) for entry in entries(data)}
 
 
 def add_many(data: DataDir, secret: bytes, emails: Iterable[str], why: Why, source: str,
              moment: datetime) -> int:
-    """Suppress several addresses at once; returns how many were new."""
+    """Suppress several addresses at once; returns how many were new. Every
+    reason is kept: an address suppressed already gets a line for a reason it
+    did not stand for yet (a complaint after a bounce), so undoing one reason
+    (:func:`remove` with ``only``) leaves the others standing. An erased
+    address gets no other line: the file must not name it again."""
     target = path(data)
     with files.record_lock(target):
         known = Checker(data, secret)
+        reasons = _reasons(data)
         new: list[str] = []
+        added = 0
         for email in emails:
             key = email_key(email)
-            if key and key not in known:
-                known.keys.add(key)
-                address = hashed(secret, key) if why is Why.ERASED else key
-                new.append(Entry(address, moment, why.value, source).to_line())
+            if not key:
+                continue
+            before = key in known
+            if why is Why.ERASED:
+                if before:
+                    continue
+                address = hashed(secret, key)
+            elif known._erased and hashed(secret, key) in known.keys:
+                continue
+            else:
+                address = key
+            if (address, why.value) in reasons:
+                continue
+            reasons.add((address, why.value))
+            known.keys.add(key)
+            added += not before
+            new.append(Entry(address, moment, why.value, source).to_line())
         if new:
             if not target.exists():
                 files.atomic_write(target, HEADER + "\n")
             elif not _ends_a_line(target):  # a hand edit without a final line end
                 new.insert(0, "")
             files.append_line(target, "\n".join(new))
-    return len(new)
+    return added
 
 
 def remove(data: DataDir, secret: bytes, email: str, only: Iterable[str] | None = None) -> bool:
