@@ -22,6 +22,7 @@ from vykhukhol.cli.common import (
     add_command,
     examples,
     export_target,
+    numbered,
     progress,
     read_file,
 )
@@ -232,4 +233,4 @@ def export_suppressed(ctx: Context, target: str | None) -> None:
     with export_target(target) as (out, counted):
         count = suppression.write_csv(ctx.data, out, progress=counted)
     if target:
-        print(f"{count} addresses written to {target}", file=sys.stderr)
+        print(f"{numbered(count, 'address', 'addresses')} written to {target}", file=sys.stderr)
