@@ -32,7 +32,7 @@ class Outcome(NamedTuple):
     already: int                       # subscribed to it already: left as they are
     skipped: int                       # on the suppression list already: not subscribed
     suppressed: int                    # new entries of the suppression list
-    readers: int = 0                   # the confirmed among the added: the series choice's
+    readers: int = 0                   # the confirmed among the added: whom --series concerns
     letters: int = 0                   # the service's series, in letters
     series: SeriesStart = END          # where the readers join it
 
