@@ -95,7 +95,10 @@ def _option_line(action: argparse.Action) -> str:
         name = ", ".join(action.option_strings)
         if action.nargs != 0:
             metavar = action.metavar or action.dest.upper()
-            name += f" {metavar}" if action.nargs is None else f" [{metavar}]"
+            if isinstance(metavar, tuple):  # a value of several words: --series letter N
+                name += " " + " ".join(metavar)
+            else:
+                name += f" {metavar}" if action.nargs is None else f" [{metavar}]"
     else:
         name = action.metavar or action.dest
     facts = []

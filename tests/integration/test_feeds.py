@@ -131,7 +131,7 @@ def test_the_first_read_marks_what_is_there_and_a_new_item_is_one_newsletter(sit
     start = now()
     site.run_at(start)
     assert site.outbox() == []  # the old post is marked as seen, not sent
-    assert "first read, 1 items there marked as seen" in site.log()
+    assert "first read, 1 item there marked as seen" in site.log()
     blog.body = rss(("p2", "Fresh {{ 7*7 }} post", "<p>About <b>ducks</b> &amp; geese</p>"),
                     ("p1", "Old post", "Was there before"))
     site.run_at(start + timedelta(minutes=30))

@@ -201,3 +201,157 @@ def test_the_counts_read_in_russian_with_russian_plurals():
                        "отклонено: 0.")
     assert "добавлен 21 подписчик" in said[2] and "2 уже были подписаны" in said[2]
     assert "5 новых адресов в стоп-листе" in said[2]
+
+
+# --- where the confirmed join the series --------------------------------------
+
+WELCOME = [("Welcome, {{ name }}!", "0s", "Welcome, thanks for subscribing."),
+           ("Letter two for {{ name }}", "0s", "The second letter."),
+           ("Letter three for {{ name }}", "0s", "The third letter.")]
+
+
+def move_in(tmp_path: Path) -> Path:
+    """An export of two long-confirmed readers and one who has not confirmed yet."""
+    path = tmp_path / "people.csv"
+    path.write_text("email,first_name,status,subscribed\n"
+                    "carol@example.com,Carol,subscribed,2019-05-01T09:00:00Z\n"
+                    "dan@example.com,Dan,subscribed,2020-02-02T09:00:00Z\n"
+                    "erin@example.com,Erin,pending,\n")
+    return path
+
+
+def subjects(site, to: str) -> list[str]:
+    return [str(m["Subject"]) for m in site.outbox() if m["To"].addresses[0].addr_spec == to]
+
+
+def test_a_move_in_mails_no_series_letter_yet_a_letter_added_later_reaches_them(site, tmp_path):
+    """The default: the imported confirmed start after the series, so the next
+    runs send them none of it (no "Welcome, Carol!" years after she came); a
+    letter added to the series later is due to them at once."""
+    site.service("news", letters=WELCOME)
+    out = site.cli("import-from", "csv", str(move_in(tmp_path)), "--service", "news").stdout
+    assert "A series of 3 letters, --series end: none of its letters" in out, out
+    carol = site.subscribers("news")["carol@example.com"]
+    assert (carol.state, carol.sent, carol.last_sent) == (SubscriberState.DONE, 3, None)
+    assert site.subscribers("news")["erin@example.com"].state is SubscriberState.NEW
+    site.cli("cron")
+    site.cli("cron")
+    assert subjects(site, "carol@example.com") == [] and subjects(site, "dan@example.com") == []
+    site.cli("letter", "add", "news", "--subject", "News for {{ name }}", "--delay", "0s",
+             "--body", "Something new.")
+    site.cli("cron")
+    assert subjects(site, "carol@example.com") == ["News for Carol"]
+    assert subjects(site, "dan@example.com") == ["News for Dan"]
+
+
+def test_with_series_start_they_get_the_welcome_and_then_the_rest(site, tmp_path):
+    site.service("news", letters=WELCOME)
+    out = site.cli("import-from", "csv", str(move_in(tmp_path)), "--service", "news",
+                   "--series", "start").stdout
+    assert ("A series of 3 letters, --series start: 2 subscribers will get 3 letters each "
+            "(6 letters in all).") in out, out
+    site.cli("cron")
+    assert subjects(site, "carol@example.com")[0] == "Welcome, Carol!"
+
+
+def test_with_series_letter_two_the_first_letter_they_get_is_the_second(site, tmp_path):
+    site.service("news", letters=WELCOME)
+    site.cli("import-from", "csv", str(move_in(tmp_path)), "--service", "news",
+             "--series", "letter", "2")
+    assert site.subscribers("news")["carol@example.com"].sent == 1
+    site.cli("cron")
+    assert subjects(site, "carol@example.com")[0] == "Letter two for Carol"
+
+
+def test_the_dry_run_says_what_each_choice_would_send(site, tmp_path):
+    site.service("news", letters=WELCOME)
+    out = site.cli("import-from", "csv", str(move_in(tmp_path)), "--service", "news",
+                   "--dry-run").stdout
+    assert ("A series of 3 letters; for the confirmed new here it would send: "
+            "--series start: 2 subscribers would get 3 letters each (6 letters in all); "
+            "--series end (chosen): none of its letters (one added to it later reaches them); "
+            "--series letter 2: 2 subscribers would get 2 letters each (4 letters in all); "
+            "--series letter 3: 2 subscribers would get 1 letter each (2 letters in all).") in out
+    assert site.subscribers("news") == {}
+
+
+def test_a_letter_the_series_does_not_have_imports_nothing(site, tmp_path):
+    from test_cli_input import refused
+
+    site.service("news", letters=WELCOME)
+    refused(site, "import-from", "csv", str(move_in(tmp_path)), "--service", "news",
+            "--series", "letter", "4", says=("has 3 letters",))
+    refused(site, "import-from", "csv", str(move_in(tmp_path)), "--service", "news",
+            "--series", "middle", says=("start, end or letter N",))
+    assert site.subscribers("news") == {}
+
+
+def test_a_plain_news_list_imports_as_before_and_says_nothing_of_a_series(site, tmp_path):
+    site.service("news")
+    out = site.ok("import-from", "csv", str(move_in(tmp_path)), "--service", "news")
+    carol = site.subscribers("news")["carol@example.com"]
+    assert (carol.state, carol.sent) == (SubscriberState.ACTIVE, 0)
+    assert "series" not in out
+
+
+def _post_import(site, fields: dict) -> tuple[int, str]:
+    from urllib.parse import urlencode
+
+    from servetools import call, environ, log_in
+    from vykhukhol.web import admin as admin_app
+
+    app = admin_app.app(site.data, site.cgi_dir)
+    cookie, csrf = log_in(app)
+    body = urlencode({"csrf": csrf, **fields}).encode()
+    status, _, page, errors = call(app, environ(
+        "POST", "/services/news/import-from", "", body, "application/x-www-form-urlencoded",
+        str(len(body)), script="/admin", HTTP_COOKIE=cookie))
+    assert "Traceback" not in errors, errors
+    return status, page
+
+
+def test_the_admin_page_offers_the_choice_and_its_dry_run_says_what_each_sends(site, tmp_path):
+    import html
+
+    site.service("news", letters=WELCOME)
+    text = move_in(tmp_path).read_text()
+    status, page = _post_import(site, {"tool": "csv", "text": text, "dry_run": "yes"})
+    assert status == 200 and 'name="series"' in page and 'value="letter 3"' in page
+    said = html.unescape(page)  # the admin speaks the site's language, Russian by default
+    assert "после серии (выбрано): ни одного её письма" in said, said
+    assert "с начала: 2 подписчика получили бы по 3 письма (всего 6 писем)" in said
+    assert site.subscribers("news") == {}
+    status, page = _post_import(site, {"tool": "csv", "text": text})  # the default: end
+    assert status == 200
+    assert site.subscribers("news")["carol@example.com"].state is SubscriberState.DONE
+    site.cli("cron")
+    assert subjects(site, "carol@example.com") == []
+
+
+def test_the_admin_form_imports_from_the_start_when_asked(site, tmp_path):
+    site.service("news", letters=WELCOME)
+    status, page = _post_import(site, {"tool": "csv", "text": move_in(tmp_path).read_text(),
+                                       "series": "start"})
+    assert status == 200
+    assert site.subscribers("news")["carol@example.com"].sent == 0
+    site.cli("cron")
+    assert subjects(site, "carol@example.com")[0] == "Welcome, Carol!"
+    status, page = _post_import(site, {"tool": "csv", "text": "email\nzoe@example.com\n",
+                                       "series": "letter 9"})
+    assert status == 400 and "в серии news писем: 3" in page, page
+
+
+def test_the_series_counts_read_in_russian_with_russian_plurals():
+    from vykhukhol.members.importers.outcome import Outcome, summary
+    from vykhukhol.members.importers.verdicts import Standing
+    from vykhukhol.members.importing import END, START
+
+    counts = {Standing.CONFIRMED: 21, Standing.UNCONFIRMED: 0, Standing.SUPPRESSED: 0}
+    said = summary(Outcome("csv", True, counts, {}, [], 0, 21, 0, 0, 0, 21, 5, END), "ru")
+    assert said[-1].startswith("Серия из 5 писем; новым подтверждённым отправила бы: ")
+    assert "с начала: 21 подписчик получил бы по 5 писем (всего 105 писем)" in said[-1]
+    assert "после серии (выбрано): ни одного её письма" in said[-1]
+    assert "с письма 4: 21 подписчик получил бы по 2 письма (всего 42 письма)" in said[-1]
+    done = summary(Outcome("csv", False, counts, {}, [], 0, 1, 0, 0, 0, 1, 1, START), "ru")
+    assert done[-1] == ("Серия из 1 письма, с начала: 1 подписчик получит по 1 письму "
+                        "(всего 1 письмо).")

@@ -172,7 +172,7 @@ def test_restore_by_the_command_puts_each_line_back_and_takes_the_suppression_aw
     assert "5.1.1" in listed[0]["words"] and listed[0]["cause"] == "address gone"
 
     done = site.cli("removed", "restore", DEAD)
-    assert "restored to 2 service(s)" in done.stdout
+    assert "restored to 2 services" in done.stdout
     after = lines_of(site, KEY)
     assert after["digest"] == before["digest"]
     assert after["course"] == counted.replace("\t1\t127.0.0.1", "\t0\t127.0.0.1")  # failures 0
@@ -198,7 +198,7 @@ def test_restore_says_which_services_it_could_not_put_the_address_back_into(site
     code, out, err = site.call("removed", "restore", "not an address")
     assert code == 1 and err.count("\n") == 1 and "Traceback" not in err
     out = site.ok("removed", "restore", DEAD)
-    assert "restored to 1 service(s); course" in out
+    assert "restored to 1 service; course" in out
     assert "digest: dead.one@example.com was subscribed again meanwhile" in out
     assert "tips: the service is gone" in out
     assert lines_of(site, KEY) == {"course": before["course"], "digest": by_hand}
@@ -248,7 +248,7 @@ def test_a_complaint_after_the_bounce_keeps_the_address_off_the_list(site):
     result = site.cli("removed", "restore", DEAD, check=False)
     assert result.returncode == 1 and "another reason (added by the admin)" in result.stderr
     site.ok("suppress", "remove", DEAD)
-    assert "restored to 2 service(s)" in site.ok("removed", "restore", DEAD)
+    assert "restored to 2 services" in site.ok("removed", "restore", DEAD)
 
 
 def test_an_erase_by_the_subscriber_removes_the_kept_lines(site):

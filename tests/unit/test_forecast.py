@@ -70,6 +70,7 @@ def test_newsletter_list_says_when_each_job_finishes(site):
     site.set(news_per_run=10)
     kv.write_kv(site.data.state / "cron", {"median_gap": "3600"})  # a cron once an hour
     site.ok("newsletter", "create", "--services", "news", "--subject", "Hello", "--body", "Hi")
-    [line] = site.ok("newsletter", "list").splitlines()
+    [header, line] = site.ok("newsletter", "list").splitlines()
+    assert header.startswith("#job\t")
     assert line.endswith(": finishes " + line.rsplit("finishes ", 1)[1])
     assert "about 3 hours" in line  # 30 recipients, 10 an hour

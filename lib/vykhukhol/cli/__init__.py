@@ -49,7 +49,7 @@ COMMANDS = (
             None, bounces.cmd_bounce),
     Command("hooks", "the mail providers' callback URLs and how to set them up",
             bounces.hooks_arguments, bounces.cmd_hooks),
-    Command("mode", "debug (nothing is sent) or working",
+    Command("mode", "print the mode, or switch it: debug (nothing is sent) or working",
             site.mode_arguments, site.cmd_mode),
     Command("password", "set the admin password (asked for, or $VYKHUKHOL_PASSWORD)",
             site.password_arguments, site.cmd_password),

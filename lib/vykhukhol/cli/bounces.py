@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from vykhukhol.addresses import check_email
-from vykhukhol.cli.common import EMAIL_HELP, Context, Parser, actions, add_command
+from vykhukhol.cli.common import EMAIL_HELP, Context, Parser, actions, add_command, numbered
 from vykhukhol.errors import VykhukholError
 from vykhukhol.timeutil import format_time, now
 
@@ -85,7 +85,7 @@ def cmd_removed(ctx: Context, args) -> None:
 
         email = check_email(args.email)
         done = removed.restore(ctx.data, settings, email, moment, settle=counts.forget_counts)
-        print(f"{done.address} restored to {len(done.services)} service(s)"
+        print(f"{done.address} restored to {numbered(len(done.services), 'service')}"
               + "".join(f"; {name}" for name in done.services) + "; not suppressed any more")
         for name in done.already:
             print(f"{name}: {done.address} was subscribed again meanwhile; its line is kept as it is")

@@ -65,6 +65,12 @@ def add_command(commands: argparse._SubParsersAction, name: str, what: str,
     return commands.add_parser(name, help=what, description=what, epilog=examples(*lines))
 
 
+def numbered(n: int, noun: str, nouns: str = "") -> str:
+    """``n`` with its noun as English says it: "1 recipient", "2 recipients"
+    (``nouns``: a plural that is not the noun and an s)."""
+    return f"{n} {noun if n == 1 else nouns or noun + 's'}"
+
+
 def examples(*lines: str) -> str | None:
     """The end of a ``--help``: a few command lines, as they are typed."""
     return "examples:\n" + "".join(f"  {line}\n" for line in lines) if lines else None

@@ -24,6 +24,8 @@ KEY_HELP = "news_per_run, or mail.smtp_port, security.secret …"
 
 def settings_arguments(p: Parser) -> None:
     what = actions(p)
+    add_command(what, "list", "every setting with its value and default, a header row first "
+                              "(a secret one as (set))", "vykhukhol settings list")
     a = add_command(what, "get", "print a value (a secret one as (set))",
                     "vykhukhol settings get mail.smtp_host")
     a.add_argument("key", help=KEY_HELP)
@@ -41,6 +43,14 @@ def settings_arguments(p: Parser) -> None:
 
 def cmd_settings(ctx: Context, args) -> None:
     current = ctx.settings()
+    if args.action == "list":
+        print("#key\tvalue\tdefault")
+        for spec in settings_mod.KEYS.values():
+            value = current.raw.get(spec.full, spec.default)
+            if spec.secret:
+                value = "(set)" if value else "(not set)"
+            print(f"{spec.full}\t{value}\t{spec.default}")
+        return
     spec = settings_mod.key(args.key)
     if args.action == "get":
         value = current.raw.get(spec.full, spec.default)

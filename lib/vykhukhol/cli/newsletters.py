@@ -12,6 +12,7 @@ from vykhukhol.cli.common import (
     actions,
     add_command,
     letter_body,
+    numbered,
     progress,
     read_file,
     resume,
@@ -69,7 +70,7 @@ def cmd_newsletter(ctx: Context, args) -> None:
         warn_unknown(args.subject, letter_body(args), html)
         total = newsletters.read_job(data, name).values.get("total", "0")
         print(name)
-        print(f"{total} recipients", file=sys.stderr)
+        print(numbered(int(total), "recipient"), file=sys.stderr)
     elif args.action == "cancel":
         newsletters.cancel(data, args.job)
         print(f"newsletter {args.job} cancelled")
@@ -83,6 +84,7 @@ def cmd_newsletter(ctx: Context, args) -> None:
         from vykhukhol.watch import forecast
 
         moment = now()
+        print("#job\tstart\tservices\thanded over\tfailed\tskipped\tin doubt\tfinish")
         for job in newsletters.list_jobs(data):
             count = newsletters.counts(data.job(job.name, "list"))
             done = forecast.newsletter_finish(data, settings, count["pending"], job.start, moment)

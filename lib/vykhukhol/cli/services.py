@@ -16,6 +16,7 @@ from vykhukhol.cli.common import (
     add_command,
     examples,
     letter_body,
+    numbered,
     read_file,
     resume,
     warn_unknown,
@@ -28,7 +29,7 @@ def db_arguments(p: Parser) -> None:
     what = actions(p)
     add_command(what, "add", "make a DB").add_argument("name", help=NAME_HELP)
     add_command(what, "remove", "remove an empty DB").add_argument("name", help=NAME_HELP)
-    add_command(what, "list", "the DBs, one a line")
+    add_command(what, "list", "the DBs, one a line, a header row first")
 
 
 def cmd_db(ctx: Context, args) -> None:
@@ -40,6 +41,7 @@ def cmd_db(ctx: Context, args) -> None:
         svc.remove_db(ctx.data, args.name)
         print(f"DB {args.name} removed")
     else:
+        print("#name")
         for db in svc.list_dbs(ctx.data):
             print(db)
 
@@ -239,7 +241,7 @@ def cmd_archive(ctx: Context, args) -> None:
         count = len(archive.entries(ctx.data, service.name))
     if service.archive:
         print(f"archive of {service.name} is on: {archive.index_url(settings, service.name)} "
-              f"({count} letters published so far), written in "
+              f"({numbered(count, 'letter')} published so far), written in "
               f"{archive.folder(settings) / service.name}")
     else:
         print(f"archive of {service.name} is off; its pages are removed")

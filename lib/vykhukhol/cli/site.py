@@ -214,12 +214,16 @@ def cmd_status(ctx: Context, args) -> int:
 
 
 def mode_arguments(p: Parser) -> None:
-    p.add_argument("mode", choices=sorted(settings_mod.MODES),
-                   help="debug: nothing is sent; working: letters go (also clears a block)")
+    p.add_argument("mode", nargs="?", choices=sorted(settings_mod.MODES),
+                   help="debug: nothing is sent; working: letters go (also clears a block); "
+                        "left out: print the mode")
 
 
 def cmd_mode(ctx: Context, args) -> None:
-    ctx.settings()
+    settings = ctx.settings()
+    if args.mode is None:
+        print(f"mode: {settings['mode']}")
+        return
     cleared = locks.set_mode(ctx.data, ctx.data.settings, args.mode)
     print(f"mode: {args.mode}")
     for item in cleared:

@@ -22,6 +22,7 @@ from vykhukhol.cli.common import (
     add_command,
     examples,
     export_target,
+    numbered,
     progress,
     read_file,
 )
@@ -118,9 +119,15 @@ def import_from_arguments(p: Parser) -> None:
                                 "CSVs); -: standard input")
     p.add_argument("--service", required=True, help="the service they join, e.g. news")
     p.add_argument("--dry-run", action="store_true",
-                   help="only say what it would do, by state, and the refused lines")
+                   help="only say what it would do, by state, what each --series choice "
+                        "would send, and the refused lines")
+    p.add_argument("--series", nargs="+", default=["end"], metavar=("start|end|letter", "N"),
+                   help="where the confirmed join the service's series: end (the default: "
+                        "no letter of it now, one added later reaches them), start (every "
+                        "letter, the first on the next run) or letter N")
     p.epilog = examples("vykhukhol import-from mailchimp audience.zip --service news --dry-run",
-                        "vykhukhol import-from listmonk subscribers.csv --service news")
+                        "vykhukhol import-from listmonk subscribers.csv --service news",
+                        "vykhukhol import-from csv people.csv --service course --series letter 2")
 
 
 def _read_bytes(path: str, limit: int) -> bytes:
@@ -141,13 +148,17 @@ def _read_bytes(path: str, limit: int) -> bytes:
 def cmd_import_from(ctx: Context, args) -> None:
     from vykhukhol.members import importers
     from vykhukhol.members.importers import outcome
+    from vykhukhol.members.importing import SeriesStart
 
     settings = ctx.settings()
-    svc.find_service(ctx.data, args.service)  # an unknown service before the file is read
+    service = svc.find_service(ctx.data, args.service)  # an unknown service before the file is read
+    series = SeriesStart.parse(" ".join(args.series))
+    series.check(service.name, svc.letter_count(service))
     raw = _read_bytes(args.file, importers.MAX_BYTES)
     reading = importers.read(args.tool, raw, Path(args.file).name)
-    result = outcome.apply(ctx.data, settings, args.service, reading, dry_run=args.dry_run)
-    for line in outcome.summary(result):
+    result = outcome.apply(ctx.data, settings, args.service, reading, dry_run=args.dry_run,
+                           series=series)
+    for line in outcome.summary(result, option=True):
         print(line)
     for refused in result.refused[:importers.SHOWN_REFUSED]:
         print(f"{refused.where}: {refused.text!r}: {refused.why.message}", file=sys.stderr)
@@ -222,4 +233,4 @@ def export_suppressed(ctx: Context, target: str | None) -> None:
     with export_target(target) as (out, counted):
         count = suppression.write_csv(ctx.data, out, progress=counted)
     if target:
-        print(f"{count} addresses written to {target}", file=sys.stderr)
+        print(f"{numbered(count, 'address', 'addresses')} written to {target}", file=sys.stderr)

@@ -19,7 +19,9 @@ formula is ever live in anything Vykhukhol writes (docs/reference/security.md#se
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
@@ -123,6 +125,54 @@ def import_addresses(data: DataDir, settings: Settings, service_name: str, text:
     return {**result, "invalid": invalid}
 
 
+@dataclass(frozen=True)
+class SeriesStart:
+    """Where the confirmed readers an import brings join the service's series
+    (docs/using/import.md#import-from). A reader is at the letter after its
+    ``sent`` count (docs/design/run.md#run-steps): "end" writes them as a
+    subscriber who received the whole series (state ``done``, ``sent`` the
+    number of letters), so no letter of today's series is due and one added
+    to it later is; "letter N" writes ``sent`` N-1, "start" 0. Unconfirmed
+    readers start the series when they confirm, as anyone does."""
+
+    first: int  # the first letter they get: 1 the start, 0 none (after the series)
+
+    @classmethod
+    def parse(cls, text: str) -> SeriesStart:
+        """``start``, ``end``, ``letter N`` (or ``N``); BadInput otherwise."""
+        word = " ".join(text.lower().split())
+        if word in ("start", "end"):
+            return START if word == "start" else END
+        number = re.fullmatch(r"(?:letter ?)?([0-9]{1,3})", word)
+        if number and int(number.group(1)) >= 1:
+            return cls(int(number.group(1)))
+        raise BadInput("where in the series: start, end or letter N, not {given!r}", given=text)
+
+    @property
+    def word(self) -> str:
+        """How the option and the form spell it."""
+        return "end" if self.first == 0 else "start" if self.first == 1 else f"letter {self.first}"
+
+    def letters(self, count: int) -> int:
+        """Letters of a series of ``count`` each reader gets from here."""
+        return 0 if self.first == 0 else max(count - self.first + 1, 0)
+
+    def check(self, service_name: str, count: int) -> None:
+        if self.first > max(count, 1):
+            raise BadInput("the series of {service} has {count} letters: start, end or a letter "
+                           "from 1 to {count}; nothing was imported", service=service_name,
+                           count=count)
+
+    def place(self, count: int) -> tuple[SubscriberState, int]:
+        """The state and ``sent`` count a confirmed reader is written with."""
+        if self.first == 0 and count:
+            return SubscriberState.DONE, count
+        return SubscriberState.ACTIVE, max(self.first - 1, 0)
+
+
+START, END = SeriesStart(1), SeriesStart(0)
+
+
 class Newcomer(NamedTuple):
     """One address an import adds, with the times another tool kept for it."""
 
@@ -135,28 +185,39 @@ class Newcomer(NamedTuple):
 
 
 def add_people(data: DataDir, settings: Settings, service_name: str,
-               people: list[Newcomer]) -> dict:
+               people: list[Newcomer], series: SeriesStart = START) -> dict:
     """The final write of every import: ``people`` into the service in one
-    rewrite, skipping the suppressed. Returns ``added``, ``duplicates`` and
-    ``suppressed`` (skipped)."""
+    rewrite, skipping the suppressed, the confirmed placed in its series as
+    ``series`` says. Returns ``added``, ``duplicates``, ``suppressed``
+    (skipped) and ``readers`` (the confirmed among the added)."""
     from vykhukhol.members import suppression
 
     service = svc.find_service(data, service_name)
+    count = svc.letter_count(service)
+    series.check(service.name, count)
+    state, sent = series.place(count)
     checker = suppression.Checker(data, suppression.secret_of(settings))
     kept = [p for p in people if p.email not in checker]
+    # Read before the write only to count the readers it adds; a subscribe
+    # in between can make that count one off, never a line.
+    known = {item.key for item in subs.read(service.subscribers_path)
+             if isinstance(item, subs.Subscriber)}
     moment = now()
     # An unconfirmed import is dated when it came (or when the other tool says
     # it signed up); its last request is put one reminder period back, so the
     # sender's next runs ask it to confirm, in its polite batches.
     asked = moment - timedelta(seconds=settings["reminder_period"])
-    new = [subs.Subscriber(email=p.email, name=p.name, state=SubscriberState.ACTIVE if p.confirmed
+    new = [subs.Subscriber(email=p.email, name=p.name, state=state if p.confirmed
                            else SubscriberState.NEW, subscribed=p.subscribed or moment,
                            confirmed=(p.confirmed_at or moment) if p.confirmed else None,
+                           sent=sent if p.confirmed else 0,
                            last_reminder=None if p.confirmed else asked, ip=p.ip)
            for p in kept]
+    readers = len({sub.key for sub in new if sub.confirmed is not None} - known)
     added, duplicates = subs.add_many(service.subscribers_path, new)
     due_summary.forget_due(data, service.name)
-    return {"added": added, "duplicates": duplicates, "suppressed": len(people) - len(kept)}
+    return {"added": added, "duplicates": duplicates, "suppressed": len(people) - len(kept),
+            "readers": readers}
 
 
 def suppress_addresses(data: DataDir, secret: bytes, text: str, source: str,

@@ -191,7 +191,8 @@ def _read(run, service: svc.Service, feed: Feed) -> None:
     if first:
         _append(data, name, [_line(_key(i.key), "seen") for i in fresh])
         write_kv(path, values)
-        run.log.write(f"feed of {name}: first read, {len(fresh)} items there marked as seen")
+        run.log.write(f"feed of {name}: first read, {len(fresh)} item{'' if len(fresh) == 1 else 's'} "
+                      "there marked as seen")
         return
     older, fresh = fresh[:-MAX_NEW], fresh[-MAX_NEW:]
     if older:

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from vykhukhol.datadir import DataDir
 from vykhukhol.members.importers.verdicts import Person, Reading, RefusedLine, Standing
+from vykhukhol.members.importing import END, SeriesStart
 from vykhukhol.settings import Settings
 
 
@@ -31,6 +32,9 @@ class Outcome(NamedTuple):
     already: int                       # subscribed to it already: left as they are
     skipped: int                       # on the suppression list already: not subscribed
     suppressed: int                    # new entries of the suppression list
+    readers: int = 0                   # the confirmed among the added: whom --series concerns
+    letters: int = 0                   # the service's series, in letters
+    series: SeriesStart = END          # where the readers join it
 
 
 def _one_each(people: list[Person]) -> tuple[list[Person], int]:
@@ -45,16 +49,20 @@ def _one_each(people: list[Person]) -> tuple[list[Person], int]:
 
 
 def apply(data: DataDir, settings: Settings, service_name: str, reading: Reading,
-          dry_run: bool = False) -> Outcome:
+          dry_run: bool = False, series: SeriesStart = END) -> Outcome:
     """Write the reading into ``service_name`` (and the suppression list), or
-    with ``dry_run`` only count what that would do. Nothing is written before
-    the service is known."""
+    with ``dry_run`` only count what that would do; the confirmed join the
+    series where ``series`` says (after it, by default: a move-in mails no
+    welcome to long-time readers). Nothing is written before the service
+    and the choice are known good."""
     from vykhukhol import services as svc
     from vykhukhol.members import importing, suppression
     from vykhukhol.services import subscribers as subs
     from vykhukhol.timeutil import now
 
     service = svc.find_service(data, service_name)
+    letters = svc.letter_count(service)
+    series.check(service.name, letters)
     people, twice = _one_each(reading.people)
     standing = {s: sum(1 for p in people if p.standing is s) for s in Standing}
     gone = [p for p in people if p.standing is Standing.SUPPRESSED]
@@ -71,8 +79,10 @@ def apply(data: DataDir, settings: Settings, service_name: str, reading: Reading
         free = [p for p in joining if p.email not in checker]  # no address is in both lists
         blocked = len(joining) - len(free)
         already = sum(1 for p in free if p.email.lower() in known)
+        readers = sum(1 for p in free if p.email.lower() not in known
+                      and p.standing is Standing.CONFIRMED)
         return Outcome(reading.tool, True, standing, reasons, reading.refused, twice,
-                       len(free) - already, already, blocked, new_gone)
+                       len(free) - already, already, blocked, new_gone, readers, letters, series)
     moment, source = now(), f"import {reading.tool}"
     new_gone = 0
     for why in sorted({p.why for p in gone}, key=lambda w: w.value):
@@ -80,14 +90,67 @@ def apply(data: DataDir, settings: Settings, service_name: str, reading: Reading
                                          why, source, moment)
     result = importing.add_people(data, settings, service.name, [
         importing.Newcomer(p.email, p.name, p.standing is Standing.CONFIRMED, p.subscribed,
-                           p.confirmed, p.ip) for p in joining])
+                           p.confirmed, p.ip) for p in joining], series)
     return Outcome(reading.tool, False, standing, reasons, reading.refused, twice,
-                   result["added"], result["duplicates"], result["suppressed"], new_gone)
+                   result["added"], result["duplicates"], result["suppressed"], new_gone,
+                   result["readers"], letters, series)
 
 
-def summary(outcome: Outcome, lang: str = "en") -> list[str]:
+SHOWN_LETTERS = 4  # "letter N" choices a dry run spells out (and the chosen one)
+
+
+def _series_word(series: SeriesStart, lang: str, option: bool) -> str:
+    """The choice as the CLI's option spells it, or as the page's form says it."""
+    from vykhukhol.i18n import tr
+
+    if option:
+        return f"--series {series.word}"
+    if series.first == 0:
+        return tr(lang, "after the series")
+    return tr(lang, "from the start") if series.first == 1 else tr(
+        lang, "from letter {number}", number=series.first)
+
+
+def _series_lines(outcome: Outcome, lang: str, option: bool) -> list[str]:
+    """What the series sends the confirmed readers an import adds: every
+    choice in a dry run, the one taken after the real run."""
+    from vykhukhol.i18n import ntr, tr
+
+    readers, count = outcome.readers, outcome.letters
+    if not readers or not count:
+        return []
+
+    def sends(series: SeriesStart, will: bool) -> str:
+        each = series.letters(count)
+        if not each:
+            return tr(lang, "none of its letters (one added to it later reaches them)")
+        who = (ntr(lang, "{n} subscriber will get", "{n} subscribers will get", readers) if will
+               else ntr(lang, "{n} subscriber would get", "{n} subscribers would get", readers))
+        return tr(lang, "{who} {each} ({total})", who=who,
+                  each=ntr(lang, "{n} letter each", "{n} letters each", each),
+                  total=ntr(lang, "{n} letter in all", "{n} letters in all", readers * each))
+
+    series = ntr(lang, "A series of {n} letter", "A series of {n} letters", count)
+    if not outcome.dry_run:
+        return [tr(lang, "{series}, {choice}: {sends}.", series=series,
+                   choice=_series_word(outcome.series, lang, option),
+                   sends=sends(outcome.series, will=True))]
+    choices = [SeriesStart(first) for first in range(1, min(count, SHOWN_LETTERS) + 1)]
+    choices.insert(1, END)
+    if outcome.series not in choices:
+        choices.append(outcome.series)
+    said = [tr(lang, "{choice} (chosen)", choice=_series_word(c, lang, option))
+            if c == outcome.series else _series_word(c, lang, option) for c in choices]
+    return [tr(lang, "{series}; for the confirmed new here it would send: {choices}.",
+               series=series, choices="; ".join(
+                   f"{word}: {sends(c, will=False)}" for word, c in zip(said, choices, strict=True)))]
+
+
+def summary(outcome: Outcome, lang: str = "en", option: bool = False) -> list[str]:
     """The lines the CLI prints and the page shows: by standing (the same in a
-    dry run and after the real run), then what happened or would happen."""
+    dry run and after the real run), then what happened or would happen, then
+    what the series sends the confirmed it adds (``option``: its choices
+    spelled as the CLI's ``--series``)."""
     from vykhukhol.i18n import ntr, tr
     from vykhukhol.members.suppression import Why
 
@@ -110,6 +173,7 @@ def summary(outcome: Outcome, lang: str = "en") -> list[str]:
     done = ", ".join(counts.values())
     lines.append(tr(lang, "Dry run, nothing changed; it would do: {done}.", done=done)
                  if outcome.dry_run else tr(lang, "Done: {done}.", done=done))
+    lines.extend(_series_lines(outcome, lang, option))
     if outcome.twice:
         lines.append(ntr(lang, "{n} record repeats an address met earlier in the file.",
                          "{n} records repeat an address met earlier in the file.", outcome.twice))

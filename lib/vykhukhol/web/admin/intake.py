@@ -15,6 +15,7 @@ from vykhukhol.web.http import Response
 def import_from(admin: Admin, args: dict) -> Response:
     from vykhukhol.members import importers
     from vykhukhol.members.importers import outcome
+    from vykhukhol.members.importing import SeriesStart
     from vykhukhol.web.admin.services import _service
     from vykhukhol.web.admin.subscribers import subscribers_page
 
@@ -25,6 +26,7 @@ def import_from(admin: Admin, args: dict) -> Response:
         if tool not in importers.TOOLS:
             raise uploads.UploadRefused(admin._("Choose the tool the file comes from."), 400)
         try:
+            series = SeriesStart.parse(form.get("series") or "end")
             reading = importers.read(tool, raw)
         except BadInput as exc:
             raise uploads.UploadRefused(exc.text(admin.lang), 400) from None
@@ -33,8 +35,11 @@ def import_from(admin: Admin, args: dict) -> Response:
                 "The import is larger than {size} MiB or {lines} lines; nothing was imported. "
                 "Split the list into parts.", size=uploads.MAX_IMPORT_BYTES // (1024 * 1024),
                 lines=uploads.MAX_IMPORT_LINES), 413)
-        result = outcome.apply(admin.data, admin.settings, service.name, reading,
-                               dry_run=form.get("dry_run") == "yes")
+        try:
+            result = outcome.apply(admin.data, admin.settings, service.name, reading,
+                                   dry_run=form.get("dry_run") == "yes", series=series)
+        except BadInput as exc:  # a letter the series does not have
+            raise uploads.UploadRefused(exc.text(admin.lang), 400) from None
     except uploads.UploadRefused as refused:
         return subscribers_page(admin, args, error=refused.message, status=refused.status)
     return subscribers_page(admin, args, intake={

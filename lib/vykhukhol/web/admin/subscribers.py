@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import vykhukhol.web.admin.downloads as downloads
 import vykhukhol.web.admin.uploads as uploads
+from vykhukhol import services as svc
 from vykhukhol.errors import BadInput
 from vykhukhol.members import membership
 from vykhukhol.services import subscribers as subs
@@ -47,7 +48,8 @@ def subscribers_page(admin: Admin, args: dict, result: dict | None = None,
                       page=page, pages=pages, q=query, result=result, error=error, intake=intake,
                       states=SubscriberState, local=lambda t: local_time(admin.settings, t),
                       import_size=uploads.MAX_IMPORT_BYTES // (1024 * 1024),
-                      import_lines=uploads.MAX_IMPORT_LINES)
+                      import_lines=uploads.MAX_IMPORT_LINES,
+                      series_letters=svc.letter_count(service))
 
 
 def subscriber_add(admin: Admin, args: dict) -> Response:
