@@ -24,26 +24,21 @@ from pathlib import Path
 import pytest
 from hypothesis import settings as hypothesis_settings
 
+from support.servetools import subprocess_env
+from vykhukhol import cli
+from vykhukhol import services as svc
+from vykhukhol import settings as settings_mod
+from vykhukhol.datadir import DataDir
+from vykhukhol.members import membership
+from vykhukhol.services import subscribers as subs
+from vykhukhol.states import SubscriberState
+from vykhukhol.timeutil import now
+
 # Property tests judge what comes out, never how fast: on a shared 2-core
 # machine one example can take past Hypothesis's 200 ms deadline and fail a
 # test whose property held.
 hypothesis_settings.register_profile("vykhukhol", deadline=None)
 hypothesis_settings.load_profile("vykhukhol")
-
-ROOT = Path(__file__).resolve().parents[1]
-LIB = ROOT / "lib"
-if str(LIB) not in sys.path:
-    sys.path.insert(0, str(LIB))
-
-from servetools import subprocess_env  # noqa: E402,F401 - used by tests that import it from here
-from vykhukhol import cli  # noqa: E402
-from vykhukhol import services as svc  # noqa: E402
-from vykhukhol import settings as settings_mod  # noqa: E402
-from vykhukhol.datadir import DataDir  # noqa: E402
-from vykhukhol.members import membership  # noqa: E402
-from vykhukhol.services import subscribers as subs  # noqa: E402
-from vykhukhol.states import SubscriberState  # noqa: E402
-from vykhukhol.timeutil import now  # noqa: E402
 
 ADMIN = "admin@example.org"
 PASSWORD = "correct-horse-1"

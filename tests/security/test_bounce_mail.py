@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from servetools import subprocess_env
+from support.servetools import subprocess_env
 from vykhukhol.bounces import tag as tags
 from vykhukhol.bounces.intake import MAX_BYTES as MAX_MESSAGE_BYTES
 

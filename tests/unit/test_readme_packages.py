@@ -11,7 +11,7 @@ import re
 
 from packaging.requirements import Requirement
 
-import vendorkit
+from support import vendorkit
 
 README = (vendorkit.CHECKOUT / "README.txt").read_text(encoding="utf-8")
 SECTION_14 = README[README.index("\n14. "):README.index("\n15. ")]

@@ -14,7 +14,7 @@ import shlex
 import shutil
 from pathlib import Path
 
-CHECKOUT = Path(__file__).resolve().parents[1]
+CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 def _copy_bytes(source: Path, target: Path) -> None:
