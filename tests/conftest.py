@@ -15,8 +15,10 @@ import fcntl  # noqa: F401 - the record lock imports it on first use; a pyfakefs
 import io
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -24,6 +26,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings as hypothesis_settings
 
+from support import lanes
 from support.servetools import subprocess_env
 from vykhukhol import cli
 from vykhukhol import services as svc
@@ -50,6 +53,35 @@ def pytest_configure(config: pytest.Config) -> None:
     README's test command runs .venv/bin/python without activating the venv,
     and only the venv holds the dependencies."""
     os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
+
+
+_LANES = pytest.StashKey[Path]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """(pytest-xdist's controller) Every worker locks the same folder
+    (support/lanes.py: the tests that run alone)."""
+    stash = node.config.stash
+    if _LANES not in stash:
+        stash[_LANES] = Path(tempfile.mkdtemp(prefix="vykhukhol-lanes-"))
+    node.workerinput["vykhukhol_lanes"] = str(stash[_LANES])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _LANES in config.stash:
+        shutil.rmtree(config.stash[_LANES], ignore_errors=True)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """Under pytest-xdist, a test runs beside another one only if neither is
+    one of support/lanes.py's ``ALONE``."""
+    folder = getattr(item.config, "workerinput", {}).get("vykhukhol_lanes")
+    if folder is None:
+        return (yield)
+    with lanes.lane(Path(folder), lanes.runs_alone(item.nodeid)):
+        return (yield)
 
 
 @dataclass
