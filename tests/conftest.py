@@ -15,8 +15,10 @@ import fcntl  # noqa: F401 - the record lock imports it on first use; a pyfakefs
 import io
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -24,26 +26,22 @@ from pathlib import Path
 import pytest
 from hypothesis import settings as hypothesis_settings
 
+from support import lanes
+from support.servetools import subprocess_env
+from vykhukhol import cli
+from vykhukhol import services as svc
+from vykhukhol import settings as settings_mod
+from vykhukhol.datadir import DataDir
+from vykhukhol.members import membership
+from vykhukhol.services import subscribers as subs
+from vykhukhol.states import SubscriberState
+from vykhukhol.timeutil import now
+
 # Property tests judge what comes out, never how fast: on a shared 2-core
 # machine one example can take past Hypothesis's 200 ms deadline and fail a
 # test whose property held.
 hypothesis_settings.register_profile("vykhukhol", deadline=None)
 hypothesis_settings.load_profile("vykhukhol")
-
-ROOT = Path(__file__).resolve().parents[1]
-LIB = ROOT / "lib"
-if str(LIB) not in sys.path:
-    sys.path.insert(0, str(LIB))
-
-from servetools import subprocess_env  # noqa: E402,F401 - used by tests that import it from here
-from vykhukhol import cli  # noqa: E402
-from vykhukhol import services as svc  # noqa: E402
-from vykhukhol import settings as settings_mod  # noqa: E402
-from vykhukhol.datadir import DataDir  # noqa: E402
-from vykhukhol.members import membership  # noqa: E402
-from vykhukhol.services import subscribers as subs  # noqa: E402
-from vykhukhol.states import SubscriberState  # noqa: E402
-from vykhukhol.timeutil import now  # noqa: E402
 
 ADMIN = "admin@example.org"
 PASSWORD = "correct-horse-1"
@@ -55,6 +53,35 @@ def pytest_configure(config: pytest.Config) -> None:
     README's test command runs .venv/bin/python without activating the venv,
     and only the venv holds the dependencies."""
     os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
+
+
+_LANES = pytest.StashKey[Path]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """(pytest-xdist's controller) Every worker locks the same folder
+    (support/lanes.py: the tests that run alone)."""
+    stash = node.config.stash
+    if _LANES not in stash:
+        stash[_LANES] = Path(tempfile.mkdtemp(prefix="vykhukhol-lanes-"))
+    node.workerinput["vykhukhol_lanes"] = str(stash[_LANES])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _LANES in config.stash:
+        shutil.rmtree(config.stash[_LANES], ignore_errors=True)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """Under pytest-xdist, a test runs beside another one only if neither is
+    one of support/lanes.py's ``ALONE``."""
+    folder = getattr(item.config, "workerinput", {}).get("vykhukhol_lanes")
+    if folder is None:
+        return (yield)
+    with lanes.lane(Path(folder), lanes.runs_alone(item.nodeid)):
+        return (yield)
 
 
 @dataclass

@@ -28,11 +28,12 @@ import tempfile
 import time
 from pathlib import Path
 
-import benchkit
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, home of support/
 
-sys.path.insert(0, str(benchkit.TESTS / "integration"))
-import dovecotkit  # noqa: E402
-
+from support import (
+    benchkit,  # noqa: E402
+    dovecotkit,  # noqa: E402
+)
 from vykhukhol import returntag as tags  # noqa: E402
 from vykhukhol.bounces.reading.classify import classify  # noqa: E402
 from vykhukhol.settings import load  # noqa: E402

@@ -30,13 +30,14 @@ import tempfile
 import time
 from pathlib import Path
 
-import benchkit as kit
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, home of support/
 
-from vykhukhol import services as svc
-from vykhukhol import settings as settings_mod
-from vykhukhol.mail import compose
-from vykhukhol.services import subscribers as subs
-from vykhukhol.timeutil import now
+from support import benchkit as kit  # noqa: E402
+from vykhukhol import services as svc  # noqa: E402
+from vykhukhol import settings as settings_mod  # noqa: E402
+from vykhukhol.mail import compose  # noqa: E402
+from vykhukhol.services import subscribers as subs  # noqa: E402
+from vykhukhol.timeutil import now  # noqa: E402
 
 BODY = """Здравствуйте, {{ name or "друг" }}!
 

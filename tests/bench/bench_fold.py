@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-import benchkit as kit
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, home of support/
 
-from vykhukhol import sender
-from vykhukhol import settings as settings_mod
+from support import benchkit as kit  # noqa: E402
+from vykhukhol import sender  # noqa: E402
+from vykhukhol import settings as settings_mod  # noqa: E402
 
 
 def run_once(data, parse_all: bool) -> float:

@@ -27,12 +27,15 @@ import tempfile
 from pathlib import Path
 
 import bench_throughput as bt
-import benchkit as kit
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, home of support/
+
+from support import benchkit as kit  # noqa: E402
 
 #: The sink: aiosmtpd noting when each MAIL, RCPT and DATA reached its handler.
 SINK = r"""
-import json, sys, time
-from aiosmtpd.controller import Controller
+import json, sys, time  # noqa: E402
+from aiosmtpd.controller import Controller  # noqa: E402
 clock = time.perf_counter
 
 class Sink:

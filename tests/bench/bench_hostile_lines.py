@@ -27,7 +27,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import benchkit as kit
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, home of support/
+
+from support import benchkit as kit  # noqa: E402
 
 T = "2026-11-01T10:00:00Z"
 TAIL = f"\tName\tactive\t{T}\t{T}\t0\t-\t0\t-\t0\t-"  # every field after the address

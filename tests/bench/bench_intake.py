@@ -27,8 +27,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import benchkit
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, home of support/
 
+from support import benchkit  # noqa: E402
 from vykhukhol.bounces.reading import limits  # noqa: E402
 from vykhukhol.bounces.reading.classify import classify  # noqa: E402
 

@@ -46,9 +46,11 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
-import benchkit as kit
-from bench_subscribe import post_timed
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, home of support/
 
+from bench_subscribe import post_timed  # noqa: E402
+
+from support import benchkit as kit  # noqa: E402
 from vykhukhol import settings as settings_mod  # noqa: E402 - benchkit put lib/ on the path
 from vykhukhol import tokens  # noqa: E402
 from vykhukhol.newsletters import clicks  # noqa: E402
@@ -96,8 +98,8 @@ def floor_imports(root: Path, script: Path) -> list[str]:
 # flushed (as tests/unit/test_import_budget.py does): -X importtime writes there
 # too, in order, so what is above that line is what the visitor waited for.
 MARKED = """
-import sys
-import vykhukhol.web.cgi as gateway
+import sys  # noqa: E402
+import vykhukhol.web.cgi as gateway  # noqa: E402
 served = gateway.serve
 def serve(app):
     served(app)

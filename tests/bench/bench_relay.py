@@ -40,13 +40,14 @@ import tempfile
 import time
 from pathlib import Path
 
-import benchkit as kit
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, home of support/
 
-from vykhukhol import newsletters
+from support import benchkit as kit  # noqa: E402
+from vykhukhol import newsletters  # noqa: E402
 
 RELAY = r"""
-import asyncio, json, sys, threading, time
-from aiosmtpd.controller import Controller
+import asyncio, json, sys, threading, time  # noqa: E402
+from aiosmtpd.controller import Controller  # noqa: E402
 
 smtp_port, proxy_port, delay = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
 

@@ -30,14 +30,17 @@ import argparse
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 from urllib.parse import urlencode
 
-import benchkit as kit
-from bench_subscribe import bare_start, count_lines
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, home of support/
 
+from bench_subscribe import bare_start, count_lines  # noqa: E402
+
+from support import benchkit as kit  # noqa: E402
 from vykhukhol import settings as settings_mod  # noqa: E402 - benchkit put lib/ on the path
 from vykhukhol.members import suppression  # noqa: E402
 from vykhukhol.timeutil import now  # noqa: E402

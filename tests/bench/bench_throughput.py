@@ -37,13 +37,14 @@ import tempfile
 import time
 from pathlib import Path
 
-import benchkit as kit
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, home of support/
 
-from vykhukhol import services as svc
-from vykhukhol import settings as settings_mod
-from vykhukhol.mail import compose
-from vykhukhol.services import subscribers as subs
-from vykhukhol.timeutil import now
+from support import benchkit as kit  # noqa: E402
+from vykhukhol import services as svc  # noqa: E402
+from vykhukhol import settings as settings_mod  # noqa: E402
+from vykhukhol.mail import compose  # noqa: E402
+from vykhukhol.services import subscribers as subs  # noqa: E402
+from vykhukhol.timeutil import now  # noqa: E402
 
 BODY = """Здравствуйте, {{ name or "друг" }}!
 
@@ -121,7 +122,7 @@ def run_ours(data, sink: kit.SmtpSink, letters: int, sync: bool = True) -> dict:
 #: The bare loop, a process of its own: argv = port, the file of letters
 #: (per letter: the recipient's length and the letter's, a line, then both).
 BARE = r"""
-import smtplib, sys
+import smtplib, sys  # noqa: E402
 conn = smtplib.SMTP("127.0.0.1", int(sys.argv[1]), timeout=20)
 conn.ehlo()
 with open(sys.argv[2], "rb") as letters:

@@ -17,9 +17,13 @@ from __future__ import annotations
 
 import argparse
 import smtplib
+import sys
 import time
+from pathlib import Path
 
-import benchkit as kit
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, home of support/
+
+from support import benchkit as kit  # noqa: E402
 
 PAYLOAD = b"Subject: probe\r\n\r\n" + b"y" * 2400 + b"\r\n.\r\n"
 

@@ -11,10 +11,8 @@ Screenshots go to ``tests/artifacts/`` (git-ignored) for a person to look at.
 from __future__ import annotations
 
 import base64
-import importlib.util
 import shutil
 import socket
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,24 +32,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import WebDriverWait
 
-from servetools import ServeProcess
-
-
-def _root_conftest() -> Any:
-    """tests/conftest.py, for its constants: tests/ is no package and pytest imports
-    every conftest as plain ``conftest``, so it is loaded here by its path."""
-    path = Path(__file__).resolve().parents[1] / "conftest.py"
-    spec = importlib.util.spec_from_file_location("vykhukhol_tests_root_conftest", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-_ROOT = _root_conftest()
-PASSWORD: str = _ROOT.PASSWORD
-subprocess_env = _ROOT.subprocess_env
+from support.servetools import PASSWORD, ServeProcess
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -74,7 +55,7 @@ def free_port() -> int:
 
 
 class Server(ServeProcess):
-    """One ``vykhukhol serve`` process (see tests/servetools.py)."""
+    """One ``vykhukhol serve`` process (see tests/support/servetools.py)."""
 
 
 @pytest.fixture

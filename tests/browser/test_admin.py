@@ -8,23 +8,25 @@ start it. Screenshots of every main page land in ``tests/artifacts/``.
 
 from __future__ import annotations
 
-import email
-import email.policy
 import re
 import urllib.error
 import urllib.request
-from datetime import datetime, timedelta
-from email.message import EmailMessage
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
-from zoneinfo import ZoneInfo
 
-import pytest
-from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
+from support.adminkit import (
+    assert_no_script,
+    job_rows,
+    local_input,
+    newest_letter,
+    outbox_letters,
+    text_of,
+)
 from vykhukhol import newsletters
 from vykhukhol import services as svc
 from vykhukhol.timeutil import now
@@ -36,35 +38,6 @@ COOKIE = "vykhukhol_session"
 
 
 # --- helpers ------------------------------------------------------------------------
-
-
-def outbox_letters(site: Any, to: str | None = None) -> list[EmailMessage]:
-    """The outbox's letters, oldest first (file names sort by time), optionally only
-    those to ``to``; read the way a mail program would (quoted-printable decoded)."""
-    folder = site.data.outbox
-    found = []
-    for path in sorted(folder.glob("*.eml")) if folder.exists() else []:
-        message = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
-        if to is None or to in str(message.get("To", "")):
-            found.append(message)
-    return found
-
-
-def newest_letter(site: Any, to: str, within: float = 5.0) -> EmailMessage:
-    """The newest letter to ``to``; waits up to ``within`` seconds for the first,
-    since a confirmation letter is written by serve's background thread after
-    the page has answered (tens of milliseconds later)."""
-    import time
-
-    deadline = time.monotonic() + within
-    while not (letters := outbox_letters(site, to)) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert letters, f"no letter to {to} in the outbox"
-    return letters[-1]
-
-
-def text_of(message: EmailMessage) -> str:
-    return message.get_body(("plain",)).get_content()
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -88,28 +61,6 @@ def fetch(url: str, form: dict[str, str] | None = None,
             return response.status, dict(response.headers), response.read().decode()
     except urllib.error.HTTPError as answer:
         return answer.code, dict(answer.headers), answer.read().decode(errors="replace")
-
-
-def assert_no_alert(browser: Any) -> None:
-    with pytest.raises(NoAlertPresentException):
-        browser.driver.switch_to.alert  # noqa: B018 - the property raises when no dialog is open
-
-
-def assert_no_script(browser: Any) -> None:
-    """No <script> element on the page. The CSP would stop an inline script from
-    running anyway, so an absent dialog alone proves little: the name must not
-    have become markup at all."""
-    assert browser.all("script") == [], browser.driver.page_source[:2000]
-    assert_no_alert(browser)
-
-
-def job_rows(browser: Any) -> list[Any]:
-    return browser.all("#jobs tr[id^='job-']")
-
-
-def local_input(site: Any, moment: datetime) -> str:
-    """``moment`` as a datetime-local value in the settings' time zone."""
-    return moment.astimezone(ZoneInfo(site.settings()["timezone"])).strftime("%Y-%m-%dT%H:%M")
 
 
 # --- the whole story ----------------------------------------------------------------

@@ -2,7 +2,7 @@
 the password page, delete confirmations, the settings labels, the Bounces
 page, the status chart, the series arrows, the search box and the ru/en
 switch. Headless Chromium against a ``vykhukhol serve`` subprocess, as in
-test_admin.py, whose fixtures and helpers these tests reuse.
+test_admin.py, whose helpers (tests/support/adminkit.py) these tests reuse.
 
 Each test opens with the behaviour it pins and leaves screenshots in
 ``tests/artifacts/`` (named ``*-en.png`` / ``*-ru.png``) for a person to look at.
@@ -16,9 +16,9 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from selenium.webdriver.common.by import By
-from test_admin import assert_no_script, outbox_letters
 
-from servetools import PASSWORD  # tests/conftest.py's installation
+from support.adminkit import assert_no_script, outbox_letters
+from support.servetools import PASSWORD  # tests/conftest.py's installation
 from vykhukhol import services as svc
 from vykhukhol.timeutil import now
 

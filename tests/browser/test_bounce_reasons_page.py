@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_admin import outbox_letters
+from support.adminkit import outbox_letters
 
 GONE, FULL, SAID = "gone@example.com", "full@example.com", "phrase@example.com"
 

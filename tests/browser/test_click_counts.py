@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import re
 
-from test_admin import newest_letter, text_of
-
+from support.adminkit import newest_letter, text_of
 from vykhukhol import newsletters
 
 GO = re.compile(r"http://127\.0\.0\.1:\d+/cgi/go\.py\?\S+")

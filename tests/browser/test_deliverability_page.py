@@ -7,12 +7,9 @@ the page in Russian; screenshots in tests/artifacts/."""
 from __future__ import annotations
 
 import re
-import sys
 from datetime import date
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from dnskit import DnsServer  # noqa: E402
+from support.dnskit import DnsServer  # noqa: E402
 from vykhukhol.watch import receivers  # noqa: E402
 
 

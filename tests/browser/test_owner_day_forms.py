@@ -10,8 +10,8 @@ from datetime import timedelta
 from typing import Any
 
 from selenium.webdriver.common.by import By
-from test_admin import job_rows, local_input, outbox_letters, text_of
 
+from support.adminkit import job_rows, local_input, outbox_letters, text_of
 from vykhukhol import newsletters
 from vykhukhol.newsletters import history
 from vykhukhol.timeutil import now

@@ -6,13 +6,9 @@ Russian; screenshots in tests/artifacts/."""
 
 from __future__ import annotations
 
-import sys
 from datetime import timedelta
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from test_bounces import dsn, pipe, tagged_sender  # noqa: E402
-
+from support.bouncekit import dsn, pipe, tagged_sender  # noqa: E402
 from vykhukhol.members import (
     removed,  # noqa: E402
     suppression,  # noqa: E402

@@ -2,7 +2,7 @@
 
 The ``site`` fixture (tests/conftest.py) gives each campaign a fresh
 installation; ``bad_smtp`` is a real aiosmtpd server on 127.0.0.1 whose
-answers a campaign programs (see :class:`faultkit.FaultHandler`).
+answers a campaign programs (see :class:`support.faultkit.FaultHandler`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import random
 from collections.abc import Iterator
 
 import pytest
-from faultkit import FaultServer, campaign_seed, start_smtp
+
+from support.faultkit import FaultServer, campaign_seed, start_smtp
 
 
 @pytest.fixture

@@ -24,8 +24,8 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from faultkit import DROP, KEEP_AND_DROP, CronRun, cron, in_doubt, log_entries, scale
 
+from support.faultkit import DROP, KEEP_AND_DROP, CronRun, cron, in_doubt, log_entries, scale
 from vykhukhol import newsletters
 from vykhukhol import services as svc
 from vykhukhol.files import kv

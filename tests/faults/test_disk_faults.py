@@ -39,9 +39,9 @@ from zoneinfo import ZoneInfo
 
 import email_validator  # noqa: F401  (imported before the fake file system replaces the real one)
 import pytest
-from faultkit import LONG, assert_data_parses, in_doubt, log_entries, subscriber_sets
 from pyfakefs.fake_filesystem_unittest import Patcher
 
+from support.faultkit import LONG, assert_data_parses, in_doubt, log_entries, subscriber_sets
 from vykhukhol import cli, files, mail, newsletters, sender
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod

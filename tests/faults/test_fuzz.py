@@ -37,11 +37,11 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import pytest
-from faultkit import assert_data_parses, scale
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from servetools import call, environ, log_in
+from support.faultkit import assert_data_parses, scale
+from support.servetools import call, environ, log_in
 from vykhukhol import cli, files, newsletters, tokens
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod

@@ -24,15 +24,10 @@ Short version (CI): 80 subscribers, 10 waves of 12 bounces, 10 kills. Long:
 
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
-from faultkit import assert_data_parses, cron, kill_now, recover, scale, start_cron
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from dovecotkit import dovecot_fixture, dovecot_server_fixture  # noqa: E402,F401 - fixtures
-
+from support.dovecotkit import dovecot_fixture, dovecot_server_fixture  # noqa: E402,F401 - fixtures
+from support.faultkit import assert_data_parses, cron, kill_now, recover, scale, start_cron
 from vykhukhol import returntag as tags  # noqa: E402
 
 SUBSCRIBERS = scale(80, 400)

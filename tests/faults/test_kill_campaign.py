@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultkit import (
+
+from support.faultkit import (
     ADMIN,
     LONG,
     assert_data_parses,
@@ -51,7 +52,6 @@ from faultkit import (
     start_cron,
     subscriber_sets,
 )
-
 from vykhukhol import newsletters
 from vykhukhol import services as svc
 from vykhukhol.services import due_summary

@@ -22,8 +22,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from faultkit import assert_data_parses, kill_now, scale
-
+from support.faultkit import assert_data_parses, kill_now, scale
 from vykhukhol.bounces.providers.generic import signature
 
 SUBSCRIBERS = scale(6, 60)

@@ -27,11 +27,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from faultkit import LIB, assert_data_parses, env, leftover_temp_files, scale
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from test_bounces import dsn, pipe, tagged_sender  # noqa: E402
-
+from support.bouncekit import dsn, pipe, tagged_sender  # noqa: E402
+from support.faultkit import LIB, assert_data_parses, env, leftover_temp_files, scale
 from vykhukhol import cli  # noqa: E402
 from vykhukhol.datadir import DataDir  # noqa: E402
 from vykhukhol.members import removed  # noqa: E402

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultkit import ADMIN, LEASE, cron, env, scale
 
+from support.faultkit import ADMIN, LEASE, cron, env, scale
 from vykhukhol import newsletters
 from vykhukhol import services as svc
 from vykhukhol.files import kv

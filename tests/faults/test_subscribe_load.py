@@ -32,8 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from faultkit import assert_data_parses, cron, env, free_port, scale, subscriber_sets
-
+from support.faultkit import assert_data_parses, cron, env, free_port, scale, subscriber_sets
 from vykhukhol import newsletters, tokens
 from vykhukhol import services as svc
 from vykhukhol.services import due_summary

@@ -19,9 +19,9 @@ from urllib.parse import urlsplit
 
 import feedparser
 import pytest
-from webtools import TRACEBACK, Page, free_port, plain_text
 
-from servetools import ServeProcess
+from support.servetools import ServeProcess
+from support.webtools import TRACEBACK, Page, free_port, plain_text
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 NAME, ADDRESS = "Zinaida Secretova", "zina.private@example.com"
@@ -248,7 +248,7 @@ def test_the_own_copy_link_of_a_real_letter_shows_that_recipients_letter(
 
 def test_the_own_copy_page_works_as_a_cgi_script(published: Any, tmp_path: Path) -> None:
     """cgi/view.py run as mod_cgi runs it: the same page, from the letter's link."""
-    from test_cgi import copy_checkout, parse_cgi
+    from support.cgikit import copy_checkout, parse_cgi
 
     root = tmp_path / "install"
     copy_checkout(root)

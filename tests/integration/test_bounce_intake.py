@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 
 import pytest
-from dovecotkit import dovecot_fixture, dovecot_server_fixture  # noqa: F401 - fixtures
 
-from servetools import subprocess_env
+from support.dovecotkit import dovecot_fixture, dovecot_server_fixture  # noqa: F401 - fixtures
+from support.servetools import subprocess_env
 from vykhukhol import returntag as tags
 from vykhukhol.bounces import apply, tries
 from vykhukhol.bounces.reading import limits
@@ -235,7 +235,7 @@ def test_a_message_that_stopped_the_mailbox_reader_twice_is_moved_aside(site, sm
 # --- the mailbox as a probe ---------------------------------------------------------
 
 def admin_page(site, path: str, language: str) -> str:
-    from servetools import call, environ, log_in
+    from support.servetools import call, environ, log_in
     from vykhukhol.web.admin import app
 
     site.set(language=language)

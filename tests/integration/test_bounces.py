@@ -13,16 +13,13 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from pathlib import Path
 
-from dovecotkit import dovecot_fixture, dovecot_server_fixture  # noqa: F401 - fixtures
-
+from support.bouncekit import ARF, DATA, LESSON, dsn, pipe, pipe_site, tagged_sender
+from support.dovecotkit import dovecot_fixture, dovecot_server_fixture  # noqa: F401 - fixtures
 from vykhukhol import newsletters
 from vykhukhol import returntag as tags
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "bounces"
 DEAD, ALIVE, OTHER = "dead@example.com", "alive@example.com", "other@example.com"
-LESSON = [("Lesson 1", "0s", "Hello {{ name }}."), ("Lesson 2", "30d", "Again.")]
 HOUR = 3600
 
 # corpus file → the address it reports as failed
@@ -33,18 +30,6 @@ PERMANENT = {"flufl-postfix_01.txt": "xxxxx@local.ie", "flufl-dsn_01.txt": "user
 TEMPORARY = {"flufl-dsn_05.txt": "userx@example.cz", "flufl-simple_03.txt": "userx@example.za"}
 
 
-def tagged_sender(site, received, kind: str, name: str, address: str) -> str:
-    """The envelope sender the server received for this letter, if it is tagged;
-    else the one the sender will use (tag.make + tag.bounce_address: the
-    tagging of the envelope is another branch's work, not merged here yet)."""
-    settings = site.settings()
-    separator = settings["mail.verp_separator"]
-    if received is not None and tags.split_address(received.mail_from, separator):
-        return received.mail_from
-    base = settings["mail.bounce_address"] or settings["mail.from_email"]
-    return tags.bounce_address(base, separator, tags.make(settings.secret, kind, name, address))
-
-
 def bounce(corpus: str, failed: str, sender: str) -> bytes:
     """A real bounce report, retargeted at one of our letters."""
     raw = (DATA / corpus).read_bytes()
@@ -52,24 +37,6 @@ def bounce(corpus: str, failed: str, sender: str) -> bytes:
     if old:
         raw = raw.replace(old.encode(), failed.encode())
     return f"Delivered-To: {sender}\n".encode() + raw
-
-
-def dsn(failed: str, sender: str, message_id: str, status: str = "5.2.2",
-        diagnostic: str = "smtp; 552 5.2.2 <{failed}>: mailbox full, quota exceeded",
-        action: str = "failed", mta: str = "mx.example.net") -> bytes:
-    """An RFC 3464 report as a relay writes it, about the letter ``message_id`` to
-    ``failed`` (its headers returned), delivered to the letter's tagged sender."""
-    return (f"Delivered-To: {sender}\nFrom: MAILER-DAEMON@mx.example.net\nTo: {sender}\n"
-            "Subject: Undelivered Mail Returned to Sender\nAuto-Submitted: auto-replied\n"
-            "MIME-Version: 1.0\nContent-Type: multipart/report; report-type=delivery-status;"
-            ' boundary="B"\n\n--B\nContent-Type: text/plain\n\nYour message could not be'
-            " delivered.\n\n--B\nContent-Type: message/delivery-status\n\n"
-            f"Reporting-MTA: dns; {mta}\n\n"
-            f"Final-Recipient: rfc822; {failed}\nAction: {action}\nStatus: {status}\n"
-            f"Diagnostic-Code: {diagnostic.format(failed=failed)}\n\n"
-            "--B\nContent-Type: text/rfc822-headers\n\n"
-            f"From: list@example.org\nTo: {failed}\nSubject: Lesson\nMessage-ID: {message_id}\n"
-            "\n--B--\n").encode()
 
 
 def suppressed(site) -> str:
@@ -308,20 +275,6 @@ def test_a_batch_of_bounces_is_read_and_each_one_counted(site, smtp_server, dove
 
 # --- the pipe ---------------------------------------------------------------------
 
-def pipe_site(site) -> None:
-    site.set(mail__from_email="list@example.org")
-    site.service("course", letters=LESSON)
-
-
-def pipe(site, raw: bytes):
-    result = site.cli("bounce", input=raw.decode("latin-1"), check=False)
-    assert result.returncode == 0, result.stderr
-    assert "Traceback" not in result.stdout + result.stderr
-    return result
-
-
-ARF = (DATA / "rfc5965-example.txt").read_bytes()
-
 
 def test_a_spam_complaint_unsubscribes_at_once(site):
     pipe_site(site)
@@ -384,7 +337,7 @@ def test_status_warns_while_letters_leave_and_nothing_reads_their_bounces(site, 
 # --- the admin --------------------------------------------------------------------
 
 def admin_get(site, path: str, language: str = "en") -> tuple[int, str]:
-    from servetools import call, environ, log_in
+    from support.servetools import call, environ, log_in
     from vykhukhol.web.admin import app
 
     site.set(language=language)
@@ -442,7 +395,7 @@ def test_a_ca_file_that_is_not_there_is_refused_when_set(site, tmp_path):
 
 
 def test_the_cron_url_and_the_serve_ticker_read_the_mailbox_too(site, smtp_server, dovecot):
-    from servetools import call, environ
+    from support.servetools import call, environ
     from vykhukhol.web import cron
     from vykhukhol.web.server import Ticker
 

@@ -10,9 +10,8 @@ signed callback to a real ``vykhukhol serve``; the runs are real
 
 from __future__ import annotations
 
-from test_bounces import ARF, tagged_sender
-from test_hooks import hooked, mailgun_body  # noqa: F401 - the served installation
-
+from support.bouncekit import ARF, tagged_sender
+from support.hookkit import mailgun_body
 from vykhukhol import newsletters
 from vykhukhol import services as svc
 from vykhukhol.services import subscribers as subs
@@ -146,7 +145,7 @@ def test_complaints_by_a_providers_callback_brake_the_service(hooked, smtp_serve
     import subprocess
     import sys
 
-    from servetools import subprocess_env
+    from support.servetools import subprocess_env
     from vykhukhol import settings as settings_mod
     from vykhukhol.timeutil import now
 

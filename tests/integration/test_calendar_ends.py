@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from servetools import call, environ, log_in
+from support.servetools import call, environ, log_in
 from vykhukhol.services import subscribers as subs
 from vykhukhol.timeutil import format_time, parse_time
 from vykhukhol.web import admin as admin_mod

@@ -17,9 +17,16 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
-from test_web_flow import Server
-from webtools import TRACEBACK, Page, assert_security_headers, free_port, path_of, plain_text
 
+from support.webflowkit import Server
+from support.webtools import (
+    TRACEBACK,
+    Page,
+    assert_security_headers,
+    free_port,
+    path_of,
+    plain_text,
+)
 from vykhukhol import tokens
 
 CHECKOUT = Path(__file__).resolve().parents[2]

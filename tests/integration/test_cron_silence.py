@@ -3,7 +3,7 @@ max(1 h, 3 × the median gap between the last 20 runs), the next page
 request sends "cron is silent" after its answer (once in 6 hours), Status
 shows the last run in red, and `vykhukhol status` exits 1.
 
-Through real CGI processes (tests/integration/test_cgi.py's install) and the
+Through real CGI processes (tests/support/cgikit.py's install) and the
 real command line; the run log's mtime is moved back, as a cron that stopped
 two hours ago would leave it.
 """
@@ -15,9 +15,7 @@ import subprocess
 import sys
 import time
 
-from test_cgi import install  # noqa: F401 - the copied installation, as test_cgi.py makes it
-
-from servetools import subprocess_env
+from support.servetools import subprocess_env
 from vykhukhol.files import kv
 from vykhukhol.watch import cronwatch
 

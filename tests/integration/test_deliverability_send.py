@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 import dkim
 import pytest
 
-from servetools import call, environ, log_in
+from support.servetools import call, environ, log_in
 from vykhukhol import cli, newsletters
 from vykhukhol import returntag as tag
 from vykhukhol import settings as settings_mod

@@ -1,5 +1,5 @@
 """`vykhukhol doctor` (issue 28 item 5) against a DNS server of the test's own
-on loopback (tests/dnskit.py), serving good, missing and wrong records for
+on loopback (tests/support/dnskit.py), serving good, missing and wrong records for
 each check; a resolver that never answers gives "unknown" within its timeout.
 No test resolves a public name: dns.resolver points every question here."""
 
@@ -7,14 +7,11 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from dnskit import DnsServer, SilentResolver  # noqa: E402
+from support.dnskit import DnsServer, SilentResolver  # noqa: E402
 from vykhukhol.mail import doctor  # noqa: E402
 from vykhukhol.mail.doctor import checks, spf  # noqa: E402
 from vykhukhol.mail.doctor.lookup import Lookup  # noqa: E402

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from servetools import subprocess_env
+from support.servetools import subprocess_env
 from vykhukhol.newsletters import feeds
 from vykhukhol.timeutil import now
 
@@ -209,7 +209,7 @@ def test_a_broken_feed_is_one_log_line_and_a_status_warning_never_a_stopped_run(
 
 
 def test_bad_settings_are_refused_in_one_line(site, blog, tmp_path):
-    from test_cli_input import refused
+    from support.clikit import refused
 
     site.service("news")
     refused(site, "service", "feed", "news", "ftp://example.org/feed", says=("not a feed address",))

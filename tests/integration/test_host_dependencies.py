@@ -17,14 +17,13 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import dkim
 import pytest
 from packaging.requirements import Requirement
 
-import vendorkit
+from support import vendorkit
 from vykhukhol import returntag as tags
 from vykhukhol.sender import journal
 
@@ -217,8 +216,7 @@ def test_the_doctor_asks_the_dns_with_the_vendored_lib_and_says_so_when_dnspytho
         site, host_lib):
     """`vykhukhol doctor` on Debian's Python with only lib/: dnspython is vendored
     because setup.cfg declares it; a lib/ without it gives one line, no traceback."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from dnskit import DnsServer
+    from support.dnskit import DnsServer
 
     site.set(mail__from_email="news@example.org")
     with DnsServer({("example.org", "TXT"): ['"v=spf1 -all"'],

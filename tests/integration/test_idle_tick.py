@@ -18,9 +18,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from test_cgi import install  # noqa: F401 - the copied installation, as test_cgi.py makes it
-from webtools import assert_security_headers
 
+from support.webtools import assert_security_headers
 from vykhukhol import newsletters, sender
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod

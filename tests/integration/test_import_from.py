@@ -137,7 +137,7 @@ def test_an_address_suppressed_here_is_not_brought_back(site):
 
 @pytest.mark.parametrize("tool", ["mailchimp", "phplist", "listmonk", "csv"])
 def test_a_file_from_a_tool_we_do_not_know_names_the_columns_expected(site, tool):
-    from test_cli_input import refused
+    from support.clikit import refused
 
     site.service("news")
     err = refused(site, "import-from", tool, str(SAMPLES / "sendinblue-contacts.csv"),
@@ -146,7 +146,7 @@ def test_a_file_from_a_tool_we_do_not_know_names_the_columns_expected(site, tool
 
 
 def test_a_file_that_is_the_wrong_tools_is_refused_whole(site):
-    from test_cli_input import refused
+    from support.clikit import refused
 
     site.service("news")
     refused(site, "import-from", "listmonk", str(PHPLIST), "--service", "news",
@@ -154,7 +154,7 @@ def test_a_file_that_is_the_wrong_tools_is_refused_whole(site):
 
 
 def test_bad_bytes_and_broken_zips_are_one_line(site, tmp_path):
-    from test_cli_input import refused
+    from support.clikit import refused
 
     site.service("news")
     latin = tmp_path / "latin1.csv"
@@ -298,6 +298,7 @@ def _post_import(site, fields: dict) -> tuple[int, str]:
     from urllib.parse import urlencode
 
     from servetools import call, environ, log_in
+
     from vykhukhol.web import admin as admin_app
 
     app = admin_app.app(site.data, site.cgi_dir)

@@ -1,6 +1,6 @@
 """Every sentence an admin or public page shows follows `language`, with Russian plurals.
 
-The admin and public apps are driven in-process (tests/servetools.py), once
+The admin and public apps are driven in-process (tests/support/servetools.py), once
 with language=ru and once with language=en: a page in Russian holds no
 English sentence of ours, and the other way round.
 """
@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from servetools import call, environ, log_in
+from support.servetools import call, environ, log_in
 from vykhukhol import settings as settings_mod
 from vykhukhol.web import admin as admin_mod
 from vykhukhol.web import subscription

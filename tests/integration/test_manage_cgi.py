@@ -16,9 +16,8 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
-from test_cgi import SITE_URL, install, query_of, vykhukhol  # noqa: F401 - fixture
-from webtools import assert_clean_page, plain_text
-
+from support.cgikit import SITE_URL, query_of, vykhukhol
+from support.webtools import assert_clean_page, plain_text
 from vykhukhol import services as svc
 from vykhukhol.datadir import DataDir
 from vykhukhol.files.runlog import RunLog

@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
-from servetools import call, environ, log_in
+from support.servetools import call, environ, log_in
 from vykhukhol import returntag as tags
 from vykhukhol.newsletters import history
 from vykhukhol.web import admin as admin_mod

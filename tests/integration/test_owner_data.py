@@ -10,7 +10,7 @@ import re
 from datetime import timedelta
 from urllib.parse import urlencode
 
-from servetools import call, environ, log_in
+from support.servetools import call, environ, log_in
 from vykhukhol.timeutil import now
 from vykhukhol.web import admin as admin_app
 
@@ -164,7 +164,7 @@ def _serve(data, port: int, folder, **env: str):
     import sys
     import time
 
-    from servetools import subprocess_env
+    from support.servetools import subprocess_env
 
     out = folder / f"serve-{port}.out"
     environment = subprocess_env(**env)
@@ -193,8 +193,7 @@ def test_a_busy_port_makes_nothing_and_the_next_start_prints_the_password_and_it
     import socket
     import urllib.request
 
-    from webtools import free_port
-
+    from support.webtools import free_port
     from vykhukhol import settings as settings_mod
 
     data = tmp_path / "data"
@@ -236,7 +235,7 @@ def test_a_busy_port_makes_nothing_and_the_next_start_prints_the_password_and_it
 
 
 def test_a_site_url_that_is_not_local_stays_whatever_port_serve_uses(site, tmp_path):
-    from webtools import free_port
+    from support.webtools import free_port
 
     proc, out = _serve(site.root, free_port(), tmp_path)
     _stop(proc)
@@ -264,7 +263,7 @@ def test_a_local_data_directory_gets_the_local_note_not_the_hosting_warnings(tmp
     import subprocess
     import sys
 
-    from servetools import subprocess_env
+    from support.servetools import subprocess_env
     from vykhukhol.datadir import DataDir
     from vykhukhol.web.fresh_site import first_start
 
@@ -325,8 +324,8 @@ def test_the_apache_pages_step_6_runs_as_written_with_the_welcome_letter_it_make
     import subprocess
     import sys
 
-    import docskit
-    from servetools import subprocess_env
+    from support import docskit
+    from support.servetools import subprocess_env
 
     step = docskit.section("apache-step-6")  # docs/deploying/apache.md
     block = docskit.fenced_blocks(step.split("Then, for example:\n", 1)[1])[0]

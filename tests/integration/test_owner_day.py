@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from servetools import call, environ, log_in
+from support.servetools import call, environ, log_in
 from vykhukhol import newsletters
 from vykhukhol.timeutil import now
 from vykhukhol.web import admin as admin_app
@@ -173,9 +173,8 @@ def test_serve_on_a_fresh_data_directory_makes_a_demo_list_and_prints_where_to_s
     import time
     import urllib.request
 
-    from webtools import free_port
-
-    from servetools import subprocess_env
+    from support.servetools import subprocess_env
+    from support.webtools import free_port
 
     port = free_port()
     out = tmp_path / "serve.out"

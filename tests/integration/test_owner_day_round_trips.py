@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from servetools import call, environ, log_in
+from support.servetools import call, environ, log_in
 from vykhukhol import archive
 from vykhukhol import services as svc
 from vykhukhol.archive import publish

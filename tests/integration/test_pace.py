@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from servetools import call, environ, log_in
+from support.servetools import call, environ, log_in
 from vykhukhol import newsletters
 from vykhukhol.datadir import DataDir
 from vykhukhol.timeutil import format_time, now

@@ -35,7 +35,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from test_apache import (  # the mod_cgi test's installation steps and HTTP helpers
+
+from support.apachekit import (  # the mod_cgi test's installation steps and HTTP helpers
     APACHE,
     CHECKOUT,
     DEPENDENCIES,
@@ -52,8 +53,8 @@ from test_apache import (  # the mod_cgi test's installation steps and HTTP help
     subscribe_and_confirm,
     traversable,
     upload,
-    vendor,
 )
+from support.vendorkit import vendor
 
 PASSENGER = MODULES / "mod_passenger.so"
 PASSENGER_CONF = Path("/etc/apache2/mods-available/passenger.conf")  # Debian's, names PassengerRoot

@@ -1,5 +1,5 @@
 """Bounces that act, end to end: Vykhukhol's letters through a real Postfix
-that accepts first and bounces later (tests/integration/postfixkit.py), the
+that accepts first and bounces later (tests/support/postfixkit.py), the
 genuine DSNs read back from the Dovecot fixture's INBOX by real ``vykhukhol
 cron`` runs (SPEC 5, "What a failure count means"; SPEC 12).
 
@@ -24,8 +24,9 @@ from email import policy
 from pathlib import Path
 
 import pytest
-from dovecotkit import dovecot_fixture, dovecot_server_fixture  # noqa: F401 - fixtures
-from postfixkit import (  # noqa: F401 - fixtures
+
+from support.dovecotkit import dovecot_fixture, dovecot_server_fixture  # noqa: F401 - fixtures
+from support.postfixkit import (  # noqa: F401 - fixtures
     BOUNCE_DOMAIN,
     greylist,
     postfix_fixture,

@@ -1,6 +1,6 @@
 """A real relay that accepts first and bounces later: the Postfix fixture itself.
 
-Vykhukhol's letters go to a Postfix on loopback (tests/integration/postfixkit.py)
+Vykhukhol's letters go to a Postfix on loopback (tests/support/postfixkit.py)
 the way a shared host's relay takes them: every recipient is accepted, and the
 dead ones come back seconds later as genuine Postfix DSNs, addressed to each
 letter's tagged envelope sender and delivered into the Dovecot fixture's
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import email
 
-from dovecotkit import dovecot_fixture, dovecot_server_fixture  # noqa: F401 - fixtures
-from postfixkit import (  # noqa: F401 - fixtures
+from support.dovecotkit import dovecot_fixture, dovecot_server_fixture  # noqa: F401 - fixtures
+from support.postfixkit import (  # noqa: F401 - fixtures
     BOUNCE_DOMAIN,
     greylist,
     postfix_fixture,

@@ -35,7 +35,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from webtools import free_port
+
+from support.webtools import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEM_PYTHON = Path("/usr/bin/python3")

@@ -17,9 +17,8 @@ import sys
 import time
 from datetime import timedelta
 
-from test_bounces import ARF, dsn, pipe, tagged_sender
-
-from servetools import subprocess_env
+from support.bouncekit import ARF, dsn, pipe, tagged_sender
+from support.servetools import subprocess_env
 from vykhukhol import services as svc
 from vykhukhol.bounces import counts
 from vykhukhol.errors import Conflict
@@ -297,7 +296,7 @@ def test_the_words_kept_are_one_printable_line(site):
 
 
 def test_a_callback_of_an_address_gone_keeps_the_lines_with_the_providers_name(tmp_path):
-    from test_hooks import cgi_install, hook_cgi, payload, subscribe
+    from support.hookkit import cgi_install, hook_cgi, payload, subscribe
 
     hooked = cgi_install(tmp_path, "news", "digest")
     subscribe(hooked, "cb-gone@example.net", "news", "digest")

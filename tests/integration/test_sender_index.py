@@ -221,7 +221,7 @@ def test_a_kill_during_the_index_write_leaves_a_usable_state(site, tmp_path):
     """kill -9 while the index is written over and over (a large and the true
     one in turn): it is the old or the new one, or detected; the next run
     sends what a run without an index sends."""
-    from tests.servetools import subprocess_env
+    from support.servetools import subprocess_env
 
     path = populate(site)
     site.run_at(now() + timedelta(minutes=1))

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from servetools import ServeProcess, subprocess_env
+from support.servetools import ServeProcess, subprocess_env
 from vykhukhol.members import unsent
 
 

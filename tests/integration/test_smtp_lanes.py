@@ -13,7 +13,7 @@ import pytest
 from vykhukhol import mail, newsletters
 from vykhukhol.mail.smtp import SmtpTransport
 
-DROP = "drop"  # tests/integration/conftest.py: hang up instead of answering DATA
+DROP = "drop"  # tests/support/smtpkit.py: hang up instead of answering DATA
 
 HOUR = 3600
 ADMIN = "admin@example.org"

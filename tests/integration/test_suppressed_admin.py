@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from servetools import call, environ, log_in
+from support.servetools import call, environ, log_in
 from vykhukhol.members import suppression
 from vykhukhol.members.suppression import Why
 from vykhukhol.timeutil import now

@@ -13,8 +13,7 @@ import csv
 import io
 from datetime import timedelta
 
-from test_bounces import ARF, pipe, pipe_site, tagged_sender
-
+from support.bouncekit import ARF, pipe, pipe_site, tagged_sender
 from vykhukhol import newsletters
 from vykhukhol.members import suppression, unsent
 from vykhukhol.members.suppression import Why

@@ -9,18 +9,19 @@ gets SIGTERM and must say "Vykhukhol stopped" and exit 0 within seconds.
 
 from __future__ import annotations
 
-import http.client
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import pytest
-from webtools import (
+
+from support.webflowkit import FORM, Server, wait_for
+from support.webtools import (
     TRACEBACK,
     Page,
     assert_clean_page,
@@ -31,15 +32,12 @@ from webtools import (
     path_of,
     plain_text,
 )
-
-from servetools import ServeProcess
 from vykhukhol import tokens
 from vykhukhol.services import subscribers as subs
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
 
 LIB = Path(__file__).resolve().parents[2] / "lib"
-FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 ONE_CLICK = b"List-Unsubscribe=One-Click"
 PADDING = 3000  # finished subscribers that lengthen the sender's rewrites
 
@@ -51,49 +49,7 @@ def env() -> dict[str, str]:
     return values
 
 
-def wait_for(condition: Callable[[], Any], timeout: float = 5.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.02)
-
-
 # --- the server -------------------------------------------------------------------
-
-
-class Server(ServeProcess):
-    """One ``vykhukhol serve`` process (see tests/servetools.py), with requests."""
-
-    def __init__(self, site: Any, port: int, folder: Path) -> None:
-        super().__init__(site, port, folder, ready_path="/cgi/subscribe.py?service=news")
-
-    # -- requests ---------------------------------------------------------------
-    def request(self, method: str, path: str, body: bytes | None = None,
-                headers: dict[str, str] | None = None) -> Page:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        try:
-            conn.request(method, path, body=body, headers=headers or {})
-            response = conn.getresponse()
-            raw = response.read()
-            return Page(response.status, {k.lower(): v for k, v in response.getheaders()}, raw)
-        finally:
-            conn.close()
-
-    def get(self, path: str) -> Page:
-        return self.request("GET", path)
-
-    def head(self, path: str) -> Page:
-        return self.request("HEAD", path)
-
-    def post(self, path: str, fields: dict[str, str] | bytes) -> Page:
-        body = fields if isinstance(fields, bytes) else urlencode(fields).encode("utf-8")
-        return self.request("POST", path, body, FORM)
-
-    def subscribe(self, email: str, name: str = "", service: str = "news", **more: str) -> Page:
-        return self.post("/cgi/subscribe.py", {"service": service, "email": email, "name": name,
-                                               **more})
 
 
 @pytest.fixture

@@ -26,10 +26,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from test_apache import fetch, only_form
-from webtools import free_port, link_in, parse_message, plain_text
 
-from servetools import call, environ, subprocess_env
+from support.apachekit import fetch, only_form
+from support.servetools import call, environ, subprocess_env
+from support.webtools import free_port, link_in, parse_message, plain_text
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 PASSWORD = "correct-horse-1"

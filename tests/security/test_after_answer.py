@@ -12,7 +12,7 @@ list). The script now closes its streams and does the work in a child of
 its own session, which Apache's end of the request does not end: the
 letters are still tried.
 
-Run through a real Apache with mod_cgi (tests/integration/test_apache.py's
+Run through a real Apache with mod_cgi (tests/support/apachekit.py's
 installation) and a mail server on loopback that takes seconds to greet.
 """
 
@@ -22,12 +22,10 @@ import http.client
 import time
 from urllib.parse import urlencode
 
-import webkit
-from webkit import SLOW_HELLO
+from support import apachekit, webkit
+from support.webkit import SLOW_HELLO
 
-import integration.test_apache
-
-apache = integration.test_apache.apache  # the fixture: Apache + mod_cgi, a copied installation
+apache = apachekit.apache  # the fixture: Apache + mod_cgi, a copied installation
 slow_mail_server = webkit.slow_mail_server  # the fixture: seconds before it refuses each letter
 
 

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from servetools import subprocess_env
+from support.servetools import subprocess_env
 from vykhukhol import returntag as tags
 from vykhukhol.bounces.reading.limits import MAX_BYTES as MAX_MESSAGE_BYTES
 

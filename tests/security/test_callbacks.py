@@ -15,7 +15,7 @@ skipped, and three requests got a traceback instead of a 4xx.
   unsupported curve (accepted by `settings set`; then every SendGrid
   callback was a 500).
 
-Each through a real ``vykhukhol serve`` (tests/integration/test_hooks.py's
+Each through a real ``vykhukhol serve`` (tests/support/hookkit.py's
 installation: a local CA, a loopback HTTPS "SNS"); nothing leaves the machine.
 """
 
@@ -27,8 +27,8 @@ import subprocess
 import sys
 import time
 
-import integration.test_hooks as kit
-from servetools import subprocess_env
+from support import hookkit as kit
+from support.servetools import subprocess_env
 
 hooked = kit.hooked  # the fixture: serve, a local CA and a loopback SNS
 # A P-256 key whose curve OID is changed to one no library knows (1.2.840.10045.3.1.9).

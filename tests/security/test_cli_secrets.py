@@ -21,7 +21,7 @@ import termios
 import time
 from pathlib import Path
 
-from servetools import subprocess_env
+from support.servetools import subprocess_env
 from vykhukhol import settings as settings_mod
 from vykhukhol.settings import password as auth
 

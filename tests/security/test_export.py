@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 
-from servetools import call, environ, log_in
+from support.servetools import call, environ, log_in
 from vykhukhol.web import admin
 
 FORMULAS = ["=cmd|' /C calc'!A0", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(1+1)*cmd|' /C calc'!A0"]

@@ -25,7 +25,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from servetools import PASSWORD, ServeProcess, subprocess_env
+from support.servetools import PASSWORD, ServeProcess, subprocess_env
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 

@@ -43,7 +43,7 @@ from aiosmtpd.controller import Controller
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from servetools import PASSWORD, ServeProcess
+from support.servetools import PASSWORD, ServeProcess
 from vykhukhol import mail
 from vykhukhol.addresses import clean_name
 from vykhukhol.errors import BadInput

@@ -26,7 +26,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from servetools import PASSWORD, ServeProcess
+from support.servetools import PASSWORD, ServeProcess
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 HOST_ONLY = ("mail.sendmail_path", "mail.dkim_key_file")

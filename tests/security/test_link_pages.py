@@ -22,8 +22,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from integration.webtools import Page, assert_clean_page, free_port
-from servetools import ServeProcess
+from support.servetools import ServeProcess
+from support.webtools import Page, assert_clean_page, free_port
 from vykhukhol import tokens
 
 BAIT = "Your account is locked, call +1 555 0100"

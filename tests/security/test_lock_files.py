@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from integration.webtools import Page, free_port
-from servetools import PASSWORD, ServeProcess
+from support.servetools import PASSWORD, ServeProcess
+from support.webtools import Page, free_port
 
 MISSING = "20261130-000000-abcdef"  # a well-formed job name that no job has
 

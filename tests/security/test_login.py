@@ -11,10 +11,9 @@ from __future__ import annotations
 import threading
 import time
 
-import webkit
-from webkit import Browser, run_cgi
-
-from servetools import PASSWORD
+from support import webkit
+from support.servetools import PASSWORD
+from support.webkit import Browser, run_cgi
 from vykhukhol.files import kv
 
 served = webkit.served  # the fixture: a real `vykhukhol serve`

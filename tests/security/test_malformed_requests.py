@@ -11,8 +11,9 @@ from __future__ import annotations
 import socket
 
 import pytest
-import webkit
-from webkit import TRACEBACK, Answer, parse_cgi, run_cgi
+
+from support import webkit
+from support.webkit import TRACEBACK, Answer, parse_cgi, run_cgi
 
 served = webkit.served  # the fixture: a real `vykhukhol serve`
 

@@ -5,7 +5,7 @@ https://lists.example.org/cgi/go.py?…" leading anywhere. go.py leads only to
 a link stored for a letter (data/clicks/<letter>.links), chosen by a number
 that the site's HMAC signs with the letter; every other request is the same
 400 page, which repeats nothing of the request. Replayed with the checkout's
-real cgi/go.py as CGI processes (tests/security/webkit.py's ``run_cgi``).
+real cgi/go.py as CGI processes (tests/support/webkit.py's ``run_cgi``).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import pytest
-from webkit import TRACEBACK, run_cgi
 
+from support.webkit import TRACEBACK, run_cgi
 from vykhukhol import tokens
 from vykhukhol.newsletters import clicks
 

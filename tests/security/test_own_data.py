@@ -26,18 +26,16 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-import webkit
-from webkit import Browser, wait_for
-
-import integration.conftest
-from servetools import subprocess_env
+from support import smtpkit, webkit
+from support.servetools import subprocess_env
+from support.webkit import Browser, wait_for
 from vykhukhol import tokens
 from vykhukhol.bounces import record
 from vykhukhol.members import suppression
 from vykhukhol.timeutil import now
 
 served = webkit.served  # the fixture: a real `vykhukhol serve`
-smtp_server = integration.conftest.smtp_server  # the fixture: aiosmtpd on loopback
+smtp_server = smtpkit.smtp_server  # the fixture: aiosmtpd on loopback
 BRIEN, OBRIEN, XBRIEN = "brien@example.org", "o'brien@example.org", "x&brien@example.org"
 SAME = {"Sec-Fetch-Site": "same-origin"}
 LETTER = "Hello {{ name }}.\n\nYour page: {{ manage_url }}\nConfirm: {{ confirm_url }}\n"

@@ -8,8 +8,8 @@ from __future__ import annotations
 import html
 import re
 
-import webkit
-from webkit import Browser, run_cgi
+from support import webkit
+from support.webkit import Browser, run_cgi
 
 served = webkit.served  # the fixture: a real `vykhukhol serve`
 

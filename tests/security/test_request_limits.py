@@ -12,8 +12,8 @@ import socket
 import time
 
 import pytest
-import webkit
 
+from support import webkit
 from vykhukhol.web.http import MAX_UPLOAD_BYTES
 
 served = webkit.served  # the fixture: a real `vykhukhol serve`

@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from servetools import PASSWORD, ServeProcess, subprocess_env
+from support.servetools import PASSWORD, ServeProcess, subprocess_env
 from vykhukhol import tokens
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}

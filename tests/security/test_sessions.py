@@ -7,10 +7,9 @@ password set with the real ``vykhukhol password`` command or the admin's new
 
 from __future__ import annotations
 
-import webkit
-from webkit import Browser
-
-from servetools import PASSWORD
+from support import webkit
+from support.servetools import PASSWORD
+from support.webkit import Browser
 
 served = webkit.served  # the fixture: a real `vykhukhol serve`
 

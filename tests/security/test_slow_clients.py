@@ -12,8 +12,7 @@ import http.client
 import socket
 import time
 
-import webkit
-
+from support import webkit
 from vykhukhol.web.guard import HEADER_SECONDS
 
 served = webkit.served  # the fixture: a real `vykhukhol serve`
@@ -91,7 +90,7 @@ def test_a_flood_beyond_the_connection_limit_still_lets_a_quick_client_in(site, 
     import resource
     import subprocess
 
-    from servetools import ServeProcess
+    from support.servetools import ServeProcess
 
     site.service("news", enabled=True)
     with socket.socket() as probe:

@@ -21,10 +21,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import webkit
-from webkit import Browser, outbox_to, wait_for
-
-from servetools import subprocess_env
+from support import webkit
+from support.servetools import subprocess_env
+from support.webkit import Browser, outbox_to, wait_for
 from vykhukhol import tokens
 
 served = webkit.served  # the fixture: a real `vykhukhol serve`

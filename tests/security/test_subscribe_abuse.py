@@ -16,8 +16,9 @@ import time
 from urllib.parse import urlencode
 
 import pytest
-import webkit
-from webkit import (
+
+from support import webkit
+from support.webkit import (
     CHECKOUT,
     SLOW_HELLO,
     Browser,

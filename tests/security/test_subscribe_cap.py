@@ -15,8 +15,9 @@ from __future__ import annotations
 import time
 
 import pytest
-import webkit
-from webkit import Browser, outbox_to, wait_for
+
+from support import webkit
+from support.webkit import Browser, outbox_to, wait_for
 
 served = webkit.served  # the fixture: a real `vykhukhol serve`
 

@@ -29,8 +29,8 @@ from urllib.parse import urlencode
 import pytest
 from aiosmtpd.controller import Controller
 
-from integration.webtools import free_port
-from servetools import ServeProcess
+from support.servetools import ServeProcess
+from support.webtools import free_port
 
 ADMIN = "admin@example.org"
 PASSWORD = "correct-horse-1"

@@ -18,11 +18,10 @@ import sys
 import time
 from urllib.parse import urlencode
 
-import webkit
-from webkit import Browser, outbox_to, wait_for
-
-import integration.test_hooks as kit
-from servetools import subprocess_env
+from support import hookkit as kit
+from support import webkit
+from support.servetools import subprocess_env
+from support.webkit import Browser, outbox_to, wait_for
 from vykhukhol import tokens
 
 served = webkit.served  # the fixture: a real `vykhukhol serve`

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 
-import webkit
-from webkit import Browser
+from support import webkit
+from support.webkit import Browser
 
 served = webkit.served  # the fixture: a real `vykhukhol serve`
 LETTER = ("Hello {{ name }}.\nOnline: {{ web_url }}\nYours: {{ manage_url }}\n"

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from servetools import subprocess_env
+from support.servetools import subprocess_env
 from vykhukhol.mail import alignment, dkim
 from vykhukhol.mail.doctor import checks
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-import docskit
+from support import docskit
 from vykhukhol import i18n
 from vykhukhol.cli import build_parser
 from vykhukhol.settings import KEYS

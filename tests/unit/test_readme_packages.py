@@ -11,8 +11,7 @@ import re
 
 from packaging.requirements import Requirement
 
-import docskit
-import vendorkit
+from support import docskit, vendorkit
 
 SECTION_14 = docskit.section("deploy-apache")
 SECTION_15 = docskit.section("deploy-passenger")

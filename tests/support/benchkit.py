@@ -31,11 +31,9 @@ LIB = ROOT / "lib"
 if str(LIB) not in sys.path:
     sys.path.insert(0, str(LIB))
 
-TESTS = Path(__file__).resolve().parents[1]
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
+TESTS = Path(__file__).resolve().parents[1]  # on the path already: the scripts import support from it
 
-import servetools  # noqa: E402
+from support import servetools  # noqa: E402
 from vykhukhol import cli  # noqa: E402
 from vykhukhol import services as svc  # noqa: E402
 from vykhukhol.datadir import DataDir  # noqa: E402
@@ -77,7 +75,7 @@ def banner(title: str) -> None:
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:
-    """tests/servetools.py's child environment, with the measured checkout's lib/,
+    """tests/support/servetools.py's child environment, with the measured checkout's lib/,
     and bytecode allowed as on a host (a shell that sets PYTHONDONTWRITEBYTECODE
     would otherwise time the compiling of every module, ~60 ms a process)."""
     env = servetools.subprocess_env(lib=LIB, **extra)
@@ -178,7 +176,7 @@ def make_data(data_root: Path, cgi_dir: Path | None = None, **settings: object) 
 
 
 def copy_checkout(target: Path) -> None:
-    """lib/, cgi/ and admin/ as an admin uploads them (what test_cgi.py does)."""
+    """lib/, cgi/ and admin/ as an admin uploads them (what tests/support/cgikit.py does)."""
     for folder in ("lib", "cgi", "admin"):
         shutil.copytree(ROOT / folder, target / folder,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "vykhukhol.path",

@@ -14,7 +14,7 @@ import shlex
 import shutil
 from pathlib import Path
 
-CHECKOUT = Path(__file__).resolve().parents[1]
+CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 def _copy_bytes(source: Path, target: Path) -> None:
@@ -64,7 +64,7 @@ def readme_vendoring_commands(label: str = "deploy-apache") -> list[list[str]]:
     """The requirements of each `pip install --target lib` command of the
     manual's Apache page (label deploy-apache, or the page the label names),
     read as the shell reads them (quotes, continued lines)."""
-    import docskit
+    from support import docskit
 
     section = docskit.section(label)
     commands = []

@@ -14,7 +14,7 @@ mailbox as root: the logins run as ``dovenull`` and the mail as ``dovecot``
 (the Debian package's users), which own the mail folder. Run as another
 user, everything runs as that user.
 
-A test module takes the fixtures with ``from dovecotkit import
+A test module takes the fixtures with ``from support.dovecotkit import
 dovecot_fixture, dovecot_server_fixture`` and asks for ``dovecot``.
 
 Needs the Debian packages dovecot-imapd and dovecot-pop3d (``.ci/run``

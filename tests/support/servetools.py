@@ -5,7 +5,7 @@ an app directly.
 The subprocess is shared by tests/integration/test_web_flow.py and
 tests/browser/conftest.py; the WSGI helpers by tests/faults/test_fuzz.py and
 tests/integration/test_calendar_ends.py;
-importable as ``servetools`` because tests/conftest.py puts tests/ on sys.path.
+importable as ``support.servetools`` (pyproject.toml puts tests/ on the path).
 Output goes to files (no pipe to fill); ``stop`` sends SIGTERM and returns
 the exit code and output, so a test can check the server stopped cleanly.
 """
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-LIB = Path(__file__).resolve().parents[1] / "lib"
+LIB = Path(__file__).resolve().parents[2] / "lib"
 PASSWORD = "correct-horse-1"  # tests/conftest.py's installation
 START_WITHIN = 20.0  # seconds serve may take to answer its first request
 STOP_WITHIN = 10.0   # seconds serve may take to stop after SIGTERM

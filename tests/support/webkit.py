@@ -27,7 +27,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from servetools import PASSWORD, ServeProcess, subprocess_env
+from support.servetools import PASSWORD, ServeProcess, subprocess_env
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 FORM = "application/x-www-form-urlencoded"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 HEADING = re.compile(r"(#+) ")
 FENCE = re.compile(r"\s*(```|~~~)")
 
