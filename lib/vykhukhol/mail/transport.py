@@ -15,7 +15,7 @@ from collections.abc import Callable
 from email.message import EmailMessage
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from vykhukhol.errors import BadInput, MissingModule
 from vykhukhol.mail.config import MailConfig
@@ -79,6 +79,15 @@ def _describe(exc: BaseException) -> str:
     words = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
     return " ".join(str(words).split())
 
+
+
+class HandsOver(Protocol):
+    """What an alert or an admin's letter is handed to: a :class:`Transport`,
+    or a run's lanes (:mod:`vykhukhol.sender.delivery`)."""
+
+    def send(self, msg: EmailMessage | Outgoing, recipient: str) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class Transport(ABC):

@@ -66,7 +66,7 @@ def send_newsletters(run: Run) -> None:
             touched.add(job.name)
     finally:
         try:
-            run.drain()  # the letters still on their way (several connections) journalled
+            run.sending.drain()  # the letters still on their way (several connections) journalled
             touched |= fold_newsletters(run, book)
             for name in sorted(touched):
                 finish_if_exhausted(run, name)
@@ -250,7 +250,7 @@ def finish_if_exhausted(run: Run, name: str) -> None:
             to_email=admin, subject=report_subject(subject, lang), text=report,
             run_id=run.lease)
         try:
-            run.transport().send(message, admin)
+            run.sending.transport().send(message, admin)
         except mail.DeliveryError as exc:
             run.log.error(f"the report of newsletter {name} could not be mailed: {exc.detail}")
     newsletters.delete(data, name, subject)

@@ -71,7 +71,7 @@ class Report:
         return "\n".join(out) + "\n"
 
 
-class Run(Sending):
+class Run:
     """One run's clock, quotas, log and report; its letters leave through
     :class:`~.delivery.Sending`."""
 
@@ -102,6 +102,7 @@ class Run(Sending):
         self.letters_out = 0        # letters handed over or refused: what refusals are measured against
         self.refusals: list[tuple[str, str]] = []  # (run, reason): refused for the sender's reasons
         self._suppressed: Checker | None = None  # read at the run's first letter
+        self.sending = Sending(self)  # the transport, the lanes and deliver
 
     @property
     def suppressed(self) -> Checker:
@@ -170,11 +171,14 @@ class Run(Sending):
 
     def alert(self, subject: str, **details: str) -> None:
         try:
-            transport = self.transport()
+            transport = self.sending.transport()
         except VykhukholError:
             transport = None
         alerts.raise_alert(self.data, self.settings, self.log, subject, self.now(),
                            transport, **details)
+
+    def close(self) -> None:
+        self.sending.close()
 
 
 

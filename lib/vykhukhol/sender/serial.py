@@ -76,7 +76,7 @@ def hold_db(run: Run, first: svc.Service) -> Iterator[Held]:
         yield held
     finally:
         try:
-            run.drain()
+            run.sending.drain()
             fold_series(run, held.book, held.worked)
         finally:  # a full disk while folding still frees the lock; the journal waits
             held.book.close()

@@ -20,7 +20,7 @@ from vykhukhol.files.runlog import RunLog
 from vykhukhol.timeutil import format_time, seconds_between
 
 if TYPE_CHECKING:
-    from vykhukhol import mail
+    from vykhukhol.mail.transport import HandsOver
 
 THROTTLE = 3600  # seconds between two mailings of one subject
 
@@ -199,7 +199,7 @@ def shown(message: str, lang: str) -> str:
 
 
 def raise_alert(data: DataDir, settings, log: RunLog, subject: str, moment: datetime,
-                transport: mail.Transport | None = None, **details: str) -> bool:
+                transport: HandsOver | None = None, **details: str) -> bool:
     """Log the alert; mail it unless the same subject went out in the last hour.
 
     Returns True when a letter was sent.
