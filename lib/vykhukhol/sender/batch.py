@@ -21,6 +21,7 @@ from vykhukhol.timeutil import format_time
 
 Made: TypeAlias = "EmailMessage | Outgoing"  # a letter, whole or written by a press
 
+
 class Copy:
     """One recipient's letter, made when first asked for, or earlier by
     :meth:`make` while the SMTP server is busy with the letter before it (so
