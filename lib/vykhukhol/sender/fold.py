@@ -24,7 +24,7 @@ from vykhukhol.addresses import email_key
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.files import kv
 from vykhukhol.sender.runtime import Run
-from vykhukhol.sender.work import Settled, Work, save_index
+from vykhukhol.sender.work import Scan, Settled, Work, save_index
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
 from vykhukhol.services.rules import Action, clean_up, next_action, rules_of
@@ -114,9 +114,10 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
         """A hand-over never resets the count; only bounce_reset's quiet does."""
         from vykhukhol.bounces import counts
 
-        if resets[0] is None:
-            resets[0] = kv.read_kv(counts.soft_path(run.data))
-        return counts.stale(resets[0], service.name, sub.key, moment, run.settings["bounce_reset"])
+        reset = resets[0]
+        if reset is None:
+            reset = resets[0] = kv.read_kv(counts.soft_path(run.data))
+        return counts.stale(reset, service.name, sub.key, moment, run.settings["bounce_reset"])
 
     def settle(sub: subs.Subscriber) -> tuple[subs.Subscriber | None, Action | None]:
         """The line's records applied and the clean-up done: the subscriber
@@ -172,7 +173,7 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
     with files.record_lock(path):
         if soft or lost:
             failures.update(count_refusals(run, work, soft, lost))
-        if scan is not None and splice_taken(run, work, items_of, settle):
+        if scan is not None and splice_taken(run, work, scan, items_of, settle):
             return forgotten
         # A killed run's journal, or a file changed under the taken lines (a
         # rewrite by another writer): the journalled addresses' lines are parsed,
@@ -211,14 +212,14 @@ def count_refusals(run: Run, work: Work, soft: dict[str, list[str]], lost: set[s
     return after
 
 
-def splice_taken(run: Run, work: Work, items_of: dict[str, set[str]],
+def splice_taken(run: Run, work: Work, scan: Scan, items_of: dict[str, set[str]],
                  settle: Callable[[subs.Subscriber], tuple[subs.Subscriber | None, Action | None]]
                  ) -> bool:
     """The taken lines, changed, spliced into the file, the index moved along
     and the summary written (under the file's record lock); False if the file
     no longer holds them where they were, or a journalled address is not
     among them."""
-    service, scan = work.service, work.scan
+    service = work.service
     if not set(items_of) <= {sub.key for _, sub in scan.rows.values()}:
         return False
     path = service.subscribers_path

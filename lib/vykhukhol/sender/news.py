@@ -146,8 +146,8 @@ def suppression_gate(services: dict[str, svc.Service], batch: list,
     home: dict[str, svc.Service] = {}
     for service in services.values():
         for sub in subs.among(service.subscribers_path, wanted):
-            until = sub.paused_until if moment is not None else None
-            if until is not None and until > moment:
+            until = sub.paused_until
+            if moment is not None and until is not None and until > moment:
                 continue
             if sub.state.confirmed and sub.key not in home:
                 home[sub.key] = service
@@ -182,9 +182,12 @@ def fold_newsletters(run: Run, book: journal.Journal) -> set[str]:
         count_refusals(run, name, job.services, rows)  # after: a gone row stays "failed"
         pending = [i for i, r in rows.items() if r.outcome == journal.TEMPFAIL]
         cursor = min(pending) if pending else max(rows) + 1
-        newsletters.change_job(run.data, name, lambda j, cursor=cursor: j.values.update(
-            cursor=str(max(j.cursor, cursor)), last_run=format_time(run.now()),
-            runs=str(int(j.values.get("runs", "0") or 0) + 1)))
+
+        def advance(j: newsletters.Job, cursor: int = cursor) -> None:
+            j.values.update(cursor=str(max(j.cursor, cursor)), last_run=format_time(run.now()),
+                            runs=str(int(j.values.get("runs", "0") or 0) + 1))
+
+        newsletters.change_job(run.data, name, advance)
     book.clear()
     return set(by_job)
 
