@@ -164,6 +164,7 @@ def _one(batch: _Batch, raw: bytes, source: str, tries) -> Result:
     mid = message_id(raw)
     if mid in batch.seen:
         return Result(mid, "repeated", reason="processed before", repeated=True)
+    refused: str | None
     if tries.given_up(mid):
         refused = "set aside unread: the reader was stopped twice while on it"
     else:

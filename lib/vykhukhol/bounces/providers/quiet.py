@@ -41,7 +41,8 @@ def quiet_provider(data, settings) -> str | None:
             parts = line.split("\t")
             if len(parts) == 7 and parts[5] in PROVIDERS and parts[2] != "callback refused":
                 try:
-                    if parse_time(parts[0]) >= since:
+                    at = parse_time(parts[0])
+                    if at is not None and at >= since:
                         return None
                 except Exception:  # noqa: BLE001 - a torn line
                     continue

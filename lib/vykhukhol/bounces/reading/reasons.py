@@ -301,10 +301,10 @@ def decide(status: str, text: str, action: str = "", said: str | None = None,
         return "blocked", BY_COMMAND, "EHLO"  # refused at the greeting: the sending host
     if code in ("500", "501", "502", "503", "504") and status[2:3] in ("", "0", "5"):
         return "syntaxerror", BY_REPLY, code  # our command was not understood
-    for name, phrases in patterns.FORMATS.items():
+    for name, words in patterns.FORMATS.items():
         if said in ("MAIL", "EHLO") and CLASS_OF[name] is Cause.GONE:
             continue
-        for phrase in phrases:
+        for phrase in words:
             if phrase in text:
                 return name, coded, phrase
     for name in patterns.ORDER[len(patterns.FIRST):]:
