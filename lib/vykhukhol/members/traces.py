@@ -224,7 +224,12 @@ def lines_naming(data: DataDir, email: str) -> Iterator[Found]:
 
 def _named(fmt: Format, line: str) -> list[str]:
     seen: list[str] = []
-    fmt.rewrite(line, lambda address: seen.append(address) or address)
+
+    def note(address: str) -> str:
+        seen.append(address)
+        return address
+
+    fmt.rewrite(line, note)
     return seen
 
 
@@ -240,7 +245,7 @@ def scrub(data: DataDir, email: str, hashed: str) -> int:
     One atomic rewrite per file under its record lock; returns how many files
     changed."""
     key = email_key(email)
-    paths = {}
+    paths: dict[Path, Format] = {}
     for found in lines_naming(data, email):
         paths.setdefault(found.path, found.place.format)
     changed = 0

@@ -143,7 +143,9 @@ def follow(data: DataDir, service_name: str, url: str, every: str = "1h",
         files.atomic_write(template_path(service), letter if letter.endswith("\n") else letter + "\n")
     files.atomic_write(ini_path(service), [f"url = {url}\n",
                                            f"every = {format_duration(seconds)}\n"])
-    return load(service)
+    feed = load(service)
+    assert feed is not None, "its url was just written"
+    return feed
 
 
 def stop(data: DataDir, service_name: str) -> bool:

@@ -17,6 +17,7 @@ leave it alone.
 
 from __future__ import annotations
 
+from typing import TypedDict
 from urllib.parse import urlsplit
 
 from vykhukhol import services as svc
@@ -26,7 +27,12 @@ from vykhukhol.errors import NotFound
 NAME = "demo"
 DB = "main"
 
-_TEXTS = {
+class _Texts(TypedDict):
+    title: str
+    letters: list[tuple[str, str, str]]  # (subject, delay, body)
+
+
+_TEXTS: dict[str, _Texts] = {
     "ru": {
         "title": "Демо-рассылка",
         "letters": [

@@ -67,7 +67,7 @@ def hourly(per_run: int, gap: float, hourly_limit: int, pace: float | None) -> f
     return max(rate, 0.0)
 
 
-def finish(remaining: int, start: datetime, moment: datetime, per_hour: float,
+def finish(remaining: float, start: datetime, moment: datetime, per_hour: float,
            daily_limit: int, zone: str) -> datetime | None:
     """When ``remaining`` letters will have left at ``per_hour``, at most
     ``daily_limit`` a local day (0: no cap); None past :data:`HORIZON_HOURS`."""
@@ -77,7 +77,8 @@ def finish(remaining: int, start: datetime, moment: datetime, per_hour: float,
         return None
     tz = ZoneInfo(zone)
     clock = max(start, moment)
-    day, sent_today = clock.astimezone(tz).date(), 0
+    day = clock.astimezone(tz).date()
+    sent_today: float = 0
     for _ in range(HORIZON_HOURS):
         local = clock.astimezone(tz)
         if local.date() != day:

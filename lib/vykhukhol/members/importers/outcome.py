@@ -59,8 +59,8 @@ def apply(data: DataDir, settings: Settings, service_name: str, reading: Reading
     standing = {s: sum(1 for p in people if p.standing is s) for s in Standing}
     gone = [p for p in people if p.standing is Standing.SUPPRESSED]
     reasons: dict[str, int] = {}
-    for p in gone:
-        reasons[p.why.value] = reasons.get(p.why.value, 0) + 1
+    for why in (p.why for p in gone if p.why is not None):
+        reasons[why.value] = reasons.get(why.value, 0) + 1
     joining = [p for p in people if p.standing is not Standing.SUPPRESSED]
     secret = suppression.secret_of(settings)
     if dry_run:
@@ -75,7 +75,7 @@ def apply(data: DataDir, settings: Settings, service_name: str, reading: Reading
                        len(free) - already, already, blocked, new_gone)
     moment, source = now(), f"import {reading.tool}"
     new_gone = 0
-    for why in sorted({p.why for p in gone}, key=lambda w: w.value):
+    for why in sorted({p.why for p in gone if p.why is not None}, key=lambda w: w.value):
         new_gone += suppression.add_many(data, secret, [p.email for p in gone if p.why is why],
                                          why, source, moment)
     result = importing.add_people(data, settings, service.name, [
