@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import Literal, NoReturn, TextIO, overload
 
 from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import DataDir, locate
@@ -44,7 +44,7 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", Formatter)
         super().__init__(*args, **kwargs)
 
-    def error(self, message: str) -> None:  # one clear line, exit 2
+    def error(self, message: str) -> NoReturn:  # one clear line, exit 2
         raise UsageError(f"{self.prog}: {message}")
 
     def _check_value(self, action: argparse.Action, value: object) -> None:
@@ -128,6 +128,10 @@ def progress(text: str) -> None:
         print(f"\r{text}", end="", file=sys.stderr, flush=True)
 
 
+@overload
+def read_secret(given: str | None, what: str, env: str, required: Literal[True] = True) -> str: ...
+@overload
+def read_secret(given: str | None, what: str, env: str, required: bool) -> str | None: ...
 def read_secret(given: str | None, what: str, env: str, required: bool = True) -> str | None:
     """A secret value: ``given`` on the command line (``-``: the first line of
     standard input; :data:`ASK` or None: not given), else the variable ``env``,

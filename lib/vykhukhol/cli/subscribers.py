@@ -92,12 +92,12 @@ def cmd_subscriber(ctx: Context, args) -> None:
         text = read_file(args.file, "import file")
         from vykhukhol.members import importing
 
-        result = importing.import_addresses(data, settings, args.service, text, args.confirmed)
+        imported = importing.import_addresses(data, settings, args.service, text, args.confirmed)
         progress("")
-        print(f"{result['added']} added, {result['duplicates']} already there, "
-              f"{len(result['invalid'])} invalid"
-              + (f", {result['suppressed']} suppressed (skipped)" if result["suppressed"] else ""))
-        for lineno, line, reason in result["invalid"][:SHOWN_INVALID]:
+        print(f"{imported['added']} added, {imported['duplicates']} already there, "
+              f"{len(imported['invalid'])} invalid"
+              + (f", {imported['suppressed']} suppressed (skipped)" if imported["suppressed"] else ""))
+        for lineno, line, reason in imported["invalid"][:SHOWN_INVALID]:
             print(f"line {lineno}: {line!r}: {reason}", file=sys.stderr)
     elif args.action == "export":
         export(data, args.service, args.file)

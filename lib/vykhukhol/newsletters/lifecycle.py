@@ -169,6 +169,8 @@ def history_now(data: DataDir) -> list[history.Entry]:
     result = []
     for entry in history.entries(data):
         if entry.finished == "-" and data.job(entry.job, "job").exists():
-            entry = replace(entry, **handed_counts(data.job(entry.job, "list")))
+            counts = handed_counts(data.job(entry.job, "list"))
+            entry = replace(entry, handed=counts["handed"], failed=counts["failed"],
+                            in_doubt=counts["in_doubt"])
         result.append(entry)
     return result[::-1]

@@ -12,11 +12,10 @@ the hourly and daily sending limits.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from vykhukhol.datadir import DataDir
 from vykhukhol.files import kv
-from vykhukhol.files.runlog import RunLog
 from vykhukhol.timeutil import format_time, seconds_between
 
 if TYPE_CHECKING:
@@ -198,7 +197,17 @@ def shown(message: str, lang: str) -> str:
     return f"{subject}: " + tr(lang, first, **{**BLANK, **{n: found.group(n) for n in names}})
 
 
-def raise_alert(data: DataDir, settings, log: RunLog, subject: str, moment: datetime,
+class AlertLog(Protocol):
+    """Where an alert's line goes: a run's log, or a page's (the web server's error log)."""
+
+    lease: str
+
+    def alert(self, message: str) -> None: ...
+
+    def error(self, message: str) -> None: ...
+
+
+def raise_alert(data: DataDir, settings, log: AlertLog, subject: str, moment: datetime,
                 transport: HandsOver | None = None, **details: str) -> bool:
     """Log the alert; mail it unless the same subject went out in the last hour.
 
