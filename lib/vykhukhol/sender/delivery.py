@@ -17,16 +17,17 @@ from typing import TYPE_CHECKING
 
 import vykhukhol.sender.journal as journal
 import vykhukhol.watch.alerts as alerts
+from vykhukhol import mail
 from vykhukhol.errors import BadInput, MissingModule, OverBudget, VykhukholError
+from vykhukhol.mail.dkim import DkimKeyError
+from vykhukhol.mail.lanes import Finished, Lanes
+from vykhukhol.mail.message import Outgoing
 from vykhukhol.sender.replies import read_refusal
 from vykhukhol.states import Outcome
 from vykhukhol.timeutil import format_time
 from vykhukhol.watch.receivers import group_of
 
 if TYPE_CHECKING:  # the e-mail package is imported only by runs that send
-    from vykhukhol import mail
-    from vykhukhol.mail.lanes import Finished, Lanes
-    from vykhukhol.mail.message import Outgoing
     from vykhukhol.sender.runtime import Run
 
 HARD_SHARE = 0.8       # no SMTP command may wait past this share of time_limit
@@ -68,8 +69,6 @@ class Sending:
         """The transport's settings, made once a run (both one connection and
         the lanes open from it)."""
         if self._mail_config is None:
-            from vykhukhol import mail
-
             self._mail_config = mail.config_from_settings(self.run.settings, self.run.data.outbox)
             self._mail_config.timeout = min(SMTP_TIMEOUT_MAX, self.run.time_limit * HARD_SHARE)
         return self._mail_config
@@ -81,8 +80,6 @@ class Sending:
         return self._connection()
 
     def _connection(self) -> mail.Transport:
-        from vykhukhol import mail
-
         if self._transport is None:
             self._transport = mail.open_transport(self.mail_config())
         self._transport.set_deadline(self.hard_deadline())
@@ -116,8 +113,6 @@ class Sending:
         is handed to a free one once its intent is on disk, and HANDED comes
         back at once: it counts against the quota like a sent letter, and its
         outcome is journalled when it comes (at the latest by :meth:`drain`)."""
-        from vykhukhol import mail
-
         run = self.run
         moment = format_time(run.now())
         if email in run.suppressed:  # every letter of a run passes here: the one gate
@@ -175,8 +170,6 @@ class Sending:
         """Before the run's first intent: what every letter needs is at hand
         (the DKIM key and the modules that sign). When it is not, the run
         says so in one line and stops: no letter touched, none in doubt."""
-        from vykhukhol.mail.dkim import DkimKeyError
-
         try:
             lanes = self.lanes()
             if lanes is not None:
@@ -223,9 +216,6 @@ class Sending:
         """The run's SMTP lanes, when it may use more than one connection."""
         if self._lanes is None and self.run.settings["mail.smtp_connections"] > 1 \
                 and self.run.settings["mail.transport"] == "smtp":
-            from vykhukhol import mail
-            from vykhukhol.mail.lanes import Lanes
-
             config = self.mail_config()
             mail.open_transport(config)  # its settings checked here, in this thread
             self._lanes = Lanes(config, config.smtp_connections, mail.open_transport)
@@ -239,8 +229,6 @@ class Sending:
                 self._settle(self._lanes.finished(block=True))
 
     def _settle(self, ends: list[Finished]) -> None:
-        from vykhukhol import mail
-
         for end in ends:
             book, target, email, item, moment = end.tag
             exc = end.error

@@ -21,8 +21,10 @@ import vykhukhol.sender.journal as journal
 from vykhukhol import files
 from vykhukhol import services as svc
 from vykhukhol.addresses import email_key
+from vykhukhol.bounces import counts
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.files import kv
+from vykhukhol.members import membership, removed, suppression
 from vykhukhol.sender.runtime import Run
 from vykhukhol.sender.work import Scan, Settled, Work, save_index
 from vykhukhol.services import due_summary
@@ -63,7 +65,6 @@ def forget_elsewhere(run: Run, forgotten: dict[str, str]) -> None:
     journal is cleared, so a kill meanwhile only repeats it."""
     if not forgotten:
         return
-    from vykhukhol.members import membership, suppression
 
     for email, why in forgotten.items():
         for name in membership.forget_everywhere(run.data, run.settings, email,
@@ -112,8 +113,6 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
 
     def stale(sub: subs.Subscriber) -> bool:
         """A hand-over never resets the count; only bounce_reset's quiet does."""
-        from vykhukhol.bounces import counts
-
         reset = resets[0]
         if reset is None:
             reset = resets[0] = kv.read_kv(counts.soft_path(run.data))
@@ -132,7 +131,6 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
         if key in lost or failures.get(key, 0) >= rules.bounce_limit:
             why = "address gone" if key in lost else "soft bounces"
             forgotten[sub.email] = why
-            from vykhukhol.members import removed  # kept for an undo, before the rewrite lands
 
             removed.note(run.data, service.name, after.to_line(), why, "smtp", "", moment)
             gone[why] += 1
@@ -192,9 +190,6 @@ def count_refusals(run: Run, work: Work, soft: dict[str, list[str]], lost: set[s
     counted in the soft file (:func:`~vykhukhol.bounces.counts.settle_soft`)
     and the addresses to be deleted suppressed first, so a kill between
     loses nothing and counts nothing twice. Returns the new counts."""
-    from vykhukhol.bounces import counts
-    from vykhukhol.members import suppression
-
     service, moment = work.service, run.now()
     taken = {sub.key: sub for _, sub in work.scan.rows.values()} if work.scan else {}
     if set(soft) | lost <= set(taken):

@@ -19,11 +19,13 @@ from itertools import islice
 
 import vykhukhol.sender.journal as journal
 import vykhukhol.watch.brakes as brakes
-from vykhukhol import files, newsletters
+from vykhukhol import files, mail, newsletters
 from vykhukhol import services as svc
 from vykhukhol.addresses import email_key
+from vykhukhol.bounces import removal
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
-from vykhukhol.newsletters import history
+from vykhukhol.members import membership, suppression
+from vykhukhol.newsletters import clicks, history
 from vykhukhol.sender.batch import Copy, Ended, Letter, send_batch
 from vykhukhol.sender.doors import Released, Taken, release, take_lock
 from vykhukhol.sender.news_report import newsletter_report, report_subject, subject_as_sent
@@ -80,7 +82,7 @@ def send_newsletters(run: Run) -> None:
 def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
     """One job's next rows, batch by batch; a job that can no longer be served
     (its letter, list or services gone or broken) is deleted."""
-    from vykhukhol import render
+    from vykhukhol import render  # Jinja2: only when sending
     from vykhukhol.mail import compose  # Jinja2 and the e-mail builder: only when sending
     data = run.data
     _, letter_path, list_path = newsletters.paths(data, job.name)
@@ -103,8 +105,6 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
         newsletters.delete(data, job.name)
         return
     if job.values.get("clicks") == "yes":
-        from vykhukhol.newsletters import clicks
-
         try:  # its links are stored before its first letter is made (issue 29)
             counted = clicks.prepare(data, run.settings["site_url"], run.settings.secret,
                                      job.name, text, html)
@@ -202,8 +202,6 @@ def count_refusals(run: Run, name: str, services: list[str],
               and r.cause in ("address gone", "soft", "")]
     if not failed:
         return
-    from vykhukhol.bounces import removal
-    from vykhukhol.members import membership, suppression
 
     moment = run.now()
     soft: dict[str, list[str]] = defaultdict(list)
@@ -246,8 +244,6 @@ def finish_if_exhausted(run: Run, name: str) -> None:
                   f"{count['in doubt']} in doubt")
     admin = run.settings["admin_email"]
     if admin:
-        from vykhukhol import mail
-
         message = mail.build_message(
             from_name="Vykhukhol", from_email=run.settings["mail.from_email"] or admin,
             to_email=admin, subject=report_subject(subject, lang), text=report,

@@ -24,12 +24,14 @@ import vykhukhol.watch.alerts as alerts
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import VykhukholError
 from vykhukhol.files.runlog import RunLog
+from vykhukhol.members import suppression
 from vykhukhol.sender.allowance import Allowance
 from vykhukhol.sender.delivery import HARD_SHARE, SMTP_TIMEOUT_MAX, Delivery, Sending
 from vykhukhol.sender.tempfail import Deferrals
 from vykhukhol.settings import Settings
 from vykhukhol.states import Outcome
 from vykhukhol.timeutil import format_time
+from vykhukhol.timeutil import now as utc_now
 
 if TYPE_CHECKING:
     from vykhukhol.members.suppression import Checker
@@ -78,8 +80,6 @@ class Run:
     def __init__(self, data: DataDir, settings: Settings,
                  clock: Callable[[], float] = time.monotonic,
                  now: Callable[[], datetime] | None = None) -> None:
-        from vykhukhol.timeutil import now as utc_now
-
         self.data = data
         self.settings = settings
         self.clock = clock
@@ -109,8 +109,6 @@ class Run:
         """The suppression list (SPEC 12), read once a run: ``email in run.suppressed``.
         Read after the bounce mailbox, so what it suppressed counts already."""
         if self._suppressed is None:
-            from vykhukhol.members import suppression
-
             self._suppressed = suppression.Checker(
                 self.data, suppression.secret_of(self.settings))
         return self._suppressed

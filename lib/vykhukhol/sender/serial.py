@@ -25,6 +25,7 @@ from vykhukhol import files
 from vykhukhol import services as svc
 from vykhukhol.errors import BadInput
 from vykhukhol.mail.message import Outgoing
+from vykhukhol.newsletters import clicks
 from vykhukhol.sender.batch import Copy, Ended, Letter, send_batch
 from vykhukhol.sender.doors import Taken, release, take_lock
 from vykhukhol.sender.fold import fold_series, settle_ahead
@@ -246,8 +247,6 @@ def send_letters(run: Run, work: Work, book: journal.Journal) -> None:
         letter = letters[number - 1]
         if letter.clicks:
             if number not in counted:
-                from vykhukhol.newsletters import clicks
-
                 counted[number] = clicks.series_copy(run.data, run.settings["site_url"],
                                                      run.settings.secret, service.name, letter)
             letter = counted[number]
