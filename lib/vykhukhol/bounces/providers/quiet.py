@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import re
 
+from vykhukhol import files
+from vykhukhol.bounces import record
 from vykhukhol.bounces.providers import PROVIDERS
+from vykhukhol.timeutil import now, parse_time
 
 # The SMTP hosts of the providers: sending through one, the bounces come by callback.
 PROVIDER_HOSTS = {"ses": re.compile(r"email-smtp\.[a-z0-9-]+\.amazonaws\.com"),
@@ -26,10 +29,6 @@ def quiet_provider(data, settings) -> str | None:
     """The provider letters go through when none of the providers' callbacks
     has come in :data:`QUIET_DAYS` days (a refused one does not count), else None."""
     from datetime import timedelta
-
-    from vykhukhol import files
-    from vykhukhol.bounces import record
-    from vykhukhol.timeutil import now, parse_time
 
     provider = provider_of(settings["mail.smtp_host"]) if settings["mail.transport"] == "smtp" else None
     if provider is None:

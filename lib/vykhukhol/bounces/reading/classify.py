@@ -42,6 +42,7 @@ from enum import Enum
 
 from vykhukhol import returntag
 from vykhukhol.bounces.reading import formats, reasons
+from vykhukhol.errors import MissingModule
 
 MAX_MESSAGE_BYTES = 2_000_000   # a bounce with its original letter attached stays far below
 MAX_PARTS = 200                 # MIME parts walked before a message counts as hostile
@@ -137,8 +138,6 @@ def classify(raw: bytes, separator: str) -> Verdict:
     try:
         temporary, permanent = _library_failures(message)
     except ImportError as exc:  # a host that vendored too little: kept, and said so plainly
-        from vykhukhol.errors import MissingModule
-
         verdict.reason = MissingModule.of(exc).message
         return verdict
     except Exception as exc:  # noqa: BLE001 - a detector choking on a broken message

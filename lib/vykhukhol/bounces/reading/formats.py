@@ -19,6 +19,9 @@ import re
 from dataclasses import dataclass
 from email.message import Message
 
+from vykhukhol.addresses import check_email
+from vykhukhol.errors import BadInput
+
 MAX_TEXT = 64_000   # characters of a report's own text read for addresses and reasons
 MAX_FAILED = 50     # addresses one report may name; more is a list, not a bounce
 
@@ -55,9 +58,6 @@ class Failed:
 
 def checked(address: str) -> str | None:
     """``address`` as the project writes it (lower case), or None when it is not one."""
-    from vykhukhol.addresses import check_email
-    from vykhukhol.errors import BadInput
-
     address = address.strip().strip("<>").strip().rstrip(".")
     if not address or address.startswith(("|", "/", "-")) or '"' in address:
         return None
