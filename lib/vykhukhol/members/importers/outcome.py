@@ -15,9 +15,15 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from vykhukhol import services as svc
 from vykhukhol.datadir import DataDir
+from vykhukhol.i18n import ntr, tr
+from vykhukhol.members import importing, suppression
 from vykhukhol.members.importers.verdicts import Person, Reading, RefusedLine, Standing
+from vykhukhol.members.suppression import Why
+from vykhukhol.services import subscribers as subs
 from vykhukhol.settings import Settings
+from vykhukhol.timeutil import now
 
 
 class Outcome(NamedTuple):
@@ -49,11 +55,6 @@ def apply(data: DataDir, settings: Settings, service_name: str, reading: Reading
     """Write the reading into ``service_name`` (and the suppression list), or
     with ``dry_run`` only count what that would do. Nothing is written before
     the service is known."""
-    from vykhukhol import services as svc
-    from vykhukhol.members import importing, suppression
-    from vykhukhol.services import subscribers as subs
-    from vykhukhol.timeutil import now
-
     service = svc.find_service(data, service_name)
     people, twice = _one_each(reading.people)
     standing = {s: sum(1 for p in people if p.standing is s) for s in Standing}
@@ -88,9 +89,6 @@ def apply(data: DataDir, settings: Settings, service_name: str, reading: Reading
 def summary(outcome: Outcome, lang: str = "en") -> list[str]:
     """The lines the CLI prints and the page shows: by standing (the same in a
     dry run and after the real run), then what happened or would happen."""
-    from vykhukhol.i18n import ntr, tr
-    from vykhukhol.members.suppression import Why
-
     def reason(value: str) -> str:
         return Why(value).label(lang)
 
