@@ -14,8 +14,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
+from vykhukhol import mail
 from vykhukhol.datadir import DataDir
 from vykhukhol.files import kv
+from vykhukhol.i18n import spoken, tr
 from vykhukhol.timeutil import format_time, seconds_between
 
 if TYPE_CHECKING:
@@ -167,8 +169,6 @@ BLANK = {"detail": "", "time_limit": "", "age": "", "refused": "", "letters": ""
 def body(subject: str, lang: str, **details: str) -> str:
     """An alert's body in ``lang`` (SPEC 6: the subject stays literal, the body
     follows ``language``)."""
-    from vykhukhol.i18n import spoken, tr
-
     first, rest = BODIES[subject]
     values = {**BLANK, **details}
     for name in ("time_limit", "age"):  # 30s, 3d as words of the letter's language
@@ -181,8 +181,6 @@ def shown(message: str, lang: str) -> str:
     status page shows it in ``lang``; a line it does not recognise (one written
     by an older version, in Russian) as it is."""
     import re
-
-    from vykhukhol.i18n import tr
 
     subject, sep, rest = message.partition(": ")
     if not sep or subject not in BODIES:
@@ -235,7 +233,6 @@ def raise_alert(data: DataDir, settings, log: AlertLog, subject: str, moment: da
     kv.change_kv(path, claim)
     if not due:
         return False
-    from vykhukhol import mail  # only when a letter goes out
 
     message = mail.build_message(
         from_name="Vykhukhol", from_email=settings["mail.from_email"] or admin,

@@ -17,11 +17,15 @@ the caps the newsletters leave as they are now (none waiting: all of them).
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from vykhukhol.files import kv
+from vykhukhol.i18n import ntr, tr
+from vykhukhol.services import subscribers as subs
+from vykhukhol.services.rules import LETTER, next_action, rules_of
+from vykhukhol.watch import pace
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vykhukhol.datadir import DataDir
     from vykhukhol.settings import Settings
@@ -50,8 +54,6 @@ def learned_pace(data: DataDir, moment: datetime, hourly_limit: int) -> float | 
     """The lowest pace (letters an hour) a mail server allows the site at
     ``moment`` (:mod:`.pace`: halved when it said "too many", a tenth more each
     clean hour), or None: no server taught one."""
-    from vykhukhol.watch import pace
-
     found = [learned.now(moment, hourly_limit) for learned in pace.learned(data)
              if learned.binds(moment, hourly_limit)]
     return min(found) if found else None
@@ -94,8 +96,6 @@ def finish(remaining: float, start: datetime, moment: datetime, per_hour: float,
 
 def describe(when: datetime | None, moment: datetime, lang: str, zone: str) -> str:
     """ "about 3 days: finishes Thursday 14:00", in ``lang``."""
-    from vykhukhol.i18n import ntr, tr
-
     if when is None:
         return tr(lang, "more than a year")
     local = when.astimezone(ZoneInfo(zone))
@@ -123,9 +123,6 @@ def series_due(settings: Settings, service, moment: datetime) -> tuple[int, int]
     """(letters due now, letters due by the end of the local day) of a series:
     each subscriber's next letter under the service's rules (the subscriber
     file read once; for the admin and the CLI, never for a run)."""
-    from vykhukhol.services import subscribers as subs
-    from vykhukhol.services.rules import LETTER, next_action, rules_of
-
     rules = rules_of(settings, service)
     local = moment.astimezone(ZoneInfo(settings["timezone"]))
     midnight = (local + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)

@@ -114,7 +114,7 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
     if hosted and not settings["site_url"].startswith("https://"):
         found.append(_("site_url is not https: mail services want an https unsubscribe link (RFC 8058)."))
     if settings["mail.dkim_domain"]:
-        from vykhukhol.mail import compose, dkim
+        from vykhukhol.mail import compose, dkim  # Jinja2: only when DKIM is on
 
         try:
             dkim.check_key(data.root, settings)
@@ -164,7 +164,7 @@ def broken_letters(data: DataDir, settings: Settings, translate: Translate = _en
                    explain: Callable[[VykhukholError], str] = str) -> list[str]:
     """A warning for each letter and footer a run cannot make as its files are now
     (the run skips it and alerts: issue 27); gone once the file is fixed."""
-    from vykhukhol.render import checkup
+    from vykhukhol.render import checkup  # Jinja2: only when letters are checked
 
     _ = translate  # the name tools/i18n.py extracts texts by
     found, lang = [], settings["language"]
