@@ -14,9 +14,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal, NoReturn, TextIO, overload
 
+from vykhukhol import files
 from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import DataDir, locate
 from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.watch import brakes
 
 NAME_HELP = "lower-case letters, digits, - and _, e.g. news"
 SERVICE_HELP = "the service's name, e.g. news"
@@ -105,7 +107,7 @@ def letter_body(args: argparse.Namespace) -> str:
 def warn_unknown(*sources: str | None) -> None:
     """A warning on stderr for each variable no letter is given ({{ nmae }}):
     saved all the same, it renders as nothing."""
-    from vykhukhol import render
+    from vykhukhol import render  # Jinja2: only for a command that draws a template
 
     for name in sorted({n for source in sources for n in render.unknown_variables(source or "")}):
         print(f"warning: {{{{ {name} }}}} is not a variable letters are given; it stays empty "
@@ -114,8 +116,6 @@ def warn_unknown(*sources: str | None) -> None:
 
 def resume(ctx: Context, kind: str, name: str) -> None:
     """``service resume`` / ``newsletter resume``: a braked target goes on."""
-    from vykhukhol.watch import brakes
-
     if not brakes.resume(ctx.data, ctx.settings(), kind, name):
         raise BadInput("{target} is not braked: nothing to resume",
                        target=brakes.target(kind, name))
@@ -188,8 +188,6 @@ def warn_http(site_url: str) -> None:
 def export_target(target: str | None) -> Iterator[tuple[TextIO, Callable[[int], None] | None]]:
     """Where an export goes: FILE, created 0600 and never over an existing
     one, with progress on stderr; or standard output, without."""
-    from vykhukhol import files
-
     if not target:
         yield sys.stdout, None
         return

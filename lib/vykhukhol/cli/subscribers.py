@@ -27,6 +27,8 @@ from vykhukhol.cli.common import (
 )
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NoSecret, NotFound
+from vykhukhol.members import importing
+from vykhukhol.members.export import write_csv
 from vykhukhol.services import subscribers as subs
 from vykhukhol.timeutil import now
 
@@ -62,7 +64,7 @@ def subscriber_arguments(p: Parser) -> None:
 
 
 def cmd_subscriber(ctx: Context, args) -> None:
-    from vykhukhol.members import membership
+    from vykhukhol.members import membership  # off the command line's start
 
     settings = ctx.settings()
     data = ctx.data
@@ -72,7 +74,7 @@ def cmd_subscriber(ctx: Context, args) -> None:
         result = membership.subscribe(data, settings, args.service, args.email, args.name or "",
                                       ip="cli", confirmed=args.confirmed)
         if result == "suppressed":
-            from vykhukhol.members import suppression
+            from vykhukhol.members import suppression  # off the command line's start
 
             raise BadInput(suppression.REFUSAL, email=args.email)
         print({"added": f"{args.email} added" + ("" if args.confirmed else ", asked to confirm"),
@@ -90,7 +92,6 @@ def cmd_subscriber(ctx: Context, args) -> None:
             print(item.to_line() if isinstance(item, subs.Subscriber) else item.text)
     elif args.action == "import":
         text = read_file(args.file, "import file")
-        from vykhukhol.members import importing
 
         imported = importing.import_addresses(data, settings, args.service, text, args.confirmed)
         progress("")
@@ -104,8 +105,6 @@ def cmd_subscriber(ctx: Context, args) -> None:
 
 
 def export(data: DataDir, service_name: str, target: str | None) -> None:
-    from vykhukhol.members.export import write_csv
-
     service = svc.find_service(data, service_name)
     with export_target(target) as (out, counted):
         write_csv(service.subscribers_path, out, progress=counted)
@@ -139,8 +138,8 @@ def _read_bytes(path: str, limit: int) -> bytes:
 
 
 def cmd_import_from(ctx: Context, args) -> None:
-    from vykhukhol.members import importers
-    from vykhukhol.members.importers import outcome
+    from vykhukhol.members import importers  # off the command line's start
+    from vykhukhol.members.importers import outcome  # off the command line's start
 
     settings = ctx.settings()
     svc.find_service(ctx.data, args.service)  # an unknown service before the file is read
@@ -178,7 +177,7 @@ def suppress_arguments(p: Parser) -> None:
 def cmd_suppress(ctx: Context, args) -> None:
     """Every address is checked before the list changes; the file is written
     only by :mod:`vykhukhol.members.suppression`."""
-    from vykhukhol.members import suppression
+    from vykhukhol.members import suppression  # off the command line's start
 
     settings = ctx.settings()
     data, secret = ctx.data, suppression.secret_of(settings)
@@ -205,7 +204,6 @@ def cmd_suppress(ctx: Context, args) -> None:
         print(f"{args.email} taken off the suppression list")
     elif args.action == "import":
         text = sys.stdin.read() if args.file == "-" else read_file(args.file, "import file")
-        from vykhukhol.members import importing
 
         result = importing.suppress_addresses(data, secret, text, "cli", now())
         print(f"{result['added']} added, {result['already']} already on the list, "
@@ -217,7 +215,7 @@ def cmd_suppress(ctx: Context, args) -> None:
 
 
 def export_suppressed(ctx: Context, target: str | None) -> None:
-    from vykhukhol.members import suppression
+    from vykhukhol.members import suppression  # off the command line's start
 
     with export_target(target) as (out, counted):
         count = suppression.write_csv(ctx.data, out, progress=counted)
