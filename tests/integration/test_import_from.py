@@ -297,7 +297,7 @@ def test_a_plain_news_list_imports_as_before_and_says_nothing_of_a_series(site, 
 def _post_import(site, fields: dict) -> tuple[int, str]:
     from urllib.parse import urlencode
 
-    from servetools import call, environ, log_in
+    from support.servetools import call, environ, log_in
 
     from vykhukhol.web import admin as admin_app
 

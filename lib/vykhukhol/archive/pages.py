@@ -40,6 +40,7 @@ from vykhukhol.archive import (
 )
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
+from vykhukhol.i18n import t, tr
 from vykhukhol.timeutil import format_time, now, parse_time
 
 if TYPE_CHECKING:
@@ -100,14 +101,12 @@ def _remove_folder(target: Path) -> None:
 
 def neutral(lang: str) -> str:
     """What stands for a personal link on a public page."""
-    from vykhukhol.i18n import tr
-
     return tr(lang, "(a personal link: it is in each subscriber's own copy of the letter)")
 
 
 def _pages(data: DataDir, settings: Settings, service: svc.Service) -> list[Page]:
     """The published letters, rendered for nobody in particular, newest first."""
-    from vykhukhol import render
+    from vykhukhol import render  # Jinja2: only when a page is drawn
 
     try:
         letters = svc.load_letters(service)
@@ -188,8 +187,6 @@ def _environment():  # -> jinja2.Environment
 def draw(template: str, lang: str, **context: object) -> str:
     """``template`` of templates/archive/ drawn in ``lang`` (``_()`` its sentences)."""
     from functools import partial
-
-    from vykhukhol.i18n import t, tr
 
     return _environment().get_template(template).render(
         lang=lang, _=partial(tr, lang), t=partial(t, lang), **context)

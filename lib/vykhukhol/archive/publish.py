@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING
 from vykhukhol import files
 from vykhukhol import services as svc
 from vykhukhol.archive import SENT, Entry, add_entries, entries, kept_newsletter
+from vykhukhol.archive.pages import build as build_pages
 from vykhukhol.datadir import DataDir, check_name
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
+from vykhukhol.services import subscribers as subs
 from vykhukhol.timeutil import format_time, now
 
 if TYPE_CHECKING:
@@ -29,8 +31,6 @@ if TYPE_CHECKING:
 def build(data: DataDir, settings: Settings, service: svc.Service) -> None:
     """The service's public pages written again (:func:`vykhukhol.archive.pages.build`,
     imported only when there is a page to write: every run calls :func:`after_run`)."""
-    from vykhukhol.archive.pages import build as build_pages
-
     build_pages(data, settings, service)
 
 
@@ -117,8 +117,6 @@ def catch_up(data: DataDir, service: svc.Service) -> None:
     """Public series letters that went out while the archive was off (the
     runs publish only into an archive that is on): published now, dated now.
     One read of the subscriber file, at the owner's click, never in a run."""
-    from vykhukhol.services import subscribers as subs
-
     try:
         letters = svc.load_letters(service)
     except BadInput:

@@ -27,8 +27,9 @@ from vykhukhol.bounces.decide import act, noted
 from vykhukhol.bounces.finder import Finder
 from vykhukhol.bounces.ledger import Plan, Result, journal_path, message_id, recover, run_plan
 from vykhukhol.bounces.reading import classify as kinds
-from vykhukhol.bounces.reading import reasons
+from vykhukhol.bounces.reading import limits, reasons
 from vykhukhol.bounces.reading.classify import Report
+from vykhukhol.bounces.tries import Tries
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import VykhukholError
 from vykhukhol.settings import Settings
@@ -82,8 +83,6 @@ def process(data: DataDir, settings: Settings, raws: list[bytes], source: str,
 
     Raises :class:`~vykhukhol.errors.StorageError` (or LockBusy) when the
     results cannot be put on disk: then nothing may be removed from the mailbox."""
-    from vykhukhol.bounces.tries import Tries
-
     results: list[Result] = []
     with _batch(data, settings) as batch:
         tries = Tries(data, batch.seen)
@@ -158,12 +157,11 @@ def apply_reports(data: DataDir, settings: Settings, reports: list[Report],
 
 def _one(batch: _Batch, raw: bytes, source: str, tries) -> Result:
     """One message's result: set aside, refused unread, or judged."""
-    from vykhukhol.bounces.reading import limits
-
     data, plan = batch.data, batch.plan
     mid = message_id(raw)
     if mid in batch.seen:
         return Result(mid, "repeated", reason="processed before", repeated=True)
+    refused: str | None
     if tries.given_up(mid):
         refused = "set aside unread: the reader was stopped twice while on it"
     else:

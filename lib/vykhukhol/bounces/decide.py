@@ -35,6 +35,7 @@ from vykhukhol.bounces.ledger import Plan, Result
 from vykhukhol.bounces.reading import classify as kinds
 from vykhukhol.bounces.reading import reasons
 from vykhukhol.datadir import DataDir
+from vykhukhol.members import suppression
 from vykhukhol.timeutil import now
 
 
@@ -124,8 +125,6 @@ def effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdic
             plan.history.append((name, "complaints" if verdict.kind == kinds.COMPLAINT
                                  else "unsubscribed"))
         if verdict.kind == kinds.COMPLAINT:  # never written to again; a repeat adds nothing
-            from vykhukhol.members import suppression
-
             suppression.add(data, finder.secret, address, suppression.Why.COMPLAINT, source,
                             now())
     elif verdict.kind == kinds.KEPT:

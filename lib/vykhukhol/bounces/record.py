@@ -26,6 +26,7 @@ from pathlib import Path
 from vykhukhol import files
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import StorageError
+from vykhukhol.files import kv
 from vykhukhol.files.runlog import KEEP, MAX_BYTES
 from vykhukhol.timeutil import format_time, now, parse_time
 
@@ -180,8 +181,6 @@ def count_day(data: DataDir, zone: str, n: int, once: str) -> None:
     already counted (the last one) counts nothing again."""
     from zoneinfo import ZoneInfo
 
-    from vykhukhol.files import kv
-
     if n <= 0:
         return
     day = now().astimezone(ZoneInfo(zone)).date().isoformat()
@@ -198,7 +197,5 @@ def count_day(data: DataDir, zone: str, n: int, once: str) -> None:
 
 def per_day(data: DataDir) -> dict[str, int]:
     """Bounces by date (``YYYY-MM-DD`` in the site's timezone)."""
-    from vykhukhol.files import kv
-
     values = kv.read_kv(data.state / "bounced")
     return {day: int(n) for day, n in values.items() if day != "once" and n.isdigit()}

@@ -10,6 +10,7 @@ Light on purpose: the sender imports it at the end of every run that had a refus
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -49,7 +50,7 @@ def _who(email: str) -> str:
     return "#" + hashlib.blake2s(email.encode(), digest_size=8).hexdigest()
 
 
-def note_refused(data: DataDir, refused: list[tuple[str, ...]], moment: datetime,
+def note_refused(data: DataDir, refused: Sequence[tuple[str, ...]], moment: datetime,
                  letters: dict[str, int] | None = None) -> None:
     """Count refusals for the sender's reasons, each (the run that sent the
     letter, Sisimai's reason, and for a late bounce the address), and the

@@ -239,6 +239,7 @@ def _read_imap(data: DataDir, settings: Settings, box: Mailbox, budget: _Budget,
                summary: Summary) -> None:
     import imaplib
 
+    imap: imaplib.IMAP4
     if box.tls:
         imap = imaplib.IMAP4_SSL(box.host, box.port, ssl_context=_tls_context(settings),
                                  timeout=budget.timeout())
@@ -251,7 +252,7 @@ def _read_imap(data: DataDir, settings: Settings, box: Mailbox, budget: _Budget,
         _ok(imap.select(_quoted(box.folder)))
         summary.stage = "read"
         capabilities = set(_ok(imap.capability())[0].decode("ascii", "replace").upper().split())
-        uids = _ok(imap.uid("SEARCH", None, "ALL"))[0].split()
+        uids = _ok(imap.uid("SEARCH", "ALL"))[0].split()
         summary.left = len(uids) > MAX_PER_RUN
         made: set[str] = set()
         for start in range(0, min(len(uids), MAX_PER_RUN), BATCH):
@@ -374,7 +375,8 @@ def _read_pop3(data: DataDir, settings: Settings, box: Mailbox, budget: _Budget,
 
     # poplib refuses a line over 2,048 bytes (an HTML part often has one), which
     # would leave that message first in the box, unread, for every run to come.
-    poplib._MAXLINE = max(poplib._MAXLINE, limits.MAX_BYTES)
+    poplib._MAXLINE = max(poplib._MAXLINE, limits.MAX_BYTES)  # type: ignore[attr-defined]  # private, not in the stubs
+    pop: poplib.POP3
     if box.tls:
         pop = poplib.POP3_SSL(box.host, box.port, context=_tls_context(settings),
                               timeout=budget.timeout())

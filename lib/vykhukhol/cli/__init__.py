@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from vykhukhol.cli import bounces, configure, newsletters, services, site, subscribers
 from vykhukhol.cli.common import Context, Parser, UsageError, add_command
-from vykhukhol.errors import VykhukholError
+from vykhukhol.errors import MissingModule, VykhukholError
 
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")  # what Python makes of bytes that are not UTF-8
 
@@ -129,8 +129,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"vykhukhol: {exc.message}", file=sys.stderr)
         return 1
     except ImportError as exc:  # a host that vendored too little: one line, not a traceback
-        from vykhukhol.errors import MissingModule
-
         print(f"vykhukhol: {MissingModule.of(exc).message}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -13,6 +13,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from vykhukhol.addresses import check_email
+from vykhukhol.bounces import counts
 from vykhukhol.cli.common import EMAIL_HELP, Context, Parser, actions, add_command, numbered
 from vykhukhol.errors import VykhukholError
 from vykhukhol.timeutil import format_time, now
@@ -25,7 +26,7 @@ def cmd_bounce(ctx: Context, args) -> None:
     """One returned message on standard input, for a mail server's "pipe to a
     program": exit code 0 whatever it is (a failure is a line in bounces.log),
     so the mail server never bounces the bounce."""
-    from vykhukhol.bounces import record, sources
+    from vykhukhol.bounces import record, sources  # off the command line's start
 
     try:
         print(sources.read_stdin(ctx.data, ctx.settings(), sys.stdin.buffer))
@@ -43,7 +44,7 @@ def cmd_hooks(ctx: Context, args) -> None:
     """The URLs carry ``hooks.key``, so they are printed only to the owner at
     the terminal; ``--new-key`` makes a fresh key (the old URLs stop working
     at once)."""
-    from vykhukhol.cli.hooks import new_key, text
+    from vykhukhol.cli.hooks import new_key, text  # off the command line's start
 
     settings = ctx.settings()
     key = new_key(ctx.data.settings) if args.new_key else None
@@ -65,7 +66,7 @@ def cmd_removed(ctx: Context, args) -> None:
     """The addresses a bounce deleted, kept 90 days (:mod:`vykhukhol.members.removed`):
     list them, or restore one into every service it left, as it was, with its
     suppression taken away."""
-    from vykhukhol.members import removed
+    from vykhukhol.members import removed  # off the command line's start
 
     settings = ctx.settings()
     moment = now()
@@ -81,8 +82,6 @@ def cmd_removed(ctx: Context, args) -> None:
             for kept in removal.lines:
                 print(kept.to_line())
     elif args.action == "restore":
-        from vykhukhol.bounces import counts  # only a restore forgets the soft counts
-
         email = check_email(args.email)
         done = removed.restore(ctx.data, settings, email, moment, settle=counts.forget_counts)
         print(f"{done.address} restored to {numbered(len(done.services), 'service')}"

@@ -12,11 +12,13 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import Literal, NoReturn, TextIO, overload
 
+from vykhukhol import files
 from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import DataDir, locate
 from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.watch import brakes
 
 NAME_HELP = "lower-case letters, digits, - and _, e.g. news"
 SERVICE_HELP = "the service's name, e.g. news"
@@ -44,7 +46,7 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", Formatter)
         super().__init__(*args, **kwargs)
 
-    def error(self, message: str) -> None:  # one clear line, exit 2
+    def error(self, message: str) -> NoReturn:  # one clear line, exit 2
         raise UsageError(f"{self.prog}: {message}")
 
     def _check_value(self, action: argparse.Action, value: object) -> None:
@@ -111,7 +113,7 @@ def letter_body(args: argparse.Namespace) -> str:
 def warn_unknown(*sources: str | None) -> None:
     """A warning on stderr for each variable no letter is given ({{ nmae }}):
     saved all the same, it renders as nothing."""
-    from vykhukhol import render
+    from vykhukhol import render  # Jinja2: only for a command that draws a template
 
     for name in sorted({n for source in sources for n in render.unknown_variables(source or "")}):
         print(f"warning: {{{{ {name} }}}} is not a variable letters are given; it stays empty "
@@ -120,8 +122,6 @@ def warn_unknown(*sources: str | None) -> None:
 
 def resume(ctx: Context, kind: str, name: str) -> None:
     """``service resume`` / ``newsletter resume``: a braked target goes on."""
-    from vykhukhol.watch import brakes
-
     if not brakes.resume(ctx.data, ctx.settings(), kind, name):
         raise BadInput("{target} is not braked: nothing to resume",
                        target=brakes.target(kind, name))
@@ -134,6 +134,10 @@ def progress(text: str) -> None:
         print(f"\r{text}", end="", file=sys.stderr, flush=True)
 
 
+@overload
+def read_secret(given: str | None, what: str, env: str, required: Literal[True] = True) -> str: ...
+@overload
+def read_secret(given: str | None, what: str, env: str, required: bool) -> str | None: ...
 def read_secret(given: str | None, what: str, env: str, required: bool = True) -> str | None:
     """A secret value: ``given`` on the command line (``-``: the first line of
     standard input; :data:`ASK` or None: not given), else the variable ``env``,
@@ -190,8 +194,6 @@ def warn_http(site_url: str) -> None:
 def export_target(target: str | None) -> Iterator[tuple[TextIO, Callable[[int], None] | None]]:
     """Where an export goes: FILE, created 0600 and never over an existing
     one, with progress on stderr; or standard output, without."""
-    from vykhukhol import files
-
     if not target:
         yield sys.stdout, None
         return

@@ -18,6 +18,7 @@ from vykhukhol.cli.common import (
     warn_http,
 )
 from vykhukhol.errors import BadInput
+from vykhukhol.mail import doctor
 
 KEY_HELP = "news_per_run, or mail.smtp_port, security.secret …"
 
@@ -76,12 +77,12 @@ def cmd_settings(ctx: Context, args) -> None:
         value = args.value
     settings_mod.check(spec.full, value)
     settings_mod.check_on_host(spec.full, value)
-    from vykhukhol.mail.dkim import verify_settings
+    from vykhukhol.mail.dkim import verify_settings  # off the command line's start
 
     before = settings_mod.load(ctx.data.settings)["language"]
     saved = settings_mod.update(ctx.data.settings, {spec.full: value}, verify_settings)
     if saved["language"] != before:  # the public archive speaks the site's language at once
-        from vykhukhol.archive import pages
+        from vykhukhol.archive import pages  # off the command line's start
 
         pages.follow_language(ctx.data, saved)
     # A secret is never echoed: not to the terminal, its scroll-back or a log of the session.
@@ -105,7 +106,7 @@ def dkim_arguments(p: Parser) -> None:
 def cmd_dkim(ctx: Context, args) -> None:
     """``dkim keygen``: a new key in data/dkim/, the settings pointed at it, the
     DNS record to publish."""
-    from vykhukhol.mail import dkim
+    from vykhukhol.mail import dkim  # off the command line's start
 
     before = ctx.settings()
     domain = settings_mod.check("mail.dkim_domain", args.domain)
@@ -135,8 +136,6 @@ def cmd_doctor(ctx: Context, args) -> int:
     per check and its fix below it. Exits 1 when a check is wrong, so a
     monitor can run it; unknown (the resolver did not answer) and warnings
     exit 0."""
-    from vykhukhol.mail import doctor
-
     findings = doctor.examine(ctx.data, ctx.settings())
     if args.json:
         print(json.dumps([f.as_json() for f in findings], ensure_ascii=False, indent=1))

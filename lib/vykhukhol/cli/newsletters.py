@@ -20,8 +20,9 @@ from vykhukhol.cli.common import (
 )
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
-from vykhukhol.timeutil import format_time, parse_local_time
-from vykhukhol.watch import brakes
+from vykhukhol.newsletters import clicks
+from vykhukhol.timeutil import format_time, now, parse_local_time
+from vykhukhol.watch import brakes, forecast
 
 JOB_HELP = "its name, as create printed it"
 
@@ -80,9 +81,6 @@ def cmd_newsletter(ctx: Context, args) -> None:
     elif args.action == "history":
         print_history(newsletters.history_now(data), args.json, data)
     else:
-        from vykhukhol.timeutil import now
-        from vykhukhol.watch import forecast
-
         moment = now()
         print("#job\tstart\tservices\thanded over\tfailed\tskipped\tin doubt\tfinish")
         for job in newsletters.list_jobs(data):
@@ -99,8 +97,6 @@ def print_history(entries: list, as_json: bool, data: DataDir) -> None:
     first), or with ``--json`` a list of objects. Times are UTC; "handed" is
     what the mail server accepted, not what was delivered. Clicks: the total
     ("-" when not counted), and in the JSON each link's."""
-    from vykhukhol.newsletters import clicks
-
     counted = clicks.of_letters(data, [entry.job for entry in entries])
     if as_json:
         import json

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from vykhukhol import archive
 from vykhukhol import services as svc
 from vykhukhol.cli.common import (
     NAME_HELP,
@@ -22,6 +23,8 @@ from vykhukhol.cli.common import (
     warn_unknown,
 )
 from vykhukhol.errors import BadInput
+from vykhukhol.newsletters import feed_settings, feeds
+from vykhukhol.timeutil import format_duration, format_time
 from vykhukhol.watch import brakes
 
 
@@ -138,9 +141,6 @@ def cmd_service(ctx: Context, args) -> None:
 
 def cmd_feed(ctx: Context, args) -> None:
     """``service feed``: follow a site's feed, stop, or say what it follows."""
-    from vykhukhol.newsletters import feed_settings, feeds
-    from vykhukhol.timeutil import format_duration, format_time
-
     settings = ctx.settings()
     if args.off:
         if args.url or args.template:
@@ -213,7 +213,6 @@ def cmd_letter(ctx: Context, args) -> None:
         svc.remove_letter(service, args.number)
         print(f"letter {args.number} removed from {service.name}; later letters moved up")
     else:
-        from vykhukhol.timeutil import format_duration
         letters = svc.load_letters(service)  # a letter that does not parse: nothing printed
         print("\t".join(("#number", "delay", "subject", "html", "public")))
         for letter in letters:
@@ -229,8 +228,7 @@ def archive_arguments(p: Parser) -> None:
 
 
 def cmd_archive(ctx: Context, args) -> None:
-    from vykhukhol import archive
-    from vykhukhol.archive import pages, publish
+    from vykhukhol.archive import pages, publish  # off the command line's start
 
     settings = ctx.settings()
     if args.action == "build":

@@ -24,12 +24,12 @@ from vykhukhol.cli.common import (
 )
 from vykhukhol.datadir import CHECKOUT
 from vykhukhol.errors import Conflict
-from vykhukhol.files import runlog
+from vykhukhol.files import RenameLock, runlog
 from vykhukhol.sender import doors as locks
 from vykhukhol.services import subscribers as subs
 from vykhukhol.settings import password as auth
-from vykhukhol.timeutil import UTC, format_time
-from vykhukhol.watch import selfblock
+from vykhukhol.timeutil import UTC, format_time, now
+from vykhukhol.watch import cronwatch, pace, selfblock
 
 CGI_DIR_HELP = "folder of the CGI scripts (default: cgi/ of the checkout)"
 
@@ -54,7 +54,6 @@ def cmd_init(ctx: Context, args) -> None:
     cgi_dir = Path(args.cgi_dir) if args.cgi_dir else CHECKOUT / "cgi"
     data.make_skeleton()
     settings_mod.write_initial(data.settings, raw)
-    from vykhukhol.files import RenameLock
     RenameLock(data.newsletters, newsletters.LOCK_STEM).ensure()
     script = rename_cron_script(cgi_dir)
     print(f"initialised {data.root}")
@@ -121,7 +120,7 @@ def serve_arguments(p: Parser) -> None:
 
 
 def cmd_serve(ctx: Context, args) -> None:
-    from vykhukhol.web.server import serve
+    from vykhukhol.web.server import serve  # off the command line's start
 
     serve(ctx.data, host=args.host, port=args.port, ticker=not args.no_ticker,
           cgi_dir=Path(args.cgi_dir) if args.cgi_dir else None)
@@ -153,8 +152,6 @@ def status_arguments(p: Parser) -> None:
 
 def cmd_status(ctx: Context, args) -> int:
     """What the installation is doing; exits 1 while the cron is silent (for monitoring)."""
-    from vykhukhol.watch import cronwatch
-
     settings = ctx.settings()
     data = ctx.data
     print(f"data: {data.root}")
@@ -166,13 +163,13 @@ def cmd_status(ctx: Context, args) -> int:
     block = selfblock.block_reason(data)
     print(f"blocked: {block.strip() if block else 'no'}")
     print(f"secret: {'refusing: missing or too short' if settings.secret_problem else 'set'}")
-    from vykhukhol.watch import health
+    from vykhukhol.watch import health  # off the command line's start
 
     cgi_dir = Path(args.cgi_dir) if args.cgi_dir else CHECKOUT / "cgi"
     for warning in health.warnings(data, settings, cgi_dir):
         print(f"warning: {warning}")
     if settings["mail.dkim_domain"]:
-        from vykhukhol.mail import compose, dkim
+        from vykhukhol.mail import compose, dkim  # Jinja2: only for a check of the letters
 
         problem = dkim.problem(data.root, settings)
         print(f"dkim problem: {problem}" if problem else
@@ -200,8 +197,6 @@ def cmd_status(ctx: Context, args) -> int:
         print(f"newsletter {job.name}: start {format_time(job.start)}, "
               f"{count['sent']}/{count['total']} handed over, {count['failed']} failed, "
               f"{count['skipped']} skipped, {count['in doubt']} in doubt")
-    from vykhukhol.timeutil import now
-    from vykhukhol.watch import pace
 
     for line in pace.shown(data, settings, now()):
         print(f"pace {line.server}: " + (

@@ -28,6 +28,8 @@ from vykhukhol.cli.common import (
 )
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NoSecret, NotFound
+from vykhukhol.members import importing
+from vykhukhol.members.export import write_csv
 from vykhukhol.services import subscribers as subs
 from vykhukhol.timeutil import now
 
@@ -63,7 +65,7 @@ def subscriber_arguments(p: Parser) -> None:
 
 
 def cmd_subscriber(ctx: Context, args) -> None:
-    from vykhukhol.members import membership
+    from vykhukhol.members import membership  # off the command line's start
 
     settings = ctx.settings()
     data = ctx.data
@@ -73,7 +75,7 @@ def cmd_subscriber(ctx: Context, args) -> None:
         result = membership.subscribe(data, settings, args.service, args.email, args.name or "",
                                       ip="cli", confirmed=args.confirmed)
         if result == "suppressed":
-            from vykhukhol.members import suppression
+            from vykhukhol.members import suppression  # off the command line's start
 
             raise BadInput(suppression.REFUSAL, email=args.email)
         print({"added": f"{args.email} added" + ("" if args.confirmed else ", asked to confirm"),
@@ -91,22 +93,19 @@ def cmd_subscriber(ctx: Context, args) -> None:
             print(item.to_line() if isinstance(item, subs.Subscriber) else item.text)
     elif args.action == "import":
         text = read_file(args.file, "import file")
-        from vykhukhol.members import importing
 
-        result = importing.import_addresses(data, settings, args.service, text, args.confirmed)
+        imported = importing.import_addresses(data, settings, args.service, text, args.confirmed)
         progress("")
-        print(f"{result['added']} added, {result['duplicates']} already there, "
-              f"{len(result['invalid'])} invalid"
-              + (f", {result['suppressed']} suppressed (skipped)" if result["suppressed"] else ""))
-        for lineno, line, reason in result["invalid"][:SHOWN_INVALID]:
+        print(f"{imported['added']} added, {imported['duplicates']} already there, "
+              f"{len(imported['invalid'])} invalid"
+              + (f", {imported['suppressed']} suppressed (skipped)" if imported["suppressed"] else ""))
+        for lineno, line, reason in imported["invalid"][:SHOWN_INVALID]:
             print(f"line {lineno}: {line!r}: {reason}", file=sys.stderr)
     elif args.action == "export":
         export(data, args.service, args.file)
 
 
 def export(data: DataDir, service_name: str, target: str | None) -> None:
-    from vykhukhol.members.export import write_csv
-
     service = svc.find_service(data, service_name)
     with export_target(target) as (out, counted):
         write_csv(service.subscribers_path, out, progress=counted)
@@ -146,9 +145,9 @@ def _read_bytes(path: str, limit: int) -> bytes:
 
 
 def cmd_import_from(ctx: Context, args) -> None:
-    from vykhukhol.members import importers
-    from vykhukhol.members.importers import outcome
-    from vykhukhol.members.importing import SeriesStart
+    from vykhukhol.members import importers  # off the command line's start
+    from vykhukhol.members.importers import outcome  # off the command line's start
+    from vykhukhol.members.importing import SeriesStart  # off the command line's start
 
     settings = ctx.settings()
     service = svc.find_service(ctx.data, args.service)  # an unknown service before the file is read
@@ -189,7 +188,7 @@ def suppress_arguments(p: Parser) -> None:
 def cmd_suppress(ctx: Context, args) -> None:
     """Every address is checked before the list changes; the file is written
     only by :mod:`vykhukhol.members.suppression`."""
-    from vykhukhol.members import suppression
+    from vykhukhol.members import suppression  # off the command line's start
 
     settings = ctx.settings()
     data, secret = ctx.data, suppression.secret_of(settings)
@@ -216,7 +215,6 @@ def cmd_suppress(ctx: Context, args) -> None:
         print(f"{args.email} taken off the suppression list")
     elif args.action == "import":
         text = sys.stdin.read() if args.file == "-" else read_file(args.file, "import file")
-        from vykhukhol.members import importing
 
         result = importing.suppress_addresses(data, secret, text, "cli", now())
         print(f"{result['added']} added, {result['already']} already on the list, "
@@ -228,7 +226,7 @@ def cmd_suppress(ctx: Context, args) -> None:
 
 
 def export_suppressed(ctx: Context, target: str | None) -> None:
-    from vykhukhol.members import suppression
+    from vykhukhol.members import suppression  # off the command line's start
 
     with export_target(target) as (out, counted):
         count = suppression.write_csv(ctx.data, out, progress=counted)

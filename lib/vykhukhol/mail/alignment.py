@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from vykhukhol.errors import MissingModule
+
 if TYPE_CHECKING:
     from publicsuffixlist import PublicSuffixList
 
@@ -62,8 +64,6 @@ def public_suffixes() -> PublicSuffixList:
         try:
             from publicsuffixlist import PublicSuffixList
         except ImportError as exc:  # a host that vendored too little: one clear line
-            from vykhukhol.errors import MissingModule
-
             raise MissingModule.of(exc) from None
         _suffixes = PublicSuffixList()
     return _suffixes

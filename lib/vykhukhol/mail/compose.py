@@ -15,10 +15,11 @@ from datetime import datetime
 from typing import TypedDict
 from urllib.parse import urlsplit
 
-from vykhukhol import mail, render, tokens
+from vykhukhol import archive, mail, render, returntag, tokens
 from vykhukhol.datadir import DataDir
 from vykhukhol.mail import texts
-from vykhukhol.services import Letter, Service, given_html
+from vykhukhol.render import footer
+from vykhukhol.services import Letter, Service, given_html, load_services
 from vykhukhol.settings import Settings
 
 
@@ -36,8 +37,6 @@ def sender_of(service: Service | None, settings: Settings) -> tuple[str, str]:
 
 def senders(data: DataDir, settings: Settings) -> dict[str, str]:
     """Each service's From address (for the status pages' DKIM alignment check)."""
-    from vykhukhol.services import load_services
-
     return {service.name: sender_of(service, settings)[1] for service in load_services(data)}
 
 
@@ -47,8 +46,6 @@ def bounce_address(service: Service | None, settings: Settings, kind: str, name:
     the letter's From address, with the signed tag of ``kind`` (``returntag.SERVICE``
     or ``returntag.NEWSLETTER``) and ``name`` (the service's or the job's), or the
     tag ``made`` already (the letter's X-Vykhukhol-Tag)."""
-    from vykhukhol import returntag
-
     base = settings["mail.bounce_address"] or sender_of(service, settings)[1]
     return returntag.bounce_address(base, settings["mail.verp_separator"],
                                     made or returntag.make(settings.secret, kind, name, email))
@@ -96,8 +93,6 @@ Footer = tuple[tuple[str, str], dict[str, str]]
 
 def _footer(service: Service, settings: Settings, ctx: dict[str, str],
             run_id: str = "") -> Footer:
-    from vykhukhol.render import footer
-
     sources = footer.sources(service.folder, service.folder.parents[2], settings["language"],
                              run_id)
     # ctx is one line a value already (see context()); the address is new here.
@@ -107,8 +102,6 @@ def _footer(service: Service, settings: Settings, ctx: dict[str, str],
 def footed_text(service: Service, settings: Settings, ctx: dict[str, str], text: str,
                 budget: render.Budget | None = None, found: Footer | None = None) -> str:
     """The text part with the service's footer (see :func:`footed_parts`)."""
-    from vykhukhol.render import footer
-
     (source, _), values = found or _footer(service, settings, ctx)
     foot = render.render(source, values, "footer", budget)
     body = render.render(text, {**ctx, "footer": foot}, "text", budget)
@@ -119,8 +112,6 @@ def footed_html(service: Service, settings: Settings, ctx: dict[str, str], html:
                 budget: render.Budget | None = None, found: Footer | None = None) -> str:
     """The HTML part with the service's footer (see :func:`footed_parts`)."""
     from markupsafe import Markup
-
-    from vykhukhol.render import footer
 
     (_, source), values = found or _footer(service, settings, ctx)
     foot = render.render_html(source, values, "footer", budget)
@@ -197,8 +188,6 @@ def _message(service: Service, settings: Settings, email: str, name: str, subjec
 def series_letter(service: Service, letter: Letter, settings: Settings, email: str,
                   name: str, run_id: str, moment: datetime,
                   presses: Presses | None = None) -> mail.Outgoing:
-    from vykhukhol import archive, returntag
-
     web_url = archive.web_url(settings, service, str(letter.number), email, letter.public)
     ctx = context(service, settings, email, name, moment, web_url=web_url)
     made = returntag.make(settings.secret, returntag.SERVICE, service.name, email)
@@ -212,8 +201,6 @@ def confirmation(service: Service, settings: Settings, email: str, name: str, ru
                  presses: Presses | None = None, reminder: bool = False) -> mail.Outgoing:
     """The confirmation request; reminders are the same letter (docs/design/run.md#run-steps),
     with the list letters' footer (the request itself has none: docs/using/services.md#footer)."""
-    from vykhukhol import returntag
-
     ctx = context(service, settings, email, name, moment)
     ctx["confirm_url"] = tokens.confirm_link(settings["site_url"], settings.secret,
                                              service.name, email)
@@ -233,8 +220,6 @@ def newsletter(service: Service, subject: str, text: str, html: str | None,
     services the recipient is subscribed to, so its unsubscribe link works and
     its From address is the envelope's. Without ``job`` (the admin's test
     letter) the envelope is tagged for the service."""
-    from vykhukhol import archive, returntag
-
     # A newsletter's archive page is written when the job ends, so while it
     # is sent its letters link the recipient's own copy, which then leads on
     # to the archive page (README "The public archive").

@@ -51,7 +51,7 @@ def config_from_settings(settings: Settings, outbox_dir: Path) -> MailConfig:
     domain = settings["mail.dkim_domain"]
     key = None
     if domain:
-        from vykhukhol.mail.dkim import settings_key_path
+        from vykhukhol.mail.dkim import settings_key_path  # off the command line's start
 
         key = settings_key_path(Path(outbox_dir).parent, settings)
     return MailConfig(

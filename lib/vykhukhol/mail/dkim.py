@@ -37,7 +37,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vykhukhol import files
-from vykhukhol.errors import BadInput, Conflict, MissingModule
+from vykhukhol.errors import BadInput, Conflict, MissingModule, StorageError
+from vykhukhol.mail.alignment import aligned, domain_of
+from vykhukhol.settings import KEYS
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
@@ -154,8 +156,6 @@ def verify_settings(data_root: Path, before: Settings, after: Settings) -> None:
     """The ``verify`` hook of :func:`vykhukhol.settings.update`: when signing
     is turned on or moved to another key, that key must work now, not fail
     every letter of the next run (raises :class:`DkimKeyError`)."""
-    from vykhukhol.settings import KEYS
-
     if any(before.raw.get(name, KEYS[name].default) != after.raw.get(name, KEYS[name].default)
            for name in DKIM_KEYS):
         check_key(data_root, after)
@@ -175,8 +175,6 @@ def misaligned(dkim_domain: str, senders: dict[str, str]) -> list[tuple[str, str
     address) a signature of ``dkim_domain`` would not align with for DMARC:
     relaxed alignment, by the doctor's own rule (:mod:`vykhukhol.mail.alignment`),
     so the status pages and the doctor never disagree."""
-    from vykhukhol.mail.alignment import aligned, domain_of  # the status pages', not a signer's
-
     if not dkim_domain:
         return []
     return [(name, address.rpartition("@")[2]) for name, address in senders.items()
@@ -353,8 +351,6 @@ def keygen(data_root: Path, domain: str, selector: str) -> tuple[Path, str]:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(folder, 0o700)
     except OSError as exc:
-        from vykhukhol.errors import StorageError
-
         raise StorageError(f"cannot make {folder}: {exc.strerror or exc}") from exc
     files.atomic_write(path, pem.decode("ascii"), new_mode=0o600)
     return path, dns_record(domain, selector, public)

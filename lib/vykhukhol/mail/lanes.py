@@ -25,14 +25,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import EmailMessage
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from vykhukhol.mail.config import MailConfig
+from vykhukhol.mail.dkim import signer_for
 from vykhukhol.mail.message import Outgoing
+from vykhukhol.mail.signing import SigningProcess
+from vykhukhol.mail.smtp import SmtpTransport
 from vykhukhol.mail.transport import Transport
-
-if TYPE_CHECKING:
-    from vykhukhol.mail.signing import SigningProcess
 
 
 @dataclass
@@ -87,8 +87,6 @@ class Lanes:
 
     def __init__(self, config: MailConfig, count: int,
                  opener: Callable[[MailConfig], Transport] | None = None) -> None:
-        from vykhukhol.mail.smtp import SmtpTransport
-
         self.config = config
         self.count = max(1, count)
         self.opener = opener or SmtpTransport
@@ -107,9 +105,6 @@ class Lanes:
         self.opener(self.config).prepare()
         if self.config.dkim_domain and self.count > 1 and self.signing is None \
                 and _cores() > 1:
-            from vykhukhol.mail.dkim import signer_for
-            from vykhukhol.mail.signing import SigningProcess
-
             assert self.config.dkim_key is not None  # prepare() refused a missing one
             here = signer_for(self.config.dkim_domain, self.config.dkim_selector,
                               self.config.dkim_key)  # made by prepare(): signs until it starts

@@ -12,6 +12,9 @@ from __future__ import annotations
 from vykhukhol.errors import BadInput
 from vykhukhol.mail.config import SECURITIES, TRANSPORTS, MailConfig
 from vykhukhol.mail.headers import check_address
+from vykhukhol.mail.outbox import OutboxTransport
+from vykhukhol.mail.sendmail import SendmailTransport
+from vykhukhol.mail.smtp import SmtpTransport
 from vykhukhol.mail.transport import Transport
 
 
@@ -38,13 +41,8 @@ def open_transport(config: MailConfig) -> Transport:
     if config.dev_redirect:
         check_address(config.dev_redirect, "dev_redirect")
     if config.transport == "smtp":
-        from vykhukhol.mail.smtp import SmtpTransport
-
         return SmtpTransport(config)
     if config.transport == "sendmail":
-        from vykhukhol.mail.sendmail import SendmailTransport
-
         return SendmailTransport(config)
-    from vykhukhol.mail.outbox import OutboxTransport
 
     return OutboxTransport(config)

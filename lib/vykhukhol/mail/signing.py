@@ -38,10 +38,10 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, BinaryIO
+from typing import IO, BinaryIO
 
-if TYPE_CHECKING:
-    from vykhukhol.mail.dkim import Signer
+from vykhukhol.errors import VykhukholError
+from vykhukhol.mail.dkim import DkimKeyError, Signer
 
 _LENGTH = struct.Struct(">I")
 _START = ("import sys; sys.path[:0] = sys.argv[1].split('\\n'); "
@@ -67,8 +67,6 @@ class SigningProcess:
 
     def __init__(self, domain: str, selector: str, key_file: Path,
                  meanwhile: Signer | None = None) -> None:
-        from vykhukhol.mail.dkim import DkimKeyError
-
         path = "\n".join(p for p in sys.path if p and "\n" not in p)
         try:
             self._process = subprocess.Popen(
@@ -99,8 +97,6 @@ class SigningProcess:
         """Hand ``data`` to the helper now; the function returned waits for
         it and gives what :meth:`sign` gives (so a caller can do something
         else, e.g. exchange the SMTP envelope, while the helper signs)."""
-        from vykhukhol.mail.dkim import DkimKeyError
-
         if self._meanwhile is not None and not self._ready.is_set():
             signed = self._meanwhile.sign(data)
             return lambda: signed
@@ -203,9 +199,6 @@ def serve(argv: list[str] | None = None, stdin: BinaryIO | None = None,
           stdout: BinaryIO | None = None) -> None:
     """The helper's loop: letters in, DKIM-Signature headers out, until the
     input ends. ``argv`` is (path, domain, selector, key file)."""
-    from vykhukhol.errors import VykhukholError
-    from vykhukhol.mail.dkim import Signer
-
     _, domain, selector, key_file = (sys.argv if argv is None else argv)[1:5]
     source = stdin or sys.stdin.buffer
     sink = stdout or sys.stdout.buffer

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from email.message import EmailMessage
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from vykhukhol.errors import BadInput, MissingModule
 from vykhukhol.mail.config import MailConfig
@@ -79,6 +79,15 @@ def _describe(exc: BaseException) -> str:
     words = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
     return " ".join(str(words).split())
 
+
+
+class HandsOver(Protocol):
+    """What an alert or an admin's letter is handed to: a :class:`Transport`,
+    or a run's lanes (:mod:`vykhukhol.sender.delivery`)."""
+
+    def send(self, msg: EmailMessage | Outgoing, recipient: str) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class Transport(ABC):
@@ -149,7 +158,7 @@ class Transport(ABC):
         :class:`~vykhukhol.errors.MissingModule`; a sender calls it before it
         writes a letter's intent, so such a failure leaves no letter in doubt."""
         if self.config.dkim_domain and self._signer is None:
-            from vykhukhol.mail.dkim import signer_for
+            from vykhukhol.mail.dkim import signer_for  # mail.dkim only when signing is on
 
             self._signer = signer_for(self.config.dkim_domain, self.config.dkim_selector,
                                       self.config.dkim_key or Path("-"))
@@ -167,7 +176,7 @@ class Transport(ABC):
         """The letter's bytes with a DKIM-Signature on top (the key read on the
         first letter, unless :meth:`prepare` did it); a :class:`SignedLater`
         when a helper process signs it meanwhile."""
-        from vykhukhol.mail.dkim import DkimKeyError
+        from vykhukhol.mail.dkim import DkimKeyError  # mail.dkim only when signing is on
 
         try:
             self.prepare()
@@ -239,7 +248,7 @@ class SignedLater(Outgoing):
 def signed_now(msg: SignedLater) -> bytes:
     """The bytes of ``msg``, a signing failure as the :class:`TemporaryFailure`
     a transport raises for it."""
-    from vykhukhol.mail.dkim import DkimKeyError
+    from vykhukhol.mail.dkim import DkimKeyError  # mail.dkim only when signing is on
 
     try:
         return msg.data

@@ -29,6 +29,7 @@ from vykhukhol import services as svc
 from vykhukhol.addresses import check_email, clean_name
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
+from vykhukhol.members.export import undefused
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
 from vykhukhol.settings import Settings
@@ -79,8 +80,6 @@ def parse_import(text: str) -> tuple[list[tuple[str, str]], list[Invalid]]:
     """Returns (valid (email, name) pairs, invalid (line number, text, reason));
     every record that is neither blank nor a ``#`` comment is one or the other,
     so the counts always add up."""
-    from vykhukhol.members.export import undefused
-
     text = text.removeprefix("\ufeff").replace("\r\n", "\n")
     first = next((line for line in text.split("\n") if not _skipped(line)), "")
     delimiter = ";" if first.count(";") > first.count(",") else ","
@@ -190,7 +189,7 @@ def add_people(data: DataDir, settings: Settings, service_name: str,
     rewrite, skipping the suppressed, the confirmed placed in its series as
     ``series`` says. Returns ``added``, ``duplicates``, ``suppressed``
     (skipped) and ``readers`` (the confirmed among the added)."""
-    from vykhukhol.members import suppression
+    from vykhukhol.members import suppression  # off the command line's start
 
     service = svc.find_service(data, service_name)
     count = svc.letter_count(service)
@@ -226,7 +225,7 @@ def suppress_addresses(data: DataDir, secret: bytes, text: str, source: str,
     a subscriber import takes: CSV with an ``email`` column, or one address a
     line) suppressed by the admin. Returns ``added``, ``already`` (on the list
     before, or twice in the text) and ``invalid`` (line number, text, why)."""
-    from vykhukhol.members import suppression
+    from vykhukhol.members import suppression  # off the command line's start
 
     valid, invalid = parse_import(text)
     added = suppression.add_many(data, secret, [email for email, _ in valid],

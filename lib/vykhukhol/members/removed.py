@@ -57,6 +57,7 @@ from vykhukhol import services as svc
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, Conflict, NotFound, Term
+from vykhukhol.members import suppression
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
 from vykhukhol.timeutil import format_time, parse_time
@@ -245,8 +246,6 @@ def _other_suppression(data: DataDir, key: str) -> str | None:
     """The address's suppression for a reason a restore must not undo, if
     one stands: a complaint before the admin's, before any other (the one
     named; taking the address off the list takes every reason away)."""
-    from vykhukhol.members import suppression
-
     first = (suppression.Why.COMPLAINT.value, suppression.Why.ADMIN.value)
     others = [entry.why for entry in suppression.entries(data)
               if entry.address == key and entry.why not in UNDONE_CAUSES]
@@ -260,8 +259,6 @@ def restore(data: DataDir, settings, email: str, moment: datetime,
     suppression away (the steps of the module's docstring). NotFound when
     nothing is kept for it; Conflict when it is suppressed for another reason
     (nothing changes then)."""
-    from vykhukhol.members import suppression
-
     key = email_key(email)
     found = find(data, key, moment)
     if found is None:

@@ -45,6 +45,7 @@ from typing import NamedTuple
 from vykhukhol import files
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
+from vykhukhol.members import removed
 
 # A candidate address: RFC 5322 atext and dots, "@", a host name (ends alnum).
 ADDRESS = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?")
@@ -177,8 +178,6 @@ class Place(NamedTuple):
 def places() -> list[Place]:
     """Every line file that can name an address. A new file that holds
     addresses is added here, and nowhere else, for export and erase alike."""
-    from vykhukhol.members import removed
-
     return [
         Place("log/run.log", lambda d: _rotated(d.log / "run.log"), TEXT_LOG, "log_lines"),
         Place("log/bounces.log", lambda d: _rotated(d.bounce_log), BOUNCE_LOG, "bounces"),
@@ -224,7 +223,12 @@ def lines_naming(data: DataDir, email: str) -> Iterator[Found]:
 
 def _named(fmt: Format, line: str) -> list[str]:
     seen: list[str] = []
-    fmt.rewrite(line, lambda address: seen.append(address) or address)
+
+    def note(address: str) -> str:
+        seen.append(address)
+        return address
+
+    fmt.rewrite(line, note)
     return seen
 
 
@@ -240,7 +244,7 @@ def scrub(data: DataDir, email: str, hashed: str) -> int:
     One atomic rewrite per file under its record lock; returns how many files
     changed."""
     key = email_key(email)
-    paths = {}
+    paths: dict[Path, Format] = {}
     for found in lines_naming(data, email):
         paths.setdefault(found.path, found.place.format)
     changed = 0

@@ -33,16 +33,14 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from vykhukhol import tokens
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
 from vykhukhol.files import clicklinks
 from vykhukhol.files.clicklinks import MAX_LINKS
-
-if TYPE_CHECKING:
-    from vykhukhol.services import Letter
+from vykhukhol.services import Letter
 
 MAX_URL = 2000  # characters: a longer link is left as it is
 _TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.S)
@@ -166,8 +164,6 @@ def series_letter(service: str, number: int, site_url: str, secret: bytes, text:
 def series_copy(data: DataDir, site_url: str, secret: bytes, service: str, letter: Letter) -> Letter:
     """Series ``letter`` of ``service`` as its letters are made: its links stored
     and rewritten (once a run: the sender keeps the copy)."""
-    from vykhukhol.services import Letter
-
     letter_id = series_letter(service, letter.number, site_url, secret, letter.body, letter.html)
     made = prepare(data, site_url, secret, letter_id, letter.body, letter.html)
     return Letter(letter.number, letter.subject, letter.delay, made.text, made.html,

@@ -155,7 +155,8 @@ def _text(html: str) -> str:
     reader.feed(html)
     reader.close()
     lines = [" ".join(line.split()) for line in "".join(reader.parts).split("\n")]
-    out, blank = [], False
+    out: list[str] = []
+    blank = False
     for line in lines:
         if line:
             if blank and out:

@@ -16,6 +16,7 @@ from vykhukhol import files
 from vykhukhol import services as svc
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
+from vykhukhol.i18n import tr
 from vykhukhol.timeutil import format_duration, parse_duration
 
 DEFAULT_EVERY = 3600          # seconds between reads: hourly
@@ -121,8 +122,6 @@ def follow(data: DataDir, service_name: str, url: str, every: str = "1h",
     (``Subject:`` line, blank line, text) or, when None, the one it has, else
     the default in ``lang``. Everything is checked before anything is written.
     A new URL is a new feed: its first read marks what is there as seen."""
-    from vykhukhol.i18n import tr
-
     service = svc.find_service(data, service_name)
     url, seconds = check_url(url), check_every(every)
     old = load(service)
@@ -143,7 +142,9 @@ def follow(data: DataDir, service_name: str, url: str, every: str = "1h",
         files.atomic_write(template_path(service), letter if letter.endswith("\n") else letter + "\n")
     files.atomic_write(ini_path(service), [f"url = {url}\n",
                                            f"every = {format_duration(seconds)}\n"])
-    return load(service)
+    feed = load(service)
+    assert feed is not None, "its url was just written"
+    return feed
 
 
 def stop(data: DataDir, service_name: str) -> bool:
@@ -165,7 +166,7 @@ def forget_reads(data: DataDir, name: str) -> None:
 def check_letter(subject: str, body: str) -> None:
     """The letter as a newsletter of a sample item would be: refused
     (:class:`BadInput`) if it does not compile or is over the bounds."""
-    from vykhukhol import render
+    from vykhukhol import render  # Jinja2: only when a letter is checked
 
     sample = {"title": "A new post", "link": "https://example.org/a-new-post",
               "summary": "What the post is about.", "published": "2026-12-01"}

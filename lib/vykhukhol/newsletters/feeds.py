@@ -51,11 +51,13 @@ import json
 from datetime import datetime
 from typing import NamedTuple
 
+import vykhukhol.newsletters as newsletters
 from vykhukhol import files
 from vykhukhol import services as svc
 from vykhukhol.datadir import DataDir
-from vykhukhol.errors import BadInput, VykhukholError
+from vykhukhol.errors import BadInput, LockBusy, VykhukholError
 from vykhukhol.files.kv import read_kv, time_of, write_kv
+from vykhukhol.newsletters import feed_fetch, history
 from vykhukhol.newsletters.feed_settings import (
     Feed,
     ini_path,
@@ -136,8 +138,6 @@ def follow_feeds(run) -> None:
 
 
 def _follow(run, service: svc.Service, feed: Feed) -> None:
-    from vykhukhol.errors import LockBusy
-
     data, name = run.data, service.name
     try:
         with files.record_lock(items_path(data, name), timeout=0):
@@ -154,8 +154,6 @@ def _due(values: dict[str, str], feed: Feed, moment: datetime) -> bool:
 
 
 def _read(run, service: svc.Service, feed: Feed) -> None:
-    from vykhukhol.newsletters import feed_fetch
-
     data, name, moment = run.data, service.name, run.now()
     path = state_path(data, name)
     values = read_kv(path)
@@ -208,17 +206,12 @@ def _read(run, service: svc.Service, feed: Feed) -> None:
 
 
 def _made_already(data: DataDir, job: str) -> bool:
-    import vykhukhol.newsletters as newsletters
-    from vykhukhol.newsletters import history
-
     return newsletters.paths(data, job)[0].exists() or any(
         entry.job == job for entry in history.entries(data))
 
 
 def _make_waiting(run, service: svc.Service, feed: Feed) -> None:
     """Every ``new`` item of the record made into its newsletter, then ``made``."""
-    import vykhukhol.newsletters as newsletters
-
     data, name = run.data, service.name
     for record in records(data, name).values():
         if record.status != "new":

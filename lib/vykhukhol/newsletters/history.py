@@ -163,7 +163,8 @@ def close(data: DataDir, job: str, services: Iterable[str], ledger: Mapping[str,
             old, services=tuple(services) or old.services,
             subject=subject if subject is not None else old.subject,
             finished=format_time(finished), cancelled=cancelled,
-            **{key: int(ledger.get(key, 0)) for key in ("handed", "failed", "in_doubt")})
+            handed=int(ledger.get("handed", 0)), failed=int(ledger.get("failed", 0)),
+            in_doubt=int(ledger.get("in_doubt", 0)))
     _change(data, [job], change)
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 
-from vykhukhol import files
+from vykhukhol import archive, files
 from vykhukhol.datadir import DataDir
-from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.errors import BadInput, LockBusy, NotFound, StorageError
 from vykhukhol.newsletters.jobs import lock, read_job
 from vykhukhol.services import given_html
 
@@ -38,7 +38,7 @@ def read_letter(data: DataDir, name: str) -> tuple[str, str, str | None]:
 
 def check_letter(subject: str, text: str, html: str | None) -> str:
     """The subject, stripped, of a letter that may be sent; BadInput says why not."""
-    from vykhukhol import render
+    from vykhukhol import render  # Jinja2: only when a letter is checked
 
     subject = (subject or "").strip()
     if not subject or any(c in subject for c in "\r\n"):
@@ -60,9 +60,6 @@ def edit_letter(data: DataDir, name: str, subject: str, text: str, html: str | N
     or the new one, never half of each, and once a run has begun the job
     (``first_run``, written under that lock before its first letter leaves)
     it is refused. A run holding the lock right now: refused, try again."""
-    from vykhukhol import archive
-    from vykhukhol.errors import LockBusy, StorageError
-
     html = given_html(html)
     subject = check_letter(subject, text, html)
     news = lock(data)

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 import vykhukhol.newsletters.history as history
-from vykhukhol import files
+from vykhukhol import archive, files
 from vykhukhol.datadir import DataDir, check_name
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.newsletters.jobs import Job, lock, paths, read_job, write_job
@@ -36,7 +36,6 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
     ``public``: published in its services' archives once it ends (a copy of
     the letter is kept either way, :func:`vykhukhol.archive.keep_newsletter`).
     ``clicks``: its links are counted (:mod:`vykhukhol.newsletters.clicks`)."""
-    from vykhukhol import archive
     html = given_html(html)
     services = [check_name(s.strip(), "service name") for s in services if s.strip()]
     if not services:
@@ -153,8 +152,6 @@ def finished_jobs(data: DataDir) -> list[tuple[str, list[str]]]:
 
 
 def cancel(data: DataDir, name: str) -> None:
-    from vykhukhol import archive
-
     if not data.job(name, "job").exists():
         raise NotFound(f"no newsletter {name!r}")
     delete(data, name, cancelled=True)
@@ -169,6 +166,8 @@ def history_now(data: DataDir) -> list[history.Entry]:
     result = []
     for entry in history.entries(data):
         if entry.finished == "-" and data.job(entry.job, "job").exists():
-            entry = replace(entry, **handed_counts(data.job(entry.job, "list")))
+            counts = handed_counts(data.job(entry.job, "list"))
+            entry = replace(entry, handed=counts["handed"], failed=counts["failed"],
+                            in_doubt=counts["in_doubt"])
         result.append(entry)
     return result[::-1]

@@ -26,7 +26,7 @@ A step that ends the run raises :class:`~.runtime.RunEnds` (having said why);
 :func:`take_steps` takes no step after it.
 
 Durability comes from :mod:`vykhukhol.sender.journal`: each letter is journalled
-before and after it leaves (:meth:`Run.deliver`), and the journal is folded
+before and after it leaves (:meth:`Sending.deliver`), and the journal is folded
 into the data files at the end of the step that holds the lock (or by the
 next run, after a kill). The run's machinery — clock, quotas, limits,
 transport — lives in :mod:`vykhukhol.sender.runtime`, the locks in

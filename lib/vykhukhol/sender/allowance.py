@@ -45,9 +45,10 @@ class Allowance:
         hourly, daily = self._limits()
         if not hourly and not daily and not self.pace.binds():
             return True
-        if self.granted is None:
-            self._reserve(hourly, daily)
-        return self.used < self.granted
+        granted = self.granted
+        if granted is None:
+            granted = self._reserve(hourly, daily)
+        return self.used < granted
 
     def take(self) -> bool:
         """Count one letter that is about to leave; False when the caps are reached."""
@@ -56,12 +57,13 @@ class Allowance:
         self.used += 1
         return True
 
-    def _reserve(self, hourly: int, daily: int) -> None:
+    def _reserve(self, hourly: int, daily: int) -> int:
         wanted = self.wanted()
         if hourly or daily:
             self._reserve_counters(hourly, daily, wanted)
             wanted = self.counted
-        self.granted = self.pace.reserve(wanted)
+        self.granted = granted = self.pace.reserve(wanted)
+        return granted
 
     def _reserve_counters(self, hourly: int, daily: int, wanted: int) -> None:
         hour, day = self._buckets()

@@ -10,12 +10,16 @@ limits are asked (docs/design/run.md#run-time-limit, :meth:`~vykhukhol.sender.ru
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from email.message import EmailMessage
 from enum import Enum
-from typing import NamedTuple
+from typing import NamedTuple, TypeAlias
 
 import vykhukhol.sender.journal as journal
+from vykhukhol.mail.message import Outgoing
 from vykhukhol.sender.runtime import Delivery, Run
 from vykhukhol.timeutil import format_time
+
+Made: TypeAlias = "EmailMessage | Outgoing"  # a letter, whole or written by a press
 
 
 class Copy:
@@ -23,12 +27,12 @@ class Copy:
     :meth:`make` while the SMTP server is busy with the letter before it (so
     the two overlap); a failure to make it waits for the asking."""
 
-    def __init__(self, build: Callable[[], object]) -> None:
-        self._build: Callable[[], object] | None = build
-        self._made: object = None
+    def __init__(self, build: Callable[[], Made]) -> None:
+        self._build: Callable[[], Made] | None = build
+        self._made: Made | None = None
         self._error: Exception | None = None
 
-    def make(self) -> object:
+    def make(self) -> Made | None:
         """Never raises; returns the letter (None when it cannot be made), so
         that an SMTP transport can send its envelope ahead."""
         if self._build is not None:
@@ -39,12 +43,13 @@ class Copy:
                 self._error = exc
         return self._made
 
-    def __call__(self) -> object:
+    def __call__(self) -> Made:
         """The letter (once: the copy lets go of it, a batch can be long)."""
         self.make()
         if self._error is not None:
             raise self._error
         made, self._made = self._made, None
+        assert made is not None, "a copy is asked for once"
         return made
 
 
@@ -93,7 +98,7 @@ def send_batch(run: Run, quota: str, book: journal.Journal, letters: list[Letter
             book.note(journal.SKIPPED, format_time(run.now()), letter.target, letter.email,
                       letter.item)
             continue
-        outcome = run.deliver(book, letter.target, letter.email, letter.item, copy, meanwhile)
+        outcome = run.sending.deliver(book, letter.target, letter.email, letter.item, copy, meanwhile)
         if outcome is Delivery.BROKEN:
             if broken is None:
                 return Ended.BROKEN

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from vykhukhol import mail
 from vykhukhol import services as svc
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.members import unsent
@@ -18,7 +19,6 @@ def resend_confirmations(run: Run) -> None:
     waiting = unsent.take_unsent(run.data, run.now())
     if not waiting:
         return
-    from vykhukhol import mail
     from vykhukhol.mail import compose  # the e-mail package: only when there is one
 
     for index, (name, email) in enumerate(waiting):
@@ -36,7 +36,7 @@ def resend_confirmations(run: Run) -> None:
         try:
             message = compose.confirmation(service, run.settings, sub.email, sub.name,
                                            run.lease, run.now(), run.presses)
-            run.transport().send(message, sub.email)
+            run.sending.transport().send(message, sub.email)
         except BadInput as exc:
             run.log.error(f"{name}: the confirmation for {sub.email} cannot be made: {exc.message}")
             continue

@@ -19,6 +19,7 @@ import vykhukhol.watch.alerts as alerts
 import vykhukhol.watch.selfblock as selfblock
 from vykhukhol import files, newsletters
 from vykhukhol import services as svc
+from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import LockBusy, StorageError
 from vykhukhol.states import Outcome
@@ -117,8 +118,6 @@ def release(run: Run, lock: files.RenameLock, what: str) -> Released:
 def set_mode(data: DataDir, settings_path, mode: str) -> list[str]:
     """Switch the mode; switching to working clears a self-block and the stale
     locks (docs/design/run.md#run-killed). Returns what was cleared, for the user to read."""
-    from vykhukhol import settings as settings_mod
-
     current = settings_mod.load(settings_path)
     cleared = []
     if mode == "working":

@@ -53,6 +53,7 @@ from itertools import compress
 from itertools import count as count_up
 from operator import mul
 from pathlib import Path
+from typing import Literal
 
 from vykhukhol import files
 from vykhukhol.errors import BadInput
@@ -140,7 +141,7 @@ def _day(text: str) -> int:
     return (date(int(text[0:4]), int(text[5:7]), int(text[8:10])).toordinal() - _EPOCH_DAY) * 86400
 
 
-def quick_due(line: str, rules: Rules) -> tuple[int, float] | None | bool:
+def quick_due(line: str, rules: Rules) -> tuple[int, float] | None | Literal[False]:
     """:func:`classify` of the line as parse_line reads it, for a line of the
     usual form; False for any other line (ask parse_line)."""
     if "\tpaused=" in line:

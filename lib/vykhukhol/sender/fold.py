@@ -21,10 +21,12 @@ import vykhukhol.sender.journal as journal
 from vykhukhol import files
 from vykhukhol import services as svc
 from vykhukhol.addresses import email_key
+from vykhukhol.bounces import counts
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.files import kv
+from vykhukhol.members import membership, removed, suppression
 from vykhukhol.sender.runtime import Run
-from vykhukhol.sender.work import Settled, Work, save_index
+from vykhukhol.sender.work import Scan, Settled, Work, save_index
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
 from vykhukhol.services.rules import Action, clean_up, next_action, rules_of
@@ -63,7 +65,6 @@ def forget_elsewhere(run: Run, forgotten: dict[str, str]) -> None:
     journal is cleared, so a kill meanwhile only repeats it."""
     if not forgotten:
         return
-    from vykhukhol.members import membership, suppression
 
     for email, why in forgotten.items():
         for name in membership.forget_everywhere(run.data, run.settings, email,
@@ -112,11 +113,10 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
 
     def stale(sub: subs.Subscriber) -> bool:
         """A hand-over never resets the count; only bounce_reset's quiet does."""
-        from vykhukhol.bounces import counts
-
-        if resets[0] is None:
-            resets[0] = kv.read_kv(counts.soft_path(run.data))
-        return counts.stale(resets[0], service.name, sub.key, moment, run.settings["bounce_reset"])
+        reset = resets[0]
+        if reset is None:
+            reset = resets[0] = kv.read_kv(counts.soft_path(run.data))
+        return counts.stale(reset, service.name, sub.key, moment, run.settings["bounce_reset"])
 
     def settle(sub: subs.Subscriber) -> tuple[subs.Subscriber | None, Action | None]:
         """The line's records applied and the clean-up done: the subscriber
@@ -131,7 +131,6 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
         if key in lost or failures.get(key, 0) >= rules.bounce_limit:
             why = "address gone" if key in lost else "soft bounces"
             forgotten[sub.email] = why
-            from vykhukhol.members import removed  # kept for an undo, before the rewrite lands
 
             removed.note(run.data, service.name, after.to_line(), why, "smtp", "", moment)
             gone[why] += 1
@@ -172,7 +171,7 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
     with files.record_lock(path):
         if soft or lost:
             failures.update(count_refusals(run, work, soft, lost))
-        if scan is not None and splice_taken(run, work, items_of, settle):
+        if scan is not None and splice_taken(run, work, scan, items_of, settle):
             return forgotten
         # A killed run's journal, or a file changed under the taken lines (a
         # rewrite by another writer): the journalled addresses' lines are parsed,
@@ -191,9 +190,6 @@ def count_refusals(run: Run, work: Work, soft: dict[str, list[str]], lost: set[s
     counted in the soft file (:func:`~vykhukhol.bounces.counts.settle_soft`)
     and the addresses to be deleted suppressed first, so a kill between
     loses nothing and counts nothing twice. Returns the new counts."""
-    from vykhukhol.bounces import counts
-    from vykhukhol.members import suppression
-
     service, moment = work.service, run.now()
     taken = {sub.key: sub for _, sub in work.scan.rows.values()} if work.scan else {}
     if set(soft) | lost <= set(taken):
@@ -211,14 +207,14 @@ def count_refusals(run: Run, work: Work, soft: dict[str, list[str]], lost: set[s
     return after
 
 
-def splice_taken(run: Run, work: Work, items_of: dict[str, set[str]],
+def splice_taken(run: Run, work: Work, scan: Scan, items_of: dict[str, set[str]],
                  settle: Callable[[subs.Subscriber], tuple[subs.Subscriber | None, Action | None]]
                  ) -> bool:
     """The taken lines, changed, spliced into the file, the index moved along
     and the summary written (under the file's record lock); False if the file
     no longer holds them where they were, or a journalled address is not
     among them."""
-    service, scan = work.service, work.scan
+    service = work.service
     if not set(items_of) <= {sub.key for _, sub in scan.rows.values()}:
         return False
     path = service.subscribers_path

@@ -19,11 +19,13 @@ from itertools import islice
 
 import vykhukhol.sender.journal as journal
 import vykhukhol.watch.brakes as brakes
-from vykhukhol import files, newsletters
+from vykhukhol import files, mail, newsletters
 from vykhukhol import services as svc
 from vykhukhol.addresses import email_key
+from vykhukhol.bounces import removal
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
-from vykhukhol.newsletters import history
+from vykhukhol.members import membership, suppression
+from vykhukhol.newsletters import clicks, history
 from vykhukhol.sender.batch import Copy, Ended, Letter, send_batch
 from vykhukhol.sender.doors import Released, Taken, release, take_lock
 from vykhukhol.sender.news_report import newsletter_report, report_subject, subject_as_sent
@@ -66,7 +68,7 @@ def send_newsletters(run: Run) -> None:
             touched.add(job.name)
     finally:
         try:
-            run.drain()  # the letters still on their way (several connections) journalled
+            run.sending.drain()  # the letters still on their way (several connections) journalled
             touched |= fold_newsletters(run, book)
             for name in sorted(touched):
                 finish_if_exhausted(run, name)
@@ -80,7 +82,7 @@ def send_newsletters(run: Run) -> None:
 def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
     """One job's next rows, batch by batch; a job that can no longer be served
     (its letter, list or services gone or broken) is deleted."""
-    from vykhukhol import render
+    from vykhukhol import render  # Jinja2: only when sending
     from vykhukhol.mail import compose  # Jinja2 and the e-mail builder: only when sending
     data = run.data
     _, letter_path, list_path = newsletters.paths(data, job.name)
@@ -103,8 +105,6 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
         newsletters.delete(data, job.name)
         return
     if job.values.get("clicks") == "yes":
-        from vykhukhol.newsletters import clicks
-
         try:  # its links are stored before its first letter is made
             counted = clicks.prepare(data, run.settings["site_url"], run.settings.secret,
                                      job.name, text, html)
@@ -147,8 +147,8 @@ def suppression_gate(services: dict[str, svc.Service], batch: list,
     home: dict[str, svc.Service] = {}
     for service in services.values():
         for sub in subs.among(service.subscribers_path, wanted):
-            until = sub.paused_until if moment is not None else None
-            if until is not None and until > moment:
+            until = sub.paused_until
+            if moment is not None and until is not None and until > moment:
                 continue
             if sub.state.confirmed and sub.key not in home:
                 home[sub.key] = service
@@ -183,9 +183,12 @@ def fold_newsletters(run: Run, book: journal.Journal) -> set[str]:
         count_refusals(run, name, job.services, rows)  # after: a gone row stays "failed"
         pending = [i for i, r in rows.items() if r.outcome == journal.TEMPFAIL]
         cursor = min(pending) if pending else max(rows) + 1
-        newsletters.change_job(run.data, name, lambda j, cursor=cursor: j.values.update(
-            cursor=str(max(j.cursor, cursor)), last_run=format_time(run.now()),
-            runs=str(int(j.values.get("runs", "0") or 0) + 1)))
+
+        def advance(j: newsletters.Job, cursor: int = cursor) -> None:
+            j.values.update(cursor=str(max(j.cursor, cursor)), last_run=format_time(run.now()),
+                            runs=str(int(j.values.get("runs", "0") or 0) + 1))
+
+        newsletters.change_job(run.data, name, advance)
     book.clear()
     return set(by_job)
 
@@ -200,8 +203,6 @@ def count_refusals(run: Run, name: str, services: list[str],
               and r.cause in ("address gone", "soft", "")]
     if not failed:
         return
-    from vykhukhol.bounces import removal
-    from vykhukhol.members import membership, suppression
 
     moment = run.now()
     soft: dict[str, list[str]] = defaultdict(list)
@@ -244,14 +245,12 @@ def finish_if_exhausted(run: Run, name: str) -> None:
                   f"{count['in doubt']} in doubt")
     admin = run.settings["admin_email"]
     if admin:
-        from vykhukhol import mail
-
         message = mail.build_message(
             from_name="Vykhukhol", from_email=run.settings["mail.from_email"] or admin,
             to_email=admin, subject=report_subject(subject, lang), text=report,
             run_id=run.lease)
         try:
-            run.transport().send(message, admin)
+            run.sending.transport().send(message, admin)
         except mail.DeliveryError as exc:
             run.log.error(f"the report of newsletter {name} could not be mailed: {exc.detail}")
     newsletters.delete(data, name, subject)

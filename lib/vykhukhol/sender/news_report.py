@@ -12,13 +12,14 @@ from vykhukhol import newsletters
 from vykhukhol import services as svc
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, VykhukholError
+from vykhukhol.i18n import tr
 from vykhukhol.timeutil import parse_time
 
 
 def subject_as_sent(data: DataDir, job: newsletters.Job, subject: str, moment: datetime) -> str:
     """The job's subject as its recipients read it, for a recipient without a
     name (the raw template if it cannot be rendered any more)."""
-    from vykhukhol import render
+    from vykhukhol import render  # Jinja2: only when a report is drawn
 
     title = ""
     for name in job.services:
@@ -54,8 +55,6 @@ def newsletter_report(job: newsletters.Job, subject: str, count: dict[str, int],
     """The report's text: ``count`` is the ledger's states (:func:`newsletters.counts`),
     ``hand`` what it says of the hand-over (:func:`newsletters.handed_counts`),
     ``failed`` the addresses refused at hand-over."""
-    from vykhukhol.i18n import tr
-
     subject = " ".join(subject.split())  # one line of the report, whatever the admin typed
     bounced = hand["handed"] - count["sent"]  # handed over, and already back
     lines = [
@@ -88,6 +87,4 @@ def newsletter_report(job: newsletters.Job, subject: str, count: dict[str, int],
 
 def report_subject(subject: str, lang: str = "ru") -> str:
     """The report letter's subject."""
-    from vykhukhol.i18n import tr
-
     return tr(lang, "Newsletter finished: {subject}", subject=subject)[:200]

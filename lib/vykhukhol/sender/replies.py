@@ -7,13 +7,15 @@ says the site sends too fast stops it too and halves the pace (:mod:`vykhukhol.w
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import vykhukhol.sender.journal as journal
+from vykhukhol.bounces.reading import reasons
 from vykhukhol.sender.tempfail import DEFER_PAUSES, TEMPFAIL_GIVE_UP
 from vykhukhol.states import Outcome
 from vykhukhol.timeutil import format_duration, seconds_between
 from vykhukhol.watch.pace import says_rate
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vykhukhol import mail
     from vykhukhol.sender.runtime import Run
@@ -34,8 +36,6 @@ def read_refusal(run: Run, exc: mail.DeliveryError, target: str, email: str, ite
     if _server_words(exc) and says_rate(exc.code, exc.detail):
         return _too_fast(run, exc, target, email, item)
     if not exc.temporary:
-        from vykhukhol.bounces.reading import reasons
-
         if exc.code is not None:
             reading = reasons.smtp_reason(exc.code, "", exc.detail, recipient=email)
             # Which command was refused is known here, and it decides what

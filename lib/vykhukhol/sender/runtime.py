@@ -4,7 +4,7 @@ its log and report, and the parts it holds.
 
 :mod:`vykhukhol.sender` holds the steps of docs/design/run.md#run-steps and uses what is here. The
 run's other parts live beside it, one idea a module: its letters on their way
-(:mod:`.delivery`: :meth:`Run.deliver`, the transport and the lanes), what a
+(:mod:`.delivery`: :meth:`Sending.deliver`, the transport and the lanes), what a
 refusal at hand-over means (:mod:`.replies`), the letters that fail
 temporarily (:mod:`.tempfail`), the hourly and daily caps (:mod:`.allowance`).
 The locks at the run's door (steps 6, 7, 8) and the admin's mode switch are
@@ -25,12 +25,14 @@ import vykhukhol.watch.alerts as alerts
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import VykhukholError
 from vykhukhol.files.runlog import RunLog
+from vykhukhol.members import suppression
 from vykhukhol.sender.allowance import Allowance
 from vykhukhol.sender.delivery import HARD_SHARE, SMTP_TIMEOUT_MAX, Delivery, Sending
 from vykhukhol.sender.tempfail import Deferrals
 from vykhukhol.settings import Settings
 from vykhukhol.states import Outcome
 from vykhukhol.timeutil import format_time
+from vykhukhol.timeutil import now as utc_now
 
 if TYPE_CHECKING:
     from vykhukhol.members.suppression import Checker
@@ -72,15 +74,13 @@ class Report:
         return "\n".join(out) + "\n"
 
 
-class Run(Sending):
+class Run:
     """One run's clock, quotas, log and report; its letters leave through
     :class:`~.delivery.Sending`."""
 
     def __init__(self, data: DataDir, settings: Settings,
                  clock: Callable[[], float] = time.monotonic,
                  now: Callable[[], datetime] | None = None) -> None:
-        from vykhukhol.timeutil import now as utc_now
-
         self.data = data
         self.settings = settings
         self.clock = clock
@@ -103,14 +103,13 @@ class Run(Sending):
         self.letters_out = 0        # letters handed over or refused: what refusals are measured against
         self.refusals: list[tuple[str, str]] = []  # (run, reason): refused for the sender's reasons
         self._suppressed: Checker | None = None  # read at the run's first letter
+        self.sending = Sending(self)  # the transport, the lanes and deliver
 
     @property
     def suppressed(self) -> Checker:
         """The suppression list (docs/deliverability/suppression.md#suppression-list), read once a run: ``email in run.suppressed``.
         Read after the bounce mailbox, so what it suppressed counts already."""
         if self._suppressed is None:
-            from vykhukhol.members import suppression
-
             self._suppressed = suppression.Checker(
                 self.data, suppression.secret_of(self.settings))
         return self._suppressed
@@ -171,11 +170,14 @@ class Run(Sending):
 
     def alert(self, subject: str, **details: str) -> None:
         try:
-            transport = self.transport()
+            transport = self.sending.transport()
         except VykhukholError:
             transport = None
         alerts.raise_alert(self.data, self.settings, self.log, subject, self.now(),
                            transport, **details)
+
+    def close(self) -> None:
+        self.sending.close()
 
 
 

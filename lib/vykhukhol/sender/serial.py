@@ -24,6 +24,8 @@ import vykhukhol.watch.brakes as brakes
 from vykhukhol import files
 from vykhukhol import services as svc
 from vykhukhol.errors import BadInput
+from vykhukhol.mail.message import Outgoing
+from vykhukhol.newsletters import clicks
 from vykhukhol.sender.batch import Copy, Ended, Letter, send_batch
 from vykhukhol.sender.doors import Taken, release, take_lock
 from vykhukhol.sender.fold import fold_series, settle_ahead
@@ -76,7 +78,7 @@ def hold_db(run: Run, first: svc.Service) -> Iterator[Held]:
         yield held
     finally:
         try:
-            run.drain()
+            run.sending.drain()
             fold_series(run, held.book, held.worked)
         finally:  # a full disk while folding still frees the lock; the journal waits
             held.book.close()
@@ -239,14 +241,12 @@ def send_letters(run: Run, work: Work, book: journal.Journal) -> None:
     broken: set[str] = set()  # letters that cannot be made: skipped for the rest of the run
     counted: dict[int, svc.Letter] = {}  # letters with "Clicks: yes", their links rewritten
 
-    def make(number: int, email: str, name: str) -> object:
+    def make(number: int, email: str, name: str) -> Outgoing:
         if str(number) in broken:  # not made again (a heavy template costs its whole budget)
             raise BadInput(f"letter {number} cannot be made")
         letter = letters[number - 1]
         if letter.clicks:
             if number not in counted:
-                from vykhukhol.newsletters import clicks
-
                 counted[number] = clicks.series_copy(run.data, run.settings["site_url"],
                                                      run.settings.secret, service.name, letter)
             letter = counted[number]

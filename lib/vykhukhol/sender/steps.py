@@ -11,6 +11,7 @@ import vykhukhol.watch.alerts as alerts
 import vykhukhol.watch.brakes as brakes
 import vykhukhol.watch.selfblock as selfblock
 from vykhukhol import services as svc
+from vykhukhol.bounces import sources
 from vykhukhol.sender.runtime import Run, RunEnds
 from vykhukhol.sender.serial import in_window
 from vykhukhol.states import Outcome
@@ -37,7 +38,6 @@ def read_bounces(run: Run) -> None:
     A mailbox that is down costs a log line, never the sending."""
     if not run.settings["mail.bounce_mailbox"]:
         return
-    from vykhukhol.bounces import sources  # imaplib or poplib, flufl.bounce: only here
     budget = run.time_limit * sources.SHARE - run.elapsed()
     summary = sources.read_mailbox(run.data, run.settings, budget, run.clock)
     if summary.read or summary.repeated or summary.problem:

@@ -17,16 +17,23 @@ leave it alone.
 
 from __future__ import annotations
 
+from typing import TypedDict
 from urllib.parse import urlsplit
 
 from vykhukhol import services as svc
+from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import NotFound
 
 NAME = "demo"
 DB = "main"
 
-_TEXTS = {
+class _Texts(TypedDict):
+    title: str
+    letters: list[tuple[str, str, str]]  # (subject, delay, body)
+
+
+_TEXTS: dict[str, _Texts] = {
     "ru": {
         "title": "Демо-рассылка",
         "letters": [
@@ -87,8 +94,6 @@ def is_local(site_url: str) -> bool:
 
 def current_url(data: DataDir) -> str:
     """The data directory's ``site_url`` as it is now."""
-    from vykhukhol import settings as settings_mod
-
     return settings_mod.load(data.settings)["site_url"]
 
 
@@ -96,8 +101,6 @@ def follow_port(data: DataDir, served_at: str) -> str | None:
     """A local data directory's ``site_url`` becomes ``served_at`` (the links in
     its letters must reach this server); returns the new value, or None when
     nothing changed (a site's own site_url is never touched)."""
-    from vykhukhol import settings as settings_mod
-
     current = settings_mod.load(data.settings)["site_url"]
     if current.rstrip("/") == served_at or not is_local(current) or not is_local(served_at):
         return None

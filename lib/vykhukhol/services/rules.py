@@ -95,7 +95,7 @@ def clean_up(sub: Subscriber, rules: Rules, moment: datetime
     action = next_action(sub, rules)
     if action.kind == FAILING:
         return None, f"{rules.bounce_limit} soft failures of different letters", None
-    if action.kind == EXPIRE and action.due <= moment:
+    if action.kind == EXPIRE and action.due is not None and action.due <= moment:
         return None, "never confirmed", None
     if action.kind == FINISH:
         if rules.delete_finished:

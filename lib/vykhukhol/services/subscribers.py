@@ -191,7 +191,7 @@ def confirmed(path: Path) -> Iterator[tuple[str, str]]:
     for line in files.read_lines(path):
         match = fullmatch(line)
         if match:
-            yield match.group(1, 2)
+            yield match[1], match[2]
             continue
         # Another line: parse_line decides, unless its state field cannot be a
         # confirmed one (then it is a new subscriber or malformed, out either way).

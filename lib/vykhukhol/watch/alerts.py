@@ -12,15 +12,16 @@ the hourly and daily sending limits.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+from vykhukhol import mail
 from vykhukhol.datadir import DataDir
 from vykhukhol.files import kv
-from vykhukhol.files.runlog import RunLog
+from vykhukhol.i18n import spoken, tr
 from vykhukhol.timeutil import format_time, seconds_between
 
 if TYPE_CHECKING:
-    from vykhukhol import mail
+    from vykhukhol.mail.transport import HandsOver
 
 THROTTLE = 3600  # seconds between two mailings of one subject
 
@@ -168,8 +169,6 @@ BLANK = {"detail": "", "time_limit": "", "age": "", "refused": "", "letters": ""
 def body(subject: str, lang: str, **details: str) -> str:
     """An alert's body in ``lang`` (docs/using/alerts.md#alerts-languages: the subject stays
     literal, the body follows ``language``)."""
-    from vykhukhol.i18n import spoken, tr
-
     first, rest = BODIES[subject]
     values = {**BLANK, **details}
     for name in ("time_limit", "age"):  # 30s, 3d as words of the letter's language
@@ -182,8 +181,6 @@ def shown(message: str, lang: str) -> str:
     status page shows it in ``lang``; a line it does not recognise (one written
     by an older version, in Russian) as it is."""
     import re
-
-    from vykhukhol.i18n import tr
 
     subject, sep, rest = message.partition(": ")
     if not sep or subject not in BODIES:
@@ -198,8 +195,18 @@ def shown(message: str, lang: str) -> str:
     return f"{subject}: " + tr(lang, first, **{**BLANK, **{n: found.group(n) for n in names}})
 
 
-def raise_alert(data: DataDir, settings, log: RunLog, subject: str, moment: datetime,
-                transport: mail.Transport | None = None, **details: str) -> bool:
+class AlertLog(Protocol):
+    """Where an alert's line goes: a run's log, or a page's (the web server's error log)."""
+
+    lease: str
+
+    def alert(self, message: str) -> None: ...
+
+    def error(self, message: str) -> None: ...
+
+
+def raise_alert(data: DataDir, settings, log: AlertLog, subject: str, moment: datetime,
+                transport: HandsOver | None = None, **details: str) -> bool:
     """Log the alert; mail it unless the same subject went out in the last hour.
 
     Returns True when a letter was sent.
@@ -226,7 +233,6 @@ def raise_alert(data: DataDir, settings, log: RunLog, subject: str, moment: date
     kv.change_kv(path, claim)
     if not due:
         return False
-    from vykhukhol import mail  # only when a letter goes out
 
     message = mail.build_message(
         from_name="Vykhukhol", from_email=settings["mail.from_email"] or admin,

@@ -33,9 +33,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 import vykhukhol.watch.alerts as alerts
+from vykhukhol import services as svc
 from vykhukhol.bounces import tally
 from vykhukhol.bounces.tally import COMPLAINTS, GONE, NEWSLETTER, SERVICE, target
-from vykhukhol.timeutil import format_time
+from vykhukhol.errors import VykhukholError
+from vykhukhol.timeutil import format_time, now
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -165,8 +167,6 @@ def count_run(run: Watched, sent: Mapping[str, int], gone: Mapping[str, int]) ->
     names = set(sent) | set(gone)
     if not names:
         return
-    from vykhukhol import services as svc
-    from vykhukhol.errors import VykhukholError
 
     services = {s.name for s in svc.load_services(run.data)}
     letters = {target(SERVICE if name in services else NEWSLETTER, name):
@@ -183,8 +183,6 @@ def resume(data: DataDir, settings: Settings, kind: str, name: str,
     """The admin's one action: the target goes on; its complaints and
     addresses gone so far are forgotten (its letters stay counted, so what
     comes later is measured against them all). False: it was not braked."""
-    from vykhukhol.timeutil import now
-
     key = target(kind, name)
     moment = moment or now()
     return tally.clear(data, key, lambda entry: latched(key, entry) is not None

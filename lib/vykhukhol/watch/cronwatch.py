@@ -105,7 +105,9 @@ def note_gaps(data: DataDir) -> None:
         entry = runlog.parse_line(text)
         if entry is not None and entry.message.startswith(runlog.ENDED):
             try:
-                ends.append(parse_time(entry.time).timestamp())
+                ended = parse_time(entry.time)
+                if ended is not None:
+                    ends.append(ended.timestamp())
             except Exception:  # noqa: BLE001 - a torn line counts nothing
                 continue
     ends = ends[-RUNS_MEASURED:]

@@ -17,11 +17,15 @@ the caps the newsletters leave as they are now (none waiting: all of them).
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from vykhukhol.files import kv
+from vykhukhol.i18n import ntr, tr
+from vykhukhol.services import subscribers as subs
+from vykhukhol.services.rules import LETTER, next_action, rules_of
+from vykhukhol.watch import pace
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vykhukhol.datadir import DataDir
     from vykhukhol.settings import Settings
@@ -50,8 +54,6 @@ def learned_pace(data: DataDir, moment: datetime, hourly_limit: int) -> float | 
     """The lowest pace (letters an hour) a mail server allows the site at
     ``moment`` (:mod:`.pace`: halved when it said "too many", a tenth more each
     clean hour), or None: no server taught one."""
-    from vykhukhol.watch import pace
-
     found = [learned.now(moment, hourly_limit) for learned in pace.learned(data)
              if learned.binds(moment, hourly_limit)]
     return min(found) if found else None
@@ -67,7 +69,7 @@ def hourly(per_run: int, gap: float, hourly_limit: int, pace: float | None) -> f
     return max(rate, 0.0)
 
 
-def finish(remaining: int, start: datetime, moment: datetime, per_hour: float,
+def finish(remaining: float, start: datetime, moment: datetime, per_hour: float,
            daily_limit: int, zone: str) -> datetime | None:
     """When ``remaining`` letters will have left at ``per_hour``, at most
     ``daily_limit`` a local day (0: no cap); None past :data:`HORIZON_HOURS`."""
@@ -77,7 +79,8 @@ def finish(remaining: int, start: datetime, moment: datetime, per_hour: float,
         return None
     tz = ZoneInfo(zone)
     clock = max(start, moment)
-    day, sent_today = clock.astimezone(tz).date(), 0
+    day = clock.astimezone(tz).date()
+    sent_today: float = 0
     for _ in range(HORIZON_HOURS):
         local = clock.astimezone(tz)
         if local.date() != day:
@@ -93,8 +96,6 @@ def finish(remaining: int, start: datetime, moment: datetime, per_hour: float,
 
 def describe(when: datetime | None, moment: datetime, lang: str, zone: str) -> str:
     """ "about 3 days: finishes Thursday 14:00", in ``lang``."""
-    from vykhukhol.i18n import ntr, tr
-
     if when is None:
         return tr(lang, "more than a year")
     local = when.astimezone(ZoneInfo(zone))
@@ -122,9 +123,6 @@ def series_due(settings: Settings, service, moment: datetime) -> tuple[int, int]
     """(letters due now, letters due by the end of the local day) of a series:
     each subscriber's next letter under the service's rules (the subscriber
     file read once; for the admin and the CLI, never for a run)."""
-    from vykhukhol.services import subscribers as subs
-    from vykhukhol.services.rules import LETTER, next_action, rules_of
-
     rules = rules_of(settings, service)
     local = moment.astimezone(ZoneInfo(settings["timezone"]))
     midnight = (local + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)

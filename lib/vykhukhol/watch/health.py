@@ -20,10 +20,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vykhukhol import services as svc
+from vykhukhol.bounces import record as bounce_record
+from vykhukhol.bounces.providers import TITLES
+from vykhukhol.bounces.providers.quiet import quiet_provider
 from vykhukhol.datadir import CHECKOUT, DataDir
-from vykhukhol.errors import VykhukholError
+from vykhukhol.errors import BadInput, VykhukholError
+from vykhukhol.newsletters import feeds
+from vykhukhol.services import demo
 from vykhukhol.services import subscribers as subs
 from vykhukhol.settings import Settings
+from vykhukhol.timeutil import now
+from vykhukhol.watch import brakes, cronwatch, receivers
 
 Translate = Callable[..., str]
 
@@ -81,19 +88,12 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
              explain: Callable[[VykhukholError], str] = str) -> list[str]:
     """Every warning that applies now, most important first; ``plural`` says
     a count with its noun (``ngettext``), ``explain`` an error (its ``text(lang)``)."""
-    from vykhukhol.services import demo
-
     _, _n = translate, plural
     found = []
-    from vykhukhol.watch import cronwatch
-
     quiet = cronwatch.silence(str(data.root))
     if quiet is not None:
         found.append(_("No sender run has started for {hours} h: the cron job that calls the cron script seems to have stopped, and nothing is sent until it runs again. Check it in the hosting panel (the line to paste is on the Status page) and open the cron URL once by hand.",
                        hours=int(quiet // 3600)))
-    from vykhukhol.timeutil import now
-    from vykhukhol.watch import brakes
-
     for brake in brakes.status(data, settings, now()).values():
         found.append(brakes.said(brake, _))
     hosted = not demo.is_local(settings["site_url"])
@@ -114,7 +114,7 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
     if hosted and not settings["site_url"].startswith("https://"):
         found.append(_("site_url is not https: mail services want an https unsubscribe link (RFC 8058)."))
     if settings["mail.dkim_domain"]:
-        from vykhukhol.mail import compose, dkim
+        from vykhukhol.mail import compose, dkim  # Jinja2: only when DKIM is on
 
         try:
             dkim.check_key(data.root, settings)
@@ -125,8 +125,6 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
         for name, domain in dkim.misaligned(signer, compose.senders(data, settings)):
             found.append(_("Service {service} sends from {domain}, which the DKIM signature of {signer} does not align with for DMARC: make a key for {domain}.",
                            service=name, domain=domain, signer=signer))
-    from vykhukhol.watch import receivers
-
     busiest = receivers.busiest_gmail_day(data)
     if busiest is not None:
         found.append(_n("{n} letter went to Gmail addresses on {day}. From {bulk} a day Gmail counts the site as a bulk sender for good, and then demands SPF and DKIM, a DMARC record with the From domain aligned, one-click unsubscribe honoured within two days and complaints under 0.3%: check the Deliverability page (`vykhukhol doctor`) now.",
@@ -138,18 +136,12 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
                        count=len(stale), module=stale[0]))
     if not settings["admin_email"]:
         found.append(_("admin_email is empty: alerts and reports are only logged."))
-    from vykhukhol.bounces import record as bounce_record
-
     if hosted and bounce_record.no_source(data, settings):
         found.append(_("Nothing reads the bounces: set mail.bounce_mailbox, or have the mail server pipe the bounce address to `vykhukhol bounce` (the manual, docs/deliverability/bounces.md). Until then dead addresses keep getting letters."))
-    from vykhukhol.bounces.providers import TITLES, quiet
-
-    silent = quiet.quiet_provider(data, settings)
+    silent = quiet_provider(data, settings)
     if silent:
         found.append(_("Letters go through {provider}, but none of its callbacks has arrived in 7 days: its bounces and complaints may be lost. Check its webhook against `vykhukhol hooks` (the manual, docs/deliverability/providers.md).",
                        provider=TITLES[silent]))
-    from vykhukhol.newsletters import feeds
-
     for name, url, why in feeds.problems(data):
         found.append(_("The feed of {service} ({url}) could not be read at its last try: {problem}. Its new items wait until it can.",
                        service=name, url=url, problem=explain(why)))
@@ -172,8 +164,7 @@ def broken_letters(data: DataDir, settings: Settings, translate: Translate = _en
                    explain: Callable[[VykhukholError], str] = str) -> list[str]:
     """A warning for each letter and footer a run cannot make as its files are now
     (the run skips it and alerts: docs/using/services.md#broken-letter); gone once the file is fixed."""
-    from vykhukhol.errors import BadInput
-    from vykhukhol.render import checkup
+    from vykhukhol.render import checkup  # Jinja2: only when letters are checked
 
     _ = translate  # the name tools/i18n.py extracts texts by
     found, lang = [], settings["language"]

@@ -18,6 +18,7 @@ counts personal Gmail).
 from __future__ import annotations
 
 from vykhukhol.files import kv
+from vykhukhol.i18n import tr
 
 GROUPS = ("gmail", "yahoo", "microsoft", "mailru", "yandex")
 _TITLES = {"gmail": "Gmail", "yahoo": "Yahoo", "microsoft": "Outlook / Hotmail / Live",
@@ -45,8 +46,6 @@ def group_of(email: str) -> str | None:
 
 
 def title(group: str, lang: str = "en") -> str:
-    from vykhukhol.i18n import tr
-
     names = {"gmail": tr(lang, "Gmail"), "yahoo": tr(lang, "Yahoo"),
              "microsoft": tr(lang, "Outlook / Hotmail / Live"), "mailru": tr(lang, "Mail.ru"),
              "yandex": tr(lang, "Yandex")}

@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import vykhukhol.watch.alerts as alerts
+from vykhukhol.bounces import refusals
 from vykhukhol.errors import VykhukholError
+from vykhukhol.i18n import tr
 
 if TYPE_CHECKING:
     from vykhukhol.watch.watched import Watched
@@ -23,7 +25,6 @@ def tell_refusals(run: Watched, lease: str, letters_out: int,
     # refusals.refused_path, without importing the bounces package on an idle tick
     if not (letters_out or refused or (run.data.state / "refused").exists()):
         return
-    from vykhukhol.bounces import refusals
 
     try:
         if letters_out or refused:
@@ -32,7 +33,6 @@ def tell_refusals(run: Watched, lease: str, letters_out: int,
     except VykhukholError as exc:
         run.log.error(f"the refusals could not be counted: {exc.message}")
         return
-    from vykhukhol.i18n import tr
 
     lang = run.settings["language"]
     for past, letters, count, why in due:  # past: the run whose letters came back

@@ -20,10 +20,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from vykhukhol import archive
+from vykhukhol import archive, tokens
 from vykhukhol import services as svc
+from vykhukhol import settings as settings_mod
+from vykhukhol.archive import pages
+from vykhukhol.archive.pages import neutral
 from vykhukhol.datadir import DataDir, check_name
 from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.i18n import t
+from vykhukhol.services import subscribers as subs
+from vykhukhol.timeutil import now
 from vykhukhol.web.http import HttpError, Request, Response, redirect, wsgi_app
 
 if TYPE_CHECKING:
@@ -33,8 +39,6 @@ TYPES = {".html": "text/html; charset=utf-8", ".atom": "application/atom+xml; ch
 
 
 def _settings(data: DataDir):
-    from vykhukhol import settings as settings_mod
-
     if not data.settings.exists():
         raise HttpError(503, "this installation is not initialised yet")
     return settings_mod.load(data.settings)
@@ -82,9 +86,6 @@ def static(data: DataDir) -> Callable:
 
 def view(data: DataDir) -> Callable:
     def handle(request: Request) -> Response:
-        from vykhukhol import tokens
-        from vykhukhol.i18n import t
-
         if request.method not in ("GET", "HEAD"):
             raise HttpError(405, allow=("GET", "HEAD"))
         settings = _settings(data)
@@ -107,8 +108,6 @@ def view(data: DataDir) -> Callable:
 def page(lang: str, title: str, text: str | None, public_url: str | None,
          status: int = 200) -> Response:
     """The copy's page (``text`` None: the link shows nothing)."""
-    from vykhukhol.archive import pages
-
     response = Response(pages.draw("copy.html", lang, title=title, text=text,
                                    public_url=public_url), status)
     response.headers.append(("X-Robots-Tag", "noindex"))  # a personal copy: no search engine
@@ -122,10 +121,7 @@ def own_copy(data: DataDir, settings: Settings, service_name: str, item: str,
     and the personal links that act — unsubscribe, own page — as the
     archive's neutral text); None when the letter is not kept any more. The
     caller has checked the link's signature."""
-    from vykhukhol import render, tokens
-    from vykhukhol.archive.pages import neutral
-    from vykhukhol.services import subscribers as subs
-    from vykhukhol.timeutil import now
+    from vykhukhol import render, tokens  # Jinja2: only when a page is drawn
 
     try:
         service = svc.find_service(data, service_name)

@@ -221,12 +221,12 @@ def cgi_environ(stdin=None) -> dict:
     """The WSGI environ of this CGI request (PEP 3333, as wsgiref's CGIHandler
     made it); the body is read from ``stdin`` (default: standard input)."""
     encoding = sys.getfilesystemencoding()
-    environ = {key: value.encode(encoding, "surrogateescape").decode("iso-8859-1")
+    environ: dict[str, object] = {key: value.encode(encoding, "surrogateescape").decode("iso-8859-1")
                if _is_request_key(key) else value for key, value in os.environ.items()}
     environ.update({
         "wsgi.input": sys.stdin.buffer if stdin is None else stdin, "wsgi.errors": sys.stderr, "wsgi.version": (1, 0),
         "wsgi.run_once": True, "wsgi.multithread": False, "wsgi.multiprocess": True,
-        "wsgi.url_scheme": "https" if environ.get("HTTPS", "off").lower() in ("on", "1", "yes")
+        "wsgi.url_scheme": "https" if str(environ.get("HTTPS", "off")).lower() in ("on", "1", "yes")
         else "http",
     })
     return environ

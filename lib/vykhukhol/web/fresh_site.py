@@ -14,8 +14,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from vykhukhol import newsletters
+from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import DataDir
+from vykhukhol.files import RenameLock
 from vykhukhol.services import demo
+from vykhukhol.settings import password as auth
 
 
 def locale_language(environ: Mapping[str, str] = os.environ) -> str:
@@ -34,11 +38,6 @@ def first_start(data: DataDir, site_url: str, language: str) -> str | None:
     (``site_url``, ``language``), a new admin password (returned, to be printed
     once) and the demo list. None when settings.ini is there already."""
     import secrets
-
-    from vykhukhol import newsletters
-    from vykhukhol import settings as settings_mod
-    from vykhukhol.files import RenameLock
-    from vykhukhol.settings import password as auth
 
     if data.settings.exists():
         return None

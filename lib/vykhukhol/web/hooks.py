@@ -18,10 +18,12 @@ import importlib
 from collections.abc import Callable
 
 from vykhukhol import settings as settings_mod
+from vykhukhol.bounces import record
+from vykhukhol.bounces.apply import apply_reports
 from vykhukhol.bounces.providers import PROVIDERS
 from vykhukhol.bounces.reading.callbacks import MAX_BODY, CallbackRefused, same
 from vykhukhol.datadir import DataDir
-from vykhukhol.errors import VykhukholError
+from vykhukhol.errors import StorageError, VykhukholError
 from vykhukhol.web.http import Request, Response, text, wsgi_app
 
 
@@ -72,8 +74,6 @@ def _body(environ: dict) -> bytes:
 
 
 def _apply(data: DataDir, settings, provider: str, reports: list) -> Response:
-    from vykhukhol.bounces.apply import apply_reports
-
     note = getattr(reports, "note", "")
     if note:
         _note(data, provider, "callback", note)
@@ -89,9 +89,6 @@ def _apply(data: DataDir, settings, provider: str, reports: list) -> Response:
 
 
 def _note(data: DataDir, provider: str, kind: str, reason: str) -> None:
-    from vykhukhol.bounces import record
-    from vykhukhol.errors import StorageError
-
     try:
         record.write(data, [record.line("-", kind, "-", "-", provider, reason)])
     except (StorageError, OSError):

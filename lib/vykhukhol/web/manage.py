@@ -190,7 +190,7 @@ def _local_date(settings, moment: datetime) -> str:
 
 def _page(template: str, lang: str, status: int = 200, **context: object) -> Response:
     """One of the own page's templates, its sentences (``_()``) in ``lang``."""
-    return templating.render(template, lang, status, _=partial(tr, lang), **context)
+    return templating.render(template, lang, status, None, _=partial(tr, lang), **context)
 
 
 def _note(lang: str, title: str, text: str) -> Response:

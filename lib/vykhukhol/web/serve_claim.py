@@ -23,6 +23,7 @@ import contextlib
 import os
 
 from vykhukhol import files
+from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import LockBusy, VykhukholError
 
@@ -48,8 +49,6 @@ class Claim:
         """Put site_url back (if it is still ours to put back) and free the lock."""
         try:
             if self.moved_to and self.previous_url:
-                from vykhukhol import settings as settings_mod
-
                 current = settings_mod.load(self.data.settings)["site_url"]
                 if current.rstrip("/") == self.moved_to.rstrip("/"):
                     settings_mod.update(self.data.settings, {"site_url": self.previous_url})

@@ -26,9 +26,15 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from vykhukhol import sender
+from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import CHECKOUT, DataDir
 from vykhukhol.errors import VykhukholError
+from vykhukhol.services import demo
 from vykhukhol.web import serve_claim
+from vykhukhol.web.cgi import make_app
+from vykhukhol.web.fresh_site import first_start, locale_language
+from vykhukhol.web.guard import guarded_server
 from vykhukhol.web.http import AFTER, MAX_UPLOAD_BYTES, Response, redirect, respond
 
 TICK = 60.0  # seconds between two runs started by the ticker
@@ -40,8 +46,6 @@ CRON_NAME = re.compile(r"cron-[A-Za-z0-9_-]{4,64}\.py")
 def dispatcher(data: DataDir, cgi_dir: Path,
                after: Callable[[list[Callable[[], None]]], None] | None = None) -> Callable:
     """The one WSGI app of ``serve``; ``after`` runs work handed to ``Request.after``."""
-    from vykhukhol.web.cgi import make_app
-
     apps = {name: make_app(name, data, cgi_dir) for name in ("subscribe", "confirm", "unsubscribe",
                                                      "manage", "view", "cron", "admin", "hook",
                                                      "archive", "go")}
@@ -110,8 +114,6 @@ class Ticker(threading.Thread):
         self.stopping = threading.Event()
 
     def run(self) -> None:
-        from vykhukhol import sender
-        from vykhukhol import settings as settings_mod
         while not self.stopping.wait(self.interval):
             try:
                 sender.run(self.data, settings_mod.load(self.data.settings))
@@ -124,8 +126,6 @@ class Ticker(threading.Thread):
 def first_lines(data: DataDir) -> list[str]:
     """What a newcomer must know at once: the mode, what it
     means for letters, how to switch, and where mail goes."""
-    from vykhukhol import settings as settings_mod
-
     settings = settings_mod.load(data.settings)
     if settings["mode"] == "working":
         lines = ["mode: working (the sender sends the letters that are due)"]
@@ -158,10 +158,6 @@ def _unmake(data: DataDir, made: list[Path]) -> None:
 
 def serve(data: DataDir, host: str = "127.0.0.1", port: int = 8080, ticker: bool = True,
           cgi_dir: Path | None = None) -> None:
-    from vykhukhol.services import demo
-    from vykhukhol.web.fresh_site import first_start, locale_language
-    from vykhukhol.web.guard import guarded_server
-
     cgi_dir = cgi_dir or CHECKOUT / "cgi"
     made = [p for p in (data.root, data.state) if not p.exists()]  # what the claim makes
     hold = serve_claim.claim(data)  # a second serve on this data refuses here, before anything

@@ -199,7 +199,7 @@ def _button_page(site: Site, purpose: str, service: svc.Service, email: str, tok
         extra = {"manage_url": tokens.manage_link(site.settings["site_url"], site.settings.secret,
                                                   email),
                  "manage_text": t(site.lang, "unsubscribe.manage")}
-    return site.page("button.html", service, title=t(site.lang, f"{purpose}.title"),
+    return site.page("button.html", service, 200, title=t(site.lang, f"{purpose}.title"),
                      text=t(site.lang, f"{purpose}.text", email=email, service=service.title),
                      button=t(site.lang, f"{purpose}.button"), action=f"{purpose}.py",
                      s=service.name, e=email, token=token, n=job, **extra)

@@ -50,7 +50,7 @@ def make_application(cgi_dir: Path | None = None) -> Callable:
         with building:
             if not built:
                 from vykhukhol.datadir import CHECKOUT, DataDir, locate
-                from vykhukhol.web.server import dispatcher
+                from vykhukhol.web.server import dispatcher  # in the guard below
 
                 scripts = cgi_dir or CHECKOUT / "cgi"
                 built.append(dispatcher(DataDir(locate(None, scripts)), scripts))

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from vykhukhol.bounces.reading import events
 from vykhukhol.bounces.reading.callbacks import CallbackRefused, json_body, text
 from vykhukhol.bounces.reading.classify import Report
+from vykhukhol.files.kv import change_kv
 
 if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
     from vykhukhol.datadir import DataDir
@@ -68,8 +69,6 @@ def _remember(data: DataDir, token: str, event: dict, stamp: int, moment: float)
     """The token is new, or came before with this very event; Refused 403 when
     it came with another (a replayed signature carrying other event data)."""
     import json
-
-    from vykhukhol.files.kv import change_kv
 
     key = hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:32]
     digest = hashlib.sha256(json.dumps(event, sort_keys=True).encode()).hexdigest()[:32]

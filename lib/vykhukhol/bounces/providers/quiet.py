@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import re
 
+from vykhukhol import files
+from vykhukhol.bounces import record
 from vykhukhol.bounces.providers import PROVIDERS
+from vykhukhol.timeutil import now, parse_time
 
 # The SMTP hosts of the providers: sending through one, the bounces come by callback.
 PROVIDER_HOSTS = {"ses": re.compile(r"email-smtp\.[a-z0-9-]+\.amazonaws\.com"),
@@ -27,10 +30,6 @@ def quiet_provider(data, settings) -> str | None:
     has come in :data:`QUIET_DAYS` days (a refused one does not count), else None."""
     from datetime import timedelta
 
-    from vykhukhol import files
-    from vykhukhol.bounces import record
-    from vykhukhol.timeutil import now, parse_time
-
     provider = provider_of(settings["mail.smtp_host"]) if settings["mail.transport"] == "smtp" else None
     if provider is None:
         return None
@@ -41,7 +40,8 @@ def quiet_provider(data, settings) -> str | None:
             parts = line.split("\t")
             if len(parts) == 7 and parts[5] in PROVIDERS and parts[2] != "callback refused":
                 try:
-                    if parse_time(parts[0]) >= since:
+                    at = parse_time(parts[0])
+                    if at is not None and at >= since:
                         return None
                 except Exception:  # noqa: BLE001 - a torn line
                     continue

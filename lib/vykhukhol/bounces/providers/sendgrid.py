@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from vykhukhol.bounces.reading import events
 from vykhukhol.bounces.reading.callbacks import CallbackRefused, json_body
 from vykhukhol.bounces.reading.classify import Report
+from vykhukhol.settings.keys import p256_key
 
 if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through the app
     from vykhukhol.datadir import DataDir
@@ -54,7 +55,6 @@ def verify(public_key: str, signature: str, stamp: str, body: bytes, now: float)
         raise CallbackRefused(403, "no Signed Event Webhook signature")
     if abs(now - int(stamp)) > MAX_AGE:
         raise CallbackRefused(403, f"the signature's timestamp is more than {MAX_AGE} seconds away from now")
-    from vykhukhol.settings.keys import p256_key
 
     key = p256_key(public_key)  # settings refuse any other; settings.ini edited by hand may not
     if key is None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import hmac
 from typing import Any
 
-from vykhukhol.errors import VykhukholError
+from vykhukhol.addresses import check_email
+from vykhukhol.errors import BadInput, VykhukholError
 
 MAX_BODY = 1_000_000  # bytes of a callback's body; providers batch far below this
 MAX_EVENTS = 1000     # events taken from one body (SendGrid batches, the generic form)
@@ -70,9 +71,6 @@ def text(value: Any, limit: int = 300) -> str:
 
 def address(value: Any) -> str:
     """An e-mail address a provider names, lower case, or "" when it is none."""
-    from vykhukhol.addresses import check_email
-    from vykhukhol.errors import BadInput
-
     found = text(value, 254).strip("<>")
     try:
         return check_email(found).lower() if found else ""

@@ -37,10 +37,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from email.message import Message
+from email.utils import collapse_rfc2231_value
 from enum import Enum
 
 from vykhukhol import returntag
 from vykhukhol.bounces.reading import formats, reasons
+from vykhukhol.errors import MissingModule
 
 MAX_MESSAGE_BYTES = 2_000_000   # a bounce with its original letter attached stays far below
 MAX_PARTS = 200                 # MIME parts walked before a message counts as hostile
@@ -123,9 +125,10 @@ def classify(raw: bytes, separator: str) -> Verdict:
     except Exception as exc:  # noqa: BLE001 - the e-mail parser on hostile input
         return Verdict(REFUSED, f"cannot be parsed: {type(exc).__name__}")
     subject = _header(message, "subject")
+    letter, run = returned_letter(parts)
     verdict = Verdict(KEPT, "not a bounce report", tags=find_tags(message, parts, separator),
                       sender=_first_address(_header(message, "from")), subject=subject,
-                      **dict(zip(("letter", "run"), returned_letter(parts), strict=True)))
+                      letter=letter, run=run)
     if _is_feedback_report(message):
         verdict.kind, verdict.reason = COMPLAINT, "a spam complaint (feedback report)"
         return verdict
@@ -135,8 +138,6 @@ def classify(raw: bytes, separator: str) -> Verdict:
     try:
         temporary, permanent = _library_failures(message)
     except ImportError as exc:  # a host that vendored too little: kept, and said so plainly
-        from vykhukhol.errors import MissingModule
-
         verdict.reason = MissingModule.of(exc).message
         return verdict
     except Exception as exc:  # noqa: BLE001 - a detector choking on a broken message
@@ -250,7 +251,7 @@ def _inner(part: Message) -> Message:
     import email
     from email import policy
 
-    text = part.get_payload(decode=True) or b""
+    text = formats.body_bytes(part)
     return email.message_from_bytes(text[:64_000], policy=policy.compat32)
 
 
@@ -262,14 +263,15 @@ def _embedded_headers(part: Message) -> list[str]:
         import email
         from email import policy
 
-        text = part.get_payload(decode=True) or b""
+        text = formats.body_bytes(part)
         inner = email.message_from_bytes(text[:64_000], policy=policy.compat32)
     return [str(v) for name in ORIGINAL_HEADERS for v in (inner.get_all(name) or [])]
 
 
 def _is_feedback_report(message: Message) -> bool:
     return message.get_content_type() == "multipart/report" \
-        and (message.get_param("report-type") or "").lower() == "feedback-report"
+        and collapse_rfc2231_value(message.get_param("report-type") or "").lower() \
+        == "feedback-report"
 
 
 def _auto_submitted(message: Message) -> bool:

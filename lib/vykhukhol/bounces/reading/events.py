@@ -48,11 +48,17 @@ def generic(found: Any) -> list[Report]:
     return reports
 
 
+def _object(record: dict, key: str) -> dict:
+    """``record[key]`` when it is a JSON object, else an empty one."""
+    found = record.get(key)
+    return found if isinstance(found, dict) else {}
+
+
 def _generic_reason(kind: str, diagnostic: str) -> str:
     said = {kinds.PERMANENT: "permanent failure reported by callback",
             kinds.TEMPORARY: "temporary failure reported by callback",
             kinds.COMPLAINT: "a spam complaint reported by callback",
-            kinds.UNSUBSCRIBE: "an unsubscribe reported by callback"}[kind]
+            kinds.UNSUBSCRIBE: "an unsubscribe reported by callback"}[kinds.Kind(kind)]
     return f"{said} ({diagnostic})" if diagnostic else said
 
 
@@ -89,7 +95,7 @@ def postmark(record: Any) -> list[Report]:
     else:
         kind = kinds.AUTO_REPLY if bounce_type == "AutoResponder" else kinds.TEMPORARY
     details = text(record.get("Details"), 160) or text(record.get("Description"), 160)
-    metadata = record.get("Metadata") if isinstance(record.get("Metadata"), dict) else {}
+    metadata = _object(record, "Metadata")
     event = text(record.get("ID"), 100) or text(record.get("MessageID"), 100) + "/" + who
     reason = f"Postmark {bounce_type or kind_of_record}" + (f": {details}" if details else "")
     return [Report(event, kind, who, reason, text(metadata.get("vykhukhol-tag"), 100))]
@@ -111,7 +117,7 @@ def mailgun(event: dict, token: str) -> list[Report]:
     who = address(event.get("recipient"))
     if not who:
         raise CallbackRefused(400, "the event names no valid recipient")
-    status = event.get("delivery-status") if isinstance(event.get("delivery-status"), dict) else {}
+    status = _object(event, "delivery-status")
     said = text(status.get("description"), 160) or text(status.get("message"), 160) \
         or text(event.get("reason"), 80)
     code = text(status.get("code"), 10)
@@ -191,13 +197,13 @@ def ses(message_id: str, inner: Any) -> list[Report]:
     what = text(notice.get("notificationType") or notice.get("eventType"), 40)
     tag = _ses_tag(notice.get("mail"))
     if what == "Bounce":
-        bounce = notice.get("bounce") if isinstance(notice.get("bounce"), dict) else {}
+        bounce = _object(notice, "bounce")
         which = text(bounce.get("bounceType"), 20)
         kind = kinds.PERMANENT if which == "Permanent" else kinds.TEMPORARY
         people = bounce.get("bouncedRecipients")
         head = f"SES {which or 'bounce'} bounce ({text(bounce.get('bounceSubType'), 40)})"
     elif what == "Complaint":
-        complaint = notice.get("complaint") if isinstance(notice.get("complaint"), dict) else {}
+        complaint = _object(notice, "complaint")
         kind, people = kinds.COMPLAINT, complaint.get("complainedRecipients")
         head = "SES complaint" + (f" ({text(complaint.get('complaintFeedbackType'), 40)})"
                                   if complaint.get("complaintFeedbackType") else "")

@@ -19,6 +19,9 @@ import re
 from dataclasses import dataclass
 from email.message import Message
 
+from vykhukhol.addresses import check_email
+from vykhukhol.errors import BadInput
+
 MAX_TEXT = 64_000   # characters of a report's own text read for addresses and reasons
 MAX_FAILED = 50     # addresses one report may name; more is a list, not a bounce
 
@@ -55,9 +58,6 @@ class Failed:
 
 def checked(address: str) -> str | None:
     """``address`` as the project writes it (lower case), or None when it is not one."""
-    from vykhukhol.addresses import check_email
-    from vykhukhol.errors import BadInput
-
     address = address.strip().strip("<>").strip().rstrip(".")
     if not address or address.startswith(("|", "/", "-")) or '"' in address:
         return None
@@ -117,6 +117,12 @@ def json_failures(text: str) -> list[Failed]:
     return found
 
 
+def body_bytes(part: Message) -> bytes:
+    """A part's body undone from its transfer encoding; empty for a multipart."""
+    raw = part.get_payload(decode=True)
+    return raw if isinstance(raw, bytes) else b""
+
+
 def _blocks(part: Message) -> list[Message]:
     payload = part.get_payload()
     if isinstance(payload, list):
@@ -125,7 +131,7 @@ def _blocks(part: Message) -> list[Message]:
     from email import policy
 
     # A report sent as text (quoted-printable, or a single block): split at blank lines.
-    raw = part.get_payload(decode=True) or b""
+    raw = body_bytes(part)
     text = raw[:MAX_TEXT].decode("utf-8", "replace").replace("\r\n", "\n")
     return [email.message_from_string(chunk.strip() + "\n", policy=policy.compat32)
             for chunk in re.split(r"\n\s*\n", text) if chunk.strip()]
@@ -143,11 +149,12 @@ def only_as_contact(text: str, address: str) -> bool:
 
 def report_text(message: Message, parts: list[Message]) -> str:
     """The words a report wrote for people: its text parts, before the returned letter."""
-    texts = []
+    texts: list[str] = []
     for part in parts:
         if part.get_content_maintype() == "multipart":
-            if isinstance(part.get_payload(), str):  # its boundary is broken: read it as text
-                texts.append(part.get_payload()[:MAX_TEXT])
+            payload = part.get_payload()
+            if isinstance(payload, str):  # its boundary is broken: read it as text
+                texts.append(payload[:MAX_TEXT])
             continue
         if part is not message and _inside_returned(message, part):
             continue
@@ -182,7 +189,7 @@ def _inside_returned(message: Message, wanted: Message) -> bool:
 
 def _decoded(part: Message, html: bool = False) -> str:
     raw = part.get_payload(decode=True)
-    if raw is None:
+    if not isinstance(raw, bytes):
         payload = part.get_payload()
         return "\n".join(str(p) for p in payload) if isinstance(payload, list) else str(payload)
     charset = part.get_content_charset() or "utf-8"
@@ -220,7 +227,8 @@ def text_failures(text: str, ours: set[str]) -> list[Failed]:
             into = robots if _ROBOTS.match(address) else found
             into[address] = Failed(address, text=_near(lines, number))
         # Each later mention adds its lines: the transcript often says more.
-        for address in {checked(c) for c in _CANDIDATE.findall(line)} & (set(found) | set(robots)):
+        named = {address for c in _CANDIDATE.findall(line) if (address := checked(c))}
+        for address in named & (set(found) | set(robots)):
             known = found.get(address) or robots[address]
             if f"\n{line.strip()}" not in f"\n{known.text}" and len(known.text) < 2000:
                 known.text += "\n" + _near(lines, number)

@@ -30,7 +30,9 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
+from vykhukhol.bounces.reading import patterns, remote
 from vykhukhol.bounces.reading import words as server_words
+from vykhukhol.i18n import tr
 
 
 def _(text: str) -> str:
@@ -48,8 +50,6 @@ class Cause(str, Enum):
 
     def label(self, lang: str) -> str:
         """The class in ``lang`` (``ru`` or ``en``)."""
-        from vykhukhol.i18n import tr
-
         return tr(lang, _LABELS[self])
 
 
@@ -165,8 +165,6 @@ def _included(name: str, text: str) -> bool:
 
 def _match(name: str, text: str) -> str:
     """The pattern of reason ``name`` that ``text`` holds ("" when none, or vetoed)."""
-    from vykhukhol.bounces.reading import patterns
-
     if any(piece in text for piece in patterns.ISNOT.get(name, ())):
         return ""
     for piece in patterns.INDEX.get(name, ()):
@@ -243,8 +241,6 @@ def decide(status: str, text: str, action: str = "", said: str | None = None,
     when, it is ``filtered`` — a soft failure, never one that deletes at once.
     ``said`` is the SMTP command when the caller read it from more text.
     """
-    from vykhukhol.bounces.reading import patterns
-
     said = command(text) if said is None else said
     # "550-5.2.1" at the start of each continued line of a reply splits its words.
     text = " ".join(_CONTINUED.sub(" ", text[:_MAX_TEXT].lower()).split())
@@ -301,10 +297,10 @@ def decide(status: str, text: str, action: str = "", said: str | None = None,
         return "blocked", BY_COMMAND, "EHLO"  # refused at the greeting: the sending host
     if code in ("500", "501", "502", "503", "504") and status[2:3] in ("", "0", "5"):
         return "syntaxerror", BY_REPLY, code  # our command was not understood
-    for name, phrases in patterns.FORMATS.items():
+    for name, words in patterns.FORMATS.items():
         if said in ("MAIL", "EHLO") and CLASS_OF[name] is Cause.GONE:
             continue
-        for phrase in phrases:
+        for phrase in words:
             if phrase in text:
                 return name, coded, phrase
     for name in patterns.ORDER[len(patterns.FIRST):]:
@@ -398,7 +394,6 @@ def read(status: str = "", text: str = "", action: str = "", code: str = "",
                                       _reply(final) or code)
     if name in ("onhold", "undefined") and context:
         name, rule, seen = decide(status, f"{text}\n{context}", action, said, code)
-    from vykhukhol.bounces.reading import remote
 
     for host in remote.providers(f"{text}\n{context}\n{report[:3000]}",
                                  recipient.rpartition("@")[2]):
@@ -423,7 +418,6 @@ def read(status: str = "", text: str = "", action: str = "", code: str = "",
         sure = False  # "user unknown" where we cannot tell when: read soft, in doubt
     if cause is Cause.GONE and (report or note):
         prose = " ".join(f"{note}\n{_PROSE_END.split(report[:_MAX_TEXT], 1)[0]}".lower().split())
-        from vykhukhol.bounces.reading import patterns
 
         if any(_included(soft, prose) or any(p in prose for p in patterns.FORMATS.get(soft, ()))
                for soft in ("mailboxfull", "suspend")):

@@ -23,7 +23,7 @@ def examine(data, settings, lang: str = "en", lookup=None) -> list[Finding]:
     """Every check, in the order a person fixes them (DNS first, then the
     site's own settings). ``lookup``: a :class:`.lookup.Lookup` (tests give
     their own); by default one to ``dns.resolver`` or the system's."""
-    from vykhukhol.mail.doctor import checks
+    from vykhukhol.mail.doctor import checks  # with mail.dkim: off the command line's start
     from vykhukhol.mail.doctor.lookup import Lookup
 
     if lookup is None:

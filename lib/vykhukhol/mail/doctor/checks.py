@@ -13,6 +13,8 @@ import binascii
 from collections.abc import Callable
 
 import vykhukhol.mail.doctor.spf as spf_mod
+from vykhukhol.i18n import tr
+from vykhukhol.mail import dkim as signing
 from vykhukhol.mail.alignment import aligned, domain_of, organisational
 from vykhukhol.mail.doctor.finding import Finding, Verdict
 from vykhukhol.mail.doctor.lookup import Lookup, Unanswered
@@ -22,8 +24,7 @@ POLICIES = ("none", "quarantine", "reject")
 
 
 def all_checks(data, settings, lang: str, lookup: Lookup) -> list[Finding]:
-    from vykhukhol.i18n import tr
-    from vykhukhol.mail import compose
+    from vykhukhol.mail import compose  # Jinja2: only when a sender is checked
 
     def _(text: str, /, **values: object) -> str:
         return tr(lang, text, **values)
@@ -114,8 +115,6 @@ def _spf_error(domain: str, exc: spf_mod.SpfError, _: Callable[..., str]) -> Fin
 
 
 def dkim(data, lookup: Lookup, settings, _: Callable[..., str]) -> Finding:
-    from vykhukhol.mail import dkim as signing
-
     domain, selector = settings["mail.dkim_domain"], settings["mail.dkim_selector"]
     if not domain:
         return Finding("DKIM", "mail.dkim_domain", WRONG,

@@ -7,6 +7,8 @@ from __future__ import annotations
 from enum import Enum
 from typing import NamedTuple
 
+from vykhukhol.i18n import tr
+
 
 class Verdict(str, Enum):
     OK = "ok"
@@ -15,8 +17,6 @@ class Verdict(str, Enum):
     UNKNOWN = "unknown"
 
     def label(self, lang: str = "en") -> str:
-        from vykhukhol.i18n import tr
-
         return {Verdict.OK: tr(lang, "ok"), Verdict.WARNING: tr(lang, "warning"),
                 Verdict.WRONG: tr(lang, "wrong"), Verdict.UNKNOWN: tr(lang, "unknown")}[self]
 

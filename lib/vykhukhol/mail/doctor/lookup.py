@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from vykhukhol.errors import MissingModule
+
 if TYPE_CHECKING:
     import dns.resolver
 
@@ -74,8 +76,6 @@ class Lookup:
             import dns.exception
             import dns.resolver
         except ImportError as exc:  # a host that vendored too little: one clear line
-            from vykhukhol.errors import MissingModule
-
             raise MissingModule.of(exc) from None
 
         if self._resolver is None:

@@ -18,6 +18,10 @@ import is asked to confirm by the sender's reminders, in its batches).
 
 from __future__ import annotations
 
+import vykhukhol.members.importers.csvfile as csvfile
+import vykhukhol.members.importers.listmonk as listmonk
+import vykhukhol.members.importers.mailchimp as mailchimp
+import vykhukhol.members.importers.phplist as phplist
 from vykhukhol.errors import BadInput
 from vykhukhol.members.importers.parsing import MAX_BYTES
 from vykhukhol.members.importers.verdicts import (  # noqa: F401 - the package's face
@@ -28,7 +32,9 @@ from vykhukhol.members.importers.verdicts import (  # noqa: F401 - the package's
     Standing,
 )
 
-TOOLS = ("mailchimp", "phplist", "listmonk", "csv")
+_READERS = {"mailchimp": mailchimp.read, "phplist": phplist.read, "listmonk": listmonk.read,
+            "csv": csvfile.read}
+TOOLS = tuple(_READERS)
 
 
 def read(tool: str, raw: bytes, name: str = "") -> Reading:
@@ -39,13 +45,5 @@ def read(tool: str, raw: bytes, name: str = "") -> Reading:
     if len(raw) > MAX_BYTES:
         raise BadInput("the file is larger than {size} MiB; nothing was imported",
                        size=MAX_BYTES // (1024 * 1024))
-    if tool == "mailchimp":
-        from vykhukhol.members.importers import mailchimp as reader
-    elif tool == "phplist":
-        from vykhukhol.members.importers import phplist as reader
-    elif tool == "listmonk":
-        from vykhukhol.members.importers import listmonk as reader
-    else:
-        from vykhukhol.members.importers import csvfile as reader
-    people, refused = reader.read(raw, name)
+    people, refused = _READERS[tool](raw, name)
     return Reading(tool, people, refused)

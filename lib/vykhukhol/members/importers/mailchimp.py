@@ -23,6 +23,7 @@ from __future__ import annotations
 import vykhukhol.members.importers.parsing as parsing
 import vykhukhol.members.importers.verdicts as verdicts
 from vykhukhol.errors import BadInput
+from vykhukhol.members.suppression import Why
 
 MAGIC_ZIP = b"PK\x03\x04"
 _KINDS = ("nonsubscribed", "unsubscribed", "subscribed", "cleaned")  # "subscribed" after its longer kin
@@ -92,20 +93,20 @@ def _one_file(name: str, text: str, several: bool) -> list:
     first = parsing.column(header, "First Name", "FNAME")
     last = parsing.column(header, "Last Name", "LNAME")
     whole = parsing.column(header, "Name", "Full Name")
-    from vykhukhol.members.suppression import Why
-
-    standing, why = {
+    verdict: dict[str, tuple[verdicts.Standing | BadInput, Why | None]] = {
         "subscribed": (verdicts.Standing.CONFIRMED, None),
         "unsubscribed": (verdicts.Standing.SUPPRESSED, Why.UNSUBSCRIBED),
         "cleaned": (verdicts.Standing.SUPPRESSED, Why.GONE),
         "nonsubscribed": (BadInput("a non-subscribed contact in Mailchimp: they never agreed "
                                    "to receive letters"), None),
-    }[kind]
+    }
+    standing, why = verdict[kind]
     where = name if several else ""
     out = []
     for row in records:
         cells = row.cells
-        name_text = parsing.full_name(cells.get(first, ""), cells.get(last, "")) if first or last else ""
+        name_text = parsing.full_name(cells.get(first, "") if first else "",
+                                       cells.get(last, "") if last else "") if first or last else ""
         optin = parsing.when(cells.get("OPTIN_TIME", ""))
         confirm = parsing.when(cells.get("CONFIRM_TIME", ""))
         out.append(verdicts.person(row, where, cells.get(email, ""),

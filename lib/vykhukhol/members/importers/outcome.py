@@ -15,10 +15,16 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from vykhukhol import services as svc
 from vykhukhol.datadir import DataDir
+from vykhukhol.i18n import ntr, tr
+from vykhukhol.members import importing, suppression
 from vykhukhol.members.importers.verdicts import Person, Reading, RefusedLine, Standing
 from vykhukhol.members.importing import END, SeriesStart
+from vykhukhol.members.suppression import Why
+from vykhukhol.services import subscribers as subs
 from vykhukhol.settings import Settings
+from vykhukhol.timeutil import now
 
 
 class Outcome(NamedTuple):
@@ -55,11 +61,6 @@ def apply(data: DataDir, settings: Settings, service_name: str, reading: Reading
     series where ``series`` says (after it, by default: a move-in mails no
     welcome to long-time readers). Nothing is written before the service
     and the choice are known good."""
-    from vykhukhol import services as svc
-    from vykhukhol.members import importing, suppression
-    from vykhukhol.services import subscribers as subs
-    from vykhukhol.timeutil import now
-
     service = svc.find_service(data, service_name)
     letters = svc.letter_count(service)
     series.check(service.name, letters)
@@ -67,8 +68,8 @@ def apply(data: DataDir, settings: Settings, service_name: str, reading: Reading
     standing = {s: sum(1 for p in people if p.standing is s) for s in Standing}
     gone = [p for p in people if p.standing is Standing.SUPPRESSED]
     reasons: dict[str, int] = {}
-    for p in gone:
-        reasons[p.why.value] = reasons.get(p.why.value, 0) + 1
+    for why in (p.why for p in gone if p.why is not None):
+        reasons[why.value] = reasons.get(why.value, 0) + 1
     joining = [p for p in people if p.standing is not Standing.SUPPRESSED]
     secret = suppression.secret_of(settings)
     if dry_run:
@@ -85,7 +86,7 @@ def apply(data: DataDir, settings: Settings, service_name: str, reading: Reading
                        len(free) - already, already, blocked, new_gone, readers, letters, series)
     moment, source = now(), f"import {reading.tool}"
     new_gone = 0
-    for why in sorted({p.why for p in gone}, key=lambda w: w.value):
+    for why in sorted({p.why for p in gone if p.why is not None}, key=lambda w: w.value):
         new_gone += suppression.add_many(data, secret, [p.email for p in gone if p.why is why],
                                          why, source, moment)
     result = importing.add_people(data, settings, service.name, [
@@ -151,9 +152,6 @@ def summary(outcome: Outcome, lang: str = "en", option: bool = False) -> list[st
     dry run and after the real run), then what happened or would happen, then
     what the series sends the confirmed it adds (``option``: its choices
     spelled as the CLI's ``--series``)."""
-    from vykhukhol.i18n import ntr, tr
-    from vykhukhol.members.suppression import Why
-
     def reason(value: str) -> str:
         return Why(value).label(lang)
 

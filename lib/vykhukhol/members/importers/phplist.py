@@ -51,6 +51,8 @@ def read(raw: bytes, name: str) -> tuple[list[verdicts.Person], list[verdicts.Re
     judged = []
     for row in records:
         cells = row.cells
+        standing: verdicts.Standing | BadInput
+        why: Why | None
         if _yes(cells.get(blacklisted, "")):
             standing, why = verdicts.Standing.SUPPRESSED, Why.UNSUBSCRIBED
         elif disabled and _yes(cells.get(disabled, "")):

@@ -10,7 +10,9 @@ from typing import NamedTuple
 
 from vykhukhol.addresses import check_email, clean_name
 from vykhukhol.errors import BadInput
+from vykhukhol.i18n import tr
 from vykhukhol.members.importers.parsing import Row, _
+from vykhukhol.members.suppression import Why
 
 SHOWN_REFUSED = 20            # refused records a dry run or a page lists
 
@@ -23,8 +25,6 @@ class Standing(str, enum.Enum):
     SUPPRESSED = "suppressed"        # on the suppression list, never a subscriber
 
     def label(self, lang: str) -> str:
-        from vykhukhol.i18n import tr
-
         return tr(lang, _LABELS[self])
 
 
@@ -38,7 +38,7 @@ class Person(NamedTuple):
     standing: Standing
     subscribed: datetime | None = None   # the other tool's sign-up time
     confirmed: datetime | None = None    # its opt-in (confirmation) time
-    why: object = None                   # a suppression.Why when SUPPRESSED
+    why: Why | None = None               # a suppression.Why when SUPPRESSED
     ip: str = "import"                   # the consent's address, when the file has it
 
 
@@ -62,7 +62,7 @@ class Reading(NamedTuple):
 
 def person(row: Row, where: str, email: str, name: str, standing: Standing | BadInput,
            subscribed: datetime | None = None, confirmed: datetime | None = None,
-           why: object = None, ip: str = "") -> Person | RefusedLine:
+           why: Why | None = None, ip: str = "") -> Person | RefusedLine:
     """One record's verdict: a :class:`Person`, or :class:`RefusedLine` with why."""
     if isinstance(standing, BadInput):
         return RefusedLine(where, row.lineno, row.text, standing)
@@ -90,11 +90,9 @@ def sorted_out(verdicts: list[Person | RefusedLine]) -> tuple[list[Person], list
     return people, [v for v in verdicts if isinstance(v, RefusedLine)]
 
 
-def by_status(status: str) -> tuple[Standing, object] | BadInput:
+def by_status(status: str) -> tuple[Standing, Why | None] | BadInput:
     """A status word of the tools (subscribed, pending, unsubscribed, cleaned,
     blocklisted, bounced …) as a standing here and the suppression's reason."""
-    from vykhukhol.members.suppression import Why
-
     word = status.strip().lower()
     found = _STATUSES.get(word)
     if found is None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from vykhukhol.bounces import record
+from vykhukhol.bounces.reading.reasons import Cause
 from vykhukhol.errors import NotFound
 from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.http import Response
@@ -88,8 +90,6 @@ _KIND_FIRST = re.compile(r"(?P<kind>permanent|temporary|complaint|unsubscribe|au
 def _reason(admin: Admin, text: str) -> str:
     """A logged reason in the page's language, piece by piece ("; " apart);
     a piece it does not know (a mail server's own words) is shown as written."""
-    from vykhukhol.bounces.reading.reasons import Cause
-
     shown = []
     for piece in text.split("; "):
         cause_first = _CAUSE_FIRST.fullmatch(piece)
@@ -168,8 +168,6 @@ def _bounce_target(admin: Admin, target: str) -> str:
 
 
 def bounces_page(admin: Admin, args: dict) -> Response:
-    from vykhukhol.bounces import record
-
     rows = [{"when": local_time(admin.settings, line.time),
              "kind": _bounce_kind(admin, "pipe problem" if (line.kind, line.source) == (
                  "problem", record.PIPE) else line.kind),
@@ -183,8 +181,6 @@ def bounces_page(admin: Admin, args: dict) -> Response:
 
 
 def bounce_kept(admin: Admin, args: dict) -> Response:
-    from vykhukhol.bounces import record
-
     text = record.read_kept(admin.data, args["file"])
     if text is None:
         raise NotFound(admin._("No such message."))

@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import CHECKOUT, DataDir
 from vykhukhol.errors import NoSecret, NotFound, VykhukholError
-from vykhukhol.i18n import ntr, tr
+from vykhukhol.i18n import MESSAGES, ntr, t, tr
 from vykhukhol.timeutil import UTC
 from vykhukhol.watch.health import NO_SECRET
 from vykhukhol.web import session
@@ -175,8 +175,6 @@ def serve(data: DataDir, rules: list[Rule], cgi_dir: Path | None = None) -> Call
 def error_page(admin: Admin, exc: VykhukholError) -> Response:
     """A refused request (no such page, a link to a form's address, an expired
     form) as an admin page, in the admin's layout and language."""
-    from vykhukhol.i18n import MESSAGES, t
-
     key = f"error.{exc.status}"
     if exc.status == 405:  # a GET on a form's address: a bookmark, a link, Reload
         detail = admin._("This address takes a form's button, not a link: open the page the form is on.")

@@ -10,14 +10,16 @@ from zoneinfo import ZoneInfo
 
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
+from vykhukhol.bounces import record
 from vykhukhol.errors import BadInput
 from vykhukhol.files import kv, runlog
 from vykhukhol.i18n import duration
 from vykhukhol.sender import doors as locks_mod
+from vykhukhol.services import demo
 from vykhukhol.services import subscribers as subs
 from vykhukhol.states import Outcome
 from vykhukhol.timeutil import UTC, format_time, now
-from vykhukhol.watch import alerts, pace, selfblock
+from vykhukhol.watch import alerts, cronwatch, health, pace, selfblock
 from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.admin.login import remember_browser
 from vykhukhol.web.http import Response
@@ -35,8 +37,6 @@ def status(admin: Admin, args: dict) -> Response:
             locks.append((str(lock.busy.relative_to(data.root)), holder.lease, duration(admin.lang, max(age, 0))))
     entries = runlog.recent(data, 2000)
     cron = cron_url(settings, admin.cgi_dir)
-    from vykhukhol.services import demo
-    from vykhukhol.watch import cronwatch
 
     last = cronwatch.last_run(str(data.root))
     last_run = {"time": format_time(datetime.fromtimestamp(last, UTC)) if last else "",
@@ -78,8 +78,6 @@ def recent_runs(entries: list[runlog.Entry], lang: str = "en") -> list[dict]:
 
 
 def warnings(admin: Admin) -> list[str]:
-    from vykhukhol.watch import health
-
     return health.warnings(admin.data, admin.settings, admin.cgi_dir, admin._, admin._n,
                            lambda exc: exc.text(admin.lang))
 
@@ -87,8 +85,6 @@ def warnings(admin: Admin) -> list[str]:
 def chart(admin: Admin) -> dict:
     """Subscriptions, letters handed over and bounces per day over the last 30
     days, as SVG bars (the bounces beside the letters)."""
-    from vykhukhol.bounces import record
-
     zone = ZoneInfo(admin.settings["timezone"])
     today = now().astimezone(zone).date()
     days = [today - timedelta(days=i) for i in range(CHART_DAYS - 1, -1, -1)]

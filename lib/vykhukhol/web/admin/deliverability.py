@@ -7,14 +7,13 @@ nothing."""
 
 from __future__ import annotations
 
+from vykhukhol.mail import doctor
+from vykhukhol.watch import receivers
 from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.http import Response
 
 
 def deliverability_page(admin: Admin, args: dict) -> Response:
-    from vykhukhol.mail import doctor
-    from vykhukhol.watch import receivers
-
     findings = doctor.examine(admin.data, admin.settings, admin.lang)
     rows = [{"check": f.check, "subject": f.subject, "verdict": f.verdict.value,
              "label": f.verdict.label(admin.lang), "found": f.found, "fix": f.fix}

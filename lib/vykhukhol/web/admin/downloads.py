@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TextIO
 
+from vykhukhol.members.export import DIALECTS, dialect_for
 from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.http import Response
 
@@ -21,8 +22,6 @@ REMEMBERED = 365 * 24 * 3600  # seconds the choice is kept
 def chosen(admin: Admin) -> str:
     """The dialect of this download: the one asked for, else the remembered one,
     else the site language's."""
-    from vykhukhol.members.export import DIALECTS, dialect_for
-
     for value in (admin.request.query.get("dialect", ""), admin.request.cookies.get(COOKIE, "")):
         if value in DIALECTS:
             return value

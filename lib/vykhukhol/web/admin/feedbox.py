@@ -3,15 +3,13 @@ read and its problem (the form posts to :mod:`.intake`)."""
 
 from __future__ import annotations
 
-from vykhukhol.web.admin.core import Admin
+from vykhukhol.newsletters import feed_settings, feeds
+from vykhukhol.timeutil import format_duration, format_time
+from vykhukhol.web.admin.core import Admin, local_time
 
 
 def feed_context(admin: Admin, service) -> dict:
     """What the service page shows of its feed: the settings, the letter, the last read."""
-    from vykhukhol.newsletters import feed_settings, feeds
-    from vykhukhol.timeutil import format_duration, format_time
-    from vykhukhol.web.admin.core import local_time
-
     now_ = feeds.standing(admin.data, service)
     feed = feed_settings.load(service)
     letter = (f"Subject: {feed.subject}\n\n{feed.body}" if feed else

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import vykhukhol.web.admin.uploads as uploads
 from vykhukhol.errors import BadInput
+from vykhukhol.members import importers
+from vykhukhol.members.importers import outcome
+from vykhukhol.members.importing import SeriesStart
+from vykhukhol.newsletters import feed_settings
 from vykhukhol.web.admin.core import Admin
+from vykhukhol.web.admin.services import _service, service_page
+from vykhukhol.web.admin.subscribers import subscribers_page
 from vykhukhol.web.http import Response
 
 
 def import_from(admin: Admin, args: dict) -> Response:
-    from vykhukhol.members import importers
-    from vykhukhol.members.importers import outcome
-    from vykhukhol.members.importing import SeriesStart
-    from vykhukhol.web.admin.services import _service
-    from vykhukhol.web.admin.subscribers import subscribers_page
-
     service = _service(admin, args["name"])
     try:
         raw, form = uploads.read_file_upload(admin)
@@ -49,9 +49,6 @@ def import_from(admin: Admin, args: dict) -> Response:
 
 
 def feed_save(admin: Admin, args: dict) -> Response:
-    from vykhukhol.newsletters import feed_settings
-    from vykhukhol.web.admin.services import _service, service_page
-
     service = _service(admin, args["name"])
     form = admin.request.form()
     try:
@@ -65,9 +62,6 @@ def feed_save(admin: Admin, args: dict) -> Response:
 
 
 def feed_off(admin: Admin, args: dict) -> Response:
-    from vykhukhol.newsletters import feed_settings
-    from vykhukhol.web.admin.services import _service
-
     service = _service(admin, args["name"])
     feed_settings.stop(admin.data, service.name)
     return admin.done(f"/services/{service.name}", admin._("The service follows no feed."))

@@ -11,9 +11,12 @@ from vykhukhol import services as svc
 from vykhukhol.datadir import check_name
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
 from vykhukhol.mail import compose
+from vykhukhol.newsletters import clicks
 from vykhukhol.services import subscribers as subs
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import now, parse_local_time
+from vykhukhol.watch import forecast
+from vykhukhol.web.admin.brakes import braked, resume
 from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.admin.series import preview_letter, saved_message
 from vykhukhol.web.admin.testletters import mark, send_test
@@ -100,8 +103,6 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
 
 
 def newsletters_page(admin: Admin, args: dict) -> Response:
-    from vykhukhol.watch import forecast
-
     moment = now()
     jobs = []
     for job in newsletters.list_jobs(admin.data):
@@ -121,8 +122,6 @@ def newsletters_page(admin: Admin, args: dict) -> Response:
                      "start_input": start_local.strftime("%Y-%m-%dT%H:%M"),
                      "due": job.start <= now(),
                      "editable": job.values.get("first_run", "-") == "-"})
-    from vykhukhol.newsletters import clicks
-    from vykhukhol.web.admin.brakes import braked
 
     history = newsletters.history_now(admin.data)
     return admin.page("newsletters.html", jobs=jobs, states=LedgerState, history=history,
@@ -160,8 +159,6 @@ def newsletter_cancel(admin: Admin, args: dict) -> Response:
 
 def newsletter_resume(admin: Admin, args: dict) -> Response:
     """A braked newsletter goes on (docs/deliverability/reputation.md#brakes)."""
-    from vykhukhol.web.admin.brakes import resume
-
     name = _job(admin, args["job"])
     return resume(admin, "newsletter", name, "/newsletters",
                   admin._("Newsletter {name} resumed: it sends again with the next run.",

@@ -6,6 +6,7 @@ the session's CSRF token (:func:`.core.serve`)."""
 from __future__ import annotations
 
 from vykhukhol.addresses import check_email
+from vykhukhol.bounces import counts
 from vykhukhol.errors import BadInput, Conflict, NotFound
 from vykhukhol.members import removed, suppression
 from vykhukhol.timeutil import format_time, now
@@ -33,8 +34,6 @@ def removed_page(admin: Admin, args: dict, error: str = "", status: int = 200) -
 
 
 def removed_restore(admin: Admin, args: dict) -> Response:
-    from vykhukhol.bounces import counts  # only a restore forgets the soft counts
-
     try:
         email = check_email(admin.request.form().get("email", ""))
         done = removed.restore(admin.data, admin.settings, email, now(),

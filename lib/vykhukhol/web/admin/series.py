@@ -3,8 +3,9 @@ subscriber, a test letter, moving and deleting letters."""
 
 from __future__ import annotations
 
-from vykhukhol import render
+from vykhukhol import archive, render
 from vykhukhol import services as svc
+from vykhukhol.archive import pages
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.mail import compose
 from vykhukhol.timeutil import format_duration, now
@@ -29,8 +30,6 @@ def preview_letter(admin: Admin, service: svc.Service, fields: dict[str, str]) -
     """Render a letter for a sample subscriber as it goes out (with its footer
     and ``web_url``); template errors and unknown variables come back as text.
     The HTML part is shown in a sandboxed frame (admin/preview.html)."""
-    from vykhukhol import archive
-
     email = SAMPLE["email"]
     web_url = archive.web_url(admin.settings, service, archive.PREVIEW, email, False)
     ctx = compose.context(service, admin.settings, email, SAMPLE["name"], now(), web_url=web_url)
@@ -185,6 +184,4 @@ def rebuild_archive(admin: Admin, service: svc.Service) -> None:
     """A changed series changes what its archive shows (a letter no longer
     public leaves it at once); rebuilt only when the archive is on."""
     if service.archive:
-        from vykhukhol.archive import pages
-
         pages.build(admin.data, admin.settings, service)

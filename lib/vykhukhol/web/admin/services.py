@@ -3,12 +3,18 @@ subscribe form's HTML to paste into a site."""
 
 from __future__ import annotations
 
+from vykhukhol import archive
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
+from vykhukhol.archive import publish
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
-from vykhukhol.i18n import duration
+from vykhukhol.i18n import duration, tr
 from vykhukhol.services import subscribers as subs
+from vykhukhol.timeutil import now
+from vykhukhol.watch import forecast
+from vykhukhol.web.admin.brakes import braked, resume
 from vykhukhol.web.admin.core import Admin
+from vykhukhol.web.admin.feedbox import feed_context
 from vykhukhol.web.http import Response
 
 
@@ -17,7 +23,6 @@ def services_page(admin: Admin, args: dict) -> Response:
     for service in svc.load_services(admin.data):
         rows.append({"service": service, "counts": subs.counts(service.subscribers_path),
                      "letters": svc.letter_count(service)})
-    from vykhukhol.web.admin.brakes import braked
 
     return admin.page("services.html", rows=rows, dbs=svc.list_dbs(admin.data), form={}, error="",
                       braked=braked(admin, "service"))
@@ -72,10 +77,6 @@ def service_page(admin: Admin, args: dict, error: str = "", status: int = 200,
     except BadInput as exc:
         letters, letters_error = [], exc.text(admin.lang)
     snippet = form_snippet(admin.settings, service)
-    from vykhukhol import archive
-    from vykhukhol.timeutil import now
-    from vykhukhol.watch import forecast
-    from vykhukhol.web.admin.feedbox import feed_context
 
     moment = now()
     try:
@@ -101,8 +102,6 @@ def form_snippet(settings: settings_mod.Settings, service: svc.Service) -> str:
     refuse a site_url with quotes: a hand-edited settings.ini is not checked
     until it is loaded, and the snippet goes into the owner's own pages."""
     from html import escape
-
-    from vykhukhol.i18n import tr
 
     lang = settings["language"]  # the words a visitor of the owner's site reads
     action = escape(f"{settings['site_url']}/cgi/subscribe.py")
@@ -137,8 +136,6 @@ def service_toggle(admin: Admin, args: dict) -> Response:
 
 def service_resume(admin: Admin, args: dict) -> Response:
     """A braked service goes on (docs/deliverability/reputation.md#brakes)."""
-    from vykhukhol.web.admin.brakes import resume
-
     name = _service(admin, args["name"]).name
     return resume(admin, "service", name, "/services",
                   admin._("Service {name} resumed: it sends again with the next run.", name=name))
@@ -146,8 +143,6 @@ def service_resume(admin: Admin, args: dict) -> Response:
 
 def service_archive(admin: Admin, args: dict) -> Response:
     """The public archive's switch: on writes its pages, off removes them."""
-    from vykhukhol.archive import publish
-
     service = _service(admin, args["name"])
     on = args["action"] == "on"
     publish.switch(admin.data, admin.settings, service.name, on)

@@ -6,8 +6,10 @@ from __future__ import annotations
 import vykhukhol.web.admin.footer as footer
 from vykhukhol import mail
 from vykhukhol import settings as settings_mod
+from vykhukhol.archive import pages
 from vykhukhol.errors import BadInput, Forbidden
 from vykhukhol.i18n import SETTING_LABELS
+from vykhukhol.mail.dkim import verify_settings
 from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.http import Response
 
@@ -91,8 +93,6 @@ def settings_save(admin: Admin, args: dict) -> Response:
             errors[key] = exc.text(admin.lang)
     if not errors:
         try:
-            from vykhukhol.mail.dkim import verify_settings
-
             saved = settings_mod.update(admin.data.settings, values, verify_settings)
             admin.lang = saved["language"]
         except BadInput as exc:  # values fine one by one; the DKIM key they name is not
@@ -104,8 +104,6 @@ def settings_save(admin: Admin, args: dict) -> Response:
                           host_only=SETTINGS_HOST_ONLY, values=shown, errors=errors,
                           labels=SETTING_LABELS, footer_form=footer.shown(admin))
     if admin.lang != before:  # the public archive speaks the site's language at once
-        from vykhukhol.archive import pages
-
         pages.follow_language(admin.data, saved)
     return admin.done("/settings", admin._("Settings saved."))
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import vykhukhol.web.admin.downloads as downloads
 import vykhukhol.web.admin.uploads as uploads
 from vykhukhol import services as svc
+from vykhukhol import tokens
 from vykhukhol.errors import BadInput
-from vykhukhol.members import membership
+from vykhukhol.members import importing, membership, suppression
+from vykhukhol.members.export import write_csv
 from vykhukhol.services import subscribers as subs
 from vykhukhol.states import SubscriberState
 from vykhukhol.web.admin.core import Admin, local_time
@@ -35,7 +37,6 @@ def subscribers_page(admin: Admin, args: dict, result: dict | None = None,
             found.append(item)
         total += 1
     pages = max(1, (total + PAGE_SIZE - 1) // PAGE_SIZE)
-    from vykhukhol import tokens
 
     def manage_link(email: str) -> str:
         """The subscriber's own page, for the admin to send when asked for help."""
@@ -63,8 +64,6 @@ def subscriber_add(admin: Admin, args: dict) -> Response:
     except BadInput as exc:
         return subscribers_page(admin, args, error=exc.text(admin.lang), status=400)
     if outcome == "suppressed":
-        from vykhukhol.members import suppression
-
         error = BadInput(suppression.REFUSAL, email=form.get("email", "").strip())
         return subscribers_page(admin, args, error=error.text(admin.lang), status=400)
     messages = {"added": admin._("Added."), "known": admin._("Already subscribed; nothing changed."),
@@ -90,8 +89,6 @@ def subscriber_delete(admin: Admin, args: dict) -> Response:
 def subscribers_import(admin: Admin, args: dict) -> Response:
     import csv
 
-    from vykhukhol.members import importing
-
     service = _service(admin, args["name"])
     try:
         content, form = uploads.read_upload(admin)
@@ -111,8 +108,6 @@ def subscribers_import(admin: Admin, args: dict) -> Response:
 
 
 def subscribers_export(admin: Admin, args: dict) -> Response:
-    from vykhukhol.members.export import write_csv
-
     service = _service(admin, args["name"])
     return downloads.csv_download(admin, f"{service.name}.csv", lambda out, dialect: write_csv(
         service.subscribers_path, out, dialect=dialect))

@@ -11,7 +11,7 @@ import vykhukhol.web.admin.downloads as downloads
 import vykhukhol.web.admin.uploads as uploads
 from vykhukhol.addresses import check_email
 from vykhukhol.errors import BadInput
-from vykhukhol.members import suppression
+from vykhukhol.members import importing, suppression
 from vykhukhol.timeutil import format_time, now
 from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.http import Response
@@ -79,8 +79,6 @@ def suppressed_remove(admin: Admin, args: dict) -> Response:
 
 def suppressed_import(admin: Admin, args: dict) -> Response:
     import csv
-
-    from vykhukhol.members import importing
 
     try:  # the Subscribers page's caps and words
         content, _ = uploads.read_upload(admin)
