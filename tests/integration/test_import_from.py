@@ -298,7 +298,6 @@ def _post_import(site, fields: dict) -> tuple[int, str]:
     from urllib.parse import urlencode
 
     from support.servetools import call, environ, log_in
-
     from vykhukhol.web import admin as admin_app
 
     app = admin_app.app(site.data, site.cgi_dir)
