@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes lib/vykhukhol/bounces/reading/remote.json from a go-sisimai checkout (a development tool).
 
-    python3 tests/data/sisimai/make_remote.py /path/to/go-sisimai.git
+    python3 tools/sisimai/make_remote.py /path/to/go-sisimai.git
 
 It reads ``rhost/lib.go`` (which host names belong to which provider:
 ``RhostClass``) and each ``rhost/for-*.go`` (the provider's own phrasings,
@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parents[3] / "lib" / "vykhukhol" / "bounces" / "reading" / "remote.json"
+OUT = Path(__file__).resolve().parents[2] / "lib" / "vykhukhol" / "bounces" / "reading" / "remote.json"
 STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 # Sisimai's own typos in reason names ("spandetected", "blokced").
 FIXED = {"spandetected": "spamdetected", "blokced": "blocked"}

@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
-"""Writes expected.csv from go-sisimai's tests (a development tool).
+"""Writes the corpus's expected.csv from go-sisimai's tests (a development tool).
 
-    python3 tests/data/sisimai/make_expected.py GO_SISIMAI_GIT SET_OF_EMAILS_GIT > expected.csv
+    python3 tools/sisimai/make_expected.py GO_SISIMAI_GIT [MAILDIR] > expected.csv
+
+MAILDIR is the corpus's copy of set-of-emails' ``maildir/bsd``: by default
+the ``maildir/`` of the Sisimai corpus beside the checkout, where the tests
+find it (tests/support/corpora.py, docs/development/tests.md#dev-tests-corpora).
 
 Each ``fact/*_test.go`` of a mail system (``*-lhost-*``: the sending
 system's format; ``*-rhost-*``: the remote provider's own words) or of a
@@ -9,7 +13,7 @@ standard format (``90-rfc3464``, ``91-rfc3834``, ``95-arf``) holds a
 ``publiclist`` table: per sample file
 ``set-of-emails/maildir/bsd/<lhost-engine|rhost-engine|rfc3464|arf|rfc3834>-<label>.eml``,
 one row per recipient with Sisimai's status, reply code, reason and
-hard-bounce flag. Rows whose file is not in the set-of-emails checkout are
+hard-bounce flag. Rows whose file is not in MAILDIR are
 left out (and listed on stderr), as are the files no table names. A row a table
 repeats whole (rfc3464 "01") is written once.
 """
@@ -20,6 +24,10 @@ import csv
 import re
 import subprocess
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))  # home of support/
+from support import corpora  # noqa: E402
 
 # go-sisimai names two engines differently from their sample files.
 RENAMED = {"mailmarshalsmtp": "mailmarshal", "interscanmss": "trendmicro"}
@@ -31,13 +39,14 @@ ROW = re.compile(r'\{"(\w+)",\s*(\d+),\s*"([^"]*)",\s*"([^"]*)",\s*"(\w*)",\s*(t
                  r'\s*"([^"]*)"\}')
 
 
-def main(go_git: str, emails_git: str) -> None:
+def main(go_git: str, maildir: Path) -> None:
     def git(git_dir: str, *args: str) -> str:
         return subprocess.run(["git", "--git-dir", git_dir, *args], capture_output=True,
                               text=True, check=True).stdout
 
-    samples = {path.rsplit("/", 1)[-1]
-               for path in git(emails_git, "ls-tree", "--name-only", "HEAD", "maildir/bsd/").split()}
+    samples = {path.name for path in maildir.glob("*.eml")}
+    if not samples:
+        sys.exit(f"no .eml file in {maildir}")
     rows, missing, seen = [], set(), set()
     for path in git(go_git, "ls-tree", "--name-only", "HEAD", "fact/").split():
         kind = next((k for k in ("lhost", "rhost") if f"-{k}-" in path), "")
@@ -69,4 +78,9 @@ def main(go_git: str, emails_git: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    if len(sys.argv) > 2:
+        main(sys.argv[1], Path(sys.argv[2]))
+    elif corpora.missing("sisimai", "Sisimai's set-of-emails"):
+        sys.exit(corpora.missing("sisimai", "Sisimai's set-of-emails"))
+    else:
+        main(sys.argv[1], corpora.folder("sisimai") / "maildir")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes lib/vykhukhol/bounces/reading/patterns.json from a go-sisimai checkout (a development tool).
 
-    python3 tests/data/sisimai/make_patterns.py /path/to/go-sisimai.git
+    python3 tools/sisimai/make_patterns.py /path/to/go-sisimai.git
 
 It reads ``reason/why-*.go`` (each ``IncludedIn``'s ``index``, ``pairs`` and
 ``isnot`` lists) and ``lhost/via-*.go`` (each ``messagesof`` table) of the
@@ -26,7 +26,7 @@ ORDER = ["mailboxfull", "mesgtoobig", "exceedlimit", "suspend", "hasmoved", "nor
          "virusdetected", "policyviolation", "systemerror", "networkerror", "systemfull",
          "notaccept", "expired", "failedstarttls", "securityerror", "mailererror"]
 TOO_SHORT = {"<", "received", "unable to"}
-OUT = Path(__file__).resolve().parents[3] / "lib" / "vykhukhol" / "bounces" / "reading" / "patterns.json"
+OUT = Path(__file__).resolve().parents[2] / "lib" / "vykhukhol" / "bounces" / "reading" / "patterns.json"
 
 
 def main(git_dir: str) -> None:
