@@ -7,7 +7,7 @@ match as substrings; ``PAIRS`` match when their pieces occur in that order;
 ``ISNOT`` texts veto the reason. :mod:`.reasons` tries them in ``ORDER``.
 The lists live in ``patterns.json`` beside this module (data, not code: a
 table of 1,700 strings is no module to read); it is read once, on the first
-bounce a process reads. Regenerate it with tests/data/sisimai/make_patterns.py
+bounce a process reads. Regenerate it with tools/sisimai/make_patterns.py
 rather than by hand.
 
 Copyright (C) 2014-2025 azumakuniyuki and sisimai development team, All rights

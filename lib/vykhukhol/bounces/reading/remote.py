@@ -12,7 +12,7 @@ report, or the recipient's domain) :func:`reason` reads it as Sisimai's
 decides what a reading means.
 
 The tables live in ``remote.json`` beside this module, written by
-tests/data/sisimai/make_remote.py from go-sisimai (https://github.com/sisimai/go-sisimai),
+tools/sisimai/make_remote.py from go-sisimai (https://github.com/sisimai/go-sisimai),
 ``rhost/lib.go`` and ``rhost/for-*.go``; the commit is in the file.
 
 Copyright (C) 2014-2025 azumakuniyuki and sisimai development team, All rights
