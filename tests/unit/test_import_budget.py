@@ -31,11 +31,11 @@ FAR = "3650d"
 START = {"vykhukhol", "vykhukhol.web", "vykhukhol.web.cgi", "__future__", "encodings.ascii",
          "encodings.latin_1", "pwd"}
 
-# The idle cron tick: the proof, the round robin, one line of log.
+# The idle cron tick: the proof, the round robin, one line of log; of the
+# standard library only datetime (with math and operator) and fcntl.
 IDLE = START | {
     "vykhukhol.sender", "vykhukhol.sender.idle", "math", "_datetime", "datetime", "vykhukhol.errors", "vykhukhol.timeutil",
-    "itertools", "keyword", "operator", "_operator", "reprlib", "_collections", "collections",
-    "types", "_functools", "functools", "contextlib", "vykhukhol.files", "vykhukhol.files.modes",
+    "operator", "_operator", "vykhukhol.files", "vykhukhol.files.modes",
     "vykhukhol.files.appends", "vykhukhol.files.locks", "vykhukhol.files.rewrite", "fcntl",
     "vykhukhol.files.runlog", "vykhukhol.web.headers", "vykhukhol.sender.rotation", "vykhukhol.files.kv",
 }
@@ -47,6 +47,8 @@ IDLE = START | {
 # a stat and the small state/cron file).
 PAGE = IDLE - {"vykhukhol.sender", "vykhukhol.sender.idle", "fcntl", "vykhukhol.files.runlog",
                "vykhukhol.sender.rotation"} | {
+    "itertools", "keyword", "reprlib", "_collections", "collections", "types", "_functools",
+    "functools", "contextlib",
     "vykhukhol.watch", "vykhukhol.watch.cronwatch",
     "enum", "_sre", "re._constants", "re._parser", "re._casefix", "re._compiler", "copyreg", "re",
     "collections.abc", "warnings", "importlib", "fnmatch",
@@ -85,7 +87,7 @@ NEVER_ON_A_PAGE = {"jinja2", "markupsafe", "email", "filelock", "tempfile", "shu
 # ... nor, on a GET page, what only a writer needs (issue 20, second pass).
 NEVER_ON_A_GET = NEVER_ON_A_PAGE | {"_hashlib", "hashlib", "hmac", "dataclasses", "inspect", "typing", "secrets", "random",
                                    "copy", "locale", "gettext"}
-NEVER_ON_THE_TICK = NEVER_ON_A_PAGE | {"pathlib", "dataclasses", "typing", "re", "inspect",
+NEVER_ON_THE_TICK = NEVER_ON_A_PAGE | {"collections", "contextlib", "functools", "pathlib", "dataclasses", "typing", "re", "inspect",
                                        "configparser", "vykhukhol.settings", "vykhukhol.settings.keys",
                                        "vykhukhol.services", "vykhukhol.datadir"}
 
