@@ -14,18 +14,28 @@ every link at once.
 from __future__ import annotations
 
 import re
+from _operator import _compare_digest as _equal  # hmac.compare_digest without OpenSSL's
 
-try:
-    from _sha256 import sha256 as _sha256  # Python 3.11
-except ImportError:  # pragma: no cover - the module's later name, or none at all
-    try:
-        from _sha2 import sha256 as _sha256  # type: ignore[no-redef]
-    except ImportError:
-        from hashlib import sha256 as _sha256  # type: ignore[no-redef]
-try:
-    from _operator import _compare_digest as _equal  # what hmac.compare_digest is, bar OpenSSL's
-except ImportError:  # pragma: no cover
-    from hmac import compare_digest as _equal  # type: ignore[no-redef]
+TYPE_CHECKING = False  # typing itself is not imported: a link page pays for every import
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+
+def _own_sha256() -> Callable[[bytes], Any]:
+    """The interpreter's own SHA-256 (``_sha256`` up to 3.11, ``_sha2`` from
+    3.12), or hashlib's where the interpreter was built without it."""
+    for name in ("_sha256", "_sha2"):
+        try:
+            return __import__(name).sha256
+        except ImportError:
+            pass
+    from hashlib import sha256
+
+    return sha256
+
+
+_sha256 = _own_sha256()
 
 PURPOSES = ("confirm", "unsubscribe", "view")
 ADDRESS_PURPOSES = ("manage",)  # signed by address alone: a page about every service
