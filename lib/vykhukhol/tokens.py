@@ -3,20 +3,59 @@ over (lower-cased email, purpose) for the subscriber's own page, which is
 about an address in every service (docs/using/own-page.md#own-page), and over (letter, link number)
 for a counted link of a letter (``cgi/go.py``, :mod:`vykhukhol.newsletters.clicks`).
 
-Tokens are compared in constant time. They carry no expiry: a subscriber may
+Tokens are compared in constant time. The HMAC is computed here on the
+interpreter's own SHA-256 rather than by :mod:`hmac`: hmac and hashlib load
+OpenSSL's ``_hashlib``, about 2 ms of every link page's start-up
+(docs/design/startup.md#startup-rules); a test holds the two equal. They carry no expiry: a subscriber may
 confirm or leave from an old letter, and the secret can be changed to void
 every link at once.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import re
+from _operator import _compare_digest as _equal  # hmac.compare_digest without OpenSSL's
+
+TYPE_CHECKING = False  # typing itself is not imported: a link page pays for every import
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+
+def _own_sha256() -> Callable[[bytes], Any]:
+    """The interpreter's own SHA-256 (``_sha256`` up to 3.11, ``_sha2`` from
+    3.12), or hashlib's where the interpreter was built without it."""
+    for name in ("_sha256", "_sha2"):
+        try:
+            return __import__(name).sha256
+        except ImportError:
+            pass
+    from hashlib import sha256
+
+    return sha256
+
+
+_sha256 = _own_sha256()
 
 PURPOSES = ("confirm", "unsubscribe", "view")
 ADDRESS_PURPOSES = ("manage",)  # signed by address alone: a page about every service
 TOKEN_LENGTH = 32  # hex characters kept: 128 bits
+
+_BLOCK = 64  # bytes: SHA-256's block, the HMAC key's length (RFC 2104)
+_INNER = bytes(byte ^ 0x36 for byte in range(256))
+_OUTER = bytes(byte ^ 0x5C for byte in range(256))
+
+
+def sign(secret: bytes, message: bytes) -> str:
+    """HMAC-SHA256 of ``message`` under ``secret`` in hex, cut to
+    :data:`TOKEN_LENGTH`: ``hmac.new(secret, message, hashlib.sha256)``."""
+    key = _sha256(secret).digest() if len(secret) > _BLOCK else bytes(secret)
+    key = key.ljust(_BLOCK, b"\0")
+    inner = _sha256(key.translate(_INNER))
+    inner.update(message)
+    outer = _sha256(key.translate(_OUTER))
+    outer.update(inner.digest())
+    return outer.hexdigest()[:TOKEN_LENGTH]
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.~-]")  # what urllib's quote_plus keeps is all the rest
@@ -38,13 +77,13 @@ def make(secret: bytes, service: str, email: str, purpose: str) -> str:
     if purpose not in PURPOSES:
         raise ValueError(f"unknown token purpose {purpose!r}")
     message = "\n".join((service, email.strip().lower(), purpose)).encode("utf-8")
-    return hmac.new(secret, message, hashlib.sha256).hexdigest()[:TOKEN_LENGTH]
+    return sign(secret, message)
 
 
 def check(secret: bytes, service: str, email: str, purpose: str, token: str) -> bool:
     if not isinstance(token, str) or len(token) != TOKEN_LENGTH or not token.isascii():
         return False  # compare_digest refuses non-ASCII text; such a token is forged anyway
-    return hmac.compare_digest(make(secret, service, email, purpose), token)
+    return _equal(make(secret, service, email, purpose), token)
 
 
 def link(site_url: str, script: str, secret: bytes, service: str, email: str, purpose: str,
@@ -89,7 +128,7 @@ def make_for_address(secret: bytes, email: str, purpose: str) -> str:
     if purpose not in ADDRESS_PURPOSES:
         raise ValueError(f"unknown token purpose {purpose!r}")
     message = "\n".join((email.strip().lower(), purpose)).encode("utf-8")
-    return hmac.new(secret, message, hashlib.sha256).hexdigest()[:TOKEN_LENGTH]
+    return sign(secret, message)
 
 
 def check_for_address(secret: bytes, email: str, purpose: str, token: str) -> bool:
@@ -97,7 +136,7 @@ def check_for_address(secret: bytes, email: str, purpose: str, token: str) -> bo
         return False
     if not isinstance(email, str) or "@" not in email:
         return False
-    return hmac.compare_digest(make_for_address(secret, email, purpose), token)
+    return _equal(make_for_address(secret, email, purpose), token)
 
 
 def manage_link(site_url: str, secret: bytes, email: str) -> str:
@@ -112,13 +151,13 @@ def click_token(secret: bytes, letter: str, number: int) -> str:
     no address holds and the second digits, never a purpose: no other token
     signs the same text."""
     message = f"go:{letter}\n{number}".encode()
-    return hmac.new(secret, message, hashlib.sha256).hexdigest()[:TOKEN_LENGTH]
+    return sign(secret, message)
 
 
 def check_click(secret: bytes, letter: str, number: int, token: str) -> bool:
     if not isinstance(token, str) or len(token) != TOKEN_LENGTH or not token.isascii():
         return False
-    return hmac.compare_digest(click_token(secret, letter, number), token)
+    return _equal(click_token(secret, letter, number), token)
 
 
 def click_link(site_url: str, secret: bytes, letter: str, number: int) -> str:

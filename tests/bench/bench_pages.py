@@ -110,25 +110,43 @@ with open(script, encoding="utf-8") as source:
     code = compile(source.read(), script, "exec")
 exec(code, {"__name__": "__main__", "__file__": script})
 """
+# The script run as itself, but with its error stream kept open after the
+# answer (the web server's pipes are otherwise closed then, and -X importtime
+# writes to that stream): the whole process, the work after the answer too.
+WHOLE = """
+import os, sys
+import vykhukhol.web.cgi as gateway
+def end_answer():
+    quiet = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):
+        os.dup2(quiet, fd)
+    os.close(quiet)
+gateway._end_answer = end_answer
+script = sys.argv[1]
+with open(script, encoding="utf-8") as source:
+    code = compile(source.read(), script, "exec")
+exec(code, {"__name__": "__main__", "__file__": script})
+"""
 
 
 def import_profile(root: Path, script: Path, method: str = "GET", query: str | None = "",
                    body: bytes | None = b"", top: int = 6, tries: int = 5,
-                   until_answer: bool = False, fresh=None) -> str:
+                   until_answer: bool = False, whole: bool = False, fresh=None) -> str:
     """The imports of a case under -X importtime: their total and the largest by
     own time, each module's least of ``tries`` runs (the probe's and the
     machine's noise only ever add). ``until_answer``: only those imported
-    before the answer was flushed. ``fresh()``, when given, makes each run's
-    (query, body), so that each POST is a new address."""
+    before the answer was flushed; ``whole``: those of the work after the
+    answer too. ``fresh()``, when given, makes each run's (query, body), so
+    that each POST is a new address."""
     least: dict[str, int] = {}
     for _ in range(tries):
         if fresh is not None:
             query, body = fresh()
         environ = kit.cgi_environ(root, script, method, query, body)
         command = [str(script)]
-        if until_answer:
+        if until_answer or whole:
             environ["PYTHONPATH"] = str(root / "lib")
-            command = ["python3", "-c", MARKED, str(script)]
+            command = ["python3", "-c", MARKED if until_answer else WHOLE, str(script)]
         environ["PYTHONPROFILEIMPORTTIME"] = "1"
         done = subprocess.run(command, env=environ, input=body, capture_output=True,
                               cwd=script.parent, timeout=300)
@@ -264,6 +282,7 @@ def main() -> None:
                     where = idle_root if script == cron else root
                     profiles.append(f"{name}: " + import_profile(
                         where, script, method, query, b"", until_answer=until,
+                        whole=not until and script != cron,
                         fresh=fresh if method == "POST" else None))
     finally:
         shutil.rmtree(base, ignore_errors=True)

@@ -469,3 +469,35 @@ def test_record_lock_is_released_when_the_body_fails(tmp_path):
             raise BadInput("refused")
     with files.record_lock(path, timeout=0.3):
         pass
+
+
+def test_record_lock_turns_an_os_error_of_its_block_into_a_storage_error(tmp_path):
+    """The block's OSError reads as the file's StorageError, and frees the lock."""
+    path = tmp_path / "served"
+    with pytest.raises(StorageError, match="cannot lock served: no room"):
+        with files.record_lock(path, timeout=0.3):
+            raise OSError(28, "no room")
+    with open(f"{path}.lock", "w") as other:  # free: another description takes it at once
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def test_record_lock_is_reentrant_within_a_thread_and_held_to_the_outer_end(tmp_path):
+    path = tmp_path / "settings.ini"
+    with files.record_lock(path, timeout=0.3):
+        with files.record_lock(path, timeout=0.3):
+            pass
+        with open(f"{path}.lock", "w") as other, pytest.raises(BlockingIOError):
+            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)  # still held by the outer block
+    with open(f"{path}.lock", "w") as other:
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def test_quick_record_lock_is_the_same_lock(tmp_path):
+    """The idle tick's plain lock keeps out a record lock, and frees it after."""
+    path = tmp_path / "served"
+    with files.quick_record_lock(path, timeout=0.3):
+        with pytest.raises(LockBusy):
+            with files.record_lock(path, timeout=0):
+                pytest.fail("the lock was taken twice")
+    with files.record_lock(path, timeout=0):
+        pass

@@ -1,7 +1,10 @@
-"""tokens.query: the links' query strings, byte for byte what urllib writes."""
+"""tokens.query and tokens.sign: the links' query strings, byte for byte what
+urllib writes, and their HMAC, what the hmac module computes."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from urllib.parse import urlencode
 
 import pytest
@@ -30,3 +33,17 @@ def test_a_lone_surrogate_is_refused_like_urlencode_refuses_it() -> None:
         urlencode({"e": "\udc80"})
     with pytest.raises(UnicodeEncodeError):
         tokens.query({"e": "\udc80"})
+
+
+@given(st.binary(max_size=200), st.binary(max_size=300))
+def test_sign_is_the_hmac_module_s_hmac_sha256(secret: bytes, message: bytes) -> None:
+    """Keys shorter than, as long as and longer than SHA-256's block alike."""
+    expected = hmac.new(secret, message, hashlib.sha256).hexdigest()[:tokens.TOKEN_LENGTH]
+    assert tokens.sign(secret, message) == expected
+
+
+@pytest.mark.parametrize("length", [0, 1, 63, 64, 65, 128])
+def test_sign_at_the_block_s_edges(length: int) -> None:
+    secret = bytes(range(length))
+    assert tokens.sign(secret, b"news\nanna@example.org\nconfirm") == hmac.new(
+        secret, b"news\nanna@example.org\nconfirm", hashlib.sha256).hexdigest()[:32]

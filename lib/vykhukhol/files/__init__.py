@@ -27,8 +27,9 @@ package of four modules by idea: ``modes`` (who may read, folders, reading,
 removing), ``rewrite`` (atomic rewrites and splice), ``journal`` (appends)
 and ``locks`` (record and rename locks), whose public names are all here:
 import them from ``vykhukhol.files``. None of them imports tempfile, shutil,
-pathlib (but the rename lock) or typing: the idle cron tick and the public
-pages load this package. Beside them, three formats that fast paths need
+pathlib (but the rename lock), typing, contextlib or collections: the idle
+cron tick and the public pages load this package, inside the start-up
+boundary (docs/design/startup.md#startup-boundary). Beside them, three formats that fast paths need
 without a heavier package's face, imported by their own names: ``kv``
 (key-value state files), ``clicklinks`` (a counted letter's links and
 clicks, for cgi/go.py) and ``runlog`` (the run log, written by the sender

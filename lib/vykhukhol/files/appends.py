@@ -5,7 +5,6 @@ Part of :mod:`vykhukhol.files`; import the names from there.
 
 from __future__ import annotations
 
-import contextlib
 import os
 
 from vykhukhol.errors import StorageError
@@ -46,8 +45,10 @@ class AppendFile:
                 self._end = _end_of_lines(self._fd, self._size)
                 os.lseek(self._fd, self._end, os.SEEK_SET)
         except OSError as exc:
-            with contextlib.suppress(AttributeError, OSError):
+            try:
                 os.close(self._fd)
+            except (AttributeError, OSError):
+                pass
             raise StorageError(f"cannot append to {self._name}: {exc.strerror or exc}") from exc
 
     @property
@@ -94,13 +95,19 @@ class AppendFile:
         last fsync only leaves the unsynced outcomes to a power cut (and a
         refused cut leaves the zeros, which readers skip)."""
         if self._room and self._size > self._end:
-            with contextlib.suppress(OSError):
+            try:
                 os.ftruncate(self._fd, self._end)
-        with contextlib.suppress(OSError):
+            except OSError:
+                pass
+        try:
             if sync:
                 os.fsync(self._fd)
-        with contextlib.suppress(OSError):
+        except OSError:
+            pass
+        try:
             os.close(self._fd)
+        except OSError:
+            pass
 
 
 def _end_of_lines(fd: int, size: int, block: int = 1 << 16) -> int:

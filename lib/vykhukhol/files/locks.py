@@ -7,7 +7,6 @@ Part of :mod:`vykhukhol.files`; import the names from there.
 
 from __future__ import annotations
 
-import contextlib
 import os
 
 from vykhukhol.errors import LockBusy, StorageError
@@ -16,7 +15,7 @@ from vykhukhol.files.rewrite import atomic_write
 
 TYPE_CHECKING = False  # typing itself is not imported: a CGI page pays for every import
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from types import TracebackType
 
 LOCK_TIMEOUT = 20.0  # seconds a writer waits for a record lock before giving up
 # A lock file gets the data files' mode less the umask, and always its owner's
@@ -33,8 +32,7 @@ _HELD: dict[tuple[str, int], list[int]] = {}
 os.register_at_fork(after_in_child=_HELD.clear)
 
 
-@contextlib.contextmanager
-def record_lock(path: str | os.PathLike, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+class record_lock:  # noqa: N801 - used as a function: ``with record_lock(path):``
     """Hold ``<path>.lock`` for one short read-modify-write of ``path``.
 
     Reentrant within a thread, exclusive across threads and processes (flock:
@@ -46,31 +44,48 @@ def record_lock(path: str | os.PathLike, timeout: float = LOCK_TIMEOUT) -> Itera
 
     Written on ``fcntl`` rather than filelock: filelock's import (logging,
     threading, decimal) cost every subscribe POST ~15 ms before its answer,
-    and only POSIX hosts run these scripts.
+    and only POSIX hosts run these scripts. A class rather than a generator
+    under contextlib's decorator: the idle cron tick takes this module, and
+    contextlib (with collections and functools) would be a third of its
+    imports (docs/design/startup.md#startup-boundary).
     """
-    from _thread import get_ident  # built in: threading itself would cost an import
 
-    lock_path = os.path.abspath(f"{path}.lock")
-    key = (lock_path, get_ident())
-    try:
-        held = _HELD.get(key)
+    def __init__(self, path: str | os.PathLike, timeout: float = LOCK_TIMEOUT) -> None:
+        self._path = path
+        self._timeout = timeout
+
+    def __enter__(self) -> None:
+        from _thread import get_ident  # built in: threading itself would cost an import
+
+        lock_path = os.path.abspath(f"{self._path}.lock")
+        self._key = (lock_path, get_ident())
+        held = _HELD.get(self._key)
         if held is not None:
             held[1] += 1
-            try:
-                yield
-            finally:
-                held[1] -= 1
             return
-        fd = _take(lock_path, timeout, os.path.basename(path))
-        _HELD[key] = [fd, 1]
         try:
-            yield
-        finally:
-            del _HELD[key]
-            os.close(fd)  # closing the only descriptor of the description releases the flock
-    except OSError as exc:
-        raise StorageError(f"cannot lock {os.path.basename(path)}: {exc.strerror or exc}; "
-                           "check the folder's permissions and free space") from None
+            fd = _take(lock_path, self._timeout, os.path.basename(self._path))
+        except OSError as exc:
+            raise self._failed(exc) from None
+        _HELD[self._key] = [fd, 1]
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        held = _HELD[self._key]
+        held[1] -= 1
+        if held[1] == 0:
+            del _HELD[self._key]
+            try:
+                os.close(held[0])  # closing the only descriptor of the description releases the flock
+            except OSError as error:
+                if exc is None:
+                    raise self._failed(error) from None
+        if isinstance(exc, OSError):
+            raise self._failed(exc) from None
+
+    def _failed(self, exc: OSError) -> StorageError:
+        return StorageError(f"cannot lock {os.path.basename(self._path)}: "
+                            f"{exc.strerror or exc}; check the folder's permissions and free space")
 
 
 def _take(lock_path: str, timeout: float, name: str) -> int:
@@ -122,36 +137,50 @@ def _settle_mode(fd: int) -> None:
     """Give a lock file of ours :data:`_LOCK_MODE`, whatever the umask made of it."""
     info = os.fstat(fd)
     if info.st_mode & 0o777 != _LOCK_MODE and info.st_uid == os.geteuid():
-        with contextlib.suppress(OSError):  # a mode is no reason to refuse a lock
+        try:
             os.fchmod(fd, _LOCK_MODE)
+        except OSError:
+            pass  # a mode is no reason to refuse a lock
 
 
-@contextlib.contextmanager
-def quick_record_lock(path: str | os.PathLike, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
-    """The same lock as :func:`record_lock` (``flock`` on ``<path>.lock``) in its
+class quick_record_lock:  # noqa: N801 - used as a function, as record_lock
+    """The same lock as :class:`record_lock` (``flock`` on ``<path>.lock``) in its
     plainest form, for the idle cron tick (:mod:`vykhukhol.sender.idle`), whose whole
     cost is its imports. Not reentrant. Raises OSError when it cannot be had in
     ``timeout`` seconds."""
-    import fcntl
-    import time
 
-    fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, _LOCK_MODE)
-    try:
-        give_up = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > give_up:
-                    raise
-                time.sleep(0.01)
+    def __init__(self, path: str | os.PathLike, timeout: float = LOCK_TIMEOUT) -> None:
+        self._path = path
+        self._timeout = timeout
+
+    def __enter__(self) -> None:
+        import fcntl
+        import time
+
+        fd = os.open(f"{self._path}.lock", os.O_RDWR | os.O_CREAT, _LOCK_MODE)
         try:
-            yield
+            give_up = time.monotonic() + self._timeout
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > give_up:
+                        raise
+                    time.sleep(0.01)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        import fcntl
+
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+            os.close(self._fd)
 
 
 def drop_lock(path: str | os.PathLike) -> bool:
@@ -242,13 +271,15 @@ class RenameLock:
         except OSError as exc:
             raise StorageError(f"cannot rename {self.free.name}: {exc.strerror or exc}") from exc
         # The rename made it ours; stamp it with our lease and the start time.
-        with contextlib.suppress(OSError):
+        try:
             fd = os.open(self.busy, os.O_WRONLY | os.O_TRUNC)
             try:
                 os.write(fd, lease.encode())
             finally:
                 os.close(fd)
             os.utime(self.busy)
+        except OSError:
+            pass  # an unstamped busy file reads as held since its rename
 
     def release(self) -> None:
         try:

@@ -7,7 +7,6 @@ Part of :mod:`vykhukhol.files`; import the names from there.
 
 from __future__ import annotations
 
-import contextlib
 import os
 
 from vykhukhol.errors import StorageError
@@ -84,12 +83,14 @@ def _replace(path: str | os.PathLike, chunks: Iterable[bytes], new_mode: int,
                 out.write(chunk)
             out.flush()
             os.fsync(out.fileno())
-        with contextlib.suppress(OSError):
+        try:
             try:
                 mode = masked(new_mode) if public else os.stat(path).st_mode & 0o777 & ~NOBODY_ELSE
             except FileNotFoundError:
                 mode = masked(new_mode)
             os.chmod(tmp_name, mode)
+        except OSError:
+            pass
         os.replace(tmp_name, path)
         tmp_name = None
         _fsync_dir(folder)
@@ -97,8 +98,10 @@ def _replace(path: str | os.PathLike, chunks: Iterable[bytes], new_mode: int,
         raise StorageError(f"cannot write {name}: {exc.strerror or exc}; the old file is kept") from exc
     finally:
         if tmp_name is not None:
-            with contextlib.suppress(OSError):
+            try:
                 os.unlink(tmp_name)
+            except OSError:
+                pass
 
 
 _TEMP_FLAGS = (os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)

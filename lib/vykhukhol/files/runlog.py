@@ -9,13 +9,13 @@ full or idle, is made by :func:`ended_line` and read by :func:`parse_ended`.
 from __future__ import annotations
 
 import sys
-from collections import deque, namedtuple
+from operator import itemgetter
 
 from vykhukhol import files
 from vykhukhol.errors import StorageError
 from vykhukhol.timeutil import format_time, now
 
-TYPE_CHECKING = False  # the idle cron tick imports this module: no typing, dataclasses, pathlib
+TYPE_CHECKING = False  # the idle cron tick writes through this module: no typing, dataclasses, pathlib
 if TYPE_CHECKING:
     import os
     from datetime import datetime
@@ -26,18 +26,37 @@ MAX_BYTES = 1_000_000  # one log file before rotation
 KEEP = 3               # rotated files kept
 
 
-class Entry(namedtuple("Entry", "time lease level message")):  # typing.NamedTuple imports typing
+# The two records are tuples with named fields written out, as namedtuple
+# writes them: collections (and typing, for a NamedTuple) would be the idle
+# tick's largest import, and the tick only writes (docs/design/startup.md#startup-boundary).
+
+class Entry(tuple):
     """One line of the run log: time, lease, level, message (all text)."""
 
     __slots__ = ()
 
+    def __new__(cls, time: str, lease: str, level: str, message: str) -> Entry:
+        return tuple.__new__(cls, (time, lease, level, message))
 
-class Ended(namedtuple("Ended", "seconds why letters")):  # not typing.NamedTuple: see Entry
+    time = property(itemgetter(0))
+    lease = property(itemgetter(1))
+    level = property(itemgetter(2))
+    message = property(itemgetter(3))
+
+
+class Ended(tuple):
     """What a run's last line says: ``seconds`` how long it took, as written
     ("0.3"); ``why`` the outcome's English label, perhaps with a note in
     brackets; ``letters`` the letters handed over to the mail server (all text)."""
 
     __slots__ = ()
+
+    def __new__(cls, seconds: str, why: str, letters: str) -> Ended:
+        return tuple.__new__(cls, (seconds, why, letters))
+
+    seconds = property(itemgetter(0))
+    why = property(itemgetter(1))
+    letters = property(itemgetter(2))
 
 
 ENDED = "run ended"  # how a run's last line begins
@@ -112,6 +131,8 @@ class RunLog:
 
 def recent(data: DataDir, count: int = 200) -> list[Entry]:
     """The last ``count`` lines of the current log file, oldest first."""
+    from collections import deque  # a reader's: the tick only writes
+
     tail: deque[str] = deque(maxlen=count)
     for line in files.read_lines(data.log / "run.log"):
         tail.append(line)

@@ -44,7 +44,7 @@ def status(admin: Admin, args: dict) -> Response:
 
     return remember_browser(admin, admin.page(
         "status.html", mode=settings["mode"], block=selfblock.block_reason(data), locks=locks,
-        runs=recent_runs(entries, admin.lang)[:15], alerts=[e._replace(message=alerts.shown(e.message, admin.lang))
+        runs=recent_runs(entries, admin.lang)[:15], alerts=[runlog.Entry(e.time, e.lease, e.level, alerts.shown(e.message, admin.lang))
                                  for e in entries if e.level == "alert"][-15:][::-1],
         last_run=last_run, cron_url=cron, crontab=f"*/5 * * * * wget -q -t 1 -O /dev/null {cron}" if cron else "",
         paces=pace.shown(data, settings, now()),
