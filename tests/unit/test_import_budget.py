@@ -50,6 +50,7 @@ BOUNDARY = frozenset({
     "vykhukhol.web.http", "vykhukhol.web.response", "vykhukhol.web.templating",
     "vykhukhol.web.plain_templates", "vykhukhol.web.subscription", "vykhukhol.datadir",
     "vykhukhol.addresses", "vykhukhol.i18n", "vykhukhol.settings", "vykhukhol.settings.keys",
+    "vykhukhol.settings.values",
     "vykhukhol.services", "vykhukhol.services.catalog", "vykhukhol.services.series",
     "vykhukhol.watch", "vykhukhol.watch.cronwatch", "vykhukhol.tokens",
     # a subscribe POST: the subscriber file under its lock, the counter, the due summary
@@ -83,7 +84,8 @@ READ = IDLE - {"vykhukhol.sender", "vykhukhol.sender.idle", "fcntl", "vykhukhol.
                "vykhukhol.sender.rotation", "vykhukhol.files.kv"} | {
     "vykhukhol.datadir", "vykhukhol.web.response", "vykhukhol.web.http", "vykhukhol.addresses",
     "vykhukhol.services", "vykhukhol.services.catalog", "vykhukhol.services.series",
-    "vykhukhol.settings", "vykhukhol.settings.keys", "vykhukhol.i18n", "vykhukhol.web.templating",
+    "vykhukhol.settings", "vykhukhol.settings.keys", "vykhukhol.settings.values", "vykhukhol.i18n",
+    "vykhukhol.web.templating",
     "vykhukhol.web.subscription",
     "itertools", "keyword", "reprlib", "_collections", "collections", "types", "_functools",
     "functools", "enum", "_sre", "re._constants", "re._parser", "re._casefix", "re._compiler",
@@ -130,6 +132,7 @@ NEVER_ON_A_GET = NEVER_ON_A_PAGE | {"_hashlib", "hashlib", "hmac", "dataclasses"
 NEVER_ON_THE_TICK = NEVER_ON_A_PAGE | {"collections", "contextlib", "functools", "pathlib",
                                        "dataclasses", "typing", "re", "enum", "inspect",
                                        "configparser", "vykhukhol.settings", "vykhukhol.settings.keys",
+                                       "vykhukhol.settings.values",
                                        "vykhukhol.services", "vykhukhol.datadir"}
 
 
