@@ -213,7 +213,7 @@ def test_a_broken_settings_file_never_stops_passenger_wsgi_from_loading(tmp_path
                                                                         broken: str) -> None:
     """Import succeeds whatever settings.ini holds; requests get pages, never a traceback."""
     checkout = copy_checkout(tmp_path / "checkout")
-    data = tmp_path / "private" / "data"  # found through cgi/vykhukhol.path, as SPEC 3 says
+    data = tmp_path / "private" / "data"  # found through cgi/vykhukhol.path (docs/reference/data-files.md#data-files-where)
     cli(checkout / "lib", data, "init", "--cgi-dir", str(checkout / "cgi"),
         "--admin-email", "admin@example.org", "--password", PASSWORD)
     (checkout / "cgi" / "vykhukhol.path").write_text(f"{data}\n", encoding="utf-8")
