@@ -1,4 +1,4 @@
-"""Each CGI path imports only what it uses (issue 20): a page of a CGI
+"""Each CGI path imports only what it uses (docs/design/startup.md#startup-budget-test): a page of a CGI
 process pays for every module it imports, on every request.
 
 Each path runs as the web server starts it (the real script of cgi/, a CGI
@@ -69,7 +69,7 @@ POST_SOON = LINK_PAGE | {
     "unicodedata", "vykhukhol.members.membership", "vykhukhol.services.subscribers", "vykhukhol.states",
     "vykhukhol.members", "vykhukhol.members.unsent", "vykhukhol.services.due_summary",
     "vykhukhol.files.kv", "vykhukhol.services.rules", "vykhukhol.web.clients", "fcntl",
-    "vykhukhol.members.suppression", "mmap",  # a suppressed address is answered alike but stores nothing (SPEC 12)
+    "vykhukhol.members.suppression", "mmap",  # a suppressed address is answered alike but stores nothing
     "_ast", "ast", "_opcode", "opcode", "dis", "importlib.machinery", "token", "tokenize",
     "linecache", "inspect", "dataclasses", "_typing", "typing", "_weakrefset", "weakref", "copy",
     "org", "org.python", "org.python.core", "gettext",
@@ -80,7 +80,7 @@ NEVER_ON_A_PAGE = {"jinja2", "markupsafe", "email", "filelock", "tempfile", "shu
                    "traceback", "vykhukhol.render", "vykhukhol.sender.runtime", "vykhukhol.mail",
                    "vykhukhol.members.membership", "vykhukhol.services.subscribers", "dkim", "dns", "multipart",
                    "logging", "threading", "decimal"}
-# ... nor, on a GET page, what only a writer needs (issue 20, second pass).
+# ... nor, on a GET page, what only a writer needs.
 NEVER_ON_A_GET = NEVER_ON_A_PAGE | {"dataclasses", "inspect", "typing", "secrets", "random",
                                    "copy", "locale", "gettext"}
 NEVER_ON_THE_TICK = NEVER_ON_A_PAGE | {"pathlib", "dataclasses", "typing", "re", "inspect",
@@ -224,7 +224,7 @@ def test_the_own_page(pages_site) -> None:
     within(names, MANAGE_PAGE, NEVER_ON_A_PAGE - {"vykhukhol.services.subscribers"})
 
 
-# A counted link of a letter (cgi/go.py, issue 29): a link page that reads its
+# A counted link of a letter (cgi/go.py, docs/using/clicks.md#clicks): a link page that reads its
 # letter's stored links (files.clicklinks, the click files' one format, shared
 # with newsletters.clicks; it imports nothing new); the click's line is appended
 # after the answer, under the record lock (fcntl).
