@@ -1,4 +1,4 @@
-"""Issue 9 item 5: the login lock-out turned against the owner.
+"""The login lock-out turned against the owner.
 
 Each attack runs against a real ``vykhukhol serve`` (and the admin CGI script
 where the client address matters): cross-site posts that locked the owner
