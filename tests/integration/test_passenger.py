@@ -1,5 +1,5 @@
 """Vykhukhol under a real Apache with Phusion Passenger, laid out as cPanel's
-"Setup Python App" lays it out (README, "Deploying with Passenger").
+"Setup Python App" lays it out (docs/deploying/passenger.md#deploy-passenger).
 
 The application root (a copy of the checkout, with passenger_wsgi.py) lives
 outside the web root, in ~/vykhukhol; the app answers at the URL /lists,

@@ -18,7 +18,7 @@ from vykhukhol.files import kv
 
 served = webkit.served  # the fixture: a real `vykhukhol serve`
 
-LIMIT = 5  # web/session.MAX_FAILURES, as the README states it
+LIMIT = 5  # web/session.MAX_FAILURES, as docs/using/admin.md#admin-login states it
 
 
 def wrong(browser: Browser, n: int = 1, **kw) -> list[int]:

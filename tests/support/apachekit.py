@@ -1,6 +1,6 @@
-"""A real Apache with mod_cgi over a copied installation: README's
-shared-hosting steps (upload, modes, ``.htaccess``, the vendored libraries),
-the ``apache`` fixture that serves such a copy, and the HTTP helpers the
+"""A real Apache with mod_cgi over a copied installation: the shared-hosting
+steps of docs/deploying/apache.md#deploy-apache (upload, modes, ``.htaccess``,
+the vendored libraries), the ``apache`` fixture that serves such a copy, and the HTTP helpers the
 Apache, Passenger and WSGI tests share.
 """
 
