@@ -155,8 +155,9 @@ def test_data_outside_the_web_root_is_found_through_vykhukhol_path(apache_outsid
 
 
 def test_the_public_archive_is_served_as_static_files_and_nothing_else(apache: Site) -> None:
-    """archive/.htaccess (docs/using/archive.md#archive): the run (the cron URL, as the web user) writes the archive;
-    Apache serves its pages and feed, and refuses its .htaccess, other files, scripts and a listing."""
+    """archive/.htaccess (docs/using/archive.md#archive): the run (the cron URL, as
+    the web user) writes the archive; Apache serves its pages and feed, and refuses
+    its .htaccess, other files, scripts and a listing."""
     import feedparser
 
     site = apache

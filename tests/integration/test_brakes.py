@@ -59,7 +59,8 @@ def test_complaints_at_the_line_brake_a_service_below_it_not(site, smtp_server):
     for service, count in (("hot", 30), ("mild", 31)):
         for address in people(service, count):
             site.subscriber(service, address)
-    site.cli("cron")  # both: the other services of the DB follow the first (docs/design/run.md#run-steps, step 4)
+    # both: the other services of the DB follow the first (docs/design/run.md#run-steps, step 4)
+    site.cli("cron")
     assert all(letter_to(smtp_server, a) for a in people("hot", 30) + people("mild", 31))
 
     for service in ("hot", "mild"):

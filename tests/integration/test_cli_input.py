@@ -1,4 +1,5 @@
-"""Bad input on the command line (docs/using/command-line.md#command-line): one clear line, an exit code, nothing changed.
+"""Bad input on the command line: one clear line, an exit code, nothing changed
+(docs/using/command-line.md#command-line).
 
 Every refusal here is checked the same way: exit code 1 (2 for a usage error),
 nothing on stdout, exactly one line on stderr that says what is wrong, and

@@ -1,6 +1,6 @@
 """Mail providers' callbacks over real HTTP
-(docs/deliverability/providers.md#provider-callbacks): a real ``vykhukhol serve`` for every provider, and the CGI
-script as its own process.
+(docs/deliverability/providers.md#provider-callbacks): a real ``vykhukhol serve``
+for every provider, and the CGI script as its own process.
 
 Bodies are the providers' documented shapes (tests/data/hooks/, with its
 README saying where each comes from), signed here with keys this test makes:

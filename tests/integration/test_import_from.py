@@ -1,7 +1,8 @@
 """`vykhukhol import-from` (docs/using/import.md#import-from): each tool's
-export, as that tool writes it (the samples in tests/data/imports/), read into a service — the confirmed confirmed, with
-their original times, the pending asked by the reminders, and everyone who
-left or bounced on the suppression list and never a subscriber."""
+export, as that tool writes it (the samples in tests/data/imports/), read
+into a service — the confirmed confirmed, with their original times, the
+pending asked by the reminders, and everyone who left or bounced on the
+suppression list and never a subscriber."""
 
 from __future__ import annotations
 

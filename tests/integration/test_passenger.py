@@ -287,7 +287,8 @@ def test_the_admin_logs_in_below_the_mount(passenger: PassengerSite) -> None:
 
 
 def test_vykhukhol_data_set_in_the_apache_config_reaches_the_app(passenger: PassengerSite) -> None:
-    """SetEnv VYKHUKHOL_DATA for the app's folder names its data directory (docs/reference/data-files.md#data-files-where), under Passenger too."""
+    """SetEnv VYKHUKHOL_DATA for the app's folder names its data directory, under
+    Passenger too (docs/reference/data-files.md#data-files-where)."""
     other = passenger.other
     assert other is not None and not (other.install / "data" / "settings.ini").exists()
     form_page = fetch(f"{other.base}/cgi/subscribe.py?service=news")

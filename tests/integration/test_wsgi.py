@@ -4,9 +4,10 @@ Under waitress's own command line, ``waitress-serve vykhukhol.web.wsgi:applicati
 — the way docs/deploying/passenger.md#deploy-passenger names the
 callable for any WSGI server — with the data directory named by
 ``VYKHUKHOL_DATA``, the whole site works: subscribe, confirm, the renamed
-cron script, the admin. And ``passenger_wsgi.py``, imported the way Passenger's loader imports it, never fails to import: a
-broken settings.ini or a missing package shows a clean error page at
-request time, with the traceback only in the server's error stream.
+cron script, the admin. And ``passenger_wsgi.py``, imported the way
+Passenger's loader imports it, never fails to import: a broken settings.ini
+or a missing package shows a clean error page at request time, with the
+traceback only in the server's error stream.
 
 Each test works on a copy of the checkout's lib/ (and passenger_wsgi.py) in
 a temporary folder, because the app finds the cron script and
