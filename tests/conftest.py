@@ -50,8 +50,8 @@ PASSWORD = "correct-horse-1"
 def pytest_configure(config: pytest.Config) -> None:
     """Scripts started through their ``#!/usr/bin/env python3`` line (the CGI
     scripts) run on the interpreter running the tests, as in an activated venv:
-    README's test command runs .venv/bin/python without activating the venv,
-    and only the venv holds the dependencies."""
+    the manual's test command (docs/development/tests.md#dev-tests) runs
+    .venv/bin/python without activating the venv, and only the venv holds the dependencies."""
     os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
 
 

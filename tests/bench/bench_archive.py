@@ -1,4 +1,4 @@
-"""What the public archive costs a run (README section 19), in process.
+"""What the public archive costs a run (docs/using/archive.md#archive), in process.
 
 One service with its archive on and N published letters (series letters
 and kept newsletters, half each). Printed: the time to write the whole

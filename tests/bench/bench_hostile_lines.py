@@ -1,4 +1,4 @@
-"""Newsletter creation over a subscriber file holding one hostile line (issue 9, item 12).
+"""Newsletter creation over a subscriber file holding one hostile line.
 
 Each case is a service whose ``subscribers.txt`` holds one valid subscriber
 and one line of ``--size`` characters built to make a backtracking pattern

@@ -16,7 +16,7 @@ the idle proof (lib/vykhukhol/sender/idle.py) rather than a full run.
 
     python tests/bench/bench_idle_cron.py [--sizes 1k,100k,1M] [--runs 20]
 
-Goals (issue 12, part 2): median ≤ 40 ms above ``python3 -c pass``; 1M ≤ 1.2 × 1k.
+Goals (docs/performance.md#performance-table): median ≤ 40 ms above ``python3 -c pass``; 1M ≤ 1.2 × 1k.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A run's cost follows the letters due, not the file size (issue 12 item 1).
+"""A run's cost follows the letters due, not the file size (docs/design/run.md#due-index).
 
 One service of N subscribers, every one of them due for the first letter
 (the worst case for choosing: all N lines are candidates); each run is a

@@ -1,5 +1,5 @@
 """The worst message's intake time: what one message mailed to the bounce
-address can cost the reader (README section 16).
+address can cost the reader (docs/performance.md#performance).
 
 ``python tests/bench/bench_intake.py [--rounds 5] [--pipe-rounds 3]``
 
@@ -14,7 +14,7 @@ end, one ``vykhukhol bounce`` process fed the message on standard input
 (Python's start, the journal, the log line and the kept copy included),
 median of ``--pipe-rounds``.
 
-Before these limits (then in bounces/intake.py; issue 17, item 6): 2 MB of empty lines took
+Before these limits (then in bounces/intake.py): 2 MB of empty lines took
 28-53 s in ``vykhukhol bounce``, a part nested 400 deep 81 s.
 """
 

@@ -15,11 +15,11 @@ environment) and every case once:
 - ``GET confirm`` and ``GET unsubscribe``: a valid signed link's button page;
 - ``GET manage``: the subscriber's own page (cgi/manage.py) of a signed link;
 - ``GET go``: a newsletter's counted link (cgi/go.py): its 302, the click
-  appended after the answer (issue 29);
+  appended after the answer;
 - ``idle tick``: the renamed cron script when nothing is due.
 
 Wall and CPU time (user + system of the child) of each; the medians less the
-floor's are what the goals are about (issue 20). On a loaded machine the least
+floor's are what the goals are about (docs/design/startup.md#startup). On a loaded machine the least
 wall time of the rounds, less the floor's least, is shown beside them: the
 nearest to what the case costs when nobody else is running. After the rounds,
 each case runs five times more under ``-X importtime``: the imports made

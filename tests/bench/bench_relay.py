@@ -1,5 +1,5 @@
 """Letters per second of a newsletter run to a relay 10 ms away, with one and
-several SMTP connections, pipelined or not (issue 12, part 3).
+several SMTP connections, pipelined or not (docs/reference/transports.md#transports-pipelining).
 
 The relay is aiosmtpd offering PIPELINING (RFC 2920; its ``handle_EHLO`` hook
 adds the keyword, and it reads pipelined commands from its buffer in order);
@@ -21,7 +21,7 @@ to last letter at the server) is printed beside, start-up and the final
 rewrite left out.
 
 With ``--dkim-rounds N`` it measures instead what DKIM signing costs through
-the relay (issue 20 item 3): N rounds of the same newsletter over
+the relay: N rounds of the same newsletter over
 ``--connections`` pipelining connections with signing off, then on (a key
 from `vykhukhol dkim keygen`), alternating; the medians and their ratio.
 Goal: on ≥ 0.90 × off (signing costs at most 10%).
@@ -177,7 +177,7 @@ def run_ours(data, relay: Relay, letters: int, connections: int, pipelining: boo
         path.unlink()
     kit.vykhukhol("--data", str(data.root), "settings", "set", "mail.smtp_connections",
                   str(connections))
-    newsletters.create(data, ["news"], "Issue 1",
+    newsletters.create(data, ["news"], "Edition 1",
                        "Hello {{ name or 'friend' }}, here is the news.\n" * 20)
     relay.reset(pipelining)
     began = time.perf_counter()
@@ -193,7 +193,7 @@ def run_ours(data, relay: Relay, letters: int, connections: int, pipelining: boo
 
 
 def run_bare(relay: Relay, letters: int) -> dict:
-    payload = (b"From: list@example.org\r\nTo: someone@example.org\r\nSubject: Issue 1\r\n\r\n"
+    payload = (b"From: list@example.org\r\nTo: someone@example.org\r\nSubject: Edition 1\r\n\r\n"
                + b"Hello friend, here is the news.\r\n" * 20)
     relay.reset(True)
     began = time.perf_counter()

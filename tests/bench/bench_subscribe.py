@@ -10,13 +10,13 @@ urlencoded form on stdin. Every POST must answer 200 and add its address.
 Two times per POST: "answer", until the whole answer (its headers and the
 Content-Length bytes of its body) has reached the web server's end of the
 pipe — what the visitor waits for, since the confirmation letter goes out
-after it (issue 9 item 8) — and "process", until the process has exited.
+after it — and "process", until the process has exited.
 Beside them, ``python3 -c pass`` under the same environment, timed in turns
 with the POSTs so both see the same load.
 
     python tests/bench/bench_subscribe.py [--sizes 1k,100k,1M] [--posts 20]
 
-Goal (issue 12 part 2): answer median ≤ 60 ms above ``python3 -c pass`` at 100k.
+Goal (docs/performance.md#performance-table): answer median ≤ 60 ms above ``python3 -c pass`` at 100k.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def main() -> None:
     medians = {}
     try:
         root, data = kit.make_install(base)
-        # Every POST comes from one address: lift the hourly cap (issue 9 item 8).
+        # Every POST comes from one address: lift the hourly cap.
         settings_mod.update(data.settings, {"subscribe_hourly_limit": "1000000"})
         service = kit.add_service(data, "news", letters=[("Lesson 1", "1d", "Hello.\n")])
         script = root / "cgi" / "subscribe.py"

@@ -1,5 +1,5 @@
 """Whether a subscribe POST's answer time tells a known address from a new one
-(issue 9 item 8): the median answer time of each, through a real
+(docs/using/subscriber-pages.md#confirmation-cap): the median answer time of each, through a real
 ``vykhukhol serve``.
 
     python tests/bench/bench_subscribe_timing.py [--posts 200] [--subscribers 10k]

@@ -1,4 +1,5 @@
-"""What the suppression check costs a subscribe POST (SPEC 12, issue 17 item 3).
+"""What the suppression check costs a subscribe POST
+(docs/deliverability/suppression.md#suppression-list).
 
 Two installed copies alike (lib/, cgi/, admin/ copied and initialised;
 outbox transport; one service of ``--subscribers`` subscribers) but for

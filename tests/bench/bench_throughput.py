@@ -20,10 +20,10 @@ the flushes cost.
 ``--pipelining``: the server offers PIPELINING (RFC 2920), as Postfix and
 Exim do; ours then sends the envelope in one round trip, smtplib never does.
 
-Goal (issue 28): ours ≥ 0.95 × bare, whole process, the server without PIPELINING,
-as the ratio of the medians. Beside it: the median of each round's own ratio
-(``paired``) and the ratio of each side's best round (``best rounds``): on a
-shared machine a round is only ever slowed down, by as much as 30% here.
+Goal (docs/performance.md#performance-table): ours ≥ 0.95 × bare, whole
+process, the server without PIPELINING, as the ratio of the medians. Beside
+it: the median of each round's own ratio (``paired``) and the ratio of each
+side's best round (``best rounds``): on a shared machine a round is only ever slowed down, by as much as 30% here.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The admin in a real browser (SPEC 10): headless Chromium against a
+"""The admin in a real browser (docs/using/admin.md#admin): headless Chromium against a
 ``vykhukhol serve`` subprocess, pressing the buttons a site owner presses.
 
 Each test opens with the behaviour it pins. Mail goes to the outbox folder;
@@ -195,7 +195,7 @@ def test_a_letter_to_all_users_shows_its_progress_and_a_waiting_one_can_be_cance
         letter = newest_letter(site, reader)
         assert letter["Subject"] == "Big news" and f"Hello {name}, big news." in text_of(letter)
     report = newest_letter(site, site.settings()["admin_email"])
-    # The site speaks English, so does its report (issue 19 item 3).
+    # The site speaks English, so does its report.
     assert report["Subject"] == "Newsletter finished: Big news"
     assert "Letters handed over to the mail server: 2" in text_of(report)
 
@@ -213,7 +213,7 @@ def test_a_letter_to_all_users_shows_its_progress_and_a_waiting_one_can_be_cance
     assert row.find_element(By.CSS_SELECTOR, "input[name='at']").get_attribute("value") == \
         local_input(site, later)
     b.press(row.find_element(By.CSS_SELECTOR, "button.danger"))
-    b.press("#confirm-delete")  # Cancel asks first (issue 27 item 3)
+    b.press("#confirm-delete")  # Cancel asks first
     assert f"Newsletter {waiting} cancelled." in b.flash()
     assert job_rows(b) == []
     assert newsletters.list_jobs(site.data) == []

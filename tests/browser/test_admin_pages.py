@@ -1,4 +1,4 @@
-"""The admin's newer pages in a real browser (issue 11, "The admin, finished"):
+"""The admin's newer pages in a real browser (docs/using/admin.md#admin-pages):
 the password page, delete confirmations, the settings labels, the Bounces
 page, the status chart, the series arrows, the search box and the ru/en
 switch. Headless Chromium against a ``vykhukhol serve`` subprocess, as in
@@ -214,7 +214,7 @@ def test_the_settings_page_labels_each_field_shows_host_only_keys_read_only_and_
             small = float(key_tag.value_of_css_property("font-size")[:-2])
             assert small < float(label.value_of_css_property("font-size")[:-2]), (key, small)
         # Every shown field has a label that is more than its key: the rarely
-        # changed ones too, once their folds are opened (issue 27 item 10).
+        # changed ones too, once their folds are opened.
         b.driver.execute_script("document.querySelectorAll('details').forEach(d => d.open = true)")
         for label in b.all("form label[for]"):
             key = label.get_attribute("for")
@@ -432,7 +432,7 @@ def test_the_chart_shows_bounces_beside_the_letters_and_the_history_keeps_the_ne
         assert legend in b.text(), b.text()
         title = b.driver.execute_script(
             "return arguments[0].querySelector('title').textContent;", b.all("svg rect.day")[-1])
-        # The dead address's bounce says it does not exist: it is deleted (SPEC 5),
+        # The dead address's bounce says it does not exist: it is deleted,
         # so one of today's two subscriptions is left.
         assert values(title) == (1, 2, 1), title
         for word in words:

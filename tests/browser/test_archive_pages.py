@@ -1,4 +1,4 @@
-"""The public archive in Chromium (README section 19): the admin's switch and
+"""The public archive in Chromium (docs/using/archive.md#archive): the admin's switch and
 address on the service page, the Public box of the letter editor, and the
 archive's index and letter page as a visitor sees them, served by the real
 `vykhukhol serve`; screenshots in tests/artifacts/."""

@@ -1,4 +1,5 @@
-"""The owner sees why a refusal was read as it was (issue 25 item 4).
+"""The owner sees why a refusal was read as it was
+(docs/design/bounces.md#refusal-reasons).
 
 Real reports are piped into ``vykhukhol bounce`` (a real subprocess) for the
 letters the site sent; bounces.log and the admin's Bounces page (headless

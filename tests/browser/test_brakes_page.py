@@ -1,5 +1,5 @@
-"""The brakes on the admin's pages in Chromium (issue 28, README §17
-"Reputation"): Status says what is braked and why, with the figures; the
+"""The brakes on the admin's pages in Chromium
+(docs/deliverability/reputation.md#brakes): Status says what is braked and why, with the figures; the
 Services and Newsletters pages show it in the row with a "Resume sending"
 button (a POST with the CSRF token), which lets it go on; the same in Russian.
 Screenshots in tests/artifacts/.

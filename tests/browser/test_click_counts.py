@@ -1,4 +1,4 @@
-"""Counted clicks in the admin (issue 29 item 3), in headless Chromium: the
+"""Counted clicks in the admin (docs/using/clicks.md#clicks), in headless Chromium: the
 owner ticks "Count clicks" on the newsletter form, a reader follows the
 letter's link in the browser (cgi/go.py's 302, to a page on loopback), and
 the Newsletters page's History shows the click, per newsletter and per link.

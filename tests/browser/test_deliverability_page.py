@@ -1,5 +1,5 @@
-"""The admin's «Доставляемость» / Deliverability page in Chromium (issue 28
-item 5): reached from the menu, the doctor's findings against a DNS server
+"""The admin's «Доставляемость» / Deliverability page in Chromium
+(docs/using/admin.md#admin-deliverability): reached from the menu, the doctor's findings against a DNS server
 of the test's own on loopback (good SPF and MX, a wrong DKIM key, no DMARC),
 each wrong one with its fix, the letters to the big providers below, and
 the page in Russian; screenshots in tests/artifacts/."""

@@ -1,4 +1,4 @@
-"""The admin's side of issue 27 in headless Chromium: the letter preview
+"""The admin's letters in headless Chromium: the letter preview
 (HTML in a sandboxed frame beside the text, web_url and the footer filled in,
 an unknown variable warned of), the footer on the Settings page, a
 confirmation template without its link refused, a broken letter and debug

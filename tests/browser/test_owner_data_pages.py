@@ -1,8 +1,8 @@
-"""Issue 19 in Chromium: the Status page of a local ``serve`` (items 5) and the
-import result with refused lines (item 6), with screenshots in tests/artifacts/.
+"""The owner's data in Chromium: the Status page of a local ``serve`` and the
+import result with refused lines, with screenshots in tests/artifacts/.
 
 The ``server`` fixture serves its site on http://127.0.0.1:PORT, which is what
-makes a data directory local (README section 11)."""
+makes a data directory local (docs/reference/decisions.md#decisions)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The owner's day, third round (issue 27 items 3, 8, 9), in Chromium: forms
+"""The owner's day in Chromium: forms
 that create or send are one-time (Back and the button again shows what the
 first press made), Cancel asks first, test letters of any letter to a typed
 address, a waiting newsletter's letter edited until its first letter leaves,

@@ -1,4 +1,4 @@
-"""The owner's day, third round (issue 27 items 10–12, 14), in Chromium: the
+"""The owner's day in Chromium: the
 Settings page in groups with the rarely changed keys folded, "DB" explained
 where it is asked for, a styled page for a GET on a form's address, the
 Russian admin (brand, sources, snippet, durations), the export's separator

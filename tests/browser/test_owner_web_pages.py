@@ -1,4 +1,4 @@
-"""The admin pages issue 19 changed for the owner (items 7 and 11), in headless
+"""The admin pages as the owner reads them, in headless
 Chromium against a real ``vykhukhol serve``: "DB" in Russian, the confirmation
 link in the Outbox clickable, and the import form that says its caps.
 Screenshots land in ``tests/artifacts/``.

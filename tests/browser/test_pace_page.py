@@ -1,5 +1,5 @@
-"""Issue 28, item 2 in Chromium: the Status page shows the server's learned
-pace and when it last said "too many" (README 17, Reputation)."""
+"""The learned pace in Chromium: the Status page shows the server's learned
+pace and when it last said "too many" (docs/deliverability/reputation.md#pace)."""
 
 from __future__ import annotations
 

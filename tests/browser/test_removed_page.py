@@ -1,4 +1,5 @@
-"""The admin's «Removed by bounces» page in Chromium (issue 25, item 3):
+"""The admin's «Removed by bounces» page in Chromium
+(docs/deliverability/suppression.md#undo-bounce):
 reached from Bounces, an address a piped report said was gone listed with
 the words that decided, a forged POST refused, the Restore button putting
 it back into both services and off the suppression list, and the page in

@@ -1,4 +1,4 @@
-"""The admin's Suppressed page in Chromium (SPEC 12, issue 17 item 3): reached
+"""The admin's Suppressed page in Chromium (docs/deliverability/suppression.md#suppression-list): reached
 from Bounces, an address suppressed, an import with a refused line, a search,
 the pages of a long list, an address taken off after the confirmation page,
 and the page in Russian; screenshots in tests/artifacts/."""

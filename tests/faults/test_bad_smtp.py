@@ -1,7 +1,7 @@
 """Misbehaving SMTP server: real ``vykhukhol cron`` runs against a server of
 ours that greets with 421, refuses RCPT with 451 or 550, hangs up in the
-middle of DATA, or takes ten seconds over an answer (SPEC 5, "Delivery
-failures", step 7 "Time", SPEC 9).
+middle of DATA, or takes ten seconds over an answer (docs/design/run.md#run-failures,
+docs/design/run.md#run-time-limit, docs/reference/transports.md#transports).
 
 Each campaign sends the same workload — a newsletter and a two-letter series
 — through a stretch of bad behaviour, then lets the server behave and runs
@@ -39,11 +39,11 @@ READERS = scale(12, 60)       # newsletter recipients; the first COURSE of them 
 COURSE = scale(8, 40)
 BAD_RUNS = scale(3, 12)       # runs made while the server misbehaves
 DRAIN_RUNS = scale(25, 80)    # runs allowed afterwards to finish the work
-ISSUE = "Issue 1"
+ISSUE = "Edition 1"
 LESSONS = ("Lesson 1", "Lesson 2")
 REFUSED = re.compile(r"^(\S+): (\S+) refused \(")
 # Deleted for its refusals: an address gone at once (from every service), or at
-# bounce_limit (SPEC 5, "What a failure count means").
+# bounce_limit (docs/design/run.md#run-failures).
 DELETED = re.compile(r"^(\S+): (\S+) deleted: (?:address gone|soft bounces|\d+ soft failures)")
 
 

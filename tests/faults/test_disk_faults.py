@@ -1,5 +1,6 @@
 """Disk faults at every write site of a sender run: no space left on the
-device, and permission denied (SPEC 3 "Every rewrite is atomic", SPEC 5).
+device, and permission denied (every rewrite is atomic:
+docs/reference/data-files.md#data-files-writes; docs/design/run.md#run-steps).
 
 The installation lives on a pyfakefs disk of its own, and the test runs as an
 ordinary user (``allow_root_user=False``: as root every write would succeed).
@@ -124,8 +125,8 @@ def install() -> tuple[DataDir, set[tuple[str, str]]]:
                   [subs.Subscriber(email=e, state=SubscriberState.ACTIVE, subscribed=hour_ago,
                                    confirmed=hour_ago) for e in active]
                   + [subs.Subscriber(email=e, subscribed=days_ago) for e in pending])
-    newsletters.create(data, ["course"], "Issue 1", "Hello.\n")
-    owed = {(e, s) for e in active for s in ("Issue 1", "Lesson 1", "Lesson 2")}
+    newsletters.create(data, ["course"], "Edition 1", "Hello.\n")
+    owed = {(e, s) for e in active for s in ("Edition 1", "Lesson 1", "Lesson 2")}
     owed |= {(e, "Please confirm your subscription: Course") for e in pending}
     settings_mod.update(data.settings, {"language": "en"})
     return data, owed
@@ -247,7 +248,7 @@ class Fault:
 
 def doubted(data: DataDir) -> set[tuple[str, str]]:
     """(recipient, subject) of the letters the log says are in doubt."""
-    subjects = {"1": "Lesson 1", "2": "Lesson 2", "news": "Issue 1",
+    subjects = {"1": "Lesson 1", "2": "Lesson 2", "news": "Edition 1",
                 "reminder": "Please confirm your subscription: Course"}
     return {(email, subjects[item]) for _, item, email in in_doubt(data)}
 
@@ -314,7 +315,7 @@ def test_a_disk_fault_at_a_write_site_keeps_old_files_and_ends_the_run_cleanly(
     if left_busy and fault.persistent and kind == "permission denied" and report is not None \
             and all(str(ROOT / name).rsplit("/", 1)[0] == str(fault.struck.parent) for name in left_busy) \
             and "not can terminate sender" in report.text():
-        left_busy = []  # the folder of the lock itself refuses the rename back: SPEC 5 step 6 says so
+        left_busy = []  # the folder of the lock itself refuses the rename back
     if left_busy:
         problems.append(f"the run left its locks busy: {left_busy} (the next run takes them for "
                         "a killed run and blocks the sender: 'script is down by hoster')")

@@ -9,7 +9,7 @@ admin forms, the command line, the settings and the subscriber file's lines.
   CSRF token read from a page), then POSTs to /settings, /services,
   /services/<n>/letters, /services/<n>/subscribers and /newsletters/new.
 * The command line: ``vykhukhol.cli.main`` in-process with argv built from the
-  grammar of SPEC 11 and with random words. (The fuzzed installation is the
+  grammar of docs/reference/commands.md and with random words. (The fuzzed installation is the
   only one reachable: ``--data`` is never fuzzed, no word holds a ``/``, the
   working directory is a temporary one, and ``serve`` is never started.)
 * Settings: ``settings.check`` and ``settings.update`` with random values.
@@ -393,7 +393,7 @@ word = st.sampled_from(FILES) | names | emails | jinja | junk
 
 @st.composite
 def argvs(draw: Callable) -> list[str]:
-    """argv after ``--data DIR``: from the grammar of SPEC 11, or random words."""
+    """argv after ``--data DIR``: from the commands' grammar, or random words."""
     name, email, text, file_ = draw(names), draw(emails), draw(values), draw(st.sampled_from(FILES))
     fresh = draw(new_names)
     key = draw(mostly(st.sampled_from(list(settings_mod.KEYS)), st.sampled_from(["nope", "mail."]) | junk))
@@ -466,7 +466,7 @@ def test_fuzzed_command_lines_never_crash_and_failed_ones_change_nothing(news_si
             pytest.fail(f"vykhukhol {argv!r} raised SystemExit({exc.code})")
         assert code in (0, 1, 2), f"vykhukhol {argv!r} returned {code!r}"
         assert "Traceback" not in err + out, f"vykhukhol {argv!r}:\n{err}"
-        if code != 0:  # SPEC 11: "Errors go to stderr, one clear line" (line breaks
+        if code != 0:  # errors are one line on stderr (line breaks
             # of the person's own words, echoed back, aside)
             said = err
             for w in sorted(argv, key=len, reverse=True):
@@ -550,7 +550,7 @@ def test_fuzzed_subscriber_lines_parse_or_are_kept_verbatim(tmp_path_factory, li
         except BadInput:
             continue
         again = subs.parse_line(sub.to_line())
-        # An empty ip field is written as "-" (SPEC 3: "or -"); everything else as it was.
+        # An empty ip field is written as "-"; everything else as it was.
         assert again == sub.replace(ip=sub.ip or "-"), \
             f"{line!r} → {sub.to_line()!r} reads back as {again!r}"
     path = tmp_path_factory.mktemp("subs") / "subscribers.txt"

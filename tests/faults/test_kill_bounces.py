@@ -1,11 +1,11 @@
 """Kill campaign, bounce phase: ``kill -9`` while real ``vykhukhol cron`` runs
-read a real Dovecot mailbox full of bounces (SPEC 12, "a kill mid-way
-re-reads, never double-counts").
+read a real Dovecot mailbox full of bounces (a kill mid-way re-reads,
+never double-counts: docs/design/journal.md#journal-bounces).
 
 Before each run a wave of bounces arrives, one each for a few subscribers:
 soft failures (a full mailbox), each about a different letter (its
 Message-ID), and now and then a second report about the same letter, which
-counts nothing (SPEC 5); three different letters delete and suppress.
+counts nothing (docs/design/run.md#run-failures); three different letters delete and suppress.
 Runs are started and killed at random moments — while fetching, classifying, writing the journal,
 rewriting a subscriber file (every other kill waits for a batch whose
 journal line is written and whose effects are under way) or moving the batch to ``Processed`` — each kill

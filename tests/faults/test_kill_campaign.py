@@ -1,5 +1,5 @@
 """Kill campaign: ``kill -9`` at random moments of real ``vykhukhol cron`` runs
-(SPEC 5, step 7 and "Durability").
+(docs/design/journal.md#journal-letters, docs/design/run.md#run-killed).
 
 The workload is a newsletter to every recipient plus two two-letter series in
 two DBs, sent to a real SMTP server that takes a little while over each DATA,
@@ -15,7 +15,7 @@ recipient and subject at the server), letters in doubt are no more than the
 kills, and everyone has everything (received, or in doubt).
 
 Run once with one SMTP connection and once with ``mail.smtp_connections = 4``
-to a server offering PIPELINING (issue 12): then up to one letter in doubt
+to a server offering PIPELINING: then up to one letter in doubt
 per connection and kill.
 
 Short version (CI): ~300 recipients, 12 kills. Long version, on demand:
@@ -24,7 +24,8 @@ Short version (CI): ~300 recipients, 12 kills. Long version, on demand:
 replays a campaign whose seed a failure printed.
 
 The long version adds a campaign on one service of a million subscribers
-(issue 12: runs read only the lines due, through the due index), killed
+(runs read only the lines due, through the due index:
+docs/design/run.md#due-index), killed
 mid-run, mid-splice of its file and mid-write of its index;
 ``VYKHUKHOL_BIG=<n>`` sets another size.
 """
@@ -68,7 +69,7 @@ NEWS_PER_RUN = scale(30, 100)
 SERIAL_PER_RUN = scale(50, 100)
 DATA_DELAY = 0.01             # seconds the server takes over each DATA
 DRAIN_RUNS = scale(80, 400)   # further runs allowed to finish the workload
-ISSUE = "Issue 1"
+ISSUE = "Edition 1"
 SERIES = {"course-a": ("alpha", ("Alpha 1", "Alpha 2")),
           "course-b": ("beta", ("Beta 1", "Beta 2"))}
 # Mail to the owner is sent at least once (docs/design/journal.md#journal-admin-mail):
@@ -241,7 +242,7 @@ def test_kill_9_at_random_moments_loses_nothing_and_sends_nothing_twice(site, ba
     assert (site.data.newsletters / "news.free").exists(), "the newsletters' lock left busy"
 
 
-# --- a service of a million subscribers (issue 12): VYKHUKHOL_LONG=1 only ----------
+# --- a service of a million subscribers: VYKHUKHOL_LONG=1 only -------------------
 
 BIG = int(os.environ.get("VYKHUKHOL_BIG", "1000000"))  # subscribers of the big service
 BIG_RECIPIENTS = 3000  # of them due for a two-letter series, spread through the file

@@ -1,8 +1,9 @@
 """Kill campaign, callback phase: ``kill -9`` of the real CGI script
 ``cgi/hook.py`` while it applies a provider's report, then the provider's
-retry of the same event (SPEC 12: "applied exactly once").
+retry of the same event: applied exactly once
+(docs/design/journal.md#journal-bounces).
 
-Each subscriber gets two soft failures (a full mailbox: SPEC 5 counts them
+Each subscriber gets two soft failures (a full mailbox counts once
 per letter, and an address gone would be deleted at the first), each a
 different event id of the generic form; some callbacks are killed at a random moment (starting,
 reading, writing the journal, rewriting the subscriber file) and sent again

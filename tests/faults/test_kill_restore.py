@@ -1,4 +1,4 @@
-"""``kill -9`` during ``vykhukhol removed restore`` (issue 25, item 3): every
+"""``kill -9`` during ``vykhukhol removed restore`` (docs/deliverability/suppression.md#undo-bounce): every
 file is left old or new, never half, and the same command run again
 finishes the restore exactly as one that was never killed.
 

@@ -1,6 +1,6 @@
 """Parallel crons: eight ``vykhukhol cron`` runs started together, round after
-round (SPEC 5, step 8: "Two runs never send at the same time on one DB or on
-the newsletters").
+round: two runs never send at the same time on one DB or on the
+newsletters (docs/design/run.md#run-killed).
 
 Each process imports everything first and then waits for a start signal, so
 the eight runs really race for the rename locks. Half the rounds start them at

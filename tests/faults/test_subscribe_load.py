@@ -1,7 +1,7 @@
 """Subscriptions under load: fifty parallel subscribe and unsubscribe requests
 through ``vykhukhol serve`` and fifty through the CGI scripts, while
 ``vykhukhol cron`` runs one after another rewrite the same subscriber file
-and the same newsletter ledger (SPEC 3 "Every rewrite is atomic", SPEC 7).
+and the same newsletter ledger (every rewrite is atomic: docs/reference/data-files.md#data-files-writes).
 
 Three kinds of request, mixed: a new address subscribes; a subscriber leaves
 by its unsubscribe link; a new address subscribes and, once answered, leaves.
@@ -156,7 +156,7 @@ def test_parallel_subscribes_and_unsubscribes_during_runs_lose_and_resurrect_not
     subs.add_many(path, [subs.Subscriber(email=e, state=SubscriberState.ACTIVE, subscribed=confirmed,
                                          confirmed=confirmed) for e in old])
     due_summary.forget_due(site.data, "news")
-    newsletters.create(site.data, ["news"], "Issue 1", "Hello.\n")  # a ledger both sides rewrite
+    newsletters.create(site.data, ["news"], "Edition 1", "Hello.\n")  # a ledger both sides rewrite
     secret = site.settings().secret
     ways = {"serve": Serve(site, tmp_path / "serve"), "cgi": Cgi(site, tmp_path / "install")}
     loop = CronLoop(site.root)

@@ -1,4 +1,4 @@
-"""Vykhukhol behind a real Apache with mod_cgi, installed as docs/deploy-notes.md says.
+"""Vykhukhol behind a real Apache with mod_cgi, installed as docs/deploying/apache.md#deploy-apache says.
 
 A throwaway Apache (prefork MPM + mod_cgi, the shared-hosting classic) listens
 on a loopback port and serves a copy of the checkout uploaded the way a site
@@ -52,7 +52,7 @@ pytestmark = pytest.mark.skipif(
     not APACHE.exists(), reason="Apache is not installed (/usr/sbin/apache2 missing; apt-get install apache2)")
 
 
-# --- the installation, step by step as in docs/deploy-notes.md --------------------
+# --- the installation, step by step as in docs/deploying/apache.md#deploy-apache ---
 
 
 # --- HTTP ---------------------------------------------------------------------------
@@ -155,8 +155,9 @@ def test_data_outside_the_web_root_is_found_through_vykhukhol_path(apache_outsid
 
 
 def test_the_public_archive_is_served_as_static_files_and_nothing_else(apache: Site) -> None:
-    """archive/.htaccess (README 19): the run (the cron URL, as the web user) writes the archive;
-    Apache serves its pages and feed, and refuses its .htaccess, other files, scripts and a listing."""
+    """archive/.htaccess (docs/using/archive.md#archive): the run (the cron URL, as
+    the web user) writes the archive; Apache serves its pages and feed, and refuses
+    its .htaccess, other files, scripts and a listing."""
     import feedparser
 
     site = apache

@@ -1,4 +1,4 @@
-"""The public archive (SPEC 7, README "The public archive"), the whole way:
+"""The public archive (docs/using/archive.md#archive), the whole way:
 letters marked public with the CLI, real sender runs (`vykhukhol cron`)
 that publish them, the files read as an independent Atom parser
 (feedparser) reads them, served by a real `vykhukhol serve` and the

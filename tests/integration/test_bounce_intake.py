@@ -1,5 +1,5 @@
-"""Nothing mailed to the bounce address can stop or slow the sending (issue 17
-item 5, issue 19 items 7 and 12): messages are sized and shaped before they
+"""Nothing mailed to the bounce address can stop or slow the sending
+(docs/deliverability/bounces.md#bounces): messages are sized and shaped before they
 are parsed, a message that stopped the reader twice is set aside, and
 bounces.log has one line in plain words for every result.
 

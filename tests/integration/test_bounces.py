@@ -76,7 +76,7 @@ def snapshot(site) -> dict[str, bytes]:
 
 def test_an_address_gone_is_deleted_everywhere_and_suppressed_at_its_first_bounce(
         site, smtp_server, dovecot):
-    """SPEC 5: a report that the address does not exist (5.1.1) deletes it from every
+    """A report that the address does not exist (5.1.1) deletes it from every
     service at once and suppresses it; a second report about it changes nothing."""
     course_site(site, smtp_server, dovecot)
     site.service("news", enabled=False)
@@ -103,7 +103,7 @@ def test_an_address_gone_is_deleted_everywhere_and_suppressed_at_its_first_bounc
 
 def test_soft_bounces_of_three_different_letters_delete_and_suppress_each_counted_once(
         site, smtp_server, dovecot):
-    """SPEC 5: a full mailbox is soft: counted once per different letter (a second
+    """A full mailbox is soft: counted once per different letter (a second
     report about the same letter counts nothing), never reset by a hand-over; at
     bounce_limit (3) deleted and suppressed."""
     course_site(site, smtp_server, dovecot)
@@ -133,7 +133,7 @@ def test_soft_bounces_of_three_different_letters_delete_and_suppress_each_counte
 
 def test_a_bounce_for_the_senders_reasons_counts_nothing_on_the_subscriber(
         site, smtp_server, dovecot):
-    """SPEC 5: 5.7.1 "blocked" is about our host: nobody is counted or suppressed."""
+    """5.7.1 "blocked" is about our host: nobody is counted or suppressed."""
     course_site(site, smtp_server, dovecot)
     site.cli("cron")
     sender = tagged_sender(site, letter_to(smtp_server, DEAD), "s", "course", DEAD)

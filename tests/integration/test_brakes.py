@@ -1,4 +1,4 @@
-"""The brakes (issue 28, README §17 "Reputation"): a service or a newsletter
+"""The brakes (docs/deliverability/reputation.md#brakes): a service or a newsletter
 whose complaints or addresses gone reach their line stops itself, alerts the
 admin, and goes on only when resumed.
 
@@ -59,7 +59,8 @@ def test_complaints_at_the_line_brake_a_service_below_it_not(site, smtp_server):
     for service, count in (("hot", 30), ("mild", 31)):
         for address in people(service, count):
             site.subscriber(service, address)
-    site.cli("cron")  # both: the other services of the DB follow the first (SPEC 5, step 4)
+    # both: the other services of the DB follow the first (docs/design/run.md#run-steps, step 4)
+    site.cli("cron")
     assert all(letter_to(smtp_server, a) for a in people("hot", 30) + people("mild", 31))
 
     for service in ("hot", "mild"):

@@ -1,7 +1,7 @@
 """A letter that cannot be made (an unclosed ``{% if %}`` left in 003.txt by
 an FTP edit) is an alert to admin_email, at most once an hour and in the
 site's language, and a warning on Status until it is fixed; the other
-letters go on (issue 27 item 4)."""
+letters go on (docs/using/services.md#broken-letter)."""
 
 from __future__ import annotations
 

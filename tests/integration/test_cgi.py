@@ -1,4 +1,4 @@
-"""The CGI scripts as a web server runs them (SPEC 3, 7, 11): a copy of the
+"""The CGI scripts as a web server runs them (docs/deploying/index.md#deploying): a copy of the
 checkout's ``lib/``, ``cgi/`` and ``admin/`` in a temporary folder — what an
 admin uploads to shared hosting — with ``cgi/vykhukhol.path`` naming the data
 directory, each script started as its own process with a CGI environment and

@@ -1,4 +1,5 @@
-"""Bad input on the command line (SPEC 11): one clear line, an exit code, nothing changed.
+"""Bad input on the command line: one clear line, an exit code, nothing changed
+(docs/using/command-line.md#command-line).
 
 Every refusal here is checked the same way: exit code 1 (2 for a usage error),
 nothing on stdout, exactly one line on stderr that says what is wrong, and
@@ -262,7 +263,7 @@ def test_a_too_short_password_is_refused(site):
     ("x * * * *", "minute"),
 ])
 def test_an_invalid_send_window_is_refused_naming_the_field(site, expr, says):
-    """`--send-window` is checked at once (SPEC 8), on add and on edit."""
+    """`--send-window` is checked at once (docs/using/services.md#schedules), on add and on edit."""
     refused(site, "service", "add", "fresh", "--db", "main", "--title", "Fresh",
             "--send-window", expr, says=(says,))
     refused(site, "service", "edit", "news", "--send-window", expr, says=(says,))
@@ -429,10 +430,10 @@ def test_export_then_import_gives_the_same_subscribers(site, tmp_path):
     assert code == 0, err
     assert out == target.read_bytes().decode("utf-8")
 
-    rows = list(csv.DictReader(io.StringIO(out.removeprefix("\ufeff"))))  # the BOM (issue 19)
+    rows = list(csv.DictReader(io.StringIO(out.removeprefix("\ufeff"))))  # the BOM
     original = site.subscribers("news")
     assert {row["email"]: row["name"] for row in rows} == {e: s.name for e, s in original.items()}
-    assert {row["email"]: row["state"] for row in rows} == {  # the admin's word (issue 19)
+    assert {row["email"]: row["state"] for row in rows} == {  # the admin's word
         e: s.state.label("en") for e, s in original.items()}
 
     code, out, err = site.call("subscriber", "import", "extra", str(target), "--confirmed")

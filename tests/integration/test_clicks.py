@@ -1,4 +1,4 @@
-"""Clicks counted without spying (issue 29 item 3): letters made by the real
+"""Clicks counted without spying (docs/using/clicks.md#clicks): letters made by the real
 sender into the outbox, their links followed as a reader would — over real
 HTTP to a ``vykhukhol serve`` subprocess, and as a CGI process of cgi/go.py
 the way mod_cgi starts it — and the counts read back from

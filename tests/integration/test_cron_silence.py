@@ -1,4 +1,4 @@
-"""The cron that stopped (issue 28 item 4): when no run has started for
+"""The cron that stopped (docs/using/alerts.md#cron-silent): when no run has started for
 max(1 h, 3 × the median gap between the last 20 runs), the next page
 request sends "cron is silent" after its answer (once in 6 hours), Status
 shows the last run in red, and `vykhukhol status` exits 1.

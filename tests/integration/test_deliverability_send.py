@@ -1,5 +1,6 @@
-"""The sending half of SPEC 12: each letter's tagged envelope, its DKIM
-signature, and one-click only where RFC 8058 allows it.
+"""The sending half of deliverability (docs/deliverability/index.md#deliverability):
+each letter's tagged envelope, its DKIM signature, and one-click only where
+RFC 8058 allows it.
 
 Real parts: aiosmtpd on loopback records the envelope sender and the bytes it
 received; a sendmail stand-in (a script) records its argv and stdin; the
@@ -228,8 +229,8 @@ def test_plain_html_and_cyrillic_letters_verify_over_smtp_and_a_changed_body_doe
         signature = dkim.util.parse_tag_value(letter.message["DKIM-Signature"].encode())
         assert signature[b"a"] == b"rsa-sha256" and signature[b"c"] == b"relaxed/relaxed"
         assert signature[b"d"] == b"example.org" and signature[b"s"] == b"vykhukhol"
-        # SPEC 12's list in its order, then From, Subject and the
-        # List-Unsubscribe pair once more (over-signed).
+        # The signed headers in their order (docs/reference/transports.md#transports-dkim),
+        # then From, Subject and the List-Unsubscribe pair once more (over-signed).
         top = b"content-transfer-encoding:" if letter.message.get_content_type() == \
             "text/plain" else b""
         assert b"".join(signature[b"h"].lower().split()) == (
@@ -243,7 +244,7 @@ def test_plain_html_and_cyrillic_letters_verify_over_smtp_and_a_changed_body_doe
             assert not verifies(head + b"\r\n" + added + b"\r\n\r\n" + body, records), added
     html_parts = list(received["html@example.com"].message.iter_parts())
     assert len(html_parts) == 2 and all("MIME-Version" not in part for part in html_parts)
-    # The greeting names the host of site_url, never a bare address (SPEC 9).
+    # The greeting names the host of site_url, never a bare address (docs/reference/transports.md#transports).
     assert {session.host_name for session in smtp_server.handler.sessions} == \
         {"lists.example.org"}
 

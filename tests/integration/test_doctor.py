@@ -1,4 +1,4 @@
-"""`vykhukhol doctor` (issue 28 item 5) against a DNS server of the test's own
+"""`vykhukhol doctor` (docs/deliverability/doctor.md#doctor) against a DNS server of the test's own
 on loopback (tests/support/dnskit.py), serving good, missing and wrong records for
 each check; a resolver that never answers gives "unknown" within its timeout.
 No test resolves a public name: dns.resolver points every question here."""

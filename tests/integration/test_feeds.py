@@ -1,4 +1,4 @@
-"""Letters from the site's feed (SPEC 14, issue 29 item 2): a local HTTP
+"""Letters from the site's feed (docs/using/feeds.md#feeds): a local HTTP
 server on loopback serves the feed; the sender's runs read it at most once
 per ``every``, turn each new item into one newsletter to the service's
 confirmed subscribers, and never send an item twice — changed items, broken

@@ -1,6 +1,6 @@
-"""Mail providers' callbacks over real HTTP (SPEC 12, "Mail service providers";
-README §17): a real ``vykhukhol serve`` for every provider, and the CGI
-script as its own process.
+"""Mail providers' callbacks over real HTTP
+(docs/deliverability/providers.md#provider-callbacks): a real ``vykhukhol serve``
+for every provider, and the CGI script as its own process.
 
 Bodies are the providers' documented shapes (tests/data/hooks/, with its
 README saying where each comes from), signed here with keys this test makes:
@@ -9,7 +9,7 @@ authority whose certificate for 127.0.0.1 a loopback HTTPS server presents
 (``SSL_CERT_FILE`` makes ``serve`` trust it) while serving the SNS signing
 certificate and the SubscribeURL. The environment variable
 ``VYKHUKHOL_TEST_SNS_HOST``, set for ``serve`` only, lets the verifier accept
-that loopback host (it is no setting: README §18); production accepts only
+that loopback host (it is no setting: docs/reference/security.md#test-seam); production accepts only
 ``https://sns.<region>.amazonaws.com/``, and a test shows another host is
 refused without being asked. Nothing leaves the machine.
 """
@@ -107,7 +107,7 @@ def reworded(body: str, code: int, description: str) -> str:
 
 
 def test_mailgun_address_gone_is_deleted_from_every_service_and_suppressed_once(hooked):
-    """SPEC 5: a callback saying the address does not exist (5.1.1) is an address gone."""
+    """A callback saying the address does not exist (5.1.1) is an address gone."""
     subscribe(hooked, "gone@example.net", "news", "digest")
     body = mailgun_body("mailgun_failed.json", "gone@example.net", "mg-gone-1")
     status, text = hooked.post("mailgun", body)
@@ -138,7 +138,7 @@ def test_mailgun_finds_the_letter_by_our_tag_in_the_envelope_sender(hooked):
 
 
 def test_mailgun_refusal_for_the_senders_reasons_counts_nothing(hooked):
-    """SPEC 5: 5.7.1 "blocked" is about our host: the subscriber keeps a clean count."""
+    """5.7.1 "blocked" is about our host: the subscriber keeps a clean count."""
     subscribe(hooked, "kept@example.net", "news")
     for n in range(3):
         body = reworded(mailgun_body("mailgun_failed.json", "kept@example.net", f"mg-blk-{n}"),
@@ -174,7 +174,7 @@ def test_mailgun_complaint_unsubscribes_from_every_service(hooked):
 
 
 def test_a_complaint_by_callback_suppresses_the_address(hooked):
-    """SPEC 12: a provider's complaint puts the address on the suppression list
+    """A provider's complaint puts the address on the suppression list
     (from: the provider), so the subscribe form cannot bring it back."""
     from vykhukhol import settings as settings_mod
     from vykhukhol.members import membership, suppression
@@ -319,7 +319,7 @@ def test_sns_without_the_test_host_accepts_only_amazons_hosts():
 
 
 def test_the_test_host_is_no_setting_and_only_a_loopback_one_counts(monkeypatch, site):
-    """Item 8 of issue 24: no setting names the tests' certificate host, and
+    """No setting names the tests' certificate host, and
     the variable that does is taken only for a loopback host:port."""
     from vykhukhol.bounces.providers.ses import TEST_HOST, extra_host
     from vykhukhol.settings import KEYS

@@ -1,6 +1,6 @@
-"""One source of truth for what a host needs (issue 17 item 6, README 14).
+"""One source of truth for what a host needs.
 
-README 14's vendoring commands install exactly what setup.cfg declares; with
+The vendoring commands of docs/deploying/apache.md#apache-step-1 install exactly what setup.cfg declares; with
 exactly that vendored into a lib/ folder, Debian's own /usr/bin/python3,
 started with -S (no site-packages, no dist-packages, never the test's venv),
 reads a genuine DSN with `vykhukhol bounce`, makes a key with `dkim keygen`
@@ -42,7 +42,7 @@ def _normal(requirement: str) -> str:
 def test_readmes_vendoring_commands_install_exactly_what_setup_cfg_declares():
     declared = sorted(_normal(r) for r in vendorkit.declared())
     commands = vendorkit.readme_vendoring_commands()
-    assert len(commands) == 2, "README 14 step 1 has the command and the one for Python 3.10"
+    assert len(commands) == 2, "the Apache page's step 1 has the command and the one for Python 3.10"
     assert sorted(_normal(r) for r in commands[0]) == declared
     # The 3.10 command: what the markers leave for 3.10, markers dropped.
     for_310 = sorted(_normal(str(Requirement(r)).split(";")[0]) for r in vendorkit.declared()
@@ -66,7 +66,7 @@ def _debian_python() -> str:
 
 @pytest.fixture(scope="module")
 def host_lib(tmp_path_factory) -> Path:
-    """lib/ as README 14 leaves it: Vykhukhol and exactly the declared dependencies."""
+    """lib/ as the Apache page's step 1 leaves it: Vykhukhol and exactly the declared dependencies."""
     lib = tmp_path_factory.mktemp("host") / "lib"
     vendorkit.vendor(tuple(vendorkit.declared()), lib)
     shutil.copytree(vendorkit.CHECKOUT / "lib" / "vykhukhol", lib / "vykhukhol",

@@ -1,4 +1,4 @@
-"""The idle cron tick (lib/vykhukhol/sender/idle.py, issue 12 part 2): a cron hit with
+"""The idle cron tick (lib/vykhukhol/sender/idle.py, docs/design/run.md#idle-proof): a cron hit with
 nothing due is answered from data/state/idle without reading the data, and
 anything that could make something due sends the next tick the full way.
 

@@ -1,8 +1,8 @@
-"""`vykhukhol import-from` (SPEC 14, issue 29 item 1): each tool's export, as
-that tool writes it (the samples in tests/data/imports/, README §5 says where
-each layout comes from), read into a service — the confirmed confirmed, with
-their original times, the pending asked by the reminders, and everyone who
-left or bounced on the suppression list and never a subscriber."""
+"""`vykhukhol import-from` (docs/using/import.md#import-from): each tool's
+export, as that tool writes it (the samples in tests/data/imports/), read
+into a service — the confirmed confirmed, with their original times, the
+pending asked by the reminders, and everyone who left or bounced on the
+suppression list and never a subscriber."""
 
 from __future__ import annotations
 

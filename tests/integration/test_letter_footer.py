@@ -1,4 +1,4 @@
-"""Every list letter carries the footer (issue 27 item 1, README section 4):
+"""Every list letter carries the footer (docs/using/services.md#footer):
 series letters, newsletters and reminders, in the text and the HTML part, in
 the site's language — why the reader gets it, the unsubscribe link, the own
 page, the postal address when set — and the confirmation request does not.

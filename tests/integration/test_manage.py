@@ -1,4 +1,4 @@
-"""The subscriber's own page (SPEC 7, ``cgi/manage.py``) over real HTTP: a
+"""The subscriber's own page (docs/using/own-page.md#own-page, ``cgi/manage.py``) over real HTTP: a
 ``vykhukhol serve`` subprocess, letters written by the real sender to the
 outbox, and every link taken from those letters as a subscriber would click
 it. The same page as a CGI process is in test_manage_cgi.py.
@@ -28,7 +28,7 @@ from vykhukhol import newsletters, tokens
 from vykhukhol.members import suppression
 from vykhukhol.timeutil import now
 
-# The links come from the footer every list letter carries (README section 4).
+# The links come from the footer every list letter carries (docs/using/services.md#footer).
 LESSON = [("Lesson 1", "0s", "Hello {{ name }}.\n"), ("Lesson 2", "1d", "Two.\n")]
 ANNA = "anna@example.org"
 

@@ -1,4 +1,4 @@
-"""The newsletters' history (SPEC 12, "What the owner is told"; issue 17 item 4).
+"""The newsletters' history (docs/using/newsletters.md#newsletter-history).
 
 A newsletter goes out through the real CLI (`newsletter create`, `cron`, the
 outbox transport), its files are deleted when it is done, and its line in
@@ -111,7 +111,7 @@ def test_a_finished_newsletter_stays_in_the_history_and_late_reports_keep_counti
     [entry] = history_json(site)
     assert (entry["handed"], entry["bounced"], entry["complaints"], entry["unsubscribed"]) == (
         4, 1, 1, 2)
-    # 5.1.1: the address is gone, deleted and suppressed at once (SPEC 5); counted once
+    # 5.1.1: the address is gone, deleted and suppressed at once; counted once
     assert set(site.subscribers("news")) == set()
     assert (site.data.root / "suppressed.txt").read_text().count(f"{DEAD}\t") == 1
 
@@ -187,7 +187,7 @@ def test_the_newsletters_page_shows_the_history_without_an_admin_email(site, lan
 
 
 def test_a_report_of_an_english_site_is_in_english_and_says_handed_over(site):
-    """language = en: the completion report and its subject in English (issue 19 item 3)."""
+    """language = en: the completion report and its subject in English."""
     site.set(language="en")
     newsletter_site(site, admin_email="admin@example.org")
     to_admin = {m["Subject"]: m for m in site.outbox()

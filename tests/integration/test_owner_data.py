@@ -1,5 +1,4 @@
-"""The owner's data and first start, second round (issue 19, items 1, 2, 4, 5,
-6, 9 and parts of 7), each driven the way the owner meets it: the real CLI in
+"""The owner's data and first start, each driven the way the owner meets it: the real CLI in
 a subprocess, a real ``vykhukhol serve``, the admin app."""
 
 from __future__ import annotations
@@ -230,7 +229,7 @@ def test_a_busy_port_makes_nothing_and_the_next_start_prints_the_password_and_it
     _stop(proc)
     assert f"site_url is now http://127.0.0.1:{other}" in out.read_text()
     assert "admin password" not in out.read_text()
-    # ...and a port change is never left behind by a serve that exits (issue 27 item 5)
+    # ...and a port change is never left behind by a serve that exits
     assert settings_mod.load(data / "settings.ini")["site_url"] == f"http://127.0.0.1:{port}"
 
 

@@ -1,4 +1,4 @@
-"""The rough edges a new site owner hit (issue 11, "Defects seen"), each
+"""The rough edges a new site owner hit, each
 driven the way the owner met it: the admin app, the real CLI, a real run."""
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def test_an_import_with_refused_rows_is_not_shown_as_a_success(site):
     status, _, page, _ = _post(app, cookie, "/services/news/import",
                                {"csrf": csrf, "text": "ok@example.com\nnot an address\n"})
     assert status == 200
-    assert '<div class="error" id="import-result">' in page, page  # red, as README says (issue 19)
+    assert '<div class="error" id="import-result">' in page, page  # in red
 
 
 def test_a_newsletter_start_in_the_past_is_refused_by_the_cli_and_the_admin(site):
@@ -183,7 +183,7 @@ def test_serve_on_a_fresh_data_directory_makes_a_demo_list_and_prints_where_to_s
                                  "serve", "--port", str(port), "--no-ticker",
                                  "--cgi-dir", str(tmp_path)],
                                 stdout=handle, stderr=subprocess.STDOUT,
-                                # a Russian locale: a fresh serve speaks its language (issue 19)
+                                # a Russian locale: a fresh serve speaks its language
                                 env={**subprocess_env(LANG="ru_RU.UTF-8"), "LC_ALL": "", "LC_MESSAGES": ""})
     try:
         deadline = time.monotonic() + 30

@@ -1,4 +1,4 @@
-"""The owner's day, third round (issue 27 items 10–14), through the admin app
+"""The owner's day, through the admin app
 in-process and the command line: an export read back in keeps its names and
 stores no formula sign it did not have; exports in the separator a
 spreadsheet of the site's language opens, the admin's choice remembered; a

@@ -1,4 +1,4 @@
-"""The host's pace, learned (SPEC 12 "Reputation", README 17): a real SMTP
+"""The host's pace, learned (docs/deliverability/reputation.md#pace): a real SMTP
 server (aiosmtpd on 127.0.0.1) that says "too many" after k letters stops
 the run; the next runs, on a moved clock, send at most half as fast, and
 the pace rises by a tenth each clean hour up to the cap."""

@@ -1,5 +1,5 @@
 """Vykhukhol under a real Apache with Phusion Passenger, laid out as cPanel's
-"Setup Python App" lays it out (README, "Deploying with Passenger").
+"Setup Python App" lays it out (docs/deploying/passenger.md#deploy-passenger).
 
 The application root (a copy of the checkout, with passenger_wsgi.py) lives
 outside the web root, in ~/vykhukhol; the app answers at the URL /lists,
@@ -287,7 +287,8 @@ def test_the_admin_logs_in_below_the_mount(passenger: PassengerSite) -> None:
 
 
 def test_vykhukhol_data_set_in_the_apache_config_reaches_the_app(passenger: PassengerSite) -> None:
-    """SetEnv VYKHUKHOL_DATA for the app's folder names its data directory (SPEC 3), under Passenger too."""
+    """SetEnv VYKHUKHOL_DATA for the app's folder names its data directory, under
+    Passenger too (docs/reference/data-files.md#data-files-where)."""
     other = passenger.other
     assert other is not None and not (other.install / "data" / "settings.ini").exists()
     form_page = fetch(f"{other.base}/cgi/subscribe.py?service=news")
@@ -320,7 +321,7 @@ def test_the_data_directory_and_the_sources_are_refused(passenger: PassengerSite
 
 
 def test_the_public_archive_is_served_by_the_app_below_the_mount(passenger: PassengerSite) -> None:
-    """README 19: the run (the cron URL, as www-data) writes archive/; the app's own route
+    """The public archive (docs/using/archive.md#archive): the run (the cron URL, as www-data) writes archive/; the app's own route
     serves its pages and feed at /lists/archive/, and nothing of another shape."""
     site = passenger
     site.cli_batch(

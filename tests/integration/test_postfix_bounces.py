@@ -1,7 +1,7 @@
 """Bounces that act, end to end: Vykhukhol's letters through a real Postfix
 that accepts first and bounces later (tests/support/postfixkit.py), the
 genuine DSNs read back from the Dovecot fixture's INBOX by real ``vykhukhol
-cron`` runs (SPEC 5, "What a failure count means"; SPEC 12).
+cron`` runs (docs/design/run.md#run-failures, docs/deliverability/bounces.md#bounces).
 
 Both transports the fixture allows: ``smtp`` to Postfix's listener, and
 ``sendmail`` through Postfix's own ``sendmail -C <its conf dir>``, wrapped in

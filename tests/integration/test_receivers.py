@@ -1,4 +1,4 @@
-"""Letters per day to the big mailbox providers (issue 28 item 5): a real
+"""Letters per day to the big mailbox providers (docs/deliverability/reputation.md#bulk-line): a real
 `vykhukhol cron` run counts what it handed over per provider into
 data/state/receivers, and the status warns before Gmail's bulk line."""
 

@@ -1,4 +1,5 @@
-"""What a bounce deletes is kept 90 days and can be undone (issue 25, item 3).
+"""What a bounce deletes is kept 90 days and can be undone
+(docs/deliverability/suppression.md#undo-bounce).
 
 Real refusals, each way one arrives: an RFC 3464 report piped into
 ``vykhukhol bounce``, a provider's callback through ``cgi/hook.py``, soft

@@ -1,4 +1,4 @@
-"""Alerts to the admin (SPEC 6, with SPEC 5 steps 1, 3, 6, 7 and 8): each fires
+"""Alerts to the admin (docs/using/alerts.md#alerts, docs/design/run.md#run-steps): each fires
 when it should, is mailed to admin_email at most once an hour per subject, and
 is written to the run log on every run."""
 
@@ -242,7 +242,7 @@ def test_a_stale_db_lock_blocks_the_sender_until_the_mode_is_toggled(site):
     assert alerts_mailed(site) == ["script is down by hoster"]
     assert "blocked" in report.splitlines()[-1]
     body = alert_body(site, "script is down by hoster")
-    # Durations in the letter's language, in words (issue 27 item 12): «30 с», «2 мин».
+    # Durations in the letter's language, in words: «30 с», «2 мин».
     assert "30 с" in body and "debug" in body and "working" in body
     assert re.search(r"шёл уже \d+ мин", body)  # how long the dead run had been going
 

@@ -1,4 +1,4 @@
-"""The sender's serial cycle (SPEC 5, steps 3-5): quotas, the round-robin queue
+"""The sender's serial cycle (docs/design/run.md#run-steps, steps 3-5): quotas, the round-robin queue
 across DBs, same-DB fill, send windows, series delays, reminders, clean-up,
 sending limits and the headers every letter carries.
 
@@ -351,7 +351,7 @@ def test_an_unconfirmed_subscriber_is_reminded_each_period_and_deleted_after_the
 
 def test_a_reminder_is_the_confirmation_request_sent_again(site):
     """A reminder has the same subject and text as the confirmation request a new
-    subscriber gets, then the list letters' footer (README section 4)."""
+    subscriber gets, then the list letters' footer (docs/using/services.md#footer)."""
     site.service("news", letters=ONE_LETTER, confirm_subject="Please confirm {{ service }}",
                  confirm_body="Click {{ confirm_url }} please, {{ name }}.")
     site.subscribe("news", "now@example.org", name="Ann")

@@ -1,6 +1,6 @@
 """The fold after a scan splices in only the lines letters or clean-up touched
 and copies the rest through; it must leave the same subscribers and the same
-next-due summary as parsing every line (SPEC 5 step 6)."""
+next-due summary as parsing every line (docs/design/run.md#due-summary)."""
 
 from __future__ import annotations
 

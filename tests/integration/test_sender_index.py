@@ -1,4 +1,4 @@
-"""The due index beside a subscriber file (issue 12) may make a run slower,
+"""The due index beside a subscriber file (docs/design/run.md#due-index) may make a run slower,
 never wrong: runs with the index damaged, truncated, deleted or out of date
 between them, and with the subscriber file edited by hand, send the same
 letters and leave the same files as runs that build it afresh every time."""

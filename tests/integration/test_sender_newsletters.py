@@ -1,4 +1,4 @@
-"""Newsletters, "letters to all users" (SPEC 5 step 2): batches of exactly
+"""Newsletters, "letters to all users" (docs/design/run.md#run-steps, step 2): batches of exactly
 news_per_run, deduplicated recipients, start times, the suppression gate, the
 Russian completion report, clean-up of finished and inadequate jobs."""
 

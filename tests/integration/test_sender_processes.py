@@ -1,6 +1,6 @@
 """The sender as cron runs it: real ``vykhukhol cron`` processes against a real
-SMTP server, slow servers, two runs at once and ``kill -9`` (SPEC 5, steps 7
-and 8, "Durability", "Delivery failures").
+SMTP server, slow servers, two runs at once and ``kill -9`` (docs/design/run.md#run-killed,
+docs/design/run.md#run-failures, docs/design/journal.md#journal-letters).
 
 Every run here is a separate Python process started the way a crontab line
 would start it; the only thing shared with the test is the data directory and
@@ -320,7 +320,7 @@ def test_a_newsletter_run_killed_mid_batch_finishes_after_recovery_without_repea
     emails = [f"n{i:02}@example.org" for i in range(20)]
     subscribe_many(site, "news", emails)
     site.set(news_per_run=500)
-    job = site.cli("newsletter", "create", "--services", "news", "--subject", "Issue 1",
+    job = site.cli("newsletter", "create", "--services", "news", "--subject", "Edition 1",
                    "--body", "Hello {{ email }}.").stdout.split()[0]
     ledger = site.data.job(job, "list")
     smtp_server.handler.data_delay = 0.5
@@ -368,7 +368,7 @@ def test_a_newsletter_run_killed_mid_batch_finishes_after_recovery_without_repea
                                              finished).groups())
     assert sent + doubt == 20 and doubt <= 1
     assert sent == sum(got.values()) or (sent == 19 and sum(got.values()) == 20)
-    assert "Рассылка завершена: Issue 1" in to_admin(smtp_server)
+    assert "Рассылка завершена: Edition 1" in to_admin(smtp_server)
     assert not (site.data.root / "newsletters" / "news.busy").exists()
 
 

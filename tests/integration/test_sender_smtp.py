@@ -1,7 +1,7 @@
 """The sender against a real SMTP server (aiosmtpd on 127.0.0.1): temporary
 failures lose nothing and are retried exactly once, permanent refusals mark
-rows failed or count towards deleting a subscriber (SPEC 5, "Delivery
-failures")."""
+rows failed or count towards deleting a subscriber
+(docs/design/run.md#run-failures)."""
 
 from __future__ import annotations
 
@@ -245,7 +245,7 @@ def test_a_failed_newsletter_row_is_written_in_the_ledger(site, smtp_server):
 
 @pytest.mark.parametrize(("stage", "reply"), PERMANENT + [("rcpt", "550 User unknown")])
 def test_a_refusal_at_hand_over_acts_by_its_reason(site, smtp_server, stage, reply):
-    """SPEC 5, "What a failure count means", at SMTP time: 550 "no such user" is an
+    """What a failure counts for, at SMTP time: 550 "no such user" is an
     address gone (deleted and suppressed at once); 554 "rejected as spam" is the
     sender refused (never counted on the subscriber). "User unknown" without a code
     is believed as the answer to RCPT TO. The run goes on either way."""
@@ -382,7 +382,7 @@ def test_alerts_reach_the_admin_through_smtp(fresh_site, smtp_server):
 @pytest.mark.parametrize("language", ["ru", "en"])
 def test_refusals_for_the_senders_reasons_past_five_percent_alert_the_admin_once(
         site, smtp_server, language):
-    """SPEC 5: 5 of 20 letters refused "blocked" (more than 5 %, at least 5): nobody is
+    """5 of 20 letters refused "blocked" (more than 5 %, at least 5): nobody is
     counted, and the admin gets one alert naming the reason and what to check."""
     site.use_smtp(smtp_server.port)
     site.set(admin_email=ADMIN, language=language)

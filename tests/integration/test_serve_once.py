@@ -1,5 +1,5 @@
 """One ``vykhukhol serve`` per data directory, a port change undone when it
-stops, and the mode said where a newcomer looks (issue 27 items 5 and 6).
+stops, and the mode said where a newcomer looks.
 Real ``serve`` subprocesses on loopback ports, stopped with SIGTERM."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Many connections, pipelined, to a relay (issue 12, part 3): the pipelined
+"""Many connections, pipelined, to a relay (docs/reference/transports.md#transports-pipelining): the pipelined
 envelope of RFC 2920 against aiosmtpd offering PIPELINING, and runs with
 ``mail.smtp_connections`` above 1 — every letter once, quotas and caps exact,
 a refusal or a dropped connection costing no other letter."""
@@ -215,7 +215,7 @@ def test_letters_over_several_connections_are_signed_and_redirected_as_over_one(
         site, smtp_server, monkeypatch):
     """DKIM and dev_redirect happen in Transport.send, which every lane calls: each
     letter over 4 connections verifies, and goes to the redirect address only.
-    The signatures are made by the helper process (issue 20 item 3)."""
+    The signatures are made by the helper process."""
     import dkim
 
     from vykhukhol.mail import signing

@@ -1,4 +1,4 @@
-"""The admin's Suppressed page through the admin app (SPEC 12): CSRF on every
+"""The admin's Suppressed page through the admin app (docs/using/admin.md#admin-suppressed): CSRF on every
 POST, hostile hand-edited lines shown escaped, pages over a long list, the
 export through the project's CSV, and the Subscribers page's refusals and
 skip counts. (tests/browser/test_suppressed_page.py drives it in Chromium.)"""

@@ -1,4 +1,4 @@
-"""The suppression list honoured everywhere (SPEC 12): every letter path of a
+"""The suppression list honoured everywhere (docs/deliverability/suppression.md#suppression-list): every letter path of a
 run (series letters, reminders, newsletters, resent confirmations), imports,
 ``subscriber add``, a spam complaint piped into ``vykhukhol bounce``, and the
 ``vykhukhol suppress`` commands as real subprocesses.

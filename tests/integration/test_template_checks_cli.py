@@ -1,7 +1,8 @@
-"""Templates checked on the command line (issue 27): a confirmation request
-without its link is refused with the reason (item 2; saved, every new
-subscriber would get a letter with no way to confirm), and a variable no
-letter is given is a warning (item 7). The admin's side is in
+"""Templates checked on the command line: a confirmation request without its
+link is refused with the reason (saved, every new subscriber would get a
+letter with no way to confirm: docs/using/services.md#confirmation-request),
+and a variable no letter is given is a warning
+(docs/using/services.md#services-letters). The admin's side is in
 tests/browser/test_letters_admin.py."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A confirmation the subscribe page could not send (the mail server was down
 after the answer) is sent by the next cron run, not a reminder period later
-(issue 12 part 2). Real SMTP: a refused port, then aiosmtpd on loopback."""
+(docs/design/run.md#unsent-confirmations). Real SMTP: a refused port, then aiosmtpd on loopback."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The subscriber's pages over real HTTP (SPEC 7, 11): a ``vykhukhol serve``
+"""The subscriber's pages over real HTTP (docs/using/subscriber-pages.md#subscriber-pages): a ``vykhukhol serve``
 subprocess on a free local port, mail through a real aiosmtpd server, and the
 sender started by ``vykhukhol cron`` or the secret cron URL.
 
@@ -195,7 +195,7 @@ def test_subscribe_answers_the_same_page_for_unknown_unconfirmed_and_confirmed_a
 
 def test_a_suppressed_address_gets_the_same_answer_and_nothing_is_stored_or_sent(
         site, news, server, smtp_server):
-    """SPEC 12: the suppressed address's answer is byte for byte a new address's
+    """The suppressed address's answer is byte for byte a new address's
     (the address itself apart), its line is never written and no letter leaves,
     neither from the page nor from a later run."""
     from vykhukhol.members import suppression, unsent
@@ -611,7 +611,7 @@ def test_fifty_parallel_subscriptions_while_the_sender_rewrites_lose_nobody(
     assert {sub.email for sub in finished} <= set(found)
     assert all(found[email].state.value == "new" for email in fresh)
     assert subs.malformed(path) == []
-    # serve sends the confirmations after the answers (issue 9 item 8)
+    # serve sends the confirmations after the answers
     wait_for(lambda: all(mails_to(smtp_server, email) for email in fresh), timeout=30)
     for email in fresh:
         assert len(mails_to(smtp_server, email)) == 1, email

@@ -1,12 +1,13 @@
 """The WSGI entry (vykhukhol.web.wsgi:application, passenger_wsgi.py) outside Passenger.
 
 Under waitress's own command line, ``waitress-serve vykhukhol.web.wsgi:application``
-— the way README names the callable for any WSGI server — with the data
-directory named by ``VYKHUKHOL_DATA``, the whole site works: subscribe,
-confirm, the renamed cron script, the admin. And ``passenger_wsgi.py``,
-imported the way Passenger's loader imports it, never fails to import: a
-broken settings.ini or a missing package shows a clean error page at
-request time, with the traceback only in the server's error stream.
+— the way docs/deploying/passenger.md#deploy-passenger names the
+callable for any WSGI server — with the data directory named by
+``VYKHUKHOL_DATA``, the whole site works: subscribe, confirm, the renamed
+cron script, the admin. And ``passenger_wsgi.py``, imported the way
+Passenger's loader imports it, never fails to import: a broken settings.ini
+or a missing package shows a clean error page at request time, with the
+traceback only in the server's error stream.
 
 Each test works on a copy of the checkout's lib/ (and passenger_wsgi.py) in
 a temporary folder, because the app finds the cron script and
@@ -213,7 +214,7 @@ def test_a_broken_settings_file_never_stops_passenger_wsgi_from_loading(tmp_path
                                                                         broken: str) -> None:
     """Import succeeds whatever settings.ini holds; requests get pages, never a traceback."""
     checkout = copy_checkout(tmp_path / "checkout")
-    data = tmp_path / "private" / "data"  # found through cgi/vykhukhol.path, as SPEC 3 says
+    data = tmp_path / "private" / "data"  # found through cgi/vykhukhol.path (docs/reference/data-files.md#data-files-where)
     cli(checkout / "lib", data, "init", "--cgi-dir", str(checkout / "cgi"),
         "--admin-email", "admin@example.org", "--password", PASSWORD)
     (checkout / "cgi" / "vykhukhol.path").write_text(f"{data}\n", encoding="utf-8")

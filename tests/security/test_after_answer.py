@@ -1,4 +1,4 @@
-"""Issue 26, item 4, second half: the confirmation sent after the answer must
+"""The confirmation sent after the answer must
 not slow the next request.
 
 Under Apache's mod_cgi the answer was on the pipe before the letter was

@@ -1,11 +1,8 @@
-"""Mail to the bounce address is a stranger's input (SPEC 13): whoever got a
+"""Mail to the bounce address is a stranger's input (docs/reference/security.md#security-strangers): whoever got a
 letter may report a bounce or unsubscribe for the tag of that letter, and
 nothing else. Each message goes through the real `vykhukhol bounce` command,
 as a mail server's "pipe to a program" runs it; it must exit 0 (the mail
 server must not bounce the bounce) and change no subscriber file.
-
-(Before issue 10 the command did not exist: every test here failed with a
-usage error.)
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 26, items 5 and 6 (the callbacks): their own proofs could be
+"""The providers' callbacks: their own proofs could be
 skipped, and three requests got a traceback instead of a 4xx.
 
 - ``/generic`` took the key alone, so posting there bypassed every

@@ -1,4 +1,4 @@
-"""Item 13 of issue 9 (the password part): secrets on the command line.
+"""Secrets on the command line.
 
 `vykhukhol settings set mail.smtp_password P` printed the password back, and
 the only ways to give a password were on the command line, where every user

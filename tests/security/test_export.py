@@ -1,4 +1,4 @@
-"""Item 11 of issue 9: formula cells in the CLI export.
+"""Formula cells in the CLI export.
 
 A subscriber named ``=cmd|' /C calc'!A0`` (anyone can choose their name on
 the public form) was written unchanged by ``vykhukhol subscriber export``,

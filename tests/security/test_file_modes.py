@@ -1,4 +1,4 @@
-"""Item 7 of issue 9: world-readable personal data.
+"""World-readable personal data.
 
 ``files.atomic_write`` chmodded every new file to 0644 even under ``umask
 077``, so state/sessions, state/logins, subscriber files and outbox letters

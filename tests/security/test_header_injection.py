@@ -1,4 +1,5 @@
-"""Header injection (issue 9, item 1; SPEC 9 and 13): nothing a stranger or an
+"""Header injection (docs/reference/transports.md#transports-headers,
+docs/reference/security.md#security-strangers): nothing a stranger or an
 editor types can add a header, end the header block or add a line to a letter,
 on any Python the project accepts, patched for CVE-2024-6923 or not.
 
@@ -135,7 +136,7 @@ def display_name(data: bytes, header: str, linesep: bytes = b"\r\n") -> str:
 
 
 def one_line(value: str) -> str:
-    """What a template sees of a value (SPEC 9: it cannot end a line)."""
+    """What a template sees of a value (it cannot end a line)."""
     return "".join(" " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in value)
 
 
@@ -224,7 +225,7 @@ def test_a_name_of_encoded_line_breaks_posted_to_subscribe_adds_no_header(site, 
     assert status == 200, page
     control = outbox_letter(site, "ann@example.org")
     expected = header_names(control)
-    # The outbox writes the envelope first, as a receiving server would (README §7).
+    # The outbox writes the envelope first, as a receiving server would.
     assert [n.lower() for n in expected][:4] == ["return-path", "from", "to", "subject"]
 
     for i, name in enumerate(HOSTILE_NAMES):
@@ -352,7 +353,7 @@ def check_run(letters: list[bytes], linesep: bytes) -> None:
             first = "Hello" if kind == "Урок" else "Hi"
             assert body_lines(message)[:4] == [f"{first} {one_line(name)}",
                                            "Lesson one." if kind == "Урок" else "The news.", "",
-                                           "-- "]  # then the footer (README section 4)
+                                           "-- "]  # then the footer (docs/using/services.md#footer)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Item 2 of issue 9: the admin could run any program on the host.
+"""The admin could run any program on the host.
 
 In the admin's settings form an editor set ``mail.transport = sendmail``,
 ``mail.sendmail_path = /bin/bash`` and a ``from_email`` naming a file

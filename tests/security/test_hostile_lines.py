@@ -1,4 +1,4 @@
-"""Issue 9, item 12: a hostile line in a subscriber file must not stall the CLI.
+"""A hostile line in a subscriber file must not stall the CLI.
 
 The attack: one subscriber line of 20,000 ``@`` made the fast reader of
 newsletter creation (``subscribers._confirmed_line``) backtrack once per ``@``

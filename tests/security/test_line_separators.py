@@ -1,11 +1,11 @@
-"""Issue 9, item 13: a newsletter subject holding U+2028 came back split.
+"""A newsletter subject holding U+2028 came back split.
 
 The letter file was read with ``str.splitlines``, which also breaks at
 U+2028, U+2029, U+0085, \\v, \\f and \\x1c-\\x1e: the subject "one<U+2028>two"
 went out as "one". Replayed through the real CLI: ``vykhukhol newsletter
 create`` with such a subject, then ``vykhukhol cron``; the letter in the outbox
 must carry every word of the subject, in order (how a header shows the
-separators themselves is the mail builder's business, issue 9 item 1).
+separators themselves is the mail builder's business: test_header_injection.py).
 """
 
 from __future__ import annotations

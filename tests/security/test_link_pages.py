@@ -1,4 +1,4 @@
-"""Issue 9, item 13: the confirm page echoed any text from the link's ``e``.
+"""The confirm page echoed any text from the link's ``e``.
 
 ``/cgi/confirm.py?s=news&e=<anything>&t=<anything>`` showed "Confirm the
 subscription of <anything> to News" under the site's name: a stranger could

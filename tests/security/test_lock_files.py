@@ -1,7 +1,7 @@
-"""Issue 9, item 13: lock files piled up in data/newsletters/.
+"""Lock files piled up in data/newsletters/.
 
 Every finished job left ``<job>.job.lock`` and ``<job>.list.lock`` behind
-(README: a finished job's files are deleted), starting a newsletter that does
+(docs/design/run.md#run-steps: a finished job's files are deleted), starting a newsletter that does
 not exist left ``<name>.job.lock``, and ``news.free.lock`` stayed from the
 day the folder was made. Anyone who may start a job could fill the folder.
 Replayed through the real CLI and cron subprocesses and a real ``vykhukhol
@@ -25,7 +25,7 @@ MISSING = "20261130-000000-abcdef"  # a well-formed job name that no job has
 
 #: What data/newsletters/ may always hold: its rename lock, the .keep a checkout
 #: ships, and the newsletters' history (for the owner and for bounces that come
-#: back later, README section 17) with its one lock file; finished.txt is what
+#: back later, docs/using/newsletters.md#newsletter-history) with its one lock file; finished.txt is what
 #: an older version kept instead.
 KEPT = {"news.free", ".keep", "history.txt", "history.txt.lock", "finished.txt",
         "finished.txt.lock"}

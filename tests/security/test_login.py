@@ -1,4 +1,4 @@
-"""Issue 9 item 5: the login lock-out turned against the owner.
+"""The login lock-out turned against the owner.
 
 Each attack runs against a real ``vykhukhol serve`` (and the admin CGI script
 where the client address matters): cross-site posts that locked the owner
@@ -18,7 +18,7 @@ from vykhukhol.files import kv
 
 served = webkit.served  # the fixture: a real `vykhukhol serve`
 
-LIMIT = 5  # web/session.MAX_FAILURES, as the README states it
+LIMIT = 5  # web/session.MAX_FAILURES, as docs/using/admin.md#admin-login states it
 
 
 def wrong(browser: Browser, n: int = 1, **kw) -> list[int]:

@@ -1,4 +1,4 @@
-"""Issue 9 item 9: a request with more than 200 query fields answered 500.
+"""A request with more than 200 query fields answered 500.
 
 Every malformed request — too many fields, a broken %-escape, bytes that are
 not UTF-8, a bad Content-Length, a broken multipart body — gets a 400 page,

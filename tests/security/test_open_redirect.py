@@ -1,4 +1,4 @@
-"""Issue 29 item 3: cgi/go.py, the counted link, must be no open redirect.
+"""cgi/go.py, the counted link, must be no open redirect.
 
 A redirector under the site's name is what phishing letters want: "click
 https://lists.example.org/cgi/go.py?…" leading anywhere. go.py leads only to

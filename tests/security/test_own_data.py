@@ -1,4 +1,4 @@
-"""Issue 26, items 1-3: the own page's export and erase took other people's
+"""The own page's export and erase took other people's
 lines and letters, and left the address behind.
 
 1. ``brien@example.org``'s export held the letters and bounces.log lines of

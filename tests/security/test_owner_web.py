@@ -1,5 +1,5 @@
-"""Issue 19, the web holes of the owner's second day: site_url that carries
-script into the form snippet (item 10), and https behind a TLS proxy (item 14).
+"""The owner's web holes: site_url that carries script into the form
+snippet, and https behind a TLS proxy.
 Everything through a real ``vykhukhol serve``, the CLI or a CGI process.
 """
 

@@ -1,8 +1,8 @@
-"""Issue 9 item 10: huge bodies. waitress read a 200 MB body before the app
+"""Huge bodies. waitress read a 200 MB body before the app
 answered 413. Now ``vykhukhol serve`` refuses a body over the app's own limit
 as soon as the headers announce it, without reading it.
 
-(Slow bodies under Apache are mod_reqtimeout's business: README section 14
+(Slow bodies under Apache are mod_reqtimeout's business: docs/deploying/apache.md#apache-host
 enables it and tests/integration/test_apache.py runs with it.)
 """
 

@@ -1,4 +1,4 @@
-"""Item 4 of issue 9: an empty secret failed open.
+"""An empty secret failed open.
 
 With ``secret =`` in settings.ini, or a settings.ini that did not parse, every
 link was signed with an empty key, so a stranger could compute the unsubscribe

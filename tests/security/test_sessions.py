@@ -1,4 +1,4 @@
-"""Issue 9 item 6: a password change kept the old sessions.
+"""A password change kept the old sessions.
 
 Run as the owner would: sessions from a real ``vykhukhol serve``, the new
 password set with the real ``vykhukhol password`` command or the admin's new

@@ -1,4 +1,4 @@
-"""Issue 19 item 8: slowloris against ``vykhukhol serve``. 120 connections,
+"""Slowloris against ``vykhukhol serve``. 120 connections,
 each sending one header line every few seconds, kept the subscribe page from
 answering for as long as they went on (waitress's 100-connection limit; its
 ``channel_timeout`` only drops silent connections). Now every request has a

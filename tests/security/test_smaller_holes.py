@@ -1,4 +1,4 @@
-"""Issue 26, item 8: the smaller holes of the third round.
+"""The smaller holes: names, template globals and the like.
 
 - The own page's name check let U+202E (right-to-left override) and
   zero-width characters into every subscriber line; it now cleans a name

@@ -1,4 +1,4 @@
-"""Issue 9 item 8: confirmation mail on demand.
+"""Confirmation mail on demand.
 
 A stranger made the site mail confirmation requests to any address without
 limit, and the answer's time told a known address from a new one (the new

@@ -1,4 +1,4 @@
-"""Issue 26, item 4: the hourly subscribe cap told a stranger who is on a list.
+"""The hourly subscribe cap told a stranger who is on a list.
 
 A post counted against ``subscribe_hourly_limit`` only if it sent a letter,
 so with a cap of 3, posting own1, own2, the target and own3 showed by whether

@@ -1,10 +1,10 @@
-"""Issue 9, item 3: a letter template that hangs or exhausts the sender.
+"""A letter template that hangs or exhausts the sender.
 
 The attacks as they were run: each hostile template below was saved by an
 editor in the admin (through a real ``vykhukhol serve``) or with the CLI, or
 written into ``letters/001.txt`` by FTP and met by a real ``vykhukhol cron``
-sending to an SMTP server on loopback. What must hold (SPEC 13, README
-section 4): the save is refused with a clear message in the admin's
+sending to an SMTP server on loopback. What must hold (docs/reference/security.md#security-templates,
+docs/using/services.md#template-bounds): the save is refused with a clear message in the admin's
 language; a template that reaches a run anyway is skipped with a log line
 and an alert, the run ends inside ``time_limit``, its lock is released, the
 next run is not blocked, the other letters still go out, and the skipped

@@ -1,4 +1,4 @@
-"""Issue 26, the opening paragraph: what held when the site was attacked on
+"""What held when the site was attacked on
 its new surfaces (the own page, the archive, the callbacks, the suppression
 list, the bounce pipe), re-run as one module that must stay green.
 

@@ -1,4 +1,4 @@
-"""Issue 26, items 6 (the archive under serve) and 7 (the web copy).
+"""The archive under serve and the web copy.
 
 - ``/archive/news%0d%0aX-Injected:%20yes`` under ``serve``: the redirect to
   the folder was built before the name was checked, and the line break in

@@ -1,6 +1,6 @@
-"""A real Apache with mod_cgi over a copied installation: README's
-shared-hosting steps (upload, modes, ``.htaccess``, the vendored libraries),
-the ``apache`` fixture that serves such a copy, and the HTTP helpers the
+"""A real Apache with mod_cgi over a copied installation: the shared-hosting
+steps of docs/deploying/apache.md#deploy-apache (upload, modes, ``.htaccess``,
+the vendored libraries), the ``apache`` fixture that serves such a copy, and the HTTP helpers the
 Apache, Passenger and WSGI tests share.
 """
 
@@ -48,7 +48,7 @@ PASSWORD = "correct-horse-1"
 
 
 # What the deploy notes vendor with `pip install --target lib …`.
-DEPENDENCIES = tuple(vendorkit.declared())  # README 14 step 1 installs exactly these
+DEPENDENCIES = tuple(vendorkit.declared())  # the Apache page's step 1 installs exactly these
 
 
 SCRIPTS = ("cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "cgi/manage.py", "cgi/view.py",
@@ -67,9 +67,9 @@ for argv in ast.literal_eval(sys.argv[1]):
 """
 
 
-# The .htaccess files the deploy notes tell the owner to write, verbatim. The
+# The .htaccess files the Apache page tells the owner to write, verbatim. The
 # release ships only data/.htaccess; shipping these too would make the upload
-# the whole installation again (SPEC 11).
+# the whole installation again.
 HTACCESS_CGI = """\
 Options +ExecCGI -Indexes
 AddHandler cgi-script .py
@@ -114,7 +114,7 @@ LoadModule dir_module {modules}/mod_dir.so
 LoadModule autoindex_module {modules}/mod_autoindex.so
 LoadModule env_module {modules}/mod_env.so
 LoadModule cgi_module {modules}/mod_cgi.so
-# Slow clients are the server's to drop (README section 14): Debian's
+# Slow clients are the server's to drop (docs/deploying/apache.md#apache-host): Debian's
 # mods-available/reqtimeout.conf, enabled by default there.
 LoadModule reqtimeout_module {modules}/mod_reqtimeout.so
 RequestReadTimeout header=20-40,MinRate=500 body=20,MinRate=500
@@ -338,7 +338,7 @@ class Site:
         return result.stdout
 
     def subscriber_states(self, service: str) -> dict[str, str]:
-        """email → state, straight from subscribers.txt (README 4: tab-separated)."""
+        """email → state, straight from subscribers.txt (tab-separated)."""
         found = list(self.data.glob(f"services/*/{service}/subscribers.txt"))
         lines = found[0].read_text(encoding="utf-8").splitlines() if found else []
         rows = (line.split("\t") for line in lines if not line.startswith("#"))
@@ -346,11 +346,11 @@ class Site:
 
 
 def _set_up(site: Site) -> None:
-    """The steps of docs/deploy-notes.md, then a service with one letter."""
+    """The steps of docs/deploying/apache.md#deploy-apache, then a service with one letter."""
     upload(site.install)
     vendored = vendor(DEPENDENCIES, site.install / "lib")
     # Step 1, end: the bytecode, compiled by the files' owner for the Python the
-    # web server runs; www-data cannot write lib/__pycache__ (README 14).
+    # web server runs; www-data cannot write lib/__pycache__ (docs/deploying/apache.md#apache-step-1).
     python = python_for_web_user()
     subprocess.run([python, "-m", "compileall", "-q", "--invalidation-mode", "checked-hash",
                     str(site.install / "lib")], check=True,

@@ -169,7 +169,7 @@ class Hooked:
     def post(self, provider: str, body: bytes | str, key: str | None = None,
              headers: dict[str, str] | None = None, path: str | None = None) -> tuple[int, str]:
         body = body.encode() if isinstance(body, str) else body
-        if provider == "generic" and not path:  # signed as README §17 says
+        if provider == "generic" and not path:  # signed as docs/deliverability/providers.md#provider-callbacks says
             from vykhukhol.bounces.providers.generic import signature
 
             headers = {"X-Vykhukhol-Signature": signature(GENERIC_SECRET, body), **(headers or {})}
@@ -285,8 +285,8 @@ def sns_message(hooked: Hooked, kind: str, recipient: str, message_id: str, vers
 
 def cgi_install(tmp_path: Path, *services: str) -> Hooked:
     """The checkout copied to tmp_path/install, its data directory beside it
-    (tmp_path/data, found through cgi/vykhukhol.path, as README §14 sets it
-    out), ``services`` in DB main, and the generic form on (GENERIC_SECRET).
+    (tmp_path/data, found through cgi/vykhukhol.path, as docs/deploying/apache.md#apache-step-5
+    sets it out), ``services`` in DB main, and the generic form on (GENERIC_SECRET).
     No serve: :func:`hook_cgi` runs cgi/hook.py."""
     from support.cgikit import copy_checkout, vykhukhol
 
@@ -306,7 +306,7 @@ def cgi_install(tmp_path: Path, *services: str) -> Hooked:
 
 def hook_cgi(site: Hooked, body: bytes, query: str, path: str = "/generic") -> Page:
     """``body`` posted to the installation's cgi/hook.py (PATH_INFO ``path``) as
-    a CGI process, signed as README §17 says (X-Vykhukhol-Signature); its
+    a CGI process, signed as docs/deliverability/providers.md#provider-callbacks says (X-Vykhukhol-Signature); its
     answer. The script must end with 0 whatever it answers."""
     from support.cgikit import parse_cgi
     from vykhukhol.bounces.providers.generic import signature

@@ -1,4 +1,4 @@
-"""What the web attacks of issue 9 are run through: a real ``vykhukhol serve``
+"""What the web attacks of tests/security/ are run through: a real ``vykhukhol serve``
 (``served``), the checkout's real CGI scripts as processes (``run_cgi``), a
 small HTTP client that keeps cookies like a browser (``Browser``), and a mail
 server on loopback that takes seconds to greet (``slow_mail_server``: whether

@@ -54,7 +54,7 @@ def test_check_email_accepts_and_refuses_as_email_validator_does(address):
     stripped = address.strip()
     plain_rules = stripped and len(stripped) <= addresses.MAX_EMAIL \
         and not any(ch in stripped for ch in "\r\n\t\0 ") \
-        and "=?" not in stripped  # refused too: mail software would decode it (issue 9)
+        and "=?" not in stripped  # refused too: mail software would decode it
     assert ours == (validator_answer(stripped) if plain_rules else None)
 
 

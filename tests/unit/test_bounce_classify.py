@@ -1,5 +1,5 @@
 """What a returned message is: real reports (tests/data/bounces) through
-flufl.bounce and our own checks, and the tags found in them (SPEC 12)."""
+flufl.bounce and our own checks, and the tags found in them (docs/deliverability/bounces.md#returned-message)."""
 
 from __future__ import annotations
 

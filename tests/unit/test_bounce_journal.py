@@ -1,5 +1,5 @@
 """The bounce reader's journal: a process that dies at any step of a batch
-neither loses nor doubles a count (SPEC 12; bounces/apply.py's docstring).
+neither loses nor doubles a count (docs/design/journal.md#journal-bounces; bounces/apply.py's docstring).
 
 Each test kills the reader (a BaseException from inside, where a kill -9
 would land: the locks and the open files go with it) at one step, then

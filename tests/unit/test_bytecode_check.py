@@ -1,5 +1,5 @@
 """health.bytecode_missing: the status warning for a lib/ whose bytecode the
-CGI user could not write (issue 12 part 2). Real files, real compileall."""
+CGI user could not write (docs/design/startup.md#startup-rules). Real files, real compileall."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``vykhukhol [--data DIR] cron`` is read without building the parser
-(cli.cron_args, README 16): whatever it reads, the parser reads the same."""
+(cli.cron_args, docs/design/startup.md#startup): whatever it reads, the parser reads the same."""
 
 from __future__ import annotations
 

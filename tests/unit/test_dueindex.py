@@ -1,5 +1,5 @@
 """The due index's quick reading of a subscriber line says what parse_line and
-next_action say, on any line (issue 12): a fast path held to the plain one."""
+next_action say, on any line (docs/design/run.md#due-index): a fast path held to the plain one."""
 
 from __future__ import annotations
 

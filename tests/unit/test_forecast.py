@@ -1,4 +1,4 @@
-"""When a newsletter will be done (issue 28 item 3): the pace from the runs the
+"""When a newsletter will be done (docs/using/newsletters.md#forecast): the pace from the runs the
 cron was seen to start, the caps, the learned pace; the daily cap walked day
 by day; the words in both languages."""
 

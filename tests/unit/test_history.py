@@ -24,11 +24,11 @@ def data(tmp_path) -> DataDir:
 
 
 def test_a_newsletter_begins_closes_and_reads_back(data):
-    history.begin(data, JOB, "Issue\t7\nof the year", ["news", "offers"], MOMENT)
+    history.begin(data, JOB, "Edition\t7\nof the year", ["news", "offers"], MOMENT)
     history.close(data, JOB, ["news", "offers"], {"handed": 40, "failed": 2, "in_doubt": 1},
                   MOMENT.replace(hour=10))
     [entry] = history.entries(data)
-    assert entry == history.Entry(JOB, "Issue 7 of the year", ("news", "offers"),
+    assert entry == history.Entry(JOB, "Edition 7 of the year", ("news", "offers"),
                                   "2026-12-01T09:00:00Z", "2026-12-01T10:00:00Z", 40, 2, 1,
                                   0, 0, 0, "-")
     assert history.path(data).read_text().splitlines()[0] == history.HEADER

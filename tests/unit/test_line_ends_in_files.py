@@ -1,4 +1,5 @@
-"""Every file format ends a line at a line end only (issue 9, item 13).
+"""Every file format ends a line at a line end only
+(docs/reference/data-files.md#data-files-lines).
 
 ``str.splitlines`` also breaks at U+2028, U+2029, U+0085, \\v, \\f and
 \\x1c-\\x1e; a newsletter subject holding U+2028 came back cut at it. Here a
@@ -78,7 +79,7 @@ def test_a_series_letter_subject_round_trips(site):
 
 
 def test_a_service_ini_value_round_trips(site):
-    # A confirmation text must carry its link (issue 27 item 2).
+    # A confirmation text must carry its link.
     body = f"Hi{VALUE}\nthere: {{{{ confirm_url }}}}"
     site.service("news", enabled=False, confirm_subject=VALUE, confirm_body=body)
     service = svc.find_service(site.data, "news")

@@ -1,5 +1,6 @@
 """What the mail settings become for the transports: the SMTP greeting's name
-(SPEC 9: the host of site_url or mail.helo_name, never a bare address)."""
+(the host of site_url or mail.helo_name, never a bare address:
+docs/reference/transports.md#transports)."""
 
 from __future__ import annotations
 

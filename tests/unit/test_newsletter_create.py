@@ -1,4 +1,4 @@
-"""Creating a newsletter (SPEC 5 step 2, README 5): the ledger a job starts with.
+"""Creating a newsletter (docs/using/newsletters.md#newsletters): the ledger a job starts with.
 
 One ``pending`` row per confirmed subscriber of the job's services, in the
 order the services were named and then file order, each address once
@@ -181,7 +181,7 @@ def test_odd_but_valid_lines_are_recipients_and_odd_invalid_ones_are_not(site):
 
 emails = st.sampled_from(["a@x.org", "A@X.org", " a@x.org", "#a@x.org", "b@x.org", "B@x.ORG",
                           "no-at", "@", "", "é@x.org", "d\udcff@x.org", "c@x@y",
-                          "@@", "@a@", "a@@x.org", "@" * 50])  # the @ of issue 9's hostile line
+                          "@@", "@a@", "a@@x.org", "@" * 50])  # the @ of a hostile line
 texts = st.text(st.characters(blacklist_characters="\t\r\n", blacklist_categories=("Cs",)),
                 max_size=6)
 names = st.one_of(st.sampled_from(["", "Ann", "Аня", "bad\udce9", "#", "@", "a@b@"]), texts)

@@ -1,4 +1,4 @@
-"""Which refusals say the site sends too fast (README 17, "Reputation"): the
+"""Which refusals say the site sends too fast (docs/deliverability/reputation.md#pace): the
 reply's text is read, not its code alone; English only."""
 
 from __future__ import annotations

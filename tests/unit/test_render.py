@@ -172,7 +172,7 @@ def test_text_without_braces_renders_unchanged_but_for_line_ends(text: str) -> N
     assert render(text, CONTEXT) == text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-# --- the budget: every render is bounded in time and size (SPEC 13) -------------------
+# --- the budget: every render is bounded in time and size (docs/reference/security.md#security-templates)
 # Each attack below is small enough to run in about a second without the
 # bounds, so a test fails (instead of hanging) on code without them.
 

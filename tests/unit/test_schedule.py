@@ -1,4 +1,4 @@
-"""Schedule expressions (SPEC section 8): examples, error messages, zones, properties."""
+"""Schedule expressions (docs/using/services.md#schedules): examples, error messages, zones, properties."""
 
 from __future__ import annotations
 

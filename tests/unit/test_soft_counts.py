@@ -1,4 +1,4 @@
-"""The soft-failure rules of SPEC 5 as pure functions (bounces/counts.py):
+"""The soft-failure rules (docs/design/run.md#run-failures) as pure functions (bounces/counts.py):
 once per letter, a recorded count survives a lost rewrite, bounce_reset's
 quiet starts afresh, a count from before the soft file is kept."""
 

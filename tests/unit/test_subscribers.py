@@ -1,4 +1,4 @@
-"""The subscriber line format (SPEC 3) and every change made to subscribers.txt.
+"""The subscriber line format (docs/reference/data-formats.md#file-services-db-service-subscribers-txt) and every change made to subscribers.txt.
 
 Real files in ``tmp_path``: the format is parsed from and written to disk the
 way the sender and the pages do it. A malformed line is kept verbatim by every
@@ -116,7 +116,7 @@ def test_a_rewrite_that_changes_nothing_leaves_the_file_byte_for_byte(tmp_path, 
 
 
 def test_the_header_names_every_field_in_order():
-    """The # header line is the field list of SPEC 3, tab-separated."""
+    """The # header line is the field list, tab-separated."""
     assert HEADER == ("#email\tname\tstate\tsubscribed\tconfirmed\tsent\tlast_sent\t"
                       "reminders\tlast_reminder\tfailures\tip")
 
