@@ -221,8 +221,9 @@ def test_a_delay_is_not_a_failure_and_giving_up_is_soft():
                 "failed").cause is Cause.SOFT
     # a 4.x.x code alone is no proof the address is gone
     assert read("4.1.1", "", "failed").cause is Cause.SOFT
+    # nor its words: a 4xx is never gone (docs/design/bounces.md#bounces-rules)
     assert read("4.1.1", "450 4.1.1 <a@example.org>: Recipient address rejected: User unknown "
-                "in virtual mailbox table (in reply to RCPT TO command)", "failed").cause is Cause.GONE
+                "in virtual mailbox table (in reply to RCPT TO command)", "failed").cause is Cause.SOFT
     # "user unknown" after the letter's text is a content filter (Sisimai: filtered)
     assert read("5.0.0", "550 Unknown user a@example.org (in reply to end of DATA command)",
                 "failed").cause is Cause.SOFT

@@ -22,6 +22,12 @@ The kinds, in the order they are tried:
 - ``kept`` — anything else: kept for the admin, never acted on;
 - ``refused`` — too big to read: logged, nothing else.
 
+Nothing is lost to a report's wrapping (docs/design/bounces.md#bounces-unread):
+blank lines or an mbox envelope line before the headers are skipped, each
+flufl.bounce detector runs on its own (one that raises is noted in
+``reason`` and the next tried), and a report that names no address it can
+read says so in ``reason``.
+
 For a delivery report, ``readings`` says why each named address failed and
 ``cause`` the class that weighs most on a subscriber (:mod:`.reasons`:
 address gone, soft, sender refused, delay); ``kind``, ``named`` and
@@ -117,6 +123,9 @@ def classify(raw: bytes, separator: str) -> Verdict:
     import email
     from email import policy
 
+    envelope = _ENVELOPE.match(raw)  # matches "" at least
+    if envelope:
+        raw = raw[envelope.end():]
     try:
         message = email.message_from_bytes(raw, policy=policy.compat32)
         parts = list(_walk(message))
@@ -136,21 +145,21 @@ def classify(raw: bytes, separator: str) -> Verdict:
         verdict.kind, verdict.reason = UNSUBSCRIBE, "asked to unsubscribe by mail"
         return verdict
     try:
-        temporary, permanent = _library_failures(message)
+        temporary, permanent, choked = _library_failures(message)
     except ImportError as exc:  # a host that vendored too little: kept, and said so plainly
         verdict.reason = MissingModule.of(exc).message
         return verdict
-    except Exception as exc:  # noqa: BLE001 - a detector choking on a broken message
-        verdict.reason = f"the bounce detectors could not read it ({type(exc).__name__})"
-        return verdict
+    # What could not be read is said in bounces.log, never dropped in silence.
+    notes = [f"the {name} detector could not read it ({error})" for name, error in choked]
     try:
         text = formats.report_text(message, parts)
         dsn = {failed.address: failed for failed in
                formats.delivery_status(parts) or formats.json_failures(text)}
         temporary, permanent = _named_by_report(text, set(dsn), temporary, permanent)
         readings = _readings(message, text, dsn, subject, temporary | permanent)
-    except Exception:  # noqa: BLE001 - our own readers must never cost the library's verdict
+    except Exception as exc:  # noqa: BLE001 - our own readers must never cost the library's verdict
         readings = {}
+        notes.append(f"the report reader could not read it ({type(exc).__name__})")
     if not (permanent or temporary) and readings:
         # A format flufl.bounce does not know: ours found the failed addresses.
         delays = {a for a, r in readings.items() if r.cause is reasons.Cause.DELAY}
@@ -168,10 +177,19 @@ def classify(raw: bytes, separator: str) -> Verdict:
         status = _status_code(parts)
         if status:
             verdict.reason += f" ({status})"
+        verdict.reason = "; ".join([verdict.reason, *notes])
         return verdict
     if _auto_submitted(message):
         verdict.kind, verdict.reason = AUTO_REPLY, "an automatic reply (vacation or similar)"
+    elif _looks_like_report(message, subject) or notes:
+        verdict.reason = "a delivery report with no failed address that could be read"
+    verdict.reason = "; ".join([verdict.reason, *notes])
     return verdict
+
+
+# What may stand before a message's first header: blank lines, and the
+# envelope line of an mbox file ("From sender date"), escaped (">From ") too.
+_ENVELOPE = re.compile(rb"(?:[ \t]*\r?\n)*(?:>?From [^\r\n]*\r?\n)?")
 
 
 class _TooManyParts(Exception):
@@ -282,8 +300,14 @@ def _auto_submitted(message: Message) -> bool:
         for name in ("x-autoreply", "x-autorespond", "x-autoresponder", "x-autoreply-from"))
 
 
-def _library_failures(message: Message) -> tuple[set[str], set[str]]:
-    """flufl.bounce's (temporary, permanent) addresses, lower-case text."""
+def _library_failures(message: Message) -> tuple[set[str], set[str], list[tuple[str, str]]]:
+    """flufl.bounce's (temporary, permanent) addresses, lower-case text, and
+    the detectors that choked on the message: (name, exception's name).
+
+    Each detector is run on its own, in the library's order, as its
+    ``all_failures`` does, but one that raises (a broken header folding, a
+    header in no charset) is noted and the next one tried: the library's own
+    loop would lose the whole report to it."""
     import logging
 
     from flufl.bounce import all_failures  # imported by bounce reading only
@@ -294,8 +318,24 @@ def _library_failures(message: Message) -> tuple[set[str], set[str]]:
     if not library_log.handlers:
         library_log.addHandler(logging.NullHandler())
         library_log.propagate = False
-    temporary, permanent = all_failures(message)
-    return _texts(temporary), _texts(permanent)
+    try:
+        from flufl.bounce._scan import _DETECTORS
+    except ImportError:  # a release that moved its list: its own loop, all or nothing
+        try:
+            temporary, permanent = all_failures(message)
+        except Exception as exc:  # noqa: BLE001 - a detector choking on a broken message
+            return set(), set(), [("flufl.bounce", type(exc).__name__)]
+        return _texts(temporary), _texts(permanent), []
+    choked = []
+    for detector in _DETECTORS:
+        try:
+            temporary, permanent = detector().process(message)
+        except Exception as exc:  # noqa: BLE001 - one detector's bug is not the report's
+            choked.append((detector.__name__, type(exc).__name__))
+            continue
+        if temporary or permanent:
+            return _texts(temporary), _texts(permanent), choked
+    return set(), set(), choked
 
 
 def _texts(found) -> set[str]:

@@ -18,6 +18,11 @@ and labels (:mod:`.remote`), the enhanced status code where it is specific,
 the reply code with the text, the text alone; the final answer decides (a
 DSN's Diagnostic-Code, a transcript's last reply). The patterns are Sisimai's
 (:mod:`.patterns`) and the order of their checks follows its ``reason.Find``.
+Over Sisimai's reason name (an input, not the answer) three rules hold
+(docs/design/bounces.md#bounces-rules): a 4xx is never "address gone"; a
+5.x.x code that says the mailbox or domain does not exist or the account is
+disabled, with words that say the same, is, at any stage; words of content,
+policy or reputation keep a refusal from reading gone.
 Each reading says which rule decided and whether it is sure or doubtful
 (:meth:`Reading.rule_text`); in doubt the reading leans soft.
 :func:`smtp_reason` reads a reply at hand-over; :func:`read` reads a
@@ -403,6 +408,7 @@ def read(status: str = "", text: str = "", action: str = "", code: str = "",
             name, rule, seen = by_host, BY_PROVIDER, f"{remote.title(host)}: {label}"
             break
     answer = server_words.final_answer(text or context)
+    diagnostic = text
     text = f"{text}\n{context}"
     temporary = (status.startswith("4.") or (not status and code.startswith("4")))
     if action == "delayed" or (temporary and action not in ("failed", "")):
@@ -411,12 +417,21 @@ def read(status: str = "", text: str = "", action: str = "", code: str = "",
         return Reading(Cause.DELAY, name, status, code, rule, seen, True, answer)
     cause = CLASS_OF.get(name, Cause.SOFT)
     sure = _sure(cause, rule, status, code)
-    if cause is Cause.GONE and temporary and not _said_by_text(name, text):
-        # A 4.x.x code alone is no proof the address is gone: the server gave up.
-        cause, sure = Cause.SOFT, False
     if name == "filtered" and _included("userunknown", " ".join(text.lower().split())):
         sure = False  # "user unknown" where we cannot tell when: read soft, in doubt
-    if cause is Cause.GONE and (report or note):
+    gone = None if said in ("MAIL", "EHLO") else _gone_by_evidence(
+        status, code, diagnostic or answer, rule)
+    if gone is not None:
+        name, rule, seen = gone
+        cause, sure = Cause.GONE, _sure(Cause.GONE, rule, status, code)
+    if temporary or code.startswith("4"):
+        if cause is Cause.GONE:
+            # A 4xx is never proof the address is gone, whatever its words:
+            # the server may take the letter on the next try.
+            cause, sure = Cause.SOFT, False
+    elif gone is None and cause is Cause.GONE and _speaks_of_content(diagnostic or answer):
+        cause, sure = Cause.SOFT, False  # "user unknown" beside "spam": about the letter
+    if cause is Cause.GONE and (report or note) and not (gone and name == "suspend"):
         prose = " ".join(f"{note}\n{_PROSE_END.split(report[:_MAX_TEXT], 1)[0]}".lower().split())
 
         if any(_included(soft, prose) or any(p in prose for p in patterns.FORMATS.get(soft, ()))
@@ -449,8 +464,52 @@ def _sure(cause: Cause, rule: str, status: str, code: str) -> bool:
     return False
 
 
-def _said_by_text(name: str, text: str) -> bool:
-    return _included(name, " ".join(text[:_MAX_TEXT].lower().split()))
+# The enhanced codes that say the address is gone (docs/design/bounces.md#bounces-rules):
+# no such mailbox, no such domain, the account disabled.
+GONE_CODES = {"5.1.0": "userunknown", "5.1.1": "userunknown", "5.1.3": "userunknown",
+              "5.1.2": "hostunknown", "5.4.4": "hostunknown", "5.2.1": "suspend"}
+# Words that say an account is closed for good (Sisimai reads most as suspend, soft).
+_DISABLED = ("account disabled", "account is disabled", "account has been disabled",
+             "mailbox disabled", "mailbox is disabled", "account is deactivated",
+             "account has been deactivated", "account closed", "account has been closed")
+# Words that say a refusal was about the letter, our host or a policy, whatever
+# else it says: a refusal with these is never read as "address gone" by its words.
+_CONTENT = ("spam", "content", "policy", "policies", "reputation", "blocked", "blacklist",
+            "blocklist", "block list", "rbl", "virus", "malware", "phish", "dmarc", "spf",
+            "dkim", "junk", "bulk mail", "suspicious", "abuse", "rejected due to", "not allowed",
+            "temporar", "over quota", "quota", "mailbox full", "mailbox is full", "too many")
+
+
+def _speaks_of_content(text: str) -> bool:
+    lower = " ".join(text[:_MAX_TEXT].lower().split())
+    return any(word in lower for word in _CONTENT)
+
+
+def _gone_by_evidence(status: str, code: str, text: str, rule: str) -> tuple[str, str, str] | None:
+    """(reason, rule, seen) when the codes and the words prove the address gone, else None.
+
+    A 5.x.x code that says no such mailbox or domain (5.1.0, 5.1.1, 5.1.3,
+    5.1.2, 5.4.4) or the account disabled (5.2.1), with words that say the
+    same, is gone at any stage of the conversation, unless the words also
+    speak of content, policy or reputation. Without such a code Sisimai's
+    reading of the words and the stage stands; a 4xx is never gone
+    (:func:`read` holds that), nor a provider's own label overruled.
+    """
+    if rule == BY_PROVIDER or status.startswith("4.") or code.startswith("4"):
+        return None
+    if not (status.startswith("5.") or code.startswith("5")):
+        return None
+    lower = " ".join(_CONTINUED.sub(" ", text[:_MAX_TEXT].lower()).split())
+    if not lower or _speaks_of_content(lower):
+        return None
+    by_code = GONE_CODES.get(status, "")
+    if by_code == "suspend":
+        said = next((words for words in _DISABLED if words in lower), "")
+    elif by_code:
+        said = _match(by_code, lower) or _match("hostunknown", lower)
+    else:
+        return None  # no code that says so: Sisimai's reading of the stage stands
+    return (by_code, BY_STATUS, status) if said else None
 
 
 def smtp_reason(code: int, enhanced: str = "", text: str = "", recipient: str = "") -> Reading:

@@ -22,7 +22,8 @@ def _(text: str) -> str:
 # log), each matched whole and shown in the page's language. A template is
 # also its own pattern: its text matched literally, each {placeholder} as the
 # kind of value the log holds there.
-_VALUES = {"error": r"\w+", "addresses": r"[^()]+", "status": r"[0-9.]+", "size": r"\d+",
+_VALUES = {"error": r"\w+", "detector": r"[\w.]+", "addresses": r"[^()]+", "status": r"[0-9.]+",
+           "size": r"\d+",
            "limit": r"\d+", "count": r"\d+"}
 
 
@@ -38,6 +39,9 @@ _REASONS = [(_pattern(template), template) for template in (
     _("asked to unsubscribe by mail"),
     _("an automatic reply (vacation or similar)"),
     _("the bounce detectors could not read it ({error})"),
+    _("the {detector} detector could not read it ({error})"),
+    _("the report reader could not read it ({error})"),
+    _("a delivery report with no failed address that could be read"),
     _("cannot be parsed: {error}"),
     _("permanent failure reported for {addresses} ({status})"),
     _("permanent failure reported for {addresses}"),

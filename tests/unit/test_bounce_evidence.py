@@ -1,0 +1,113 @@
+"""The order of evidence in a refusal: the enhanced status code, then the
+reply code, then the words (docs/design/bounces.md#bounces-rules).
+
+Each message here is written for this test, in the shape real mail takes
+(not taken from any corpus): a reason name from Sisimai's tables is an
+input, and these are the shapes where the codes and the words outweigh it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from vykhukhol.bounces.reading import classify as kinds
+from vykhukhol.bounces.reading.reasons import Cause, read, smtp_reason
+
+RECIPIENT = "reader@example.net"
+
+
+def dsn(status: str, diagnostic: str, action: str = "failed", recipient: str = RECIPIENT,
+        prose: str = "") -> bytes:
+    """A small RFC 3464 report from Postfix-like software about one recipient."""
+    return f"""\
+From: MAILER-DAEMON@mx.example.org (Mail Delivery System)
+To: news+bounce@example.com
+Subject: Undelivered Mail Returned to Sender
+Return-Path: <>
+MIME-Version: 1.0
+Content-Type: multipart/report; report-type=delivery-status; boundary="b1"
+
+--b1
+Content-Type: text/plain
+
+This is the mail system at host mx.example.org.
+
+I'm sorry to have to inform you that your message could not
+be delivered to one or more recipients.
+{prose}
+--b1
+Content-Type: message/delivery-status
+
+Reporting-MTA: dns; mx.example.org
+
+Final-Recipient: rfc822; {recipient}
+Action: {action}
+Status: {status}
+Diagnostic-Code: smtp; {diagnostic}
+
+--b1
+Content-Type: text/rfc822-headers
+
+From: news@example.com
+To: {recipient}
+Subject: The weekly letter
+Message-ID: <weekly-1@example.com>
+
+--b1--
+""".encode()
+
+
+def cause_of(raw: bytes) -> Cause | None:
+    verdict = kinds.classify(raw, "+")
+    assert verdict.named == {RECIPIENT}
+    return verdict.cause
+
+
+@pytest.mark.parametrize(("status", "diagnostic", "cause"), [
+    # "user unknown" after the letter's text: Sisimai calls it filtered; the
+    # 5.1.1 code and the words agree that the mailbox does not exist
+    ("5.1.1", f"550 5.1.1 <{RECIPIENT}>: user unknown (in reply to end of DATA command)",
+     Cause.GONE),
+    ("5.2.1", "550 5.2.1 This account disabled, no longer in use", Cause.GONE),
+    # a recipient domain with no mail host
+    ("5.1.2", "Host or domain name not found. Name service error for name=example.net "
+     "type=A: Host not found", Cause.GONE),
+    ("5.4.4", "Host or domain name not found. Name service error for name=example.net type=MX: "
+     "Host not found, try again", Cause.GONE),
+    # a 4xx is never gone, whatever its words, even when the server gave up
+    ("4.1.1", f"450 4.1.1 <{RECIPIENT}>: Recipient address rejected: unknown user "
+     "(in reply to RCPT TO command)", Cause.SOFT),
+])
+def test_the_codes_and_the_words_decide_in_order(status, diagnostic, cause):
+    assert cause_of(dsn(status, diagnostic)) is cause
+
+
+@pytest.mark.parametrize(("code", "status"), [("554", "5.7.1"), ("550", "5.1.1")])
+def test_words_of_content_beside_user_unknown_are_never_gone(code, status):
+    diagnostic = (f"{code} {status} Message rejected as spam, user unknown "
+                  "(in reply to end of DATA command)")
+    assert cause_of(dsn(status, diagnostic)) in (Cause.SOFT, Cause.SENDER)
+    assert read(status, diagnostic, "failed").cause is not Cause.GONE
+
+
+def test_a_4xx_is_never_gone_whatever_it_says():
+    assert read("4.1.1", f"450 4.1.1 <{RECIPIENT}>: unknown user", "failed").cause is Cause.SOFT
+    assert read("", f"450 <{RECIPIENT}>: user unknown", "failed").cause is not Cause.GONE
+    assert smtp_reason(450, "4.1.1", "unknown user").cause is Cause.DELAY
+
+
+def test_a_disabled_account_is_gone_when_the_code_says_so_too():
+    reading = read("5.2.1", "550 5.2.1 account disabled", "failed")
+    assert (reading.cause, reading.rule, reading.seen, reading.sure) == (
+        Cause.GONE, "status", "5.2.1", True)
+    # a temporary suspension is not the account gone
+    assert read("5.2.1", "550 5.2.1 account temporarily disabled", "failed").cause is Cause.SOFT
+    # the same words at hand-over
+    assert smtp_reason(550, "5.2.1", "account disabled").cause is Cause.GONE
+
+
+def test_user_unknown_after_data_without_a_code_stays_in_doubt():
+    # Japanese carriers' content filters answer so (Sisimai: filtered)
+    reading = read("", "550 Unknown user a@example.org (in reply to end of DATA command)",
+                   "failed")
+    assert reading.cause is Cause.SOFT and not reading.sure
