@@ -247,3 +247,23 @@ def test_an_empty_from_email_is_asked_for_before_any_dns_record(site):
     assert not any("127.0.0.1" in f["fix"] + f["found"] or "localhost" in f["fix"] for f in found)
     assert server.questions == []
     assert findings[0].found.startswith("mail.from_email не задан")
+
+
+def test_the_deliverability_page_asks_for_mail_from_email_first(site):
+    import html
+
+    from support.servetools import call, environ, log_in
+    from vykhukhol.web import admin as admin_mod
+
+    site.set(site_url="http://127.0.0.1:8080", mail__from_email="", language="ru")
+    site.service("news")
+    app = admin_mod.app(site.data, site.cgi_dir)
+    cookie, _ = log_in(app)
+    status, _, page, _ = call(app, environ("GET", "/deliverability", "", b"", "", "missing",
+                                           script="/admin", HTTP_COOKIE=cookie))
+    assert status == 200, page
+    table = html.unescape(page.split('id="findings"')[1].split("</table>")[0])
+    rows = table.split("<tr")[2:]
+    assert "<code>mail.from_email</code>" in rows[0] and "mail.from_email не задан" in rows[0]
+    # no record proposed for the site's address: only site_url's own row names it
+    assert [row for row in rows if "127.0.0.1" in row] == [row for row in rows if ">site_url<" in row]
