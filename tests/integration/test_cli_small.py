@@ -38,7 +38,7 @@ def test_an_empty_list_prints_its_header(fresh_site):
         "#job\tstart\tservices\thanded over\tfailed\tskipped\tin doubt\tfinish\n")
     assert site.ok("service", "list").startswith("#name\t")
     assert site.ok("suppress", "list").startswith("#")
-    assert site.ok("removed", "list").startswith("#")
+    assert site.ok("removed", "list").startswith("removed (UTC)  address")
     site.service("news")
     assert site.ok("letter", "list", "news").startswith("#number\t")
     assert site.ok("subscriber", "list", "news").startswith("#email\t")

@@ -63,7 +63,9 @@ def test_good_records_are_ok_through_the_cli_in_english_and_json(site):
 
 def test_missing_records_are_wrong_each_with_its_fix_and_exit_1(site):
     keygen(site)
-    with DnsServer({("other.example", "A"): ["192.0.2.1"]}) as server:
+    # example.org exists (a record of a kind the doctor does not ask), without the records asked
+    with DnsServer({("other.example", "A"): ["192.0.2.1"],
+                    ("example.org", "NS"): ["ns.example.net."]}) as server:
         configured(site, server.address)
         result = site.cli("doctor", "--json", check=False)
     assert result.returncode == 1
@@ -206,3 +208,62 @@ def test_the_relay_is_found_through_a_mx_and_redirect_and_plus_all_is_a_warning(
         finding = checks.spf(lookup, "open.example.org", site.settings(),
                                                 lambda text, **values: text.format(**values))
     assert finding.verdict is doctor.Verdict.WARNING and "+all" in finding.found
+
+
+def test_a_from_domain_that_does_not_exist_is_named_so_not_as_missing_records(site):
+    keygen(site)
+    with DnsServer({("other.example", "A"): ["192.0.2.1"]}) as server:  # NXDOMAIN for example.org
+        configured(site, server.address)
+        result = site.cli("doctor", "--json", check=False)
+        russian = by_check(doctor.examine(site.data, site.settings(), "ru"))
+    assert result.returncode == 1
+    found = {f["check"]: f for f in json.loads(result.stdout)}
+    for check in ("SPF", "DMARC", "MX"):
+        assert found[check]["found"] == \
+            "The domain example.org does not exist: the DNS knows no such name.", found[check]
+        assert "mail.from_email" in found[check]["fix"]
+    assert russian["SPF"].found == "Домена example.org не существует: DNS не знает такого имени."
+
+
+def test_an_empty_from_email_is_asked_for_before_any_dns_record(site):
+    """A fresh local site (site_url on 127.0.0.1, no mail.from_email): the
+    doctor asks for the From address first and proposes no record for
+    127.0.0.1 or localhost; the demo's From is never an address literal."""
+    from vykhukhol.mail import compose
+    from vykhukhol.services import demo
+
+    site.set(site_url="http://127.0.0.1:8080", mail__from_email="")
+    service = demo.create(site.data, "en")
+    assert compose.sender_of(service, site.settings())[1] == "vykhukhol@localhost"
+    with DnsServer({("other.example", "A"): ["192.0.2.1"]}) as server:
+        site.set(dns__resolver=server.address)
+        result = site.cli("doctor", "--json", check=False)
+        findings = doctor.examine(site.data, site.settings(), "ru")
+    assert result.returncode == 1
+    found = json.loads(result.stdout)
+    assert found[0]["check"] == "From" and found[0]["subject"] == "mail.from_email", found
+    assert "vykhukhol settings set mail.from_email" in found[0]["fix"]
+    assert [f["check"] for f in found] == ["From", "DKIM", "site_url", "one-click"]
+    assert not any("127.0.0.1" in f["fix"] + f["found"] or "localhost" in f["fix"] for f in found)
+    assert server.questions == []
+    assert findings[0].found.startswith("mail.from_email не задан")
+
+
+def test_the_deliverability_page_asks_for_mail_from_email_first(site):
+    import html
+
+    from support.servetools import call, environ, log_in
+    from vykhukhol.web import admin as admin_mod
+
+    site.set(site_url="http://127.0.0.1:8080", mail__from_email="", language="ru")
+    site.service("news")
+    app = admin_mod.app(site.data, site.cgi_dir)
+    cookie, _ = log_in(app)
+    status, _, page, _ = call(app, environ("GET", "/deliverability", "", b"", "", "missing",
+                                           script="/admin", HTTP_COOKIE=cookie))
+    assert status == 200, page
+    table = html.unescape(page.split('id="findings"')[1].split("</table>")[0])
+    rows = table.split("<tr")[2:]
+    assert "<code>mail.from_email</code>" in rows[0] and "mail.from_email не задан" in rows[0]
+    # no record proposed for the site's address: only site_url's own row names it
+    assert [row for row in rows if "127.0.0.1" in row] == [row for row in rows if ">site_url<" in row]

@@ -312,3 +312,30 @@ def test_a_callback_of_an_address_gone_keeps_the_lines_with_the_providers_name(t
     assert {k.service: k.line for k in records} == before
     assert all(k.source == "generic" and k.cause == "address gone" and "5.1.1" in k.words
                for k in records)
+
+
+def test_removed_list_is_a_table_a_person_reads_and_json_keeps_the_raw_line(site):
+    """Who, when, from which service, why and what the server said, in
+    aligned columns; the kept subscriber line itself only with --json."""
+    from datetime import datetime, timezone
+
+    site.service("course", letters=LESSONS)
+    when = datetime(2026, 12, 1, 8, 30, tzinfo=timezone.utc)
+    line = f"anna@example.com\tAnna\tactive\t{format_time(when)}\t-\t2\t-\t0\t-\t0\t-"
+    removed.note(site.data, "course", line, "address gone", "imap",
+                 "550 5.1.1 <anna@example.com>: no such user here " + "x" * 80, now())
+    rows = site.cli("removed", "list").stdout.splitlines()
+    assert len(rows) == 2, rows
+    header, anna = rows
+    assert header.split("  ")[0] == "removed (UTC)" and "the server said" in header
+    assert "\t" not in anna and line not in anna
+    for cell in ("anna@example.com", "course", "address gone", "imap", "active, 2 letters sent",
+                 "550 5.1.1 <anna@example.com>: no such user here"):
+        assert cell in anna, (cell, anna)
+    for title in ("address", "service", "cause", "source", "was"):  # the columns line up
+        assert header.index(title) == anna.index(
+            {"address": "anna@", "service": "course", "cause": "address gone", "source": "imap",
+             "was": "active,"}[title]), (title, header, anna)
+    assert anna.endswith("…") and len(anna) < 200
+    [listed] = json.loads(site.cli("removed", "list", "--json").stdout)
+    assert listed["services"][0]["line"] == line

@@ -74,3 +74,42 @@ def test_newsletter_list_says_when_each_job_finishes(site):
     assert header.startswith("#job\t")
     assert line.endswith(": finishes " + line.rsplit("finishes ", 1)[1])
     assert "about 3 hours" in line  # 30 recipients, 10 an hour
+
+
+def test_a_braked_newsletter_is_paused_in_the_list_the_history_and_the_forecast(site):
+    """Braked by complaints, a newsletter sends nothing until it is resumed:
+    no finish time is forecast; the list, the admin's jobs and History say it
+    is paused, why, and that it finishes only after a resume."""
+    from support.servetools import call, environ, log_in
+    from vykhukhol.bounces import tally
+    from vykhukhol.newsletters import history
+    from vykhukhol.watch import brakes
+    from vykhukhol.web import admin as admin_mod
+
+    site.service("news", letters=[("L", "0s", "Hi.")])
+    for i in range(30):
+        site.subscriber("news", f"r{i}@example.org", state="active")
+    job = site.ok("newsletter", "create", "--services", "news", "--subject", "Hello",
+                  "--body", "Hi").strip()
+    history.begin(site.data, job, "Hello", ["news"], NOON)  # its first run, then the brake
+    brake = brakes.Brake(brakes.target(brakes.NEWSLETTER, job), brakes.COMPLAINTS, 30, 3, 0,
+                         10.0, 5.0, "2026-12-01T12:00:00Z")
+    tally.latch(site.data, brake.target, brake.to_json())
+
+    [_, line] = site.ok("newsletter", "list").splitlines()
+    assert line.endswith("\tpaused, complaints: 3 of 30 letters (10.00 %, the brake at 10 %): "
+                         "it finishes only after it is resumed"), line
+    assert forecast.paused(brake, "ru") == (
+        "приостановлена, жалобы: 3 из 30 (10.00 %, тормоз на 10 %): "
+        "закончится только после возобновления")
+
+    site.set(language="en")
+    app = admin_mod.app(site.data, site.cgi_dir)
+    cookie, _ = log_in(app)
+    status, _, page, _ = call(app, environ("GET", "/newsletters", "", b"", "", "missing",
+                                           script="/admin", HTTP_COOKIE=cookie))
+    assert status == 200, page
+    jobs, history = page.split('id="history"')
+    said = "paused, complaints: 3 of 30 letters (10.00 %, the brake at 10 %)"
+    assert said in jobs and "within the hour" not in jobs
+    assert said in history.split(f'id="history-{job}"')[1].split("</tr>")[0]

@@ -14,12 +14,20 @@ from typing import TYPE_CHECKING
 
 from vykhukhol.addresses import check_email
 from vykhukhol.bounces import counts
-from vykhukhol.cli.common import EMAIL_HELP, Context, Parser, actions, add_command, numbered
+from vykhukhol.cli.common import (
+    EMAIL_HELP,
+    Context,
+    Parser,
+    actions,
+    add_command,
+    numbered,
+    print_table,
+)
 from vykhukhol.errors import VykhukholError
 from vykhukhol.timeutil import format_time, now
 
 if TYPE_CHECKING:
-    from vykhukhol.members.removed import Removal
+    from vykhukhol.members.removed import Kept, Removal
 
 
 def cmd_bounce(ctx: Context, args) -> None:
@@ -55,7 +63,8 @@ def cmd_hooks(ctx: Context, args) -> None:
 
 def removed_arguments(p: Parser) -> None:
     what = actions(p)
-    a = add_command(what, "list", "the kept lines, a header first")
+    a = add_command(what, "list", "who was removed, when, why and from which service, "
+                    "a table (the kept subscriber lines: --json)")
     a.add_argument("--json", action="store_true", help="a JSON list, one object per address")
     add_command(what, "restore", "put an address back into every service it left, "
                 "as it was, and off the suppression list",
@@ -77,10 +86,7 @@ def cmd_removed(ctx: Context, args) -> None:
             print(json.dumps([as_json(removal) for removal in found], ensure_ascii=False,
                              indent=1))
             return
-        print(removed.HEADER)
-        for removal in found:
-            for kept in removal.lines:
-                print(kept.to_line())
+        print_table(TABLE, [row(kept) for removal in found for kept in removal.lines])
     elif args.action == "restore":
         email = check_email(args.email)
         done = removed.restore(ctx.data, settings, email, moment, settle=counts.forget_counts)
@@ -90,6 +96,19 @@ def cmd_removed(ctx: Context, args) -> None:
             print(f"{name}: {done.address} was subscribed again meanwhile; its line is kept as it is")
         for name in done.missing:
             print(f"{name}: the service is gone or the kept line does not read; not restored")
+
+
+TABLE = ("removed (UTC)", "address", "service", "cause", "source", "was", "the server said")
+WORDS_SHOWN = 60  # characters of the server's words in the table (--json has them all)
+
+
+def row(kept: Kept) -> tuple[str, ...]:
+    """One kept line as the table shows it: the subscriber line read, not printed."""
+    sub = kept.subscriber
+    was = f"{sub.state.value}, {numbered(sub.sent, 'letter')} sent" if sub else "?"
+    words = kept.words if len(kept.words) <= WORDS_SHOWN else kept.words[:WORDS_SHOWN - 1] + "…"
+    return (f"{kept.when:%Y-%m-%d %H:%M}", kept.address, kept.service, kept.cause,
+            kept.source, was, words or "-")
 
 
 def as_json(removal: Removal) -> dict:

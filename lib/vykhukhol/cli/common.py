@@ -73,6 +73,16 @@ def numbered(n: int, noun: str, nouns: str = "") -> str:
     return f"{n} {noun if n == 1 else nouns or noun + 's'}"
 
 
+def print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    """Columns a person reads: each as wide as its widest cell, two spaces
+    apart, the header first (the last column is left ragged)."""
+    table = (header, *rows)
+    widths = [max(len(row[column]) for row in table) for column in range(len(header) - 1)]
+    for row in table:
+        print("  ".join([*(cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=True)),
+                         row[-1]]))
+
+
 def examples(*lines: str) -> str | None:
     """The end of a ``--help``: a few command lines, as they are typed."""
     return "examples:\n" + "".join(f"  {line}\n" for line in lines) if lines else None

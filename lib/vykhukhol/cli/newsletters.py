@@ -82,14 +82,21 @@ def cmd_newsletter(ctx: Context, args) -> None:
         print_history(newsletters.history_now(data), args.json, data)
     else:
         moment = now()
+        paused = forecast.newsletters_paused(data, settings, moment, "en")
         print("#job\tstart\tservices\thanded over\tfailed\tskipped\tin doubt\tfinish")
         for job in newsletters.list_jobs(data):
             count = newsletters.counts(data.job(job.name, "list"))
-            done = forecast.newsletter_finish(data, settings, count["pending"], job.start, moment)
+            if job.name in paused:
+                finish = paused[job.name]
+            else:
+                done = forecast.newsletter_finish(data, settings, count["pending"], job.start, moment)
+                finish = forecast.describe(done, moment, "en", settings["timezone"])
             print("\t".join((job.name, format_time(job.start), ",".join(job.services),
                              f"handed over {count['sent']}/{count['total']}", f"failed {count['failed']}",
-                             f"skipped {count['skipped']}", f"in doubt {count['in doubt']}",
-                             forecast.describe(done, moment, "en", settings["timezone"]))))
+                             f"skipped {count['skipped']}", f"in doubt {count['in doubt']}", finish)))
+        if paused:
+            print("a paused newsletter goes on with: vykhukhol newsletter resume JOB",
+                  file=sys.stderr)
 
 
 def print_history(entries: list, as_json: bool, data: DataDir) -> None:

@@ -11,6 +11,7 @@ that envelope sender on them.
 
 from __future__ import annotations
 
+import ipaddress
 from datetime import datetime
 from typing import TypedDict
 from urllib.parse import urlsplit
@@ -24,7 +25,15 @@ from vykhukhol.settings import Settings
 
 
 def site_domain(settings: Settings) -> str:
-    return urlsplit(settings["site_url"]).hostname or "localhost"
+    """The host of ``site_url``, or ``localhost`` when it is no name: the demo
+    a local ``serve`` makes is at http://127.0.0.1, and a From of
+    vykhukhol@127.0.0.1 is no address a mail program accepts."""
+    host = urlsplit(settings["site_url"]).hostname or ""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return host or "localhost"
+    return "localhost"
 
 
 def sender_of(service: Service | None, settings: Settings) -> tuple[str, str]:

@@ -47,11 +47,24 @@ if TYPE_CHECKING:
     from vykhukhol.watch.watched import Watched
 
 __all__ = ["COMPLAINTS", "GONE", "LEAST_COMPLAINTS", "LEAST_GONE", "NEWSLETTER", "SERVICE",
-           "Brake", "Brakes", "count_run", "over_line", "resume", "said", "status", "target"]
+           "Brake", "Brakes", "count_run", "over_line", "reason", "resume", "said", "status",
+           "target"]
 
 LEAST_COMPLAINTS = 3   # complaints below this never brake, whatever the share
 LEAST_GONE = 10        # addresses gone below this never brake, whatever the share
 SUBJECTS = {SERVICE: alerts.BRAKED, NEWSLETTER: alerts.NEWS_BRAKED}  # the alert of each kind
+
+
+def _(text: str) -> str:
+    """Marks a text for the catalog (tools/i18n.py extract); the caller translates it."""
+    return text
+
+
+# Why, in a few words, for a line that has no room for the alert's sentence
+REASONS = {COMPLAINTS: _("complaints: {complaints} of {letters} letters ({complaint_share} %, "
+                         "the brake at {complaint_line} %)"),
+           GONE: _("addresses gone: {gone} of {letters} letters ({gone_share} %, "
+                   "the brake at {bounce_line} %)")}
 
 
 @dataclass(frozen=True)
@@ -159,6 +172,11 @@ class Brakes:
 def said(brake: Brake, translate) -> str:
     """The brake in one sentence (the alert's first line) in ``translate``'s language."""
     return translate(alerts.BODIES[SUBJECTS[brake.kind]][0], **brake.figures())
+
+
+def reason(brake: Brake, translate) -> str:
+    """Which line it passed and by how much, in ``translate``'s language."""
+    return translate(REASONS.get(brake.why, REASONS[COMPLAINTS]), **brake.figures())
 
 
 def count_run(run: Watched, sent: Mapping[str, int], gone: Mapping[str, int]) -> None:

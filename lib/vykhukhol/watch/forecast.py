@@ -12,6 +12,9 @@ at a time from the later of now and the start, so a daily cap that runs out
 at noon moves the rest to the next day. Newsletters go first in a run
 (docs/design/run.md#run-steps, step 2), so their estimate ignores the series; a series' estimate takes
 the caps the newsletters leave as they are now (none waiting: all of them).
+
+A braked newsletter (:mod:`.brakes`) has no finish to forecast: it sends
+nothing until the admin resumes it, and :func:`paused` says so and why.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from vykhukhol.files import kv
 from vykhukhol.i18n import ntr, tr
 from vykhukhol.services import subscribers as subs
 from vykhukhol.services.rules import LETTER, next_action, rules_of
-from vykhukhol.watch import pace
+from vykhukhol.watch import brakes, pace
 
 if TYPE_CHECKING:
     from vykhukhol.datadir import DataDir
@@ -108,6 +111,20 @@ def describe(when: datetime | None, moment: datetime, lang: str, zone: str) -> s
                    round(hours), at=at)
     return ntr(lang, "about {n} day: finishes {at}", "about {n} days: finishes {at}",
                round(hours / 24), at=at if hours < 24 * 7 else f"{local:%Y-%m-%d %H:%M}")
+
+
+def paused(brake: brakes.Brake, lang: str) -> str:
+    """What a braked newsletter's forecast says instead of a finish, in ``lang``."""
+    why = brakes.reason(brake, lambda text, **values: tr(lang, text, **values))
+    return tr(lang, "paused, {why}: it finishes only after it is resumed", why=why)
+
+
+def newsletters_paused(data: DataDir, settings: Settings, moment: datetime,
+                       lang: str) -> dict[str, str]:
+    """Job name → :func:`paused`'s words, for every braked newsletter."""
+    return {brake.name: paused(brake, lang)
+            for brake in brakes.status(data, settings, moment).values()
+            if brake.kind == brakes.NEWSLETTER}
 
 
 def newsletter_finish(data: DataDir, settings: Settings, remaining: int, start: datetime,

@@ -136,6 +136,8 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
                        count=len(stale), module=stale[0]))
     if not settings["admin_email"]:
         found.append(_("admin_email is empty: alerts and reports are only logged."))
+    if not settings["postal_address"].strip():
+        found.append(_("postal_address is empty: the law of many countries (CAN-SPAM in the USA, for one) wants the sender's postal address in the footer of every list letter. Set it on the Settings page or with `vykhukhol settings set postal_address \"…\"`."))
     if hosted and bounce_record.no_source(data, settings):
         found.append(_("Nothing reads the bounces: set mail.bounce_mailbox, or have the mail server pipe the bounce address to `vykhukhol bounce` (the manual, docs/deliverability/bounces.md). Until then dead addresses keep getting letters."))
     silent = quiet_provider(data, settings)

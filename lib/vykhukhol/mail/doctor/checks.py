@@ -29,10 +29,15 @@ def all_checks(data, settings, lang: str, lookup: Lookup) -> list[Finding]:
     def _(text: str, /, **values: object) -> str:
         return tr(lang, text, **values)
 
-    senders = compose.senders(data, settings) or {"": compose.sender_of(None, settings)[1]}
+    fallback = compose.sender_of(None, settings)[1]
+    senders = compose.senders(data, settings) or {"": fallback}
+    findings: list[Finding] = []
+    if not settings["mail.from_email"]:
+        # No record can be proposed for a made-up domain (the site's IP, localhost): ask first
+        findings.append(from_email(fallback, _))
+        senders = {name: address for name, address in senders.items() if address != fallback}
     from_domains = sorted({domain_of(address) for address in senders.values()})
     bounce_of = {d: domain_of(settings["mail.bounce_address"]) or d for d in from_domains}
-    findings: list[Finding] = []
     for domain in sorted(set(from_domains) | set(bounce_of.values())):
         findings.append(spf(lookup, domain, settings, _))
     findings.append(dkim(data, lookup, settings, _))
@@ -42,6 +47,24 @@ def all_checks(data, settings, lang: str, lookup: Lookup) -> list[Finding]:
         findings.append(mx(lookup, domain, _))
     findings += site(settings, _)
     return findings
+
+
+def from_email(fallback: str, _: Callable[..., str]) -> Finding:
+    return Finding("From", "mail.from_email", WRONG,
+                   _("mail.from_email is empty: letters go out from {address}, an address of no "
+                     "domain of yours, so no DNS record can be checked or proposed for it.",
+                     address=fallback),
+                   _("Set mail.from_email to an address of your own domain (`vykhukhol settings "
+                     "set mail.from_email list@your-domain`), then run the check again."))
+
+
+def _no_such_domain(check: str, domain: str, _: Callable[..., str]) -> Finding:
+    """The DNS answered NXDOMAIN: no record is missing, the domain itself is."""
+    return Finding(check, domain, WRONG,
+                   _("The domain {domain} does not exist: the DNS knows no such name.",
+                     domain=domain),
+                   _("Correct the address that uses it (mail.from_email, a service's From or "
+                     "mail.bounce_address), or register {domain} first.", domain=domain))
 
 
 def _unknown(check: str, subject: str, exc: Unanswered, _: Callable[..., str]) -> Finding:
@@ -68,6 +91,8 @@ def spf(lookup: Lookup, domain: str, settings, _: Callable[..., str]) -> Finding
         return _unknown("SPF", domain, exc, _)
     except spf_mod.SpfError as exc:
         return _spf_error(domain, exc, _)
+    if reading is None and lookup.absent(domain):
+        return _no_such_domain("SPF", domain, _)
     if reading is None:
         return Finding("SPF", domain, WRONG, _("{domain} has no SPF record.", domain=domain),
                        _("Publish one TXT record at {domain}: \"v=spf1 include:<your host's SPF> ~all\" (the host's help page names its include).",
@@ -180,6 +205,8 @@ def dmarc(lookup: Lookup, domain: str, dkim_domain: str, envelope: str,
                 break
     except Unanswered as exc:
         return _unknown("DMARC", domain, exc, _)
+    if not records and lookup.absent(domain):
+        return _no_such_domain("DMARC", domain, _)
     if not records:
         return Finding("DMARC", domain, WRONG,
                        _("{domain} has no DMARC record; Gmail and Yahoo require one of bulk senders.",
@@ -231,6 +258,8 @@ def mx(lookup: Lookup, domain: str, _: Callable[..., str]) -> Finding:
         return Finding("MX", domain, WARNING,
                        _("{domain} has no MX record; mail to it goes to its address record.", domain=domain),
                        _("Publish an MX record for {domain} naming its mail server.", domain=domain))
+    if not hosts and lookup.absent(domain):
+        return _no_such_domain("MX", domain, _)
     if not hosts:
         return Finding("MX", domain, WRONG,
                        _("{domain} has no MX record and no address: bounces to it are lost.", domain=domain),

@@ -36,8 +36,9 @@ class Unanswered(Exception):
 
 
 class Lookup:
-    """Asks TXT, MX and address records; ``None`` answers mean the name or
-    the record does not exist (NXDOMAIN or no data)."""
+    """Asks TXT, MX and address records; an empty answer means the name or
+    the record does not exist (NXDOMAIN or no data); :meth:`absent` tells
+    which."""
 
     def __init__(self, resolver: str = "", timeout: float = TIMEOUT) -> None:
         self.where = resolver  # "" for the system resolver
@@ -46,6 +47,7 @@ class Lookup:
         self._resolver: dns.resolver.Resolver | None = None
         self._dead: Unanswered | None = None
         self._answers: dict[tuple[str, str], list] = {}
+        self._absent: set[str] = set()  # names the DNS said do not exist (NXDOMAIN)
 
     def _make(self) -> dns.resolver.Resolver:
         import dns.resolver
@@ -82,7 +84,10 @@ class Lookup:
             self._resolver = self._make()
         try:
             answer = list(self._resolver.resolve(key[0] + ".", kind, search=False))
-        except (dns.resolver.NXDOMAIN, dns.resolver.NoAnswer):
+        except dns.resolver.NXDOMAIN:
+            answer = []
+            self._absent.add(key[0])
+        except dns.resolver.NoAnswer:
             answer = []
         except dns.resolver.NoNameservers:
             self._dead = Unanswered("refused", self.where)
@@ -95,6 +100,10 @@ class Lookup:
             raise self._dead from None
         self._answers[key] = answer
         return answer
+
+    def absent(self, name: str) -> bool:
+        """A question asked of ``name`` was answered: no such name (NXDOMAIN)."""
+        return name.lower().rstrip(".") in self._absent
 
     def txt(self, name: str) -> list[str]:
         """Each TXT record at ``name`` as one string (its pieces joined)."""

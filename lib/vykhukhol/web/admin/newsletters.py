@@ -104,6 +104,7 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
 
 def newsletters_page(admin: Admin, args: dict) -> Response:
     moment = now()
+    paused = forecast.newsletters_paused(admin.data, admin.settings, moment, admin.lang)
     jobs = []
     for job in newsletters.list_jobs(admin.data):
         count = newsletters.counts(admin.data.job(job.name, "list"))
@@ -117,7 +118,8 @@ def newsletters_page(admin: Admin, args: dict) -> Response:
         done = forecast.newsletter_finish(admin.data, admin.settings, count["pending"], job.start,
                                           moment)
         jobs.append({"job": job, "count": count, "subject": subject, "failed": failed,
-                     "finish": forecast.describe(done, moment, admin.lang, admin.settings["timezone"]),
+                     "finish": paused.get(job.name) or forecast.describe(
+                         done, moment, admin.lang, admin.settings["timezone"]),
                      "start": start_local.strftime("%Y-%m-%d %H:%M"),
                      "start_input": start_local.strftime("%Y-%m-%dT%H:%M"),
                      "due": job.start <= now(),
@@ -125,7 +127,7 @@ def newsletters_page(admin: Admin, args: dict) -> Response:
 
     history = newsletters.history_now(admin.data)
     return admin.page("newsletters.html", jobs=jobs, states=LedgerState, history=history,
-                      braked=braked(admin, "newsletter"),
+                      braked=braked(admin, "newsletter"), paused=paused,
                       clicks=clicks.of_letters(admin.data, [entry.job for entry in history]),
                       local=lambda t: "" if t == "-" else local_time(admin.settings, t))
 
