@@ -27,7 +27,7 @@ from vykhukhol import files
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import StorageError
 from vykhukhol.files import kv
-from vykhukhol.files.runlog import KEEP, MAX_BYTES
+from vykhukhol.files.runlog import KEEP, MAX_BYTES, one_line
 from vykhukhol.timeutil import format_time, now, parse_time
 
 KEPT_BYTES = 256_000  # of a kept message, stored for the admin
@@ -48,7 +48,7 @@ class Line:
     reason: str
 
     def text(self) -> str:
-        return "\t".join(" ".join(str(v).split()) or "-" for v in (
+        return "\t".join(one_line(v) or "-" for v in (
             self.time, self.message, self.kind, self.target, self.address, self.source,
             self.reason[:REASON_CHARS]))
 

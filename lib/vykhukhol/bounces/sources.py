@@ -42,6 +42,7 @@ from urllib.parse import unquote, urlsplit
 from vykhukhol.bounces import apply, record
 from vykhukhol.bounces.reading import limits
 from vykhukhol.datadir import DataDir
+from vykhukhol.files.runlog import one_line
 from vykhukhol.settings import Settings
 
 SHARE = 0.25              # of time_limit a run gives the bounce mailbox, at its start
@@ -449,4 +450,4 @@ def read_stdin(data: DataDir, settings: Settings, stream) -> str:
     if results is None:
         return "not processed: the results could not be written (see bounces.log)"
     result = results[0]
-    return f"{result.kind}: {result.target} {result.address} {result.reason}".strip()
+    return one_line(f"{result.kind}: {result.target} {result.address} {result.reason}")

@@ -21,8 +21,9 @@ STEPS = {
     "postmark": (TITLES["postmark"],
                  "Servers > your server > the message stream > Webhooks > Add webhook: "
                  "the URL above; tick Bounce and Spam Complaint.",
-                 "Optional: set HTTP Auth there and the same in hooks.postmark_user and "
-                 "hooks.postmark_password."),
+                 "It is off until you set Basic auth credentials there and the same in "
+                 "hooks.postmark_user and hooks.postmark_password (`vykhukhol settings set "
+                 "hooks.postmark_password`)."),
     "mailgun": (TITLES["mailgun"],
                 "Sending > Webhooks (your domain): add the URL above for Permanent Failure, "
                 "Temporary Failure, Spam Complaints and Unsubscribes.",

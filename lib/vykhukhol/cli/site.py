@@ -167,7 +167,7 @@ def cmd_status(ctx: Context, args) -> int:
 
     cgi_dir = Path(args.cgi_dir) if args.cgi_dir else CHECKOUT / "cgi"
     for warning in health.warnings(data, settings, cgi_dir):
-        print(f"warning: {warning}")
+        print(f"warning: {runlog.one_line(warning)}")
     if settings["mail.dkim_domain"]:
         from vykhukhol.mail import compose, dkim  # Jinja2: only for a check of the letters
 
@@ -204,7 +204,7 @@ def cmd_status(ctx: Context, args) -> int:
             f"{line.ceiling}" if line.binds else "back at hourly_limit")
             + f" (the server last said too many at {line.said})")
     for entry in runlog.recent(data, 10):
-        print(f"log {entry.time} {entry.lease} {entry.level}: {entry.message}")
+        print(f"log {entry.time} {entry.lease} {entry.level}: {runlog.one_line(entry.message)}")
     return 1 if quiet is not None else 0
 
 

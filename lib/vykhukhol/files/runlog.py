@@ -25,6 +25,18 @@ if TYPE_CHECKING:
 MAX_BYTES = 1_000_000  # one log file before rotation
 KEEP = 3               # rotated files kept
 
+# Control characters that are not white space (ESC, BEL, DEL, the C1 set): a
+# terminal reads them as commands (ESC ] 0 retitles the window, ESC [ 2 J
+# clears it), so a stranger's words show them as U+FFFD instead.
+_UNSHOWN = {code: "\ufffd" for code in (*range(32), *range(127, 160)) if not chr(code).isspace()}
+
+
+def one_line(text: str) -> str:
+    """Words from outside (a server's answer, a bounce's diagnostic) as one
+    line a terminal shows as text: white space made single spaces, other
+    control characters replaced. Every line of the run log is written so."""
+    return " ".join(str(text).translate(_UNSHOWN).split())
+
 
 # The two records are tuples with named fields written out, as namedtuple
 # writes them: collections (and typing, for a NamedTuple) would be the idle
@@ -103,7 +115,7 @@ class RunLog:
         the run: the line still reaches the run's report (the cron URL's answer),
         the refusal is said once on stderr (the web server's error log), and the
         log itself says so as soon as it takes lines again."""
-        message = " ".join(message.split())
+        message = one_line(message)
         self.lines.append(message if level == "info" else f"{level.upper()}: {message}")
         entries = [(level, message)]
         if self.lost:

@@ -20,6 +20,7 @@ import time
 from typing import NamedTuple
 
 from vykhukhol.errors import BadInput
+from vykhukhol.files.runlog import one_line
 
 MAX_BYTES = 5 * 1024 * 1024   # a feed of 50 long posts is ~0.5 MiB
 SECONDS = 10.0                # the whole answer
@@ -92,7 +93,7 @@ def fetch(url: str, etag: str = "", modified: str = "", seconds: float = SECONDS
         if exc.code == 304:
             return Answer(False, b"", etag, modified, "")
         raise FeedProblem(_("the server answered {status} {reason}"), status=exc.code,
-                          reason=exc.reason) from None
+                          reason=one_line(exc.reason)[:200]) from None
     except urllib.error.URLError as exc:
         raise FeedProblem(_("cannot connect: {reason}"), reason=str(exc.reason)) from None
     except (TimeoutError, OSError) as exc:  # a read that timed out, a reset connection

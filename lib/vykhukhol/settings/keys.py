@@ -393,8 +393,8 @@ KEYS: dict[str, Key] = {
         Key("hooks", "generic_secret", "", _hook_key, "the generic callback's HMAC-SHA256 key (empty: /generic refused)", secret=True),
         Key("hooks", "mailgun_signing_key", "", _text(200), "Mailgun's HTTP webhook signing key (empty: Mailgun's callbacks refused)", secret=True),
         Key("hooks", "sendgrid_public_key", "", _public_key, "SendGrid's Signed Event Webhook verification key (empty: the key in the URL only)"),
-        Key("hooks", "postmark_user", "", _text(200), "the basic-auth user set on Postmark's webhook (empty: none)"),
-        Key("hooks", "postmark_password", "", _text(200), "the basic-auth password set on Postmark's webhook", secret=True),
+        Key("hooks", "postmark_user", "", _text(200), "the basic-auth user set on Postmark's webhook (empty: Postmark's callbacks refused)"),
+        Key("hooks", "postmark_password", "", _text(200), "the basic-auth password set on Postmark's webhook (empty: Postmark's callbacks refused)", secret=True),
     )
 }
 

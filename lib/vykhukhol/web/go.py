@@ -47,7 +47,7 @@ def app(data: DataDir) -> Callable:
             return site.message("link.invalid_title", "click.invalid_text", None, 400)
         if request.method == "GET":
             request.after(lambda: _count(data, letter, int(number)))
-        return Response("", 302, headers=[("Location", target), ("Cache-Control", "no-store")])
+        return Response("", 302, headers=[("Location", target)])
 
     return wsgi_app(handle, lambda: Site(data).lang)
 

@@ -303,7 +303,11 @@ def respond(response: Response, start_response: Callable, head: bool = False) ->
     body = response.body.encode("utf-8", errors="replace") if isinstance(response.body, str) \
         else response.body
     headers = [("Content-Type", response.content_type), ("Content-Length", str(len(body)))]
-    headers += SECURITY_HEADERS + response.headers
+    # A header the page sets replaces the default of that name: sent twice,
+    # a proxy or a browser would choose which to believe.
+    own = {name.lower() for name, _ in response.headers}
+    headers += [pair for pair in SECURITY_HEADERS if pair[0].lower() not in own]
+    headers += response.headers
     status = f"{response.status} {STATUS_TEXT.get(response.status, 'Unknown')}"
     start_response(status, headers)
     return [] if head else [body]

@@ -284,8 +284,7 @@ def _export(site: Site, email: str) -> Response:
     found = personal.export(site.data, site.settings, email, now())
     body = json.dumps(found, ensure_ascii=False, indent=2) + "\n"
     return Response(body.encode("utf-8"), 200, "application/json; charset=utf-8", headers=[
-        ("Content-Disposition", "attachment; filename=\"my-data.json\""),
-        ("Cache-Control", "no-store")])
+        ("Content-Disposition", "attachment; filename=\"my-data.json\"")])
 
 
 def _erase(site: Site, email: str, token: str, sure: bool) -> Response:

@@ -245,6 +245,11 @@ def unsubscribe(data: DataDir) -> Callable:
 
             if membership.unsubscribe(data, service.name, email) and job:
                 _count_unsubscribe(data, job)
+        elif request.form().get("List-Unsubscribe") == "One-Click":
+            # A mail provider's one-click POST is told the truth: a 200 would
+            # have it tell its user the list is left while letters keep coming.
+            # (A person's button keeps the generic page: nothing tells a guess.)
+            return site.message("link.invalid_title", "link.invalid_text", service, 400)
         return site.message("unsubscribe.done_title", "unsubscribe.done_text", service)
 
     return wsgi_app(handle, lambda: Site(data).lang)

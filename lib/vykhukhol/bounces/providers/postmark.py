@@ -5,8 +5,10 @@ Postmark posts one JSON record per event (postmarkapp.com/developer/webhooks):
 ``Transient``, ``BadEmailAddress``, ``SpamComplaint``, …), ``ID``, ``Email``,
 ``Details``, ``Description`` and ``Metadata`` (what the letter's
 ``X-PM-Metadata-*`` headers set); ``RecordType`` ``SpamComplaint`` likewise.
-Postmark signs nothing: the key in the URL is the proof, and HTTP basic auth
-where the owner sets it on the webhook (``hooks.postmark_user``/``_password``).
+Postmark signs nothing, and the key in the URL alone is no proof: it is in
+every provider's URL. So, as the generic form asks for its signature, this
+one asks for the HTTP basic auth the owner sets on the webhook
+(``hooks.postmark_user``/``_password``), and is off (403) until both are set.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ if TYPE_CHECKING:  # for the hints only: a callback loads them anyway, through t
 
 
 def read(body: bytes, environ: dict, settings: Settings, data: DataDir) -> list[Report]:
-    if not basic_auth(environ, settings["hooks.postmark_user"], settings["hooks.postmark_password"]):
+    user, password = settings["hooks.postmark_user"], settings["hooks.postmark_password"]
+    if not user or not password:
+        raise CallbackRefused(403, "hooks.postmark_user and hooks.postmark_password are not set: "
+                                   "Postmark's callback is off")
+    if not basic_auth(environ, user, password):
         raise CallbackRefused(401, "basic authentication failed")
     return events.postmark(json_body(body))

@@ -23,7 +23,7 @@ import vykhukhol.members.importers.listmonk as listmonk
 import vykhukhol.members.importers.mailchimp as mailchimp
 import vykhukhol.members.importers.phplist as phplist
 from vykhukhol.errors import BadInput
-from vykhukhol.members.importers.parsing import MAX_BYTES
+from vykhukhol.members.importers.parsing import MAX_BYTES, TooLarge
 from vykhukhol.members.importers.verdicts import (  # noqa: F401 - the package's face
     SHOWN_REFUSED,
     Person,
@@ -37,13 +37,19 @@ _READERS = {"mailchimp": mailchimp.read, "phplist": phplist.read, "listmonk": li
 TOOLS = tuple(_READERS)
 
 
-def read(tool: str, raw: bytes, name: str = "") -> Reading:
+def read(tool: str, raw: bytes, name: str = "", max_bytes: int | None = None) -> Reading:
     """The file's bytes as ``tool`` writes its export; :class:`BadInput` (one
-    clear sentence, nothing read) when it is not that, or not text."""
+    clear sentence, nothing read) when it is not that, or not text;
+    :class:`TooLarge` when it, or what its zip inflates to, is over
+    ``max_bytes`` (None: :data:`MAX_BYTES`, the command line's cap)."""
     if tool not in TOOLS:
         raise BadInput("unknown tool {tool}: one of {tools}", tool=tool, tools=", ".join(TOOLS))
-    if len(raw) > MAX_BYTES:
-        raise BadInput("the file is larger than {size} MiB; nothing was imported",
-                       size=MAX_BYTES // (1024 * 1024))
-    people, refused = _READERS[tool](raw, name)
+    limit = MAX_BYTES if max_bytes is None else max_bytes
+    if len(raw) > limit:
+        raise TooLarge("the file is larger than {size} MiB; nothing was imported",
+                       size=limit // (1024 * 1024))
+    if tool == "mailchimp":  # the one export that comes zipped: the cap is on what it inflates to
+        people, refused = mailchimp.read(raw, name, max_bytes)
+    else:
+        people, refused = _READERS[tool](raw, name)
     return Reading(tool, people, refused)

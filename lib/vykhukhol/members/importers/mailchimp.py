@@ -29,9 +29,12 @@ MAGIC_ZIP = b"PK\x03\x04"
 _KINDS = ("nonsubscribed", "unsubscribed", "subscribed", "cleaned")  # "subscribed" after its longer kin
 
 
-def read(raw: bytes, name: str) -> tuple[list[verdicts.Person], list[verdicts.RefusedLine]]:
+def read(raw: bytes, name: str, max_bytes: int | None = None
+         ) -> tuple[list[verdicts.Person], list[verdicts.RefusedLine]]:
+    """``max_bytes``: the most a zip's CSV files may inflate to, together
+    (None: :data:`parsing.MAX_BYTES`)."""
     if raw.startswith(MAGIC_ZIP):
-        files = _unzipped(raw)
+        files = _unzipped(raw, parsing.MAX_BYTES if max_bytes is None else max_bytes)
     else:
         files = [(name, raw)]
     judged: list = []
@@ -40,11 +43,16 @@ def read(raw: bytes, name: str) -> tuple[list[verdicts.Person], list[verdicts.Re
     return verdicts.sorted_out(judged)
 
 
-def _unzipped(raw: bytes) -> list[tuple[str, bytes]]:
-    """The zip's CSV files, their size checked before anything is inflated (a
-    small zip may unpack into gigabytes)."""
+def _unzipped(raw: bytes, max_bytes: int) -> list[tuple[str, bytes]]:
+    """The zip's CSV files, at most ``max_bytes`` together once inflated: their
+    sizes checked before anything is inflated (a small zip may unpack into
+    gigabytes), and what each inflates to counted, since the sizes may lie."""
     import io
     import zipfile
+
+    def too_large() -> parsing.TooLarge:
+        return parsing.TooLarge("the zip's CSV files are larger than {size} MiB together; "
+                                "nothing was imported", size=max_bytes // (1024 * 1024))
 
     try:
         archive = zipfile.ZipFile(io.BytesIO(raw))
@@ -53,16 +61,15 @@ def _unzipped(raw: bytes) -> list[tuple[str, bytes]]:
         if not members:
             raise BadInput("the zip holds no CSV file; Mailchimp's audience export holds "
                            "subscribed_members_export_….csv and the like. Nothing was imported")
-        if sum(info.file_size for info in members) > parsing.MAX_BYTES:
-            raise BadInput("the zip's CSV files are larger than {size} MiB together; nothing was "
-                           "imported", size=parsing.MAX_BYTES // (1024 * 1024))
-        out = []
+        if sum(info.file_size for info in members) > max_bytes:
+            raise too_large()
+        out, left = [], max_bytes
         for info in members:
             with archive.open(info) as handle:
-                data = handle.read(parsing.MAX_BYTES + 1)  # the header's size may lie
-            if len(data) > parsing.MAX_BYTES:
-                raise BadInput("the zip's CSV files are larger than {size} MiB together; nothing "
-                               "was imported", size=parsing.MAX_BYTES // (1024 * 1024))
+                data = handle.read(left + 1)
+            if len(data) > left:
+                raise too_large()
+            left -= len(data)
             out.append((info.filename.rsplit("/", 1)[-1], data))
         return out
     except (zipfile.BadZipFile, EOFError, NotImplementedError, ValueError) as exc:

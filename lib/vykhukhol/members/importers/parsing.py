@@ -21,6 +21,11 @@ def _(text: str) -> str:  # marks a text for the catalog (tools/i18n.py extract)
     return text
 
 
+class TooLarge(BadInput):
+    """The file, or what its zip inflates to, is over the caller's cap; nothing
+    was read. ``size`` is the cap in MiB."""
+
+
 
 def text_of(raw: bytes) -> str:
     """UTF-8 text (a byte order mark dropped, CRLF as LF), or BadInput."""

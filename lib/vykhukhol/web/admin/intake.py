@@ -27,14 +27,14 @@ def import_from(admin: Admin, args: dict) -> Response:
             raise uploads.UploadRefused(admin._("Choose the tool the file comes from."), 400)
         try:
             series = SeriesStart.parse(form.get("series") or "end")
-            reading = importers.read(tool, raw)
+            # the upload's cap holds for what a zip inflates to, not only for the zip
+            reading = importers.read(tool, raw, max_bytes=uploads.MAX_IMPORT_BYTES)
+        except importers.TooLarge:
+            raise uploads.too_large(admin) from None
         except BadInput as exc:
             raise uploads.UploadRefused(exc.text(admin.lang), 400) from None
         if len(reading.people) + len(reading.refused) > uploads.MAX_IMPORT_LINES:
-            raise uploads.UploadRefused(admin._(
-                "The import is larger than {size} MiB or {lines} lines; nothing was imported. "
-                "Split the list into parts.", size=uploads.MAX_IMPORT_BYTES // (1024 * 1024),
-                lines=uploads.MAX_IMPORT_LINES), 413)
+            raise uploads.too_large(admin)
         try:
             result = outcome.apply(admin.data, admin.settings, service.name, reading,
                                    dry_run=form.get("dry_run") == "yes", series=series)

@@ -24,6 +24,14 @@ class UploadRefused(Exception):
         self.message, self.status = message, status
 
 
+def too_large(admin: Admin) -> UploadRefused:
+    """Over a cap: the upload's bytes or lines, or what a zip inflates to."""
+    return UploadRefused(admin._(
+        "The import is larger than {size} MiB or {lines} lines; nothing was imported. "
+        "Split the list into parts.", size=MAX_IMPORT_BYTES // (1024 * 1024),
+        lines=MAX_IMPORT_LINES), 413)
+
+
 def read_upload(admin: Admin) -> tuple[str, dict[str, str]]:
     """The upload's text and the rest of the form; :class:`UploadRefused` when it is
     not UTF-8, empty or over the caps."""
@@ -38,10 +46,7 @@ def read_upload(admin: Admin) -> tuple[str, dict[str, str]]:
     if not content.strip():
         raise UploadRefused(admin._("Nothing to import."), 400)
     if len(raw or content.encode()) > MAX_IMPORT_BYTES or content.count("\n") > MAX_IMPORT_LINES:
-        raise UploadRefused(admin._(
-            "The import is larger than {size} MiB or {lines} lines; nothing was imported. "
-            "Split the list into parts.", size=MAX_IMPORT_BYTES // (1024 * 1024),
-            lines=MAX_IMPORT_LINES), 413)
+        raise too_large(admin)
     return content, form
 
 
@@ -62,8 +67,5 @@ def read_file_upload(admin: Admin) -> tuple[bytes, dict[str, str]]:
     if not raw.strip():
         raise UploadRefused(admin._("Nothing to import."), 400)
     if len(raw) > MAX_IMPORT_BYTES:
-        raise UploadRefused(admin._(
-            "The import is larger than {size} MiB or {lines} lines; nothing was imported. "
-            "Split the list into parts.", size=MAX_IMPORT_BYTES // (1024 * 1024),
-            lines=MAX_IMPORT_LINES), 413)
+        raise too_large(admin)
     return raw, form
