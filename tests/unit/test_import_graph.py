@@ -20,45 +20,12 @@ its ``__init__``, and it is counted).
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
-LIB = Path(__file__).resolve().parents[2] / "lib"
-PACKAGE = "vykhukhol"
+from support.importscan import imports as _imports
+from support.importscan import modules as _modules
 
 # Circles other work is removing at the same time, as sorted module lists.
 ALLOWED: set[tuple[str, ...]] = set()  # none: a circle found is a circle to undo
-
-
-def _modules() -> dict[str, Path]:
-    found = {}
-    for path in sorted((LIB / PACKAGE).rglob("*.py")):
-        parts = list(path.relative_to(LIB).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        found[".".join(parts)] = path
-    return found
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-def _imports(tree: ast.AST):
-    """Every import statement that can run: skips the body of ``if TYPE_CHECKING:``."""
-    for node in ast.iter_child_nodes(tree):
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
-            for child in node.orelse:
-                yield from _imports_of(child)
-            continue
-        yield from _imports_of(node)
-
-
-def _imports_of(node: ast.AST):
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        yield node
-    yield from _imports(node)
 
 
 def _targets(name: str, is_package: bool, node: ast.Import | ast.ImportFrom, modules) -> set[str]:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-LIB = Path(__file__).resolve().parents[2] / "lib"
-PACKAGE = "vykhukhol"
+from support.importscan import LIB, PACKAGE
+from support.importscan import imports as _imports
+from support.importscan import modules as _modules
 
 # Bottom first: a package may import from its own row and the rows above it.
 LAYERS: list[set[str]] = [
@@ -38,40 +39,6 @@ ABOVE: set[tuple[str, str]] = {("cli", "web")}  # (importer, imported) allowed w
 # Edges allowed for a while, (importer, imported), each a module or a package
 # that covers the modules under it: none, an edge found is an edge to undo.
 PENDING: set[tuple[str, str]] = set()
-
-
-def _modules() -> dict[str, Path]:
-    found = {}
-    for path in sorted((LIB / PACKAGE).rglob("*.py")):
-        parts = list(path.relative_to(LIB).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        found[".".join(parts)] = path
-    return found
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-def _imports(tree: ast.AST):
-    """Every import statement that can run: skips the body of ``if TYPE_CHECKING:``."""
-    for node in ast.iter_child_nodes(tree):
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
-            for child in node.orelse:
-                yield from _imports_of(child)
-            continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node
-        yield from _imports(node)
-
-
-def _imports_of(node: ast.AST):
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        yield node
-    yield from _imports(node)
 
 
 def _targets(name: str, is_package: bool, node: ast.Import | ast.ImportFrom,
