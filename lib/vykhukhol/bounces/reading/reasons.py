@@ -37,6 +37,22 @@ from enum import Enum
 
 from vykhukhol.bounces.reading import patterns, remote
 from vykhukhol.bounces.reading import words as server_words
+from vykhukhol.bounces.reading.evidence import gone_by_evidence, speaks_of_content
+from vykhukhol.bounces.reading.matching import (  # noqa: F401 - the rule kinds, as callers know them
+    BY_COMMAND,
+    BY_NONE,
+    BY_PHRASE,
+    BY_PROVIDER,
+    BY_REPLY,
+    BY_STATUS,
+    CONTINUED,
+    MAX_TEXT,
+    REPLY,
+    STATUS,
+    aligned,
+    included,
+    match,
+)
 from vykhukhol.i18n import tr
 
 
@@ -118,10 +134,7 @@ STATUS_REASONS: dict[str, str] = {
 _VAGUE = frozenset({"undefined", "onhold", "systemerror", "securityerror", "expired",
                     "networkerror", "hostunknown", "userunknown"})
 
-_CONTINUED = re.compile(r"(?<=\s)[245]\d\d-(?:[245]\.\d{1,3}\.\d{1,3}\s)?")
-STATUS = re.compile(r"\b([245])\.(\d{1,3})\.(\d{1,3})\b")
-REPLY = re.compile(r"(?<![\d.])([245]\d\d)(?=[ -]|$)")
-_MAX_TEXT = 4000  # a diagnostic is a line or two; the rest of a long text says nothing more
+
 
 
 @dataclass(frozen=True)
@@ -159,45 +172,12 @@ class Reading:
         return f"server said: {text}" if text else ""
 
 
-# The kinds of rule that decide a reading, most specific first.
-BY_PROVIDER, BY_STATUS, BY_REPLY, BY_PHRASE, BY_COMMAND, BY_NONE = (
-    "provider", "status", "reply", "phrase", "command", "none")
-
-
-def _included(name: str, text: str) -> bool:
-    return bool(_match(name, text))
-
-
-def _match(name: str, text: str) -> str:
-    """The pattern of reason ``name`` that ``text`` holds ("" when none, or vetoed)."""
-    if any(piece in text for piece in patterns.ISNOT.get(name, ())):
-        return ""
-    for piece in patterns.INDEX.get(name, ()):
-        if piece in text:
-            return piece
-    for pieces in patterns.PAIRS.get(name, ()):
-        if _aligned(text, pieces):
-            return " … ".join(pieces)
-    return ""
-
-
-def _aligned(text: str, pieces: tuple[str, ...]) -> bool:
-    """Every piece in ``text``, each after the one before (Sisimai's ``Aligned``)."""
-    at = 0
-    for piece in pieces:
-        found = text.find(piece, at)
-        if found < 0:
-            return False
-        at = found + len(piece)
-    return True
-
-
 def command(text: str) -> str:
     """The SMTP command a refusal answered (``RCPT``, ``DATA``, ``MAIL``, ``EHLO``),
     as reports write it; "" when they do not say."""
-    found = _COMMAND.findall(text[:_MAX_TEXT])
+    found = _COMMAND.findall(text[:MAX_TEXT])
     if not found:
-        lower = " ".join(text[:_MAX_TEXT].lower().split())
+        lower = " ".join(text[:MAX_TEXT].lower().split())
         if "my name was rejected" in lower or "refused to talk to me" in lower:
             # qmail, Postfix: the greeting (our host) was refused
             return "EHLO"
@@ -248,7 +228,7 @@ def decide(status: str, text: str, action: str = "", said: str | None = None,
     """
     said = command(text) if said is None else said
     # "550-5.2.1" at the start of each continued line of a reply splits its words.
-    text = " ".join(_CONTINUED.sub(" ", text[:_MAX_TEXT].lower()).split())
+    text = " ".join(CONTINUED.sub(" ", text[:MAX_TEXT].lower()).split())
     for name, phrases in _OWN_PHRASES.items():
         for phrase in phrases:
             if phrase in text:
@@ -267,9 +247,9 @@ def decide(status: str, text: str, action: str = "", said: str | None = None,
         if name == "userunknown":
             if by_status == "suspend":
                 continue
-            seen = _match(name, text)
+            seen = match(name, text)
             if unknown_by_code and seen or by_status == "userunknown":
-                if not any(_included(other, text) for other in _NOT_UNKNOWN):
+                if not any(included(other, text) for other in _NOT_UNKNOWN):
                     return name, BY_STATUS, status if by_status == "userunknown" else (
                         next(".".join(c) for c in STATUS.findall(text)
                              if STATUS_REASONS.get(".".join(c)) == "userunknown"))
@@ -277,7 +257,7 @@ def decide(status: str, text: str, action: str = "", said: str | None = None,
                 return name, coded, seen
             elif said != "DATA":
                 own = next((phrase for phrase in _GONE_PHRASES if phrase in text), "") or next(
-                    (" … ".join(pair) for pair in _GONE_PAIRS if _aligned(text, pair)), "")
+                    (" … ".join(pair) for pair in _GONE_PAIRS if aligned(text, pair)), "")
                 if own:
                     return name, coded, own
                 if STRICT and not said and not by_status and seen \
@@ -289,11 +269,11 @@ def decide(status: str, text: str, action: str = "", said: str | None = None,
             if by_status in ("suspend", "hasmoved", "hostunknown", "notaccept"):
                 continue  # the code is specific: a content filter it is not
             if by_status == "filtered" or said not in _BEFORE_DATA:
-                seen = _match("userunknown", text) or _match(name, text)
+                seen = match("userunknown", text) or match(name, text)
                 if seen:
                     return name, coded, seen
         else:
-            seen = _match(name, text)
+            seen = match(name, text)
             if seen:
                 return name, coded, seen
     if by_status and by_status not in _VAGUE:
@@ -311,7 +291,7 @@ def decide(status: str, text: str, action: str = "", said: str | None = None,
     for name in patterns.ORDER[len(patterns.FIRST):]:
         if said in ("MAIL", "EHLO") and CLASS_OF[name] is Cause.GONE:
             continue
-        seen = _match(name, text)
+        seen = match(name, text)
         if seen:
             return name, coded, seen
     if said in ("MAIL", "EHLO") and CLASS_OF.get(by_status) is Cause.GONE:
@@ -383,7 +363,7 @@ def read(status: str = "", text: str = "", action: str = "", code: str = "",
     gave up retrying.
     """
     # The note a DSN writes beside its Status: "5.2.1 (mailbox disabled, …)".
-    note = " ".join(_NOTE.findall(context[:_MAX_TEXT]))
+    note = " ".join(_NOTE.findall(context[:MAX_TEXT]))
     status = _status(status) or _status(text) or _status(context)
     code = code or _reply(text) or _reply(context)
     action = action.strip().lower()
@@ -417,9 +397,9 @@ def read(status: str = "", text: str = "", action: str = "", code: str = "",
         return Reading(Cause.DELAY, name, status, code, rule, seen, True, answer)
     cause = CLASS_OF.get(name, Cause.SOFT)
     sure = _sure(cause, rule, status, code)
-    if name == "filtered" and _included("userunknown", " ".join(text.lower().split())):
+    if name == "filtered" and included("userunknown", " ".join(text.lower().split())):
         sure = False  # "user unknown" where we cannot tell when: read soft, in doubt
-    gone = None if said in ("MAIL", "EHLO") else _gone_by_evidence(
+    gone = None if said in ("MAIL", "EHLO") else gone_by_evidence(
         status, code, diagnostic or answer, rule)
     if gone is not None:
         name, rule, seen = gone
@@ -429,12 +409,12 @@ def read(status: str = "", text: str = "", action: str = "", code: str = "",
             # A 4xx is never proof the address is gone, whatever its words:
             # the server may take the letter on the next try.
             cause, sure = Cause.SOFT, False
-    elif gone is None and cause is Cause.GONE and _speaks_of_content(diagnostic or answer):
+    elif gone is None and cause is Cause.GONE and speaks_of_content(diagnostic or answer):
         cause, sure = Cause.SOFT, False  # "user unknown" beside "spam": about the letter
     if cause is Cause.GONE and (report or note) and not (gone and name == "suspend"):
-        prose = " ".join(f"{note}\n{_PROSE_END.split(report[:_MAX_TEXT], 1)[0]}".lower().split())
+        prose = " ".join(f"{note}\n{_PROSE_END.split(report[:MAX_TEXT], 1)[0]}".lower().split())
 
-        if any(_included(soft, prose) or any(p in prose for p in patterns.FORMATS.get(soft, ()))
+        if any(included(soft, prose) or any(p in prose for p in patterns.FORMATS.get(soft, ()))
                for soft in ("mailboxfull", "suspend")):
             # The report's words for people (or the note beside its Status)
             # say the mailbox is full or disabled, its diagnostic that the
@@ -462,54 +442,6 @@ def _sure(cause: Cause, rule: str, status: str, code: str) -> bool:
     if rule == BY_REPLY:
         return code[:1] in ("4", "5") and (cause is not Cause.GONE or code[:1] == "5")
     return False
-
-
-# The enhanced codes that say the address is gone (docs/design/bounces.md#bounces-rules):
-# no such mailbox, no such domain, the account disabled.
-GONE_CODES = {"5.1.0": "userunknown", "5.1.1": "userunknown", "5.1.3": "userunknown",
-              "5.1.2": "hostunknown", "5.4.4": "hostunknown", "5.2.1": "suspend"}
-# Words that say an account is closed for good (Sisimai reads most as suspend, soft).
-_DISABLED = ("account disabled", "account is disabled", "account has been disabled",
-             "mailbox disabled", "mailbox is disabled", "account is deactivated",
-             "account has been deactivated", "account closed", "account has been closed")
-# Words that say a refusal was about the letter, our host or a policy, whatever
-# else it says: a refusal with these is never read as "address gone" by its words.
-_CONTENT = ("spam", "content", "policy", "policies", "reputation", "blocked", "blacklist",
-            "blocklist", "block list", "rbl", "virus", "malware", "phish", "dmarc", "spf",
-            "dkim", "junk", "bulk mail", "suspicious", "abuse", "rejected due to", "not allowed",
-            "temporar", "over quota", "quota", "mailbox full", "mailbox is full", "too many")
-
-
-def _speaks_of_content(text: str) -> bool:
-    lower = " ".join(text[:_MAX_TEXT].lower().split())
-    return any(word in lower for word in _CONTENT)
-
-
-def _gone_by_evidence(status: str, code: str, text: str, rule: str) -> tuple[str, str, str] | None:
-    """(reason, rule, seen) when the codes and the words prove the address gone, else None.
-
-    A 5.x.x code that says no such mailbox or domain (5.1.0, 5.1.1, 5.1.3,
-    5.1.2, 5.4.4) or the account disabled (5.2.1), with words that say the
-    same, is gone at any stage of the conversation, unless the words also
-    speak of content, policy or reputation. Without such a code Sisimai's
-    reading of the words and the stage stands; a 4xx is never gone
-    (:func:`read` holds that), nor a provider's own label overruled.
-    """
-    if rule == BY_PROVIDER or status.startswith("4.") or code.startswith("4"):
-        return None
-    if not (status.startswith("5.") or code.startswith("5")):
-        return None
-    lower = " ".join(_CONTINUED.sub(" ", text[:_MAX_TEXT].lower()).split())
-    if not lower or _speaks_of_content(lower):
-        return None
-    by_code = GONE_CODES.get(status, "")
-    if by_code == "suspend":
-        said = next((words for words in _DISABLED if words in lower), "")
-    elif by_code:
-        said = _match(by_code, lower) or _match("hostunknown", lower)
-    else:
-        return None  # no code that says so: Sisimai's reading of the stage stands
-    return (by_code, BY_STATUS, status) if said else None
 
 
 def smtp_reason(code: int, enhanced: str = "", text: str = "", recipient: str = "") -> Reading:
