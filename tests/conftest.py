@@ -183,6 +183,10 @@ class Site:
         path = self.data.log / "run.log"
         return path.read_text(encoding="utf-8") if path.exists() else ""
 
+    def pages_log(self) -> str:
+        path = self.data.log / "pages.log"
+        return path.read_text(encoding="utf-8") if path.exists() else ""
+
 
 def _init(tmp_path: Path, working: bool) -> Site:
     cgi_dir = tmp_path / "cgi"

@@ -59,15 +59,15 @@ def manage_link_from_letter(site, address: str) -> str:
 
 def subscribed_with_a_letter(site, server: Server, address: str = ANNA) -> str:
     """Anna on news and staff, letter 1 sent, and what the logs keep of her:
-    a refused subscription in run.log, a bounce in bounces.log."""
+    a refused subscription in pages.log, a bounce in bounces.log."""
     from vykhukhol.bounces import record
-    from vykhukhol.files.runlog import RunLog
+    from vykhukhol.files.runlog import page_log
 
     site.subscriber("news", address, name="Anna", ago=60)
     site.subscriber("staff", address, name="Anna", ago=60)
     site.run_at()
-    RunLog(site.data, "web").write(f"subscribe: 192.0.2.1 is over the limit: {address} was not stored")
-    RunLog(site.data, "web").write("subscribe: 192.0.2.1 is over the limit: jimanna@example.org")
+    page_log(site.data).write(f"subscribe: 192.0.2.1 is over the limit: {address} was not stored")
+    page_log(site.data).write("subscribe: 192.0.2.1 is over the limit: jimanna@example.org")
     record.write(site.data, [record.line("<m1@x>", "soft", "news", address, "imap", "mailbox full")])
     return manage_link_from_letter(site, address)
 

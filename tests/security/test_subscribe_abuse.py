@@ -124,7 +124,7 @@ def test_one_client_gets_at_most_the_hourly_cap_of_confirmation_letters(site, ne
     stored = site.subscribers("news")
     assert [f"target{n}@example.net" in stored for n in range(15)] == [True] * 10 + [False] * 5
     assert {s.ip for s in stored.values()} == {"203.0.113.50"}
-    assert wait_for(lambda: site.log().count("over subscribe_hourly_limit") == 5), site.log()
+    assert wait_for(lambda: site.pages_log().count("over subscribe_hourly_limit") == 5), site.pages_log()
     # A known, confirmed address costs no letter and is answered the same.
     site.subscriber("news", "member@example.net")
     assert subscribe(browser, "member@example.net") in pages
@@ -146,7 +146,7 @@ def test_the_cgi_script_caps_letters_per_client_too(site, news):
         answers.append(answer.body.replace(f"cgi{n}@example.net", "ADDRESS"))
     assert len(set(answers)) == 1
     assert letters(site) == 3
-    assert "over subscribe_hourly_limit" in site.log()
+    assert "over subscribe_hourly_limit" in site.pages_log()
 
 
 def test_the_stored_address_is_the_client_behind_a_trusted_proxy_only(site, news):

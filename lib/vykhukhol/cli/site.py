@@ -203,7 +203,9 @@ def cmd_status(ctx: Context, args) -> int:
             f"at most {line.pace} letters an hour, a tenth more each clean hour up to "
             f"{line.ceiling}" if line.binds else "back at hourly_limit")
             + f" (the server last said too many at {line.said})")
-    for entry in runlog.recent(data, 10):
+    # Runs and pages write logs of their own; the last ten lines of both, in time order.
+    lines = runlog.recent(data, 10) + runlog.recent(data, 10, runlog.PAGES_LOG)
+    for entry in sorted(lines, key=lambda entry: entry.time)[-10:]:
         print(f"log {entry.time} {entry.lease} {entry.level}: {runlog.one_line(entry.message)}")
     return 1 if quiet is not None else 0
 

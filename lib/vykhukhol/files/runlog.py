@@ -1,9 +1,15 @@
-"""The run log: one line per event, each carrying the run's lease id.
+"""The run log and the page log: one line per event, each carrying a lease id.
 
 ``data/log/run.log``, tab-separated: time, lease id, level, message. Capped in
 size and rotated (``run.log.1`` … ``run.log.3``). The admin status page and
 ``vykhukhol status`` read the recent lines back. The last line of every run,
 full or idle, is made by :func:`ended_line` and read by :func:`parse_ended`.
+
+Only runs write the run log: its mtime is when a run last wrote, which the
+cron watch reads (docs/using/alerts.md#cron-silent). What a page has to say (a
+subscribe post over the hourly cap, an erase) goes to ``data/log/pages.log``
+(:func:`page_log`), in the same format, capped and rotated on its own: a
+stranger's posts can neither pass for a run nor push runs out of rotation.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ if TYPE_CHECKING:
 
 MAX_BYTES = 1_000_000  # one log file before rotation
 KEEP = 3               # rotated files kept
+RUN_LOG = "run.log"    # in data/log: written by runs only
+PAGES_LOG = "pages.log"  # in data/log: written by pages only
 
 # Control characters that are not white space (ESC, BEL, DEL, the C1 set): a
 # terminal reads them as commands (ESC ] 0 retitles the window, ESC [ 2 J
@@ -104,8 +112,8 @@ def append(path: str | os.PathLike, moment: datetime, lease: str, level: str,
 
 
 class RunLog:
-    def __init__(self, data: DataDir, lease: str) -> None:
-        self.path = data.log / "run.log"
+    def __init__(self, data: DataDir, lease: str, name: str = RUN_LOG) -> None:
+        self.path = data.log / name
         self.lease = lease
         self.lines: list[str] = []  # what this run said, for its report
         self.lost: tuple[int, str] | None = None  # log lines the disk refused, and why
@@ -141,12 +149,18 @@ class RunLog:
         self.write(message, "error")
 
 
-def recent(data: DataDir, count: int = 200) -> list[Entry]:
+def page_log(data: DataDir) -> RunLog:
+    """Where a page writes its events: never the run log, whose mtime says
+    when a run last wrote."""
+    return RunLog(data, "web", PAGES_LOG)
+
+
+def recent(data: DataDir, count: int = 200, name: str = RUN_LOG) -> list[Entry]:
     """The last ``count`` lines of the current log file, oldest first."""
     from collections import deque  # a reader's: the tick only writes
 
     tail: deque[str] = deque(maxlen=count)
-    for line in files.read_lines(data.log / "run.log"):
+    for line in files.read_lines(data.log / name):
         tail.append(line)
     return [entry for entry in map(parse_line, tail) if entry is not None]
 

@@ -180,6 +180,7 @@ def places() -> list[Place]:
     addresses is added here, and nowhere else, for export and erase alike."""
     return [
         Place("log/run.log", lambda d: _rotated(d.log / "run.log"), TEXT_LOG, "log_lines"),
+        Place("log/pages.log", lambda d: _rotated(d.log / "pages.log"), TEXT_LOG, "log_lines"),
         Place("log/bounces.log", lambda d: _rotated(d.bounce_log), BOUNCE_LOG, "bounces"),
         Place("state/unsent-confirmations", lambda d: _one(d.state / "unsent-confirmations"),
               UNSENT, "log_lines"),

@@ -2,8 +2,9 @@
 in silence, and a list that sends nothing looks just like a list with nothing
 to send. Vykhukhol has no daemon to notice; its pages do.
 
-Every run, full or idle, appends to ``data/log/run.log``, so that file's
-mtime is the last time a run was started. A full run notes in
+Every run, full or idle, appends to ``data/log/run.log``, and nothing else
+does (a page's events go to ``data/log/pages.log``: a stranger's posts must
+not pass for runs), so that file's mtime is the last time a run wrote. A full run notes in
 ``data/state/cron`` the median gap between the last :data:`RUNS_MEASURED`
 runs (their "run ended" lines, idle ticks included): the pace the cron keeps.
 A page request (subscribe, confirm, the own page, the admin) asks

@@ -288,7 +288,7 @@ def _export(site: Site, email: str) -> Response:
 
 
 def _erase(site: Site, email: str, token: str, sure: bool) -> Response:
-    from vykhukhol.files.runlog import RunLog
+    from vykhukhol.files.runlog import page_log
     from vykhukhol.members import personal
     from vykhukhol.timeutil import now
 
@@ -302,7 +302,7 @@ def _erase(site: Site, email: str, token: str, sure: bool) -> Response:
                      tr(lang, "Nothing stored here names this address any more."))
     personal.erase(site.data, site.settings, email, moment)
     # The log says that an erase happened, never whose.
-    RunLog(site.data, "web").write("manage: an address was erased at its owner's request")
+    page_log(site.data).write("manage: an address was erased at its owner's request")
     return _note(lang, tr(lang, "Erased"), tr(
         lang, "Everything that named this address is erased. It will get no more letters "
               "from us."))

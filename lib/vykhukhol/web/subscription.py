@@ -144,9 +144,9 @@ def hourly_cap(data: DataDir, site: Site, client: str) -> Callable[[bool], bool]
 
 
 def _log_refusal(data: DataDir, site: Site, client: str, address: str, service: str) -> None:
-    from vykhukhol.files.runlog import RunLog
+    from vykhukhol.files.runlog import page_log
 
-    RunLog(data, "web").write(
+    page_log(data).write(
         f"subscribe: {client or '?'} is over subscribe_hourly_limit "
         f"({site.settings['subscribe_hourly_limit']} an hour): {address} was not stored "
         f"and no confirmation was sent for {service}")
