@@ -324,7 +324,7 @@ FOLDERS = {
                    "`history.txt`",
     "state": "what the sender and the pages keep between runs: the block, the counters, "
              "the alerts' last mailings",
-    "log": "`run.log` and `bounces.log`",
+    "log": "`run.log` (runs only), `pages.log` (the pages' events) and `bounces.log`",
     "outbox": "the letters of the `outbox` transport, a file each",
     "letters": "copies of the newsletters' letters, kept after their jobs for the archive "
                "and the recipients' own copies",
