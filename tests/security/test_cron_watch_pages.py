@@ -13,10 +13,13 @@ log's mtime is moved back, as a cron that stopped two hours ago leaves it.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from urllib.parse import urlencode
 
 from support.cgikit import install, vykhukhol  # noqa: F401
+from support.servetools import subprocess_env
 from vykhukhol.watch import cronwatch
 
 
@@ -46,3 +49,9 @@ def test_posts_over_the_cap_do_not_make_a_stopped_cron_look_alive(install):  # n
     assert len(_silence_alerts(install)) == 1  # the first refused post's page sent it
     assert abs(os.stat(log).st_mtime - then) < 1  # the run log saw no page
     assert "subscribe_hourly_limit" in (install.data.log / "pages.log").read_text()
+
+    status = subprocess.run([sys.executable, "-m", "vykhukhol", "--data", root, "status",
+                             "--cgi-dir", str(install.cgi)],
+                            capture_output=True, text=True, timeout=120, env=subprocess_env())
+    assert status.returncode == 1, status.stdout  # silent, for monitoring
+    assert "over subscribe_hourly_limit" in status.stdout  # the pages' lines still shown
