@@ -276,6 +276,43 @@ def test_a_batch_of_bounces_is_read_and_each_one_counted(site, smtp_server, dove
 # --- the pipe ---------------------------------------------------------------------
 
 
+DOUBTFUL = dict(status="5.0.0", diagnostic="x-unix; no mailbox here by that name")
+
+
+def test_an_address_read_as_gone_with_doubt_leaves_at_its_second_letter_and_can_come_back(site):
+    """A report that reads the address as gone, but with doubt (a phrase, no
+    code that says so), keeps it; the same for a second, different letter
+    deletes and suppresses it, as gone, and removed.txt and bounces.log say
+    why; the same letter reported again counts once; a sure report deletes at
+    once; ``removed restore`` brings the address back."""
+    pipe_site(site)
+    site.subscriber("course", DEAD)
+    site.subscriber("course", ALIVE)
+    sender = tagged_sender(site, None, "s", "course", DEAD)
+    pipe(site, dsn(DEAD, sender, "<one@example.org>", **DOUBTFUL))
+    assert DEAD in site.subscribers("course") and DEAD not in suppressed(site)
+    assert "(doubtful)" in bounce_log(site)[-1][6]
+    pipe(site, dsn(DEAD, sender, "<one@example.org>", mta="mx2.example.net", **DOUBTFUL))
+    assert DEAD in site.subscribers("course") and DEAD not in suppressed(site)
+
+    pipe(site, dsn(DEAD, sender, "<two@example.org>", **DOUBTFUL))
+    assert DEAD not in site.subscribers("course") and ALIVE in site.subscribers("course")
+    assert f"{DEAD}\t" in suppressed(site) and "address gone" in suppressed(site)
+    removed = (site.data.root / "removed.txt").read_text()
+    assert DEAD in removed and "read as gone (doubtful)" in removed
+    deleted = [line for line in bounce_log(site) if line[2] == "deleted"]
+    assert len(deleted) == 1 and deleted[0][4] == DEAD and "(doubtful)" in deleted[0][6]
+
+    site.ok("removed", "restore", DEAD)
+    assert DEAD in site.subscribers("course") and DEAD not in suppressed(site)
+    pipe(site, dsn(DEAD, sender, "<three@example.org>", **DOUBTFUL))
+    assert DEAD in site.subscribers("course")  # restored: its doubt starts again
+
+    pipe(site, dsn(DEAD, sender, "<four@example.org>", status="5.1.1",
+                   diagnostic="smtp; 550 5.1.1 <{failed}>: user unknown"))
+    assert DEAD not in site.subscribers("course") and "address gone" in suppressed(site)
+
+
 def test_a_spam_complaint_unsubscribes_at_once(site):
     pipe_site(site)
     site.subscriber("course", DEAD)

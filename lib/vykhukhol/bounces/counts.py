@@ -38,6 +38,10 @@ from vykhukhol.settings import Settings
 from vykhukhol.timeutil import format_time, parse_time, seconds_between
 
 KEEP_LETTERS = 20  # letters remembered per address: more than any bounce_limit in use
+# The entry of an address read as gone with doubt, across the site (no
+# service is named so: a service's name never starts with "*").
+DOUBT = "*gone"
+DOUBT_LETTERS = 2  # different letters read as gone with doubt before the address leaves
 
 
 def soft_path(data: DataDir) -> Path:
@@ -90,7 +94,7 @@ def prune(values: dict[str, str], moment: datetime, reset: int) -> None:
 def forget_counts(data: DataDir, key: str, services: Iterable[str]) -> None:
     """The soft failures counted for an address in these services forgotten
     (a restore: the owner judged those refusals wrong, so they start again)."""
-    entries = {f"{service}|{email_key(key)}" for service in services}
+    entries = {f"{service}|{email_key(key)}" for service in [*services, DOUBT]}
     if not entries & set(kv.read_kv(soft_path(data))):
         return
 
@@ -99,6 +103,33 @@ def forget_counts(data: DataDir, key: str, services: Iterable[str]) -> None:
             del values[entry]
 
     kv.change_kv(soft_path(data), change)
+
+
+def note_doubt(data: DataDir, settings: Settings, letters: dict[str, list[str]],
+               moment: datetime) -> set[str]:
+    """Letters that failed with an address read as gone in doubt (address key
+    → the letters), kept in the soft file under :data:`DOUBT`; returns the
+    keys that have now failed so for :data:`DOUBT_LETTERS` different letters (their
+    address leaves as gone: docs/design/bounces.md#bounces-doubt). A letter
+    already known counts nothing again, so noting it twice changes nothing;
+    none for ``bounce_reset`` starts the count again."""
+    reset = settings["bounce_reset"]
+    result: set[str] = set()
+
+    def change(values: dict[str, str]) -> None:
+        prune(values, moment, reset)
+        for key, named in letters.items():
+            entry = f"{DOUBT}|{key}"
+            _, _, known = _read(values.get(entry))
+            known = known + [letter for letter in dict.fromkeys(named) if letter not in known]
+            values[entry] = " ".join([format_time(moment), str(len(known)),
+                                      *known[-KEEP_LETTERS:]])
+            if len(known) >= DOUBT_LETTERS:
+                result.add(key)
+
+    if letters:
+        kv.change_kv(soft_path(data), change)
+    return result
 
 
 def settle_soft(data: DataDir, settings: Settings, service: str,

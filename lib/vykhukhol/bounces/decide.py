@@ -5,7 +5,9 @@ provider's callback both come through :func:`act`, so they follow one set of
 rules:
 
 - a failure, by its reason (:func:`cause_of`, the rules in :mod:`.reading.reasons`):
-  *address gone* — suppressed and deleted from every service at once; *soft*
+  *address gone* — suppressed and deleted from every service at once (read
+  so with doubt: at the second different letter, and counted soft meanwhile,
+  docs/design/bounces.md#bounces-doubt); *soft*
   — counted once per different letter (the returned Message-ID, else the
   run, else one a day) in the service (a newsletter's: each of its
   services), deleted and suppressed at ``bounce_limit``; *sender refused* —
@@ -104,13 +106,17 @@ def effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdic
             plan.ledger.append((name, address))  # any refusal fails a newsletter's row
         if kind == returntag.NEWSLETTER:
             plan.history.append((name, "bounced"))
+        letter = verdict.letter or f"day:{plan.time[:10]}"  # no letter named: one a day
         if reading.cause is reasons.Cause.GONE:
             if finder.counts_for(kind, name, address):
                 plan.brakes.append((brakes.target(_kind(kind), name), brakes.GONE,
                                     email_key(address)))
-            plan.gone.append(address)
+            if reading.sure:
+                plan.gone.append(address)
+            else:  # in doubt: it leaves at the second different letter that fails so
+                plan.doubt.append((address, letter))
+                plan.soft += [(s, address, letter) for s in services]
         elif reading.cause is reasons.Cause.SOFT:
-            letter = verdict.letter or f"day:{plan.time[:10]}"  # no letter named: one a day
             plan.soft += [(s, address, letter) for s in services]
         elif finder.counts_for(kind, name, address):
             # The sender refused: never on the subscriber; counted for the run

@@ -9,7 +9,8 @@ The journal is kept under its record lock for the whole batch:
 1. ``batch`` line (fsynced) — the batch's message ids, what it will do and
    its log lines, *before* any file changes;
 2. the unsubscribes, the addresses gone (suppressed, then deleted
-   everywhere) and ledger rows (doing them twice changes nothing);
+   everywhere; read so with doubt, their letters noted and at the second
+   different one deleted so) and ledger rows (doing them twice changes nothing);
 3. per service, a ``before`` line (fsynced, under the subscriber file's
    record lock) with each address's ``failures`` as read, then the soft
    file (:mod:`.counts`: the letters counted), then the rewrite
@@ -30,11 +31,12 @@ import hashlib
 import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from vykhukhol import files, newsletters
 from vykhukhol.addresses import email_key
-from vykhukhol.bounces import record, refusals, removal
+from vykhukhol.bounces import counts, record, refusals, removal
 from vykhukhol.bounces import tally as brakes
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound
@@ -75,13 +77,14 @@ class Plan:
     history: list[tuple[str, str]] = field(default_factory=list)   # (job, history.LATE field)
     bounced: int = 0                                               # for the status chart
     brakes: list[tuple[str, ...]] = field(default_factory=list)    # (target, what, email): watch/brakes.py
+    doubt: list[tuple[str, str]] = field(default_factory=list)     # (email, letter): gone, in doubt
 
     def to_json(self) -> str:
         return json.dumps({"ids": self.ids, "soft": self.soft, "gone": self.gone,
                            "ledger": self.ledger, "unsub": self.unsub, "log": self.log,
                            "time": self.time, "refused": self.refused,
                            "history": self.history, "bounced": self.bounced,
-                           "brakes": self.brakes},
+                           "brakes": self.brakes, "doubt": self.doubt},
                           ensure_ascii=True, separators=(",", ":"))
 
     @classmethod
@@ -96,7 +99,8 @@ class Plan:
                    [tuple(x) for x in raw["unsub"]], list(raw["log"]), raw.get("time", ""),
                    [tuple(x) for x in raw.get("refused", [])],
                    [tuple(x) for x in raw.get("history", [])], int(raw.get("bounced", 0)),
-                   [tuple(x) for x in raw.get("brakes", [])])
+                   [tuple(x) for x in raw.get("brakes", [])],
+                   [tuple(x) for x in raw.get("doubt", [])])
 
 
 def message_id(raw: bytes) -> str:
@@ -118,6 +122,8 @@ def run_plan(data: DataDir, settings: Settings, batch: str, plan: Plan, fresh: b
     moment = now()
     source, said = _source_of(plan), _said(plan)
     removal.forget_gone(data, settings, plan.gone, source, moment, said)
+    if plan.doubt:
+        _gone_in_doubt(data, settings, plan.doubt, source, moment, said)
     by_job: dict[str, set[str]] = defaultdict(set)
     for job, address in plan.ledger:
         by_job[job].add(email_key(address))
@@ -209,6 +215,25 @@ def _count_failures(data: DataDir, settings: Settings, batch: str, service_name:
                                    "letters; suppressed"))
     if deleted:
         record.write(data, deleted)
+
+
+def _gone_in_doubt(data: DataDir, settings: Settings, doubt: list[tuple[str, str]],
+                   source: str, moment: datetime, said: dict[str, str]) -> None:
+    """Addresses read as gone with doubt: each letter noted (:mod:`.counts`);
+    an address whose second different letter failed so leaves as gone, and
+    bounces.log says why (docs/design/bounces.md#bounces-doubt)."""
+    letters: dict[str, list[str]] = defaultdict(list)
+    emails: dict[str, str] = {}
+    for address, letter in doubt:
+        letters[email_key(address)].append(letter)
+        emails.setdefault(email_key(address), address)
+    leaving = counts.note_doubt(data, settings, dict(letters), moment)
+    gone = removal.gone_in_doubt(data, settings, [emails[key] for key in leaving], source,
+                                 moment, said)
+    if gone:
+        record.write(data, [record.line("-", "deleted", "-", address, "-",
+                                        f"{counts.DOUBT_LETTERS} {removal.DOUBT_WHY}; suppressed")
+                            for address in gone])
 
 
 def recover(data: DataDir, settings: Settings) -> set[str]:

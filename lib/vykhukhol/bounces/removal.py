@@ -1,7 +1,8 @@
 """An address deleted because of its bounces
 (docs/deliverability/bounces.md#returned-message): suppressed first, then deleted from every service of the site.
 
-- *address gone*: :func:`forget_gone` — at once;
+- *address gone*: :func:`forget_gone` — at once; read so with doubt,
+  :func:`gone_in_doubt` — at the second different letter (:func:`.counts.note_doubt`);
 - *soft*: :func:`soft_in_service` — the letters counted in the service
   (:mod:`.counts`), and at ``bounce_limit`` the address deleted there (its
   line kept for an undo, :mod:`vykhukhol.members.removed`) and then from
@@ -19,7 +20,7 @@ from datetime import datetime
 from vykhukhol import files
 from vykhukhol import services as svc
 from vykhukhol.addresses import email_key
-from vykhukhol.bounces.counts import settle_soft
+from vykhukhol.bounces.counts import DOUBT_LETTERS, settle_soft
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.members import membership, removed, suppression
@@ -35,6 +36,25 @@ def forget_gone(data: DataDir, settings: Settings, addresses: Iterable[str], sou
     for address in dict.fromkeys(addresses):
         membership.forget_everywhere(data, settings, address, suppression.Why.GONE, source, moment,
                                      words=said.get(email_key(address), ""))
+
+
+DOUBT_WHY = "different letters failed with the address read as gone (doubtful)"
+
+
+def gone_in_doubt(data: DataDir, settings: Settings, addresses: Iterable[str], source: str,
+                  moment: datetime, said: dict[str, str]) -> list[str]:
+    """Addresses read as gone with doubt for the second different letter:
+    each suppressed as gone, then off every list, its line kept for an undo
+    with why it left and what the server said. Returns those deleted now
+    (doing it twice deletes nothing more)."""
+    deleted = []
+    for address in dict.fromkeys(addresses):
+        words = "; ".join(piece for piece in (
+            f"{DOUBT_LETTERS} {DOUBT_WHY}", said.get(email_key(address), "")) if piece)
+        if membership.forget_everywhere(data, settings, address, suppression.Why.GONE, source,
+                                        moment, words=words):
+            deleted.append(address)
+    return deleted
 
 
 def soft_in_service(data: DataDir, settings: Settings, service_name: str,
