@@ -6,9 +6,13 @@ In ``data/clicks/`` (:meth:`DataDir.click_file`), per letter:
   (at most :data:`MAX_LINKS`): ASCII ``http``/``https`` URLs without spaces
   (:mod:`vykhukhol.newsletters.clicks` %-encodes the rest). Written once,
   atomically, before the first of the letter's letters is made; never changed.
-* ``<letter>.counts`` — one line a click, ``<hour>\\t<number>`` (the UTC hour,
-  ``2026-12-01T09``), appended under the file's record lock. Nothing else:
-  no address, no IP, no finer time.
+* ``<letter>.counts`` — one counter a link and hour,
+  ``<hour>\\t<number>\\t<clicks>`` (the UTC hour, ``2026-12-01T09``),
+  rewritten under the file's record lock at each click: the file grows with
+  the hours a letter is clicked in, not with its clicks. A line of two
+  fields, ``<hour>\\t<number>``, is one click (as older versions wrote a
+  click); the next click folds such lines into counters. Nothing else: no
+  address, no IP, no finer time.
 
 Its two users: :mod:`vykhukhol.newsletters.clicks` (which links a letter
 counts, the table written, the counts read back) and :mod:`vykhukhol.web.go`
@@ -25,6 +29,7 @@ from vykhukhol import files
 
 TYPE_CHECKING = False  # go.py's page: no typing module (test_import_budget)
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from datetime import datetime
 
     from vykhukhol.datadir import DataDir
@@ -62,26 +67,38 @@ def link(data: DataDir, letter: str, number: int) -> str | None:
     return None
 
 
-def count_line(moment: datetime, number: int) -> str:
-    """One click's line of ``<letter>.counts``: the hour and the link, nothing else."""
-    return f"{moment:%Y-%m-%dT%H}\t{number}\n"
+def _counters(lines: Iterable[str]) -> dict[tuple[str, int], int]:
+    """The clicks of each (hour, link) in ``lines``, in their first line's
+    order; a line that cannot be read is passed over."""
+    counted: dict[tuple[str, int], int] = {}
+    for line in lines:
+        hour, _, rest = line.strip().partition("\t")
+        number, _, clicks = rest.partition("\t")
+        if not number.isdigit() or not (clicks.isdigit() or clicks == ""):
+            continue
+        key = (hour, int(number))
+        counted[key] = counted.get(key, 0) + (int(clicks) if clicks else 1)
+    return counted
 
 
 def add_click(data: DataDir, letter: str, number: int, moment: datetime) -> None:
-    """One click of link ``number`` at ``moment`` (UTC), appended under the
-    record lock: concurrent CGI processes each add their whole line. Not
-    fsynced: a click lost in a power cut is no data lost."""
+    """One click of link ``number`` at ``moment`` (UTC): its hour's counter
+    raised by one, the file rewritten atomically under the record lock, so
+    concurrent CGI processes each add their click."""
     path = data.click_file(letter, "counts")
     with files.record_lock(path):
-        files.append_line(path, count_line(moment, number), sync=False)
+        counted = _counters(files.read_lines(path))
+        key = (f"{moment:%Y-%m-%dT%H}", number)
+        counted[key] = counted.get(key, 0) + 1
+        files.atomic_write(path, [f"{hour}\t{link}\t{clicks}\n"
+                                  for (hour, link), clicks in counted.items()])
 
 
 def read_counts(data: DataDir, letter: str, size: int) -> list[int]:
     """The clicks of links 1 to ``size`` of ``letter`` (index 0: link 1); a
     line that cannot be read, or names no such link, is passed over."""
     clicks = [0] * size
-    for line in files.read_lines(data.click_file(letter, "counts")):
-        _, _, number = line.strip().partition("\t")
-        if number.isdigit() and 1 <= int(number) <= size:
-            clicks[int(number) - 1] += 1
+    for (_, number), count in _counters(files.read_lines(data.click_file(letter, "counts"))).items():
+        if 1 <= number <= size:
+            clicks[number - 1] += count
     return clicks

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import re
+import socket
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from email.message import EmailMessage
 from typing import TYPE_CHECKING
 
@@ -252,22 +254,29 @@ class SmtpTransport(Transport):
         cfg = self.config
         conn: smtplib.SMTP | None = None
         timeout = self._arm()  # the whole session set-up fits the time left
+        # A socket's timeout bounds each read, not the greeting: a server that
+        # drips it a byte at a time is hung up on when the set-up as a whole
+        # outlasts ``timeout``, so it cannot hold the run past its time limit.
+        watch = _SetUpWatch(timeout)
         try:
             if cfg.smtp_security != "none":
                 import ssl
                 context = ssl.create_default_context()
             if cfg.smtp_security == "ssl":
-                conn = smtplib.SMTP_SSL(cfg.smtp_host, cfg.smtp_port, timeout=timeout,
-                                        context=context, local_hostname=self._helo())
+                conn = smtplib.SMTP_SSL(timeout=timeout, context=context,
+                                        local_hostname=self._helo())
             else:
-                conn = smtplib.SMTP(cfg.smtp_host, cfg.smtp_port, timeout=timeout,
-                                    local_hostname=self._helo())
-            conn.ehlo_or_helo_if_needed()
-            if cfg.smtp_security == "starttls":
-                conn.starttls(context=context)
-                conn.ehlo()
-            if cfg.smtp_user:
-                conn.login(cfg.smtp_user, cfg.smtp_password)
+                conn = smtplib.SMTP(timeout=timeout, local_hostname=self._helo())
+            with watch.over(conn):
+                code, greeting = conn.connect(cfg.smtp_host, cfg.smtp_port)
+                if code != 220:  # what smtplib's constructor checks, when it connects
+                    raise smtplib.SMTPConnectError(code, greeting)
+                conn.ehlo_or_helo_if_needed()
+                if cfg.smtp_security == "starttls":
+                    conn.starttls(context=context)
+                    conn.ehlo()
+                if cfg.smtp_user:
+                    conn.login(cfg.smtp_user, cfg.smtp_password)
         except smtplib.SMTPResponseException as exc:
             _close(conn, polite=True)
             raise TemporaryFailure(
@@ -277,6 +286,11 @@ class SmtpTransport(Transport):
             ) from None
         except OSError as exc:  # includes ssl.SSLError and smtplib's SMTPException
             _close(conn, polite=False)
+            if watch.expired:
+                raise TemporaryFailure(
+                    f"{self._where()} did not finish its greeting within {timeout:.1f}s "
+                    "(the time this run had left, or the SMTP timeout): hung up", None, "connect"
+                ) from None
             raise TemporaryFailure(
                 f"cannot connect to {self._where()}: {_describe(exc)}", None, "connect"
             ) from None
@@ -289,6 +303,44 @@ class SmtpTransport(Transport):
             with contextlib.suppress(OSError):
                 conn.getreply()  # the MAIL sent ahead: QUIT's answer comes after it
         _close(conn, polite)
+
+
+class _SetUpWatch:
+    """Hangs up a session whose set-up (connect, greeting, EHLO, TLS, login)
+    outlasts ``seconds`` in all, from a timer thread: shutting the socket down
+    wakes the read it is blocked in."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.expired = False
+        self._done = False
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def over(self, conn: smtplib.SMTP) -> Iterator[None]:
+        timer = threading.Timer(self.seconds, self._expire, (conn,))
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._done = True
+            timer.cancel()
+
+    def _expire(self, conn: smtplib.SMTP) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self.expired = True
+            sock = getattr(conn, "sock", None)
+            if sock is None:  # still connecting (bounded by its timeout): look again soon
+                again = threading.Timer(0.1, self._expire, (conn,))
+                again.daemon = True
+                again.start()
+                return
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
 
 def _check_envelope(replies: list[tuple[int, bytes]], envelope_from: str,

@@ -10,7 +10,7 @@ letter has under that number, and nowhere else, and counts one click.
 
 Two files per letter, in ``data/clicks/``: ``<letter>.links``, the letter's
 links (link n on line n), stored before the first of its letters is made,
-and ``<letter>.counts``, a line a click appended by go.py. Their format has
+and ``<letter>.counts``, a counter per link and hour raised by go.py. Their format has
 its one home in :mod:`vykhukhol.files.clicklinks`, which go.py can import
 without this package's face.
 

@@ -7,7 +7,7 @@ signs (letter, number) (:func:`vykhukhol.tokens.check_click`, constant time).
 Anything else (a bad or missing token, a number the letter has not, a letter
 with no stored links, junk) is the same 400 page in the site's language.
 
-Each GET counts one click: a line ``<hour>\\t<number>`` appended to
+Each GET counts one click: its link's counter for the hour raised in
 ``<letter>.counts`` under its record lock, after the answer is out. Both
 files' format is :mod:`vykhukhol.files.clicklinks`'s, shared with
 :mod:`vykhukhol.newsletters.clicks`, which is not imported here: that
