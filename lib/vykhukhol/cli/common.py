@@ -115,6 +115,17 @@ def read_file(path: str, what: str) -> str:
         raise BadInput(f"{what}: {path} is not UTF-8 text") from None
 
 
+def letter_text_arguments(p: Parser, public_help: str, clicks_help: str) -> None:
+    """A letter's text, its HTML version and its two switches, as the series
+    letters and the newsletters both take them."""
+    body = p.add_mutually_exclusive_group(required=True)
+    body.add_argument("--body", help="the text, a template")
+    body.add_argument("--body-file", help="a UTF-8 file with the text")
+    p.add_argument("--html-file", help="a UTF-8 file with an HTML version (optional)")
+    p.add_argument("--public", action="store_true", help=public_help)
+    p.add_argument("--clicks", action="store_true", help=clicks_help)
+
+
 def letter_body(args: argparse.Namespace) -> str:
     """A letter's text: ``--body``, or the file ``--body-file`` names."""
     return args.body if args.body is not None else read_file(args.body_file, "--body-file")

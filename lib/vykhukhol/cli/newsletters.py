@@ -12,6 +12,7 @@ from vykhukhol.cli.common import (
     actions,
     add_command,
     letter_body,
+    letter_text_arguments,
     numbered,
     progress,
     read_file,
@@ -36,16 +37,10 @@ def newsletter_arguments(p: Parser) -> None:
                     '--body "…" --at "2026-12-01 09:00" --public')
     a.add_argument("--services", required=True, help="service names, e.g. news,offers")
     a.add_argument("--subject", required=True, help='a template, e.g. "News for {{ name }}"')
-    body = a.add_mutually_exclusive_group(required=True)
-    body.add_argument("--body", help="the text, a template")
-    body.add_argument("--body-file", help="a UTF-8 file with the text")
-    a.add_argument("--html-file", help="a UTF-8 file with an HTML version (optional)")
+    letter_text_arguments(a, "publish it in its services' archives once it has gone out",
+                     "count its links' clicks through cgi/go.py (no address, no IP; off by default)")
     a.add_argument("--at", metavar="YYYY-MM-DD HH:MM",
                    help='start time in timezone, e.g. "2026-12-01 09:00" (default: now; not in the past)')
-    a.add_argument("--public", action="store_true",
-                   help="publish it in its services' archives once it has gone out")
-    a.add_argument("--clicks", action="store_true",
-                   help="count its links' clicks through cgi/go.py (no address, no IP; off by default)")
     add_command(what, "list", "the jobs and their progress")
     a = add_command(what, "history", "every newsletter: handed over, failed, bounced, "
                                      "complaints, unsubscribed (newest first)")

@@ -17,6 +17,7 @@ from vykhukhol.cli.common import (
     add_command,
     examples,
     letter_body,
+    letter_text_arguments,
     numbered,
     read_file,
     resume,
@@ -184,14 +185,8 @@ def letter_arguments(p: Parser) -> None:
     a.add_argument("--subject", required=True, help='a template, e.g. "Lesson 2 for {{ name }}"')
     a.add_argument("--delay", required=True,
                    help="after the confirmation (letter 1) or the previous letter, e.g. 2d, 12h, 0s")
-    body = a.add_mutually_exclusive_group(required=True)
-    body.add_argument("--body", help="the text, a template")
-    body.add_argument("--body-file", help="a UTF-8 file with the text")
-    a.add_argument("--html-file", help="a UTF-8 file with an HTML version (optional)")
-    a.add_argument("--public", action="store_true",
-                   help="publish it in the service's archive once it has gone out (Public: yes)")
-    a.add_argument("--clicks", action="store_true",
-                   help="count its links' clicks through cgi/go.py (Clicks: yes; no address, no IP)")
+    letter_text_arguments(a, "publish it in the service's archive once it has gone out (Public: yes)",
+                     "count its links' clicks through cgi/go.py (Clicks: yes; no address, no IP)")
     add_command(what, "list", "the series, a header row first").add_argument(
         "service", help=SERVICE_HELP)
     a = add_command(what, "remove", "remove a letter; later letters move up",

@@ -38,7 +38,7 @@ from enum import Enum
 from vykhukhol.bounces.reading import patterns, remote
 from vykhukhol.bounces.reading import words as server_words
 from vykhukhol.bounces.reading.evidence import gone_by_evidence, speaks_of_content
-from vykhukhol.bounces.reading.matching import (  # noqa: F401 - the rule kinds, as callers know them
+from vykhukhol.bounces.reading.matching import (
     BY_COMMAND,
     BY_NONE,
     BY_PHRASE,
