@@ -334,6 +334,9 @@ FOLDERS = {
     "bounce_journal": "the bounce reader's journal: the batches begun and the messages done",
     "kept_bounces": "returned messages kept for the admin (unread or unclear ones)",
     "soft_counts": "the soft failures counted per service, address and letter",
+    "webhooks": "the webhooks: `endpoints.ini`, the events journal `events.log`, and per "
+                "endpoint its progress (`<name>.state`), retries (`<name>.retry`) and "
+                "deliveries (`<name>.log`)",
 }
 
 

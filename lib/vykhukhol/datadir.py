@@ -149,6 +149,12 @@ class DataDir:
             raise BadInput(f"invalid letter id {letter[:60]!r}")
         return self.clicks / f"{letter}.{suffix}"
 
+    @property
+    def webhooks(self) -> Path:
+        """The webhooks: their endpoints, the events journal, each endpoint's
+        progress, retries and deliveries (vykhukhol.webhooks)."""
+        return self.root / "webhooks"
+
     def make_skeleton(self) -> None:
         from vykhukhol.files import make_folder
 

@@ -57,6 +57,7 @@ BOUNDARY = frozenset({
     "vykhukhol.web.clients", "vykhukhol.members", "vykhukhol.members.membership",
     "vykhukhol.members.suppression", "vykhukhol.members.unsent", "vykhukhol.services.subscribers",
     "vykhukhol.services.due_summary", "vykhukhol.services.rules", "vykhukhol.states",
+    "vykhukhol.files.events",  # the webhooks' journal: one stat when none is configured
     # the subscriber's own page, and a counted link
     "vykhukhol.web.manage", "vykhukhol.members.personal", "vykhukhol.web.go",
     "vykhukhol.files.clicklinks",
@@ -118,6 +119,7 @@ POST_SOON = LINK_PAGE | RECORDS | {
     "vykhukhol.services.rules", "vykhukhol.web.clients", "fcntl",
     "vykhukhol.members.suppression", "mmap",  # a suppressed address is answered alike but stores nothing
     "_hashlib", "_blake2", "hashlib", "hmac",  # the rules' digest, the suppression list's keyed hash
+    "vykhukhol.files.events",  # the webhooks' journal (os and time only; one stat without webhooks)
 }
 
 # Never on these paths: the heavy machinery of others.

@@ -31,8 +31,9 @@ LAYERS: list[set[str]] = [
     {"members"},  # 7
     {"bounces"},  # 8
     {"watch"},  # 9 the watchers around the run
-    {"sender"},  # 10 the run itself
-    {"web", "cli", "__main__"},  # 11 top (cli may import web, web never imports cli)
+    {"webhooks"},  # 10 the events told to the rest of the site
+    {"sender"},  # 11 the run itself
+    {"web", "cli", "__main__"},  # 12 top (cli may import web, web never imports cli)
 ]
 ABOVE: set[tuple[str, str]] = {("cli", "web")}  # (importer, imported) allowed within one row
 

@@ -37,6 +37,7 @@ from vykhukhol.bounces.ledger import Plan, Result
 from vykhukhol.bounces.reading import classify as kinds
 from vykhukhol.bounces.reading import reasons
 from vykhukhol.datadir import DataDir
+from vykhukhol.files import events
 from vykhukhol.members import suppression
 from vykhukhol.timeutil import now
 
@@ -133,6 +134,9 @@ def effects(data: DataDir, finder: Finder, result: Result, verdict: kinds.Verdic
         if verdict.kind == kinds.COMPLAINT:  # never written to again; a repeat adds nothing
             suppression.add(data, finder.secret, address, suppression.Why.COMPLAINT, source,
                             now())
+            events.emit_quietly(data.root, "subscriber.complained",
+                                {"email": email_key(address), "letter_of": f"{kind} {name}",
+                                 "source": source})
     elif verdict.kind == kinds.KEPT:
         record.keep(data, result.id, raw)
     return noted(plan, result, source)

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import NamedTuple
 
-from vykhukhol.cli import bounces, configure, newsletters, services, site, subscribers
+from vykhukhol.cli import bounces, configure, newsletters, services, site, subscribers, webhooks
 from vykhukhol.cli.common import Context, Parser, UsageError, add_command
 from vykhukhol.errors import MissingModule, VykhukholError
 
@@ -75,6 +75,8 @@ COMMANDS = (
             subscribers.suppress_arguments, subscribers.cmd_suppress),
     Command("removed", "addresses a bounce deleted (kept 90 days): list, restore",
             bounces.removed_arguments, bounces.cmd_removed),
+    Command("webhook", "URLs told of the list's events (signed): add, list, test, log",
+            webhooks.webhook_arguments, webhooks.cmd_webhook),
 )
 
 

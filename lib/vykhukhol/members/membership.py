@@ -16,6 +16,7 @@ from vykhukhol import services as svc
 from vykhukhol.addresses import check_email, clean_name
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.files import events
 from vykhukhol.members import unsent
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
@@ -141,6 +142,10 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
             subs.update_one(path, email, lambda s: s.replace(last_reminder=moment))
             _note_due(data, service, settings, None)
             outcome, letter = Joined.ASKED_AGAIN, (current.email, current.name)
+    if outcome is Joined.ADDED:  # told after the answer, like the letter
+        kind = "subscriber.confirmed" if confirmed else "subscriber.subscribed"
+        (later or _at_once)(lambda: events.emit_quietly(data.root, kind, {"service": service.name,
+                                                                          "email": email}))
     if sends and letter is not None:
         to, whom = letter
 
@@ -188,20 +193,28 @@ def confirm(data: DataDir, settings: Settings, service_name: str, email: str) ->
     moment = now()
     result: list[subs.Subscriber] = []
 
+    changed: list[bool] = []
+
     def activate(sub: subs.Subscriber) -> subs.Subscriber:
         if sub.state is SubscriberState.NEW:
             sub = sub.replace(state=SubscriberState.ACTIVE, confirmed=moment)
+            changed.append(True)
         result.append(sub)
         return sub
 
     if not subs.update_one(service.subscribers_path, email, activate):
         return False
     _note_due(data, service, settings, result[0])
+    if changed:
+        events.emit_quietly(data.root, "subscriber.confirmed", {"service": service.name,
+                                                                "email": result[0].email})
     return True
 
 
-def unsubscribe(data: DataDir, service_name: str, email: str) -> bool:
-    """Delete the subscriber and skip its pending newsletter rows. False if it was not there."""
+def unsubscribe(data: DataDir, service_name: str, email: str,
+                told: tuple[str, dict[str, object]] = ("subscriber.unsubscribed", {})) -> bool:
+    """Delete the subscriber and skip its pending newsletter rows. False if it
+    was not there. ``told``: the webhooks' event when it was, and what it adds."""
     from vykhukhol import newsletters
 
     service = svc.find_service(data, service_name)
@@ -209,6 +222,9 @@ def unsubscribe(data: DataDir, service_name: str, email: str) -> bool:
     if removed:
         due_summary.lower_due(data, service.name, None, service.subscribers_path)
     newsletters.skip_address(data, service.name, email)
+    if removed:
+        kind, more = told
+        events.emit_quietly(data.root, kind, {"service": service.name, "email": email, **more})
     return removed
 
 
@@ -238,10 +254,11 @@ def forget_everywhere(data: DataDir, settings: Settings, address: str, why: Why,
     if not suppressed:
         suppression.add(data, suppression.secret_of(settings), address, why, source, moment)
     gone = []
+    told: tuple[str, dict[str, object]] = ("subscriber.removed", {"reason": why.value, "source": source})
     for service in svc.load_services(data):
         try:
             with removed.keeping(data, service, address, why.value, source, words, moment):
-                if unsubscribe(data, service.name, address):
+                if unsubscribe(data, service.name, address, told):
                     gone.append(service.name)
         except (NotFound, BadInput):
             continue  # the service went away meanwhile

@@ -37,6 +37,7 @@ from vykhukhol import files
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
+from vykhukhol.files import events
 from vykhukhol.timeutil import format_time, parse_time
 
 if TYPE_CHECKING:
@@ -209,8 +210,14 @@ def _ends_a_line(target) -> bool:
 def add(data: DataDir, secret: bytes, email: str, why: Why, source: str,
         moment: datetime) -> bool:
     """Suppress an address; False if it was already (for whatever reason:
-    a new reason is still written, :func:`add_many`)."""
-    return add_many(data, secret, [email], why, source, moment) == 1
+    a new reason is still written, :func:`add_many`). The webhooks hear of a
+    new one (not of an erasure: that address must not be told anywhere)."""
+    if add_many(data, secret, [email], why, source, moment) != 1:
+        return False
+    if why is not Why.ERASED:
+        events.emit_quietly(data.root, "suppression.added",
+                            {"email": email_key(email), "reason": why.value, "source": source})
+    return True
 
 
 def _reasons(data: DataDir) -> set[tuple[str, str]]:

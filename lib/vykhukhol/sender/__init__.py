@@ -100,7 +100,7 @@ def take_steps(run: Run) -> None:
 
 def finish(run: Run) -> None:
     """Whatever happened: unused sending allowance given back, the refusals
-    told, the transport closed, the day's count, the letters each target sent
+    told, the webhooks' events delivered, the transport closed, the day's count, the letters each target sent
     (for its brakes), the run's last log line, the public archive, the idle
     proof and the cron's pace (for the pages that watch it)."""
     from vykhukhol.archive import publish
@@ -111,12 +111,14 @@ def finish(run: Run) -> None:
     from vykhukhol.watch import cronwatch
     from vykhukhol.watch.brakes import count_run as count_brakes
     from vykhukhol.watch.refusal_alerts import tell_refusals
+    from vykhukhol.webhooks.dispatch import deliver_in_run as deliver_webhooks
 
     try:
         run.allowance.settle()
     except VykhukholError as exc:
         run.log.error(f"the sending counters could not be updated: {exc.message}")
     tell_refusals(run, run.lease, run.letters_out, run.refusals)
+    deliver_webhooks(run, run.time_limit, run.elapsed())  # the events, in a small share of the time
     run.close()
     count_daily(run)
     count_brakes(run, run.report.sent, run.report.gone)  # the letters each target sent, for its brakes

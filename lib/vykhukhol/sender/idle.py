@@ -245,7 +245,8 @@ def watched(data) -> list[tuple[str, str, str]]:
     root = str(data.root)
     rels = [("file", "settings.ini"), ("empty", "state/blocked"),
             ("empty", "state/news.journal"), ("empty", "state/unsent-confirmations"),
-            ("dir", "services"), ("dir", "newsletters")]
+            ("dir", "services"), ("dir", "newsletters"),
+            ("file", "webhooks/endpoints.ini"), ("file", "webhooks/events.log")]
     for job in sorted(glob.glob(os.path.join(root, "newsletters", "*.job"))):
         rels.append(("file", os.path.relpath(job, root)))
     services_dir = os.path.join(root, "services")
@@ -314,6 +315,7 @@ def _prove(run) -> float | None:
     from vykhukhol.services import due_summary
     from vykhukhol.services.rules import rules_of
     from vykhukhol.timeutil import parse_time
+    from vykhukhol.webhooks import dispatch as webhooks
 
     data = run.data
     moment = run.now().timestamp()  # the run's time: a test may give it another
@@ -334,6 +336,9 @@ def _prove(run) -> float | None:
     feed_due = feeds.next_read(data)  # a feed's next read (0: one is due now)
     if feed_due is not None:
         until = min(until, feed_due)
+    hook_due = webhooks.next_due(data)  # a webhook's next delivery (0: one is due now)
+    if hook_due is not None:
+        until = min(until, hook_due)
     enabled = []
     for service in svc.load_services(data):
         if svc.db_lock(data, service.db).holder() is not None:

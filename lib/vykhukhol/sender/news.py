@@ -24,6 +24,7 @@ from vykhukhol import services as svc
 from vykhukhol.addresses import email_key
 from vykhukhol.bounces import removal
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
+from vykhukhol.files import events
 from vykhukhol.members import membership, suppression
 from vykhukhol.newsletters import clicks, history
 from vykhukhol.sender.batch import Copy, Ended, Letter, send_batch
@@ -243,6 +244,9 @@ def finish_if_exhausted(run: Run, name: str) -> None:
     run.log.write(f"newsletter {name} finished: {hand['handed']} handed over, "
                   f"{hand['failed']} failed, {count['skipped']} skipped, "
                   f"{count['in doubt']} in doubt")
+    events.emit_quietly(data.root, "newsletter.finished",
+                        {"newsletter": name, "handed_over": hand["handed"], "failed": hand["failed"],
+                         "skipped": count["skipped"], "in_doubt": count["in doubt"]})
     admin = run.settings["admin_email"]
     if admin:
         message = mail.build_message(

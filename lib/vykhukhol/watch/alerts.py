@@ -36,6 +36,7 @@ CRON_SILENT = "cron is silent"  # ours: no run has started for too long (watch/c
 CANNOT_MAKE = "not can make the letter"  # ours: a template with a mistake (docs/using/services.md#broken-letter)
 BRAKED = "dispatch is braked"  # ours: a service's complaints or addresses gone past a brake (watch/brakes.py)
 NEWS_BRAKED = "newsletter is braked"  # ours: the same of a newsletter
+WEBHOOK_OFF = "webhook is off"  # ours: an endpoint that failed for three days (vykhukhol.webhooks)
 
 
 def _(text: str) -> str:
@@ -141,6 +142,12 @@ BODIES: dict[str, tuple[str, str]] = {
         "the addresses gone), then resume it: the button on the Newsletters page of the admin, "
         "or `vykhukhol newsletter resume {name}`; or cancel it. Resuming forgets the complaints "
         "and addresses gone so far.",
+    ),
+    WEBHOOK_OFF: (
+        "Webhook {name} is switched off: every delivery to it has failed for three days.",
+        "The events since then were not delivered to it and are not kept for it. Check the "
+        "receiver (its recent deliveries are on the Webhooks page of the admin and in "
+        "`vykhukhol webhook log {name}`), then switch it back on: `vykhukhol webhook enable {name}`.",
     ),
 }
 

@@ -37,6 +37,7 @@ from vykhukhol import services as svc
 from vykhukhol.bounces import tally
 from vykhukhol.bounces.tally import COMPLAINTS, GONE, NEWSLETTER, SERVICE, target
 from vykhukhol.errors import VykhukholError
+from vykhukhol.files import events
 from vykhukhol.timeutil import format_time, now
 
 if TYPE_CHECKING:
@@ -167,6 +168,10 @@ class Brakes:
         self.run.log.write(f"{brake.target} is braked ({brake.why} past the line); nothing "
                            "more of it is sent until it is resumed")
         self.run.alert(SUBJECTS[brake.kind], **brake.figures())
+        events.emit_quietly(self.run.data.root, "brake.applied",
+                            {"kind": brake.kind, "name": brake.name, "why": brake.why,
+                             "letters": brake.letters, "complaints": brake.complaints,
+                             "gone": brake.gone})
 
 
 def said(brake: Brake, translate) -> str:

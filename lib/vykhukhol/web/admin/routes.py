@@ -29,6 +29,7 @@ import vykhukhol.web.admin.services as services
 import vykhukhol.web.admin.settings as settings
 import vykhukhol.web.admin.subscribers as subscribers
 import vykhukhol.web.admin.suppressed as suppressed
+import vykhukhol.web.admin.webhooks as webhooks
 from vykhukhol.datadir import DataDir
 from vykhukhol.web.admin.core import Rule, serve
 from vykhukhol.web.admin.once import once_only
@@ -100,6 +101,11 @@ ROUTES: list[Rule] = [
     Rule("POST", "/suppressed/remove", suppressed.suppressed_remove),
     Rule("POST", "/suppressed/import", once_only(suppressed.suppressed_import)),
     Rule("GET", "/suppressed.csv", suppressed.suppressed_export),
+    Rule("GET", "/webhooks", webhooks.webhooks_page),
+    Rule("POST", "/webhooks", webhooks.webhooks_add),
+    Rule("POST", "/webhooks/test", once_only(webhooks.webhooks_test)),
+    Rule("POST", "/webhooks/switch", webhooks.webhooks_switch),
+    Rule("POST", "/webhooks/remove", webhooks.webhooks_remove),
 
     Rule("GET", "/removed", removed.removed_page),
     Rule("POST", "/removed/restore", removed.removed_restore),
