@@ -204,3 +204,63 @@ def test_kill_between_the_event_and_its_delivery_delivers_it_again(fresh_site, r
     cron(fresh_site)
     time.sleep(0.3)
     assert len(r.got) == 2, "and once only after it was taken"
+
+
+def journalled(site) -> list[tuple[str, dict]]:
+    import json
+
+    path = site.data.webhooks / events.JOURNAL
+    return [(kind, json.loads(data)) for _, _, _, kind, data in events.read(path)]
+
+
+def test_each_change_of_a_list_is_journalled_once(site) -> None:
+    from vykhukhol.members import membership, suppression
+    from vykhukhol.timeutil import now
+
+    site.ok("webhook", "add", "shop", "https://hooks.example.org/in")
+    site.service("news")
+    site.service("tips")
+    site.subscriber("news", "gone@example.org")
+    site.subscriber("tips", "gone@example.org")
+    site.subscriber("news", "leaves@example.org")
+    assert membership.unsubscribe(site.data, "news", "leaves@example.org")
+    assert not membership.unsubscribe(site.data, "news", "leaves@example.org")  # not there: no event
+    membership.forget_everywhere(site.data, site.settings(), "gone@example.org",
+                                 suppression.Why.GONE, "smtp", now())
+    site.subscribe("news", "gone@example.org")  # suppressed: answered alike, told nothing
+    assert journalled(site) == [
+        ("subscriber.unsubscribed", {"service": "news", "email": "leaves@example.org"}),
+        ("suppression.added", {"email": "gone@example.org", "reason": "address gone", "source": "smtp"}),
+        ("subscriber.removed", {"service": "news", "email": "gone@example.org",
+                                "reason": "address gone", "source": "smtp"}),
+        ("subscriber.removed", {"service": "tips", "email": "gone@example.org",
+                                "reason": "address gone", "source": "smtp"}),
+    ]
+
+
+def test_an_event_sends_the_idle_tick_the_full_way(site, monkeypatch) -> None:
+    from vykhukhol import sender
+    from vykhukhol.sender import idle
+
+    monkeypatch.setattr(idle, "RACY", 0.0)
+    site.ok("webhook", "add", "shop", "https://hooks.example.org/in")
+    site.service("quiet", letters=[("Lesson 1", "3650d", "Hello.\n")])
+    site.subscriber("quiet", "waiting@example.org")
+    sender.run(site.data, site.settings())
+    assert idle.tick(str(site.data.root)) is not None, "nothing due: the proof holds"
+    events.emit(site.data.root, "subscriber.unsubscribed", {"service": "quiet", "email": "x@example.org"})
+    assert idle.tick(str(site.data.root)) is None, "an event to deliver: a full run"
+
+
+def test_a_damaged_journal_line_is_passed_over(fresh_site, receiver) -> None:
+    r = receiver()
+    fresh_site.ok("webhook", "add", "shop", r.url)
+    journal = fresh_site.data.webhooks / events.JOURNAL
+    journal.write_bytes(b"garbage\nmsg_1\tx\tsubscriber.confirmed\t{}\n\xff\xfe\t1\tno.such\t{}\n")
+    events.emit(fresh_site.data.root, "subscriber.confirmed", {"service": "news", "email": "a@example.org"})
+    with journal.open("ab") as torn:
+        torn.write(b"msg_2\t1\tsubscriber.confirmed\t{")  # a write cut by a kill: no line end
+    summary = dispatch.deliver(fresh_site.data, True, 5.0)
+    assert summary.delivered == 1 and [d.json["data"]["email"] for d in r.wait(1)] == ["a@example.org"]
+    assert dispatch.next_due(fresh_site.data) is None, "a torn tail is not waited for"
+    assert journal.stat().st_size == 0, "and the journal, all taken, is emptied"

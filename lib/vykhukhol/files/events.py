@@ -125,6 +125,21 @@ def _append(path: str, line: bytes) -> None:
         raise StorageError(f"cannot append to {JOURNAL}: {exc.strerror or exc}") from exc
 
 
+def whole_size(path: str | os.PathLike[str]) -> int:
+    """The journal's size up to the end of its last whole line: a torn tail
+    (a write cut by a full disk) is never waited for."""
+    try:
+        with open(path, "rb") as file:
+            size = file.seek(0, os.SEEK_END)
+            start = max(0, size - 65536)
+            file.seek(start)
+            tail = file.read()
+    except FileNotFoundError:
+        return 0
+    end = tail.rfind(b"\n")
+    return start + end + 1 if end >= 0 else (0 if start == 0 else start)
+
+
 def generation(root: str | os.PathLike[str]) -> str:
     """Which filling of the journal offsets count in: a new one after each :func:`cut`."""
     try:
@@ -151,7 +166,7 @@ def cut(root: str | os.PathLike[str], caught_up) -> bool:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size
-        if not size or not caught_up(size):
+        if not size or not caught_up(whole_size(path)):
             return False
         atomic_write(os.path.join(root, FOLDER, "generation"), f"{int(generation(root)) + 1}\n")
         os.ftruncate(fd, 0)

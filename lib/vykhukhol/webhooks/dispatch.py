@@ -203,10 +203,7 @@ def next_due(data: DataDir) -> float | None:
     except BadInput:
         return 0
     generation = events.generation(data.root)
-    try:
-        size = (data.webhooks / events.JOURNAL).stat().st_size
-    except FileNotFoundError:
-        size = 0
+    size = events.whole_size(data.webhooks / events.JOURNAL)
     due: float | None = None
     for endpoint in found:
         if progress_mod.read_progress(data, endpoint.name, generation).offset < size:
