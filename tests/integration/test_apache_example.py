@@ -74,7 +74,10 @@ def test_an_uploaded_checkout_lists_no_folder(example: Site) -> None:
         answer = fetch(example.base + path)
         assert answer.status in (403, 404), (path, answer)
         assert "Index of" not in answer.body and "notes.md" not in answer.body, (path, answer)
-    answer = fetch(f"{example.base}/docs/notes.md")
-    assert answer.status in (403, 404) and "owner's notes" not in answer.body, answer
+    (example.install / "notes.txt").write_text("owner's notes\n", encoding="utf-8")
+    (example.install / "notes.txt").chmod(0o644)
+    for path in ("/docs/notes.md", "/notes.txt"):
+        answer = fetch(example.base + path)
+        assert answer.status == 403 and "owner's notes" not in answer.body, (path, answer)
     assert fetch(f"{example.base}/cgi/subscribe.py?service=news").status == 200
     assert "Traceback" not in example.error_log()
