@@ -77,6 +77,10 @@ def validated_address(address: str) -> str:
     """email-validator's verdict: the address with its domain lower-cased, or BadInput."""
     from email_validator import EmailNotValidError, validate_email
 
+    if not address.rpartition("@")[0].isascii():
+        # Ours, not the validator's English: the refusal speaks the page's language.
+        raise BadInput("this e-mail address is not valid: it has letters other than Latin ones "
+                       "before the @, which most mail servers cannot deliver to")
     try:
         result = validate_email(address, check_deliverability=False, allow_smtputf8=False)
     except EmailNotValidError as exc:

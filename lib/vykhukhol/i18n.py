@@ -51,6 +51,10 @@ MESSAGES: dict[str, str] = {
     "unsubscribe.manage": "All your lists, a pause, your data",
     "unsubscribe.done_title": "You are unsubscribed",
     "unsubscribe.done_text": "This address will receive no more letters from this list.",
+    "test_link.title": "A test letter's link",
+    "test_link.text": "This link came from a test letter sent from the admin: it changes nothing. "
+                      "A subscriber's letter carries a link of their own.",
+    "page.home": "Back to the site",
     "error.title": "Error",
     "error.400": "The request was not understood: {detail}",
     "error.403": "Access denied.",

@@ -37,6 +37,11 @@ def _own_sha256() -> Callable[[bytes], Any]:
 
 _sha256 = _own_sha256()
 
+#: The sample subscriber's address in the admin's previews and test letters: a
+#: reserved name (RFC 2606) that no subscriber can have, so the links of a test
+#: letter belong to nobody and the pages they open say so and change nothing.
+TEST_ADDRESS = "ivan@test.invalid"
+
 PURPOSES = ("confirm", "unsubscribe", "view")
 ADDRESS_PURPOSES = ("manage",)  # signed by address alone: a page about every service
 TOKEN_LENGTH = 32  # hex characters kept: 128 bits

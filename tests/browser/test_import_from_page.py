@@ -55,3 +55,35 @@ def test_a_file_the_tool_did_not_write_names_the_columns_expected(site, server, 
     error = b.text(".error")
     assert "expected the columns uuid,email,name" in error and "EMAIL_ADDR" in error
     assert site.subscribers("news") == {}
+
+
+def test_a_non_latin_address_is_refused_in_the_pages_language(site, server, browser, tmp_path):
+    """On a Russian site the refused line's reason is Russian from end to end."""
+    site.service("news")
+    site.set(language="ru")
+    people = tmp_path / "people.csv"
+    people.write_text("email,status\nиван@example.org,subscribed\n", encoding="utf-8")
+    b = browser
+    b.log_in()
+    upload(b, "csv", people, dry_run=True)
+    said = b.text("#import-from-result")
+    assert "латиницей" in said and "Internationalized" not in said, said
+
+
+def test_a_subscriber_who_left_the_other_tool_is_marked_on_the_subscribers_page(
+        site, server, browser, tmp_path):
+    """Tanya is subscribed here and unsubscribed in the old tool's file: after the
+    import her row says no letter goes to her; Pavel's row says nothing of it."""
+    site.service("news")
+    site.subscriber("news", "tanya@example.com", state="new")
+    people = tmp_path / "people.csv"
+    people.write_text("email,status\ntanya@example.com,unsubscribed\npavel@example.com,subscribed\n")
+    b = browser
+    b.log_in()
+    upload(b, "csv", people, dry_run=False)
+    assert "left in the other tool (tanya@example.com)" in b.text("#import-from-result")
+    b.open("/admin/services/news/subscribers")
+    rows = {row.find_element("css selector", "td").text: row.text
+            for row in b.all("#subscribers tr")[1:]}
+    assert "on the suppression list" in rows["tanya@example.com"]
+    assert "on the suppression list" not in rows["pavel@example.com"]

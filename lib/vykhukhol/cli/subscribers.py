@@ -120,11 +120,15 @@ def import_from_arguments(p: Parser) -> None:
     p.add_argument("--dry-run", action="store_true",
                    help="only say what it would do, by state, what each --series choice "
                         "would send, and the refused lines")
+    p.add_argument("--show", action="store_true",
+                   help="list the file's addresses under their state (with --dry-run: "
+                        "who would be what, before anything changes)")
     p.add_argument("--series", nargs="+", default=["end"], metavar=("start|end|letter", "N"),
                    help="where the confirmed join the service's series: end (the default: "
                         "no letter of it now, one added later reaches them), start (every "
                         "letter, the first on the next run) or letter N")
     p.epilog = examples("vykhukhol import-from mailchimp audience.zip --service news --dry-run",
+                        "vykhukhol import-from csv people.csv --service news --dry-run --show",
                         "vykhukhol import-from listmonk subscribers.csv --service news",
                         "vykhukhol import-from csv people.csv --service course --series letter 2")
 
@@ -159,6 +163,9 @@ def cmd_import_from(ctx: Context, args) -> None:
                            series=series)
     for line in outcome.summary(result, option=True):
         print(line)
+    if args.show:
+        for line in outcome.by_state(reading, result):
+            print(line)
     for refused in result.refused[:importers.SHOWN_REFUSED]:
         print(f"{refused.where}: {refused.text!r}: {refused.why.message}", file=sys.stderr)
     if len(result.refused) > importers.SHOWN_REFUSED:

@@ -226,8 +226,10 @@ def _reasons(data: DataDir) -> set[tuple[str, str]]:
 
 
 def add_many(data: DataDir, secret: bytes, emails: Iterable[str], why: Why, source: str,
-             moment: datetime) -> int:
-    """Suppress several addresses at once; returns how many were new. Every
+             moment: datetime, times: dict[str, datetime] | None = None) -> int:
+    """Suppress several addresses at once; returns how many were new. Each line
+    is dated ``moment``, or its address's time in ``times`` (by
+    :func:`email_key`: an import keeps when the other tool saw them leave). Every
     reason is kept: an address suppressed already gets a line for a reason it
     did not stand for yet (a complaint after a bounce), so undoing one reason
     (:func:`remove` with ``only``) leaves the others standing. An erased
@@ -256,7 +258,7 @@ def add_many(data: DataDir, secret: bytes, emails: Iterable[str], why: Why, sour
             reasons.add((address, why.value))
             known.keys.add(key)
             added += not before
-            new.append(Entry(address, moment, why.value, source).to_line())
+            new.append(Entry(address, (times or {}).get(key, moment), why.value, source).to_line())
         if new:
             if not target.exists():
                 files.atomic_write(target, HEADER + "\n")

@@ -154,7 +154,10 @@ def _state_label(lang: str, sub) -> str:
 
 
 def _own_page(site: Site, email: str, token: str, notice: str = "", error: str = "",
-              status: int = 200) -> Response:
+              status: int = 200, kept_name: str = "") -> Response:
+    """The own page; ``kept_name`` is the name of a list just left, which the
+    join buttons carry when no list holds a name any more (a re-join keeps it;
+    the site stores nothing of a person who left)."""
     from vykhukhol.members import personal
     from vykhukhol.timeutil import now
 
@@ -173,7 +176,7 @@ def _own_page(site: Site, email: str, token: str, notice: str = "", error: str =
         rows.append({"title": service.title, "name": service.name,
                      "state": _state_label(lang, sub), "member": sub is not None})
     return _page("manage.html", lang, status, email=email, token=token, notice=notice,
-                 error=error, rows=rows, name=name,
+                 error=error, rows=rows, name=name or kept_name,
                  member=any(sub is not None for _, sub in memberships),
                  paused=_local_date(settings, paused) if paused is not None else "",
                  today=moment.strftime("%Y-%m-%d"))
@@ -249,12 +252,18 @@ def _leave_or_join(request: Request, site: Site, email: str, token: str, action:
     if action == "leave":
         membership.unsubscribe(site.data, service.name, email)
         return _own_page(site, email, token, tr(lang, "You left \"{service}\".",
-                                                   service=service.title))
+                                                   service=service.title),
+                         kept_name=sub.name if sub is not None else "")
     if sub is not None:
         return _own_page(site, email, token, tr(lang, "You are on \"{service}\" already.",
                                                    service=service.title))
     client = request.client(site.settings["trusted_proxies"])
     name_now = next((s.name for _, s in rows.values() if s is not None and s.name), "")
+    if not name_now:  # the name the join button carries from a list just left
+        try:
+            name_now = personal.check_name(request.form().get("name", ""))
+        except BadInput:
+            name_now = ""
     membership.subscribe(site.data, site.settings, service.name, email, name_now,
                          ip=client or "-", may_mail=hourly_cap(site.data, site, client),
                          later=request.after)

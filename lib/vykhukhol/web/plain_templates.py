@@ -29,11 +29,11 @@ TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 SOURCES = {
     'base.html': 0xE3B45B35,
     'button.html': 0x7318D7EF,
-    'manage.html': 0x5F98BF65,
+    'manage.html': 0x8CB35B67,
     'manage_ask.html': 0x1E7B609A,
     'manage_base.html': 0x73F4EF58,
     'manage_note.html': 0x4AD1434A,
-    'message.html': 0xE77398F5,
+    'message.html': 0xF1174CAC,
     'subscribe.html': 0x12568E43,
 }
 #: What each page is made of: itself and the templates it extends.
@@ -111,6 +111,8 @@ _MANAGE_BASE_1 = ('<style>\n'
 def message(lang: str, t: Callable[..., str], context: dict) -> str:
     """message.html on base.html."""
     v_detail = context.get('detail', "")
+    v_home = context.get('home', "")
+    v_home_text = context.get('home_text', "")
     v_text = context.get('text', "")
     v_title = context.get('title', "")
     out: list[str] = []
@@ -131,6 +133,12 @@ def message(lang: str, t: Callable[..., str], context: dict) -> str:
         w('<p>')
         w(escape(v_detail))
         w('</p>')
+    if v_home:
+        w('<p><a href="')
+        w(escape(v_home))
+        w('" id="home">')
+        w(escape(v_home_text))
+        w('</a></p>')
     w(_BASE_5)
     return "".join(out)
 
@@ -310,6 +318,10 @@ def manage(lang: str, t: Callable[..., str], context: dict) -> str:
         w('<input type="hidden" name="service" value="')
         w(escape(_attr(l_row, 'name')))
         w('">')
+        if (not _attr(l_row, 'member')) and v_name:
+            w('<input type="hidden" name="name" value="')
+            w(escape(v_name))
+            w('">')
         w(m_submit(v__('Leave') if _attr(l_row, 'member') else v__('Join')))
         w('</div>\n')
     if empty_1:

@@ -84,8 +84,10 @@ class Site:
 
     def message(self, title_key: str, text_key: str, owner: svc.Service | None = None,
                 status: int = 200, **values: object) -> Response:
+        # A result page leads back to the owner's site, where the visitor came from.
         return self.page("message.html", owner, status, title=t(self.lang, title_key),
-                         text=t(self.lang, text_key, **values))
+                         text=t(self.lang, text_key, **values), home=self._loaded()["site_url"],
+                         home_text=t(self.lang, "page.home"))
 
 
 def _only(request: Request, *methods: str) -> None:
@@ -155,6 +157,14 @@ def _log_refusal(data: DataDir, site: Site, client: str, address: str, service: 
 def _link(request: Request, site: Site) -> tuple[svc.Service, str, str]:
     service = site.service(request.value("s"))
     return service, request.value("e")[:254], request.value("t")[:100]
+
+
+def _from_test_letter(site: Site, service: svc.Service, email: str, token: str) -> bool:
+    """A link of an admin's test letter: signed for the sample address, which no
+    subscriber can have (its page changes nothing and says why)."""
+    from vykhukhol.tokens import TEST_ADDRESS
+
+    return email == TEST_ADDRESS and _token_ok(site, service, email, "unsubscribe", token)
 
 
 def _job(request: Request) -> str:
@@ -236,6 +246,8 @@ def unsubscribe(data: DataDir) -> Callable:
         site = Site(data)
         service, email, token = _link(request, site)
         job = _job(request)
+        if _from_test_letter(site, service, email, token):
+            return site.message("test_link.title", "test_link.text", service)
         if request.method != "POST":
             return _button_page(site, "unsubscribe", service, email, token, job)
         # RFC 8058 one-click: the POST body is "List-Unsubscribe=One-Click" and the

@@ -6,7 +6,9 @@ A header row is required, with an ``email`` column (``Email Address``,
 enabled, active → confirmed; unconfirmed, pending → unconfirmed;
 unsubscribed → suppressed as unsubscribed; cleaned, bounced → suppressed as
 gone; blocklisted, blacklisted → suppressed as blocklisted), ``subscribed``
-(or ``created_at``, ``optin_time``) and ``confirmed`` (``confirm_time``).
+(or ``created_at``, ``optin_time``), ``confirmed`` (``confirm_time``) and
+``unsubscribed_at`` (``unsub_time``, ``clean_time``: when who left did). An
+empty status cell is no status.
 Without a status column everyone is unconfirmed: the file does not prove
 they agreed, so the sender's reminders ask them. ``;`` separates the cells
 when the first line has more of them than commas (Russian Excel's CSV).
@@ -33,6 +35,7 @@ def read(raw: bytes, name: str) -> tuple[list[verdicts.Person], list[verdicts.Re
     status = parsing.column(header, "status")
     signed_col = parsing.column(header, "subscribed", "created_at", "optin_time", "signed_up")
     confirm_col = parsing.column(header, "confirmed", "confirmed_at", "confirm_time")
+    left_col = parsing.column(header, "unsubscribed_at", "unsub_time", "clean_time", "left_at")
     judged = []
     for row in records:
         cells = row.cells
@@ -43,5 +46,6 @@ def read(raw: bytes, name: str) -> tuple[list[verdicts.Person], list[verdicts.Re
         confirmed = parsing.when(parsing.cell(cells, confirm_col)) or signed
         judged.append(verdicts.person(row, "", cells.get(email, ""),
                                       parsing.cell(cells, whole) or person_name, standing,
-                                      subscribed=signed, confirmed=confirmed, why=why))
+                                      subscribed=signed, confirmed=confirmed, why=why,
+                                      left=parsing.when(parsing.cell(cells, left_col))))
     return verdicts.sorted_out(judged)

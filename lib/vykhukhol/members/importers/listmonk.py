@@ -11,7 +11,9 @@ suppressed as blocklisted, ``disabled`` is refused (listmonk does not write
 to them, and nothing says they left). listmonk keeps double opt-in per list,
 not in this file; a ``subscription_status`` column (``unconfirmed``,
 ``confirmed``, ``unsubscribed``), if the file has one, decides instead.
-The name is ``name``, else the attributes' first and last name.
+The name is ``name``, else the attributes' first and last name. Who left is
+dated by ``updated_at``, listmonk's time of the last change (the blocklisting
+or the unsubscribe).
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ def read(raw: bytes, name: str) -> tuple[list[verdicts.Person], list[verdicts.Re
         signed = parsing.when(cells.get("created_at", ""))
         judged.append(verdicts.person(row, "", cells.get("email", ""),
                                       cells.get("name", "") or _named(cells.get("attributes", "")),
-                                      standing, subscribed=signed, confirmed=signed, why=why))
+                                      standing, subscribed=signed, confirmed=signed, why=why,
+                                      left=parsing.when(cells.get("updated_at", ""))))
     return verdicts.sorted_out(judged)
 
 

@@ -14,8 +14,9 @@ subscribed one has LAST_CHANGED. Times are UTC, "2024-03-01 09:05:00".
 A single CSV of the zip is taken too: its status comes from its name, or
 else from those columns. Subscribed → confirmed (OPTIN_TIME is the sign-up,
 CONFIRM_TIME the opt-in), unsubscribed → suppressed as unsubscribed, cleaned
-(hard bounces, repeated soft ones) → suppressed as gone; non-subscribed
-contacts never agreed to anything and are refused.
+(hard bounces, repeated soft ones) → suppressed as gone, each dated by its
+UNSUB_TIME or CLEAN_TIME; non-subscribed contacts never agreed to anything
+and are refused.
 """
 
 from __future__ import annotations
@@ -119,5 +120,7 @@ def _one_file(name: str, text: str, several: bool) -> list:
         out.append(verdicts.person(row, where, cells.get(email, ""),
                                    name_text or parsing.cell(cells, whole), standing,
                                    subscribed=optin or confirm, confirmed=confirm or optin, why=why,
-                                   ip=cells.get("CONFIRM_IP") or cells.get("OPTIN_IP") or ""))
+                                   ip=cells.get("CONFIRM_IP") or cells.get("OPTIN_IP") or "",
+                                   left=parsing.when(cells.get("UNSUB_TIME") or cells.get("CLEAN_TIME")
+                                                     or "")))
     return out

@@ -41,6 +41,7 @@ class Outcome(NamedTuple):
     readers: int = 0                   # the confirmed among the added: whom --series concerns
     letters: int = 0                   # the service's series, in letters
     series: SeriesStart = END          # where the readers join it
+    left_here: tuple[str, ...] = ()    # subscribed here, left in the other tool: suppressed now
 
 
 def _one_each(people: list[Person]) -> tuple[list[Person], int]:
@@ -72,10 +73,13 @@ def apply(data: DataDir, settings: Settings, service_name: str, reading: Reading
         reasons[why.value] = reasons.get(why.value, 0) + 1
     joining = [p for p in people if p.standing is not Standing.SUPPRESSED]
     secret = suppression.secret_of(settings)
+    known = {item.key for item in subs.read(service.subscribers_path)
+             if isinstance(item, subs.Subscriber)}
+    # Their line here stays (with its history); the suppression list keeps every
+    # letter from them, and the result and the Subscribers page say so.
+    left_here = tuple(sorted(p.email for p in gone if p.email.lower() in known))
     if dry_run:
         checker = suppression.Checker(data, secret)
-        known = {item.key for item in subs.read(service.subscribers_path)
-                 if isinstance(item, subs.Subscriber)}
         new_gone = sum(1 for p in gone if p.email not in checker)
         free = [p for p in joining if p.email not in checker]  # no address is in both lists
         blocked = len(joining) - len(free)
@@ -83,21 +87,46 @@ def apply(data: DataDir, settings: Settings, service_name: str, reading: Reading
         readers = sum(1 for p in free if p.email.lower() not in known
                       and p.standing is Standing.CONFIRMED)
         return Outcome(reading.tool, True, standing, reasons, reading.refused, twice,
-                       len(free) - already, already, blocked, new_gone, readers, letters, series)
+                       len(free) - already, already, blocked, new_gone, readers, letters, series,
+                       left_here)
     moment, source = now(), f"import {reading.tool}"
+    # Dated when the other tool saw them leave, where its file says (never later than now).
+    times = {p.email.lower(): min(p.left, moment) for p in gone if p.left is not None}
     new_gone = 0
     for why in sorted({p.why for p in gone if p.why is not None}, key=lambda w: w.value):
         new_gone += suppression.add_many(data, secret, [p.email for p in gone if p.why is why],
-                                         why, source, moment)
+                                         why, source, moment, times)
     result = importing.add_people(data, settings, service.name, [
         importing.Newcomer(p.email, p.name, p.standing is Standing.CONFIRMED, p.subscribed,
                            p.confirmed, p.ip) for p in joining], series)
     return Outcome(reading.tool, False, standing, reasons, reading.refused, twice,
                    result["added"], result["duplicates"], result["suppressed"], new_gone,
-                   result["readers"], letters, series)
+                   result["readers"], letters, series, left_here)
+
+
+def by_state(reading: Reading, outcome: Outcome, lang: str = "en") -> list[str]:
+    """The file's addresses under their state (``--show``): a line per state that
+    has any, then its addresses one a line, indented; those who left in the other
+    tool while subscribed here under a state of their own as well."""
+    people, _ = _one_each(reading.people)
+    lines = []
+    for standing in Standing:
+        found = sorted(p.email for p in people if p.standing is standing)
+        if found:
+            lines.append(f"{standing.label(lang)} ({len(found)}):")
+            lines.extend(f"  {email}" for email in found)
+    if outcome.left_here:
+        lines.append(f"{left_here_label(lang)} ({len(outcome.left_here)}):")
+        lines.extend(f"  {email}" for email in outcome.left_here)
+    return lines
+
+
+def left_here_label(lang: str) -> str:
+    return tr(lang, "subscribed here, left in the other tool")
 
 
 SHOWN_LETTERS = 4  # "letter N" choices a dry run spells out (and the chosen one)
+SHOWN_LEFT = 10    # addresses of those who left elsewhere that the summary names
 
 
 def _series_word(series: SeriesStart, lang: str, option: bool) -> str:
@@ -171,6 +200,15 @@ def summary(outcome: Outcome, lang: str = "en", option: bool = False) -> list[st
     done = ", ".join(counts.values())
     lines.append(tr(lang, "Dry run, nothing changed; it would do: {done}.", done=done)
                  if outcome.dry_run else tr(lang, "Done: {done}.", done=done))
+    if outcome.left_here:
+        named = ", ".join(outcome.left_here[:SHOWN_LEFT]) + (
+            ", …" if len(outcome.left_here) > SHOWN_LEFT else "")
+        lines.append(ntr(
+            lang, "{n} subscriber here left in the other tool ({named}): on the suppression list, "
+            "no letter goes to them; the Subscribers page marks them.",
+            "{n} subscribers here left in the other tool ({named}): on the suppression list, "
+            "no letter goes to them; the Subscribers page marks them.",
+            len(outcome.left_here), named=named))
     lines.extend(_series_lines(outcome, lang, option))
     if outcome.twice:
         lines.append(ntr(lang, "{n} record repeats an address met earlier in the file.",

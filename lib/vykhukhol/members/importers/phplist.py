@@ -10,7 +10,8 @@ their names ("First Name", "Last Name" …), then "List Membership". Every
 field is followed by the separator, so each line has one empty cell before
 the lists. Times are the server's ("2024-03-01 09:05:00"), read as UTC.
 
-Blacklisted (phpList's unsubscribe) → suppressed as unsubscribed; confirmed
+Blacklisted (phpList's unsubscribe) → suppressed as unsubscribed, dated by
+"Last Modified" (the blacklisting is the record's last change); confirmed
 → confirmed; not confirmed → unconfirmed; a disabled account is refused.
 """
 
@@ -26,6 +27,7 @@ CONFIRMED = "Is this subscriber confirmed"
 BLACKLISTED = "Is this subscriber blacklisted"
 DISABLED = "Is this account disabled?"
 ENTERED = "Entered"
+MODIFIED = "Last Modified"
 
 
 def _yes(text: str) -> bool:
@@ -45,6 +47,7 @@ def read(raw: bytes, name: str) -> tuple[list[verdicts.Person], list[verdicts.Re
                                "them when exporting), tab- or comma-separated", header)
     disabled = parsing.column(header, DISABLED)
     entered = parsing.column(header, ENTERED)
+    modified = parsing.column(header, MODIFIED)
     first_name = parsing.column(header, "First Name", "Firstname", "FNAME")
     last_name = parsing.column(header, "Last Name", "Lastname", "Surname", "LNAME")
     whole = parsing.column(header, "Name", "Full Name")
@@ -65,5 +68,6 @@ def read(raw: bytes, name: str) -> tuple[list[verdicts.Person], list[verdicts.Re
         signed = parsing.when(parsing.cell(cells, entered))
         judged.append(verdicts.person(row, "", cells.get(email, ""),
                                       person_name or parsing.cell(cells, whole), standing,
-                                      subscribed=signed, confirmed=signed, why=why))
+                                      subscribed=signed, confirmed=signed, why=why,
+                                      left=parsing.when(parsing.cell(cells, modified))))
     return verdicts.sorted_out(judged)

@@ -40,6 +40,7 @@ class Person(NamedTuple):
     confirmed: datetime | None = None    # its opt-in (confirmation) time
     why: Why | None = None               # a suppression.Why when SUPPRESSED
     ip: str = "import"                   # the consent's address, when the file has it
+    left: datetime | None = None         # when the other tool saw them leave (SUPPRESSED)
 
 
 class RefusedLine(NamedTuple):
@@ -62,7 +63,8 @@ class Reading(NamedTuple):
 
 def person(row: Row, where: str, email: str, name: str, standing: Standing | BadInput,
            subscribed: datetime | None = None, confirmed: datetime | None = None,
-           why: Why | None = None, ip: str = "") -> Person | RefusedLine:
+           why: Why | None = None, ip: str = "", left: datetime | None = None
+           ) -> Person | RefusedLine:
     """One record's verdict: a :class:`Person`, or :class:`RefusedLine` with why."""
     if isinstance(standing, BadInput):
         return RefusedLine(where, row.lineno, row.text, standing)
@@ -73,7 +75,7 @@ def person(row: Row, where: str, email: str, name: str, standing: Standing | Bad
     except BadInput as exc:
         return RefusedLine(where, row.lineno, row.text, exc)
     return Person(address, clean_name(name), standing, subscribed, confirmed, why,
-                  _ip(ip))
+                  _ip(ip), left if standing is Standing.SUPPRESSED else None)
 
 
 def _ip(text: str) -> str:
@@ -92,8 +94,11 @@ def sorted_out(verdicts: list[Person | RefusedLine]) -> tuple[list[Person], list
 
 def by_status(status: str) -> tuple[Standing, Why | None] | BadInput:
     """A status word of the tools (subscribed, pending, unsubscribed, cleaned,
-    blocklisted, bounced …) as a standing here and the suppression's reason."""
+    blocklisted, bounced …) as a standing here and the suppression's reason. An
+    empty cell says nothing: unconfirmed, as a file without a status column."""
     word = status.strip().lower()
+    if not word:
+        return Standing.UNCONFIRMED, None
     found = _STATUSES.get(word)
     if found is None:
         return BadInput("unknown status {status!r} (expected one of: {known})", status=status,

@@ -48,7 +48,26 @@ def status(admin: Admin, args: dict) -> Response:
                                  for e in entries if e.level == "alert"][-15:][::-1],
         last_run=last_run, cron_url=cron, crontab=f"*/5 * * * * wget -q -t 1 -O /dev/null {cron}" if cron else "",
         paces=pace.shown(data, settings, now()),
-        warnings=warnings(admin), hosted=not demo.is_local(settings["site_url"]), chart=chart(admin), local=lambda t: local_time(settings, t)))
+        warnings=warnings(admin), steps=first_steps(admin), hosted=not demo.is_local(settings["site_url"]), chart=chart(admin), local=lambda t: local_time(settings, t)))
+
+
+def first_steps(admin: Admin) -> list[dict]:
+    """What a new site still lacks, in order, each with the page that does it
+    (docs/using/admin.md#admin-first-steps); a step done is not shown. The form
+    counts as on the site once anyone has subscribed through it (or was imported)."""
+    services = list(svc.load_services(admin.data))
+    steps = []
+    if not services:
+        steps.append({"id": "step-service", "href": admin.url("/services") + "#new-service",
+                      "text": admin._("Create a service: the list people subscribe to.")})
+    if not any(next(iter(subs.subscribers(s.subscribers_path)), None) for s in services):
+        where = f"/services/{services[0].name}" if services else "/services"
+        steps.append({"id": "step-form", "href": admin.url(where) + "#form-for-site",
+                      "text": admin._("Put the service's subscription form on your site.")})
+    if admin.settings["mode"] != "working":
+        steps.append({"id": "step-working", "href": "#mode-switch",
+                      "text": admin._("Switch to working mode, so that letters go to subscribers.")})
+    return steps
 
 
 def cron_url(settings: settings_mod.Settings, cgi_dir: Path) -> str:

@@ -89,7 +89,9 @@ def letter_add(admin: Admin, args: dict) -> Response:
 
 def letter_new(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
-    fields = {"subject": "", "delay": "1d", "body": "", "html": "", "public": "", "clicks": "",
+    # Letter 1 goes as soon as the subscription is confirmed; later ones a day apart.
+    first = not svc.letter_count(service) or admin.request.query.get("position", "") == "1"
+    fields = {"subject": "", "delay": "0s" if first else "1d", "body": "", "html": "", "public": "", "clicks": "",
               "position": admin.request.query.get("position", ""),
               "test_to": admin.settings["admin_email"]}
     return admin.page("letter.html", service=service, number=None, fields=fields, preview={}, error="")

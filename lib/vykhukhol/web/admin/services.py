@@ -17,6 +17,9 @@ from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.admin.feedbox import feed_context
 from vykhukhol.web.http import Response
 
+#: The DB a site's first service is created in, when there is no DB yet.
+FIRST_DB = "main"
+
 
 def services_page(admin: Admin, args: dict) -> Response:
     rows = []
@@ -25,7 +28,7 @@ def services_page(admin: Admin, args: dict) -> Response:
                      "letters": svc.letter_count(service)})
 
     return admin.page("services.html", rows=rows, dbs=svc.list_dbs(admin.data), form={}, error="",
-                      braked=braked(admin, "service"))
+                      braked=braked(admin, "service"), first_db=FIRST_DB)
 
 
 def db_add(admin: Admin, args: dict) -> Response:
@@ -38,6 +41,8 @@ def service_add(admin: Admin, args: dict) -> Response:
     form = admin.request.form()
     name = form.get("name", "").strip()
     try:
+        if form.get("db", "") == FIRST_DB and not svc.list_dbs(admin.data):
+            svc.add_db(admin.data, FIRST_DB)  # the first service brings its DB along
         svc.add_service(admin.data, name, form.get("db", ""), {
             k: form.get(k, "") for k in ("title", "from_name", "from_email", "delete_finished",
                                          "send_window")})
@@ -45,7 +50,7 @@ def service_add(admin: Admin, args: dict) -> Response:
         rows = [{"service": s, "counts": subs.counts(s.subscribers_path),
                  "letters": svc.letter_count(s)} for s in svc.load_services(admin.data)]
         return admin.page("services.html", 400, rows=rows, dbs=svc.list_dbs(admin.data),
-                          form=form, error=exc.text(admin.lang))
+                          form=form, error=exc.text(admin.lang), first_db=FIRST_DB)
     return admin.done(f"/services/{name}", admin._("Service {name} created; it is disabled until you enable it.", name=name))
 
 

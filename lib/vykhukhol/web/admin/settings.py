@@ -127,4 +127,8 @@ def send_now(admin: Admin, message, to: str) -> str:
         return admin._("The letter could not be sent: {detail}", detail=exc.detail)
     except BadInput as exc:  # the mail settings themselves (a sendmail_path that cannot run)
         return admin._("The letter could not be sent: {detail}", detail=exc.text(admin.lang))
+    if admin.settings["mail.transport"] == "outbox":
+        # Nothing leaves the host: say where the letter is, not where it would go.
+        return admin._("The transport is outbox: the test letter to {to} was not sent, "
+                       "it is on the Outbox page.", to=to)
     return admin._("A test letter went to {to}.", to=to)

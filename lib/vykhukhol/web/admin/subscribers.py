@@ -37,13 +37,17 @@ def subscribers_page(admin: Admin, args: dict, result: dict | None = None,
             found.append(item)
         total += 1
     pages = max(1, (total + PAGE_SIZE - 1) // PAGE_SIZE)
+    # A line whose address is suppressed gets no letter: the row says so (an
+    # import brings such lines when people left the other tool while here).
+    checker = suppression.Checker(admin.data, suppression.secret_of(admin.settings))
 
     def manage_link(email: str) -> str:
         """The subscriber's own page, for the admin to send when asked for help."""
         return tokens.manage_link(admin.settings["site_url"], admin.settings.secret, email)
 
     return admin.page("subscribers.html", status, service=service, found=found, total=total,
-                      manage_link=manage_link, export_choices=downloads.choices(admin),
+                      manage_link=manage_link, suppressed=lambda email: email in checker,
+                      export_choices=downloads.choices(admin),
                       export_dialect=downloads.chosen(admin),
                       export_url=admin.url(f"/services/{service.name}/export.csv"),
                       page=page, pages=pages, q=query, result=result, error=error, intake=intake,

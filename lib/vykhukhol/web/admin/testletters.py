@@ -5,8 +5,9 @@ its subject, made for the sample subscriber (their name, their address, their
 links) so that it reads as a recipient's letter would.
 
 Only the ``To`` header and the envelope name the typed address: the letter
-itself is the sample's, so no real subscriber's links are in it and a click
-on its unsubscribe link unsubscribes nobody.
+itself is the sample's, whose address no subscriber can have
+(``tokens.TEST_ADDRESS``), so no real subscriber's links are in it and its
+unsubscribe link opens a page that says it came from a test and changes nothing.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from collections.abc import Callable
 from vykhukhol import mail
 from vykhukhol.addresses import check_email
 from vykhukhol.errors import BadInput
+from vykhukhol.tokens import TEST_ADDRESS
 from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.admin.settings import send_now
 
 #: Whose variables a preview and a test letter show.
-SAMPLE = {"name": "Ivan", "email": "ivan@example.org"}
+SAMPLE = {"name": "Ivan", "email": TEST_ADDRESS}
 
 
 def mark(admin: Admin, subject: str) -> str:
