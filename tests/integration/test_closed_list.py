@@ -149,6 +149,7 @@ def test_the_admin_closes_and_opens_a_list_behind_csrf(site, admin):
     assert 'id="open-news"' in page and 'id="signups-news"' in page
     status, _, page = admin("GET", "/services/news")
     assert "Closed to sign-ups" in page and 'id="toggle-signups"' in page
+    assert 'id="snippet-closed"' in page
     # The service's own form does not carry the switch: saving it keeps the list closed.
     status, _, _ = admin("POST", "/services/news", {"title": "News", "public": "yes"})
     assert status == 303 and svc.find_service(site.data, "news").closed
