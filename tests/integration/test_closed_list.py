@@ -53,6 +53,8 @@ def test_a_closed_list_takes_no_sign_up_and_says_so(install):
     said = cli(install.data_root, "service", "close", "news")
     assert said.strip() == "service news closed: it takes no sign-ups; those on it still get its letters"
     assert svc.find_service(install.data, "news").closed
+    assert cli(install.data_root, "service", "list").splitlines() == [
+        "#name\tdb\tstate\tsignups\tletters\ttitle", "news\tmain\tenabled\tclosed\t1\tNews"]
     before = files_of(install.data_root)
 
     page = install.run("cgi/subscribe.py", query="service=news")

@@ -148,9 +148,10 @@ def cmd_service(ctx: Context, args) -> None:
         svc.find_service(data, args.name)  # NotFound: one clear line
         resume(ctx, brakes.SERVICE, args.name)
     else:
-        print("\t".join(("#name", "db", "state", "letters", "title")))
+        print("\t".join(("#name", "db", "state", "signups", "letters", "title")))
         for service in svc.load_services(data):
             print("\t".join((service.name, service.db, "enabled" if service.enabled else "disabled",
+                             "closed" if service.closed else "open",
                              str(svc.letter_count(service)), service.title)))
 
 
