@@ -7,6 +7,7 @@ process, and the admin app."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -44,10 +45,14 @@ def test_a_confirmation_held_in_debug_goes_with_the_first_working_run(install):
                        body=urlencode({"service": "news", "email": NEW}).encode(), **SAME_SITE)
     assert page.status == 200 and "on its way" in page.body, page
     assert not install.outbox()
+    cli(install.data_root, "newsletter", "create", "--services", "news", "--subject", "Hello all",
+        "--body", "News for everyone.")
 
     shown = outbox_page(install)
     assert "Waiting for working mode" in shown and NEW in shown, shown
     assert 'id="waiting-series"' in shown and "news: 1 letter" in shown  # anna's lesson 1
+    news = re.search(r'id="waiting-newsletters">(.*?)</ul>', shown, re.S)
+    assert news and ": 1 letter<" in news.group(1), shown
     assert "The outbox is empty." not in shown
 
     cli(install.data_root, "mode", "working")

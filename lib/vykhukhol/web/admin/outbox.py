@@ -13,7 +13,7 @@ from vykhukhol.errors import BadInput, NotFound, VykhukholError
 from vykhukhol.files.kv import time_of
 from vykhukhol.members import unsent
 from vykhukhol.states import LedgerState
-from vykhukhol.timeutil import format_time, now
+from vykhukhol.timeutil import now
 from vykhukhol.watch import forecast
 from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.http import Response
@@ -81,7 +81,7 @@ def waiting_for_working_mode(admin: Admin) -> dict | None:
             continue
         pending = newsletters.counts(admin.data.job(job.name, "list"))[LedgerState.PENDING.value]
         if pending:
-            news.append({"name": job.name, "count": pending, "start": format_time(job.start)})
+            news.append({"name": job.name, "count": pending})
     return {"confirmations": confirmations, "series": series, "newsletters": news,
             "any": bool(confirmations or series or news)}
 
