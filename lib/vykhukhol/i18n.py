@@ -38,6 +38,8 @@ MESSAGES: dict[str, str] = {
         "confirmation link is on its way. Open it to start receiving the "
         "letters."
     ),
+    "subscribe.closed_title": "This list is closed",
+    "subscribe.closed_text": "“{service}” takes no new subscribers now.",
     "confirm.title": "Confirm your subscription",
     "confirm.text": "Confirm the subscription of {email} to “{service}”.",
     "confirm.button": "Confirm my subscription",

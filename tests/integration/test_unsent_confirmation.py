@@ -42,8 +42,8 @@ def test_a_confirmation_still_failing_waits_for_the_run_after(site, closed_port,
     membership.subscribe(site.data, site.settings(), "news", "b@example.org")
     later = now() + timedelta(minutes=2)
     sender.run(site.data, site.settings(), now=lambda: later)  # still down: both wait
-    assert unsent.take_unsent(site.data, later) == [("news", "a@example.org"),
-                                                   ("news", "b@example.org")]
+    assert unsent.take_unsent(site.data, later) == [unsent.Waiting("news", "a@example.org"),
+                                                   unsent.Waiting("news", "b@example.org")]
     for address in ("a@example.org", "b@example.org"):
         unsent.note_unsent(site.data, "news", address, later - timedelta(minutes=2))
     membership.confirm(site.data, site.settings(), "news", "a@example.org")  # by the first letter

@@ -80,8 +80,15 @@ def service_arguments(p: Parser) -> None:
         a.add_argument("--confirm-body", metavar="TEMPLATE",
                        help="the confirmation request's text; must contain {{ confirm_url }} "
                             "(empty: the default)")
-    for action in ("enable", "disable", "remove"):
-        add_command(what, action, f"{action} a service").add_argument("name", help=NAME_HELP)
+    for action, summary in (
+            ("enable", "enable a service: its series letters go out"),
+            ("disable", "disable a service: its series letters wait; sign-ups, confirmations "
+                        "and newsletters go on"),
+            ("close", "close a service to newcomers: no sign-up, not offered on own pages; "
+                      "those on it still get its letters"),
+            ("open", "open a closed service to sign-ups again"),
+            ("remove", "remove a service")):
+        add_command(what, action, summary).add_argument("name", help=NAME_HELP)
     add_command(what, "resume", "let a braked service send again").add_argument(
         "name", help=NAME_HELP)
     a = add_command(what, "feed", "follow a feed: each new item becomes a newsletter; "
@@ -117,7 +124,8 @@ def cmd_service(ctx: Context, args) -> None:
     data = ctx.data
     if args.action == "add":
         svc.add_service(data, args.name, args.db, _service_values(args))
-        print(f"service {args.name} added to DB {args.db} (disabled; enable it when its letters are ready)")
+        print(f"service {args.name} added to DB {args.db}, disabled: its series letters wait "
+              "until you enable it (vykhukhol service enable); sign-ups and newsletters do not wait")
     elif args.action == "edit":
         values = _service_values(args)
         if not values:
@@ -126,7 +134,13 @@ def cmd_service(ctx: Context, args) -> None:
         print(f"service {args.name} changed")
     elif args.action in ("enable", "disable"):
         svc.edit_service(data, args.name, {"enabled": "yes" if args.action == "enable" else "no"})
-        print(f"service {args.name} {args.action}d")
+        print(f"service {args.name} enabled: its series letters go out" if args.action == "enable"
+              else f"service {args.name} disabled: its series letters wait; sign-ups, "
+                   "confirmations and newsletters go on")
+    elif args.action in ("close", "open"):
+        svc.edit_service(data, args.name, {"closed": "yes" if args.action == "close" else "no"})
+        print(f"service {args.name} closed: it takes no sign-ups; those on it still get its "
+              "letters" if args.action == "close" else f"service {args.name} open to sign-ups")
     elif args.action == "remove":
         svc.remove_service(data, args.name)
         print(f"service {args.name} removed")
@@ -134,9 +148,10 @@ def cmd_service(ctx: Context, args) -> None:
         svc.find_service(data, args.name)  # NotFound: one clear line
         resume(ctx, brakes.SERVICE, args.name)
     else:
-        print("\t".join(("#name", "db", "state", "letters", "title")))
+        print("\t".join(("#name", "db", "state", "signups", "letters", "title")))
         for service in svc.load_services(data):
             print("\t".join((service.name, service.db, "enabled" if service.enabled else "disabled",
+                             "closed" if service.closed else "open",
                              str(svc.letter_count(service)), service.title)))
 
 

@@ -150,11 +150,14 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
         to, whom = letter
 
         def mail_it() -> None:
+            if settings["mode"] != "working":
+                # Debug: no letter leaves; the first working run sends it at once
+                # (docs/design/run.md#unsent-confirmations).
+                unsent.note_unsent(data, service.name, to, now(), held=True)
+                return
             # Noted first: if the letter does not go (mail server down, process
             # killed after the answer), the next cron run sends it.
             unsent.note_unsent(data, service.name, to, now())
-            if settings["mode"] != "working":
-                return  # debug: no letter leaves; the first working run sends it (docs/design/run.md#unsent-confirmations)
             if send_confirmation(data, settings, service, to, whom):
                 unsent.drop_unsent(data, service.name, to)
 

@@ -49,6 +49,13 @@ def memberships(data: DataDir, email: str) -> list[tuple[svc.Service, subs.Subsc
             for service in svc.load_services(data)]
 
 
+def offered(service: svc.Service, sub: subs.Subscriber | None) -> bool:
+    """Whether the own page shows ``service`` to an address with line ``sub``:
+    every list it is on, and, with a join button, a public one open to
+    sign-ups (a private or closed list is shown only to those on it)."""
+    return sub is not None or (service.public and not service.closed)
+
+
 def check_name(name: str) -> str:
     """A name typed on the page: refused (BadInput) with control characters in
     it, rather than quietly changed; then cleaned as the subscribe form cleans

@@ -5,13 +5,16 @@ The page sends its confirmation after the answer. It notes the address here
 first and takes the note back once the letter is accepted, so a mail server
 that is down, or a web server that kills the process once the answer is out,
 leaves the note, and the next run sends the letter (instead of the first
-reminder, a reminder period later). A line: service, address, time noted.
+reminder, a reminder period later). In debug mode the page sends nothing: it
+notes the address as *held*, and the first run in working mode sends the
+letter at once (no page is sending it, so no grace is left to one). A line:
+service, address, time noted, and ``debug`` for a held one.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import Path
+from typing import NamedTuple
 
 from vykhukhol import files
 from vykhukhol.datadir import DataDir
@@ -22,47 +25,77 @@ UNSENT = "unsent-confirmations"
 
 
 UNSENT_GRACE = 60  # seconds a note is left to the page that is sending it
+HELD = "debug"     # the note's last field when debug mode kept the page from sending
 
 
-def note_unsent(data: DataDir, service: str, email: str, moment: datetime) -> None:
+class Waiting(NamedTuple):
+    """A confirmation letter waiting for a run: its service and address, and
+    whether debug mode held it (else a page could not send it)."""
+
+    service: str
+    email: str
+    held: bool = False
+
+
+class Note(NamedTuple):
+    """One line of the note, as written."""
+
+    service: str
+    email: str
+    noted: str  # the time noted, as written ("-": unknown)
+    held: bool
+
+    def line(self) -> str:
+        return "\t".join((self.service, self.email, self.noted) + ((HELD,) if self.held else ()))
+
+
+def note_unsent(data: DataDir, service: str, email: str, moment: datetime,
+                held: bool = False) -> None:
+    """Note a confirmation letter for the next run; ``held``: debug mode kept
+    the page from sending it, so no page is sending it now."""
     path = data.state / UNSENT
     files.make_folder(path.parent)
     with files.record_lock(path):
-        files.append_line(path, f"{service}\t{email}\t{format_time(moment)}")
+        files.append_line(path, Note(service, email, format_time(moment), held).line())
 
 
-def _unsent_lines(path: Path) -> list[tuple[str, str, str]]:
-    rows = (line.split("\t") for line in files.read_lines(path))
-    return [(row[0], row[1], row[2] if len(row) > 2 else "-") for row in rows if len(row) >= 2]
+def notes(data: DataDir) -> list[Note]:
+    """The note's lines as they are (for the admin's Outbox page); nothing taken."""
+    rows = (line.split("\t") for line in files.read_lines(data.state / UNSENT))
+    return [Note(row[0], row[1], row[2] if len(row) > 2 else "-", row[3:4] == [HELD])
+            for row in rows if len(row) >= 2]
+
+
+def _rewrite(data: DataDir, kept: list[Note]) -> None:
+    path = data.state / UNSENT
+    if kept:
+        files.atomic_write(path, [note.line() + "\n" for note in kept])
+    else:
+        files.remove(path)
 
 
 def drop_unsent(data: DataDir, service: str, email: str) -> None:
     """The letter went: the note is not needed any more."""
-    path = data.state / UNSENT
-    with files.record_lock(path):
-        rows = [r for r in _unsent_lines(path) if (r[0], r[1]) != (service, email)]
-        if rows:
-            files.atomic_write(path, [f"{a}\t{b}\t{c}\n" for a, b, c in rows])
-        else:
-            files.remove(path)
+    with files.record_lock(data.state / UNSENT):
+        _rewrite(data, [n for n in notes(data) if (n.service, n.email) != (service, email)])
 
 
-def take_unsent(data: DataDir, moment: datetime) -> list[tuple[str, str]]:
-    """The (service, address) pairs noted at least UNSENT_GRACE seconds before
-    ``moment``, once each, taken out of the note; younger ones stay."""
+def take_unsent(data: DataDir, moment: datetime) -> list[Waiting]:
+    """The letters noted at least UNSENT_GRACE seconds before ``moment``, and
+    every held one, once each, taken out of the note; younger ones stay."""
     path = data.state / UNSENT
     if not path.exists():
         return []
-    taken, young = [], []
+    taken: dict[tuple[str, str], bool] = {}
+    young = []
     with files.record_lock(path):
-        for row in _unsent_lines(path):
-            noted = time_of({"t": row[2]}, "t")
-            if noted is not None and (moment - noted).total_seconds() < UNSENT_GRACE:
-                young.append(row)
+        for note in notes(data):
+            noted = time_of({"t": note.noted}, "t")
+            if not note.held and noted is not None \
+                    and (moment - noted).total_seconds() < UNSENT_GRACE:
+                young.append(note)
             else:
-                taken.append((row[0], row[1]))
-        if young:
-            files.atomic_write(path, [f"{a}\t{b}\t{c}\n" for a, b, c in young])
-        else:
-            files.remove(path)
-    return list(dict.fromkeys(taken))
+                key = (note.service, note.email)
+                taken[key] = taken.get(key, False) or note.held
+        _rewrite(data, young)
+    return [Waiting(service, email, held) for (service, email), held in taken.items()]

@@ -6,7 +6,7 @@ the page's.
 
 1. :func:`~.steps.check_mode`   — debug mode or a self-block: nothing is sent;
    :func:`~.steps.read_bounces` — the bounce mailbox, in a slice of the time;
-   :func:`~.confirmations.resend_confirmations` — what a subscribe page could not send;
+   :func:`~.confirmations.resend_confirmations` — what a page could not send or debug mode held;
 2. :func:`~.news.send_newsletters` — "letters to all users", at most
    ``news_per_run`` (the report of a finished one: :mod:`.news_report`);
 3. :func:`~.steps.choose_service` — the enabled service served longest ago;
@@ -87,7 +87,7 @@ def take_steps(run: Run) -> None:
     try:
         check_mode(run)                                     # step 1
         read_bounces(run)                                   # step 1 too: the bounce mailbox
-        resend_confirmations(run)                           # what a subscribe page could not send
+        resend_confirmations(run)                           # what a page could not send or debug held
         send_newsletters(run)                               # step 2
         follow_feeds(run)                                   # the end of step 2: the feeds' new items
         service = choose_service(run)                       # step 3

@@ -1,5 +1,6 @@
-"""Confirmation letters a subscribe page could not send after its answer
-(:mod:`vykhukhol.members.unsent`), sent by the next run before step 2."""
+"""Confirmation letters a subscribe page could not send after its answer, or
+held while the site was in debug mode (:mod:`vykhukhol.members.unsent`), sent
+by the next run before step 2."""
 
 from __future__ import annotations
 
@@ -13,15 +14,20 @@ from vykhukhol.services.rules import EPOCH
 
 
 def resend_confirmations(run: Run) -> None:
-    """Confirmation letters a subscribe page could not send after its answer
-    (unsent.note_unsent): sent now, inside the sending limits, to addresses
-    still unconfirmed. One that fails again temporarily waits for the next run."""
+    """Confirmation letters a subscribe page could not send after its answer,
+    or held in debug mode (unsent.note_unsent): sent now, inside the sending
+    limits, to addresses still unconfirmed. One that fails again temporarily
+    waits for the next run."""
     waiting = unsent.take_unsent(run.data, run.now())
     if not waiting:
         return
     from vykhukhol.mail import compose  # the e-mail package: only when there is one
 
-    for index, (name, email) in enumerate(waiting):
+    def wait(later: list[unsent.Waiting]) -> None:
+        for one in later:
+            unsent.note_unsent(run.data, one.service, one.email, EPOCH, one.held)
+
+    for index, (name, email, held) in enumerate(waiting):
         try:
             service = svc.find_service(run.data, name)
         except (NotFound, BadInput):
@@ -30,8 +36,7 @@ def resend_confirmations(run: Run) -> None:
         if sub is None or sub.state.confirmed or sub.email in run.suppressed:
             continue  # confirmed by a later letter, gone, or suppressed
         if run.stopped or run.time_left() <= 0 or not run.allowance.take():
-            for later in waiting[index:]:
-                unsent.note_unsent(run.data, *later, EPOCH)
+            wait(waiting[index:])
             break
         try:
             message = compose.confirmation(service, run.settings, sub.email, sub.name,
@@ -41,11 +46,13 @@ def resend_confirmations(run: Run) -> None:
             run.log.error(f"{name}: the confirmation for {sub.email} cannot be made: {exc.message}")
             continue
         except mail.DeliveryError as exc:
-            run.log.write(f"{name}: the confirmation for {sub.email} failed again: {exc.detail}")
+            run.log.write(f"{name}: the confirmation for {sub.email} failed"
+                          f"{'' if held else ' again'}: {exc.detail}")
             if exc.temporary:  # the server is still down: all of them wait for the next run
-                for later in waiting[index:]:
-                    unsent.note_unsent(run.data, *later, EPOCH)
+                wait(waiting[index:])
                 break
             continue
         run.report.sent[name] += 1
-        run.log.write(f"{name}: sent the confirmation the subscribe page could not send to {sub.email}")
+        run.log.write(f"{name}: sent the confirmation held in debug mode to {sub.email}" if held
+                      else f"{name}: sent the confirmation the subscribe page could not send "
+                           f"to {sub.email}")

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 LOCK_STEM = "db"
 SERVICE_FIELDS = ("title", "enabled", "from_name", "from_email", "delete_finished",
-                  "send_window", "confirm_subject", "confirm_body", "public", "archive")
+                  "send_window", "confirm_subject", "confirm_body", "public", "archive", "closed")
 
 
 def yes_no(value: str, what: str) -> bool:
@@ -63,12 +63,12 @@ class Service(Record):
 
     _fields = ("name", "db", "folder", "title", "enabled", "from_name", "from_email",
                "delete_finished", "send_window", "confirm_subject", "confirm_body", "public",
-               "archive")
+               "archive", "closed")
 
     def __init__(self, name: str, db: str, folder: Path, title: str = "", enabled: bool = False,
                  from_name: str = "", from_email: str = "", delete_finished: bool = False,
                  send_window: str = "", confirm_subject: str = "", confirm_body: str = "",
-                 public: bool = True, archive: bool = False) -> None:
+                 public: bool = True, archive: bool = False, closed: bool = False) -> None:
         self.name = name
         self.db = db
         self.folder = folder
@@ -83,6 +83,9 @@ class Service(Record):
         self.public = public  # listed on every subscriber's own page, with a join button
         # (docs/using/own-page.md#own-page)
         self.archive = archive  # its public letters are published (vykhukhol.archive)
+        # Closed to newcomers: no sign-up, not offered on own pages; those on it
+        # still get its letters (docs/using/services.md#service-switches).
+        self.closed = closed
 
     @property
     def subscribers_path(self) -> Path:
@@ -171,7 +174,7 @@ def _load(folder: Path, db: str) -> Service:
     service = Service(name=folder.name, db=db, folder=folder)
     service.title = get("title", "") or folder.name
     for flag, default in (("enabled", "no"), ("delete_finished", "no"), ("public", "yes"),
-                          ("archive", "no")):
+                          ("archive", "no"), ("closed", "no")):
         try:
             setattr(service, flag, yes_no(get(flag, default), flag))
         except BadInput:
@@ -202,7 +205,7 @@ def check_fields(values: dict[str, str]) -> dict[str, str]:
             value = clean_name(value)
         elif key == "from_email":
             value = check_mailbox(value) if value.strip() else ""
-        elif key in ("enabled", "delete_finished", "public", "archive"):
+        elif key in ("enabled", "delete_finished", "public", "archive", "closed"):
             value = "yes" if yes_no(value, key) else "no"
         elif key == "send_window":
             value = check_window(value) if value.strip() else ""
@@ -226,7 +229,7 @@ def _write_ini(service: Service, values: dict[str, str]) -> None:
         "delete_finished": "yes" if service.delete_finished else "no",
         "send_window": service.send_window, "confirm_subject": service.confirm_subject,
         "confirm_body": service.confirm_body, "public": "yes" if service.public else "no",
-        "archive": "yes" if service.archive else "no",
+        "archive": "yes" if service.archive else "no", "closed": "yes" if service.closed else "no",
     })
     current.update(values)
     lines = ["[service]\n"]

@@ -3,7 +3,7 @@
 A link signed by the address alone (:func:`tokens.manage_link`, in every list
 letter as ``{{ manage_url }}``) opens a page with every service of the site
 and the address's state in each: public services it is not in come with a
-join button, private ones are shown only where it is subscribed. Each change
+join button, private and closed ones are shown only where it is subscribed. Each change
 is one POST of a form that carries the signed fields (``e``, ``t``) as hidden
 inputs and an ``action``: ``leave``, ``join``, ``name``, ``pause``,
 ``resume``, ``leave_all``, ``export`` (a JSON download) and ``erase``.
@@ -166,8 +166,8 @@ def _own_page(site: Site, email: str, token: str, notice: str = "", error: str =
     memberships = personal.memberships(site.data, email)
     rows, name, paused = [], "", None
     for service, sub in memberships:
-        if sub is None and not service.public:
-            continue  # a private list is shown only to its subscribers
+        if not personal.offered(service, sub):
+            continue  # a private or closed list is shown only to its subscribers
         if sub is not None:
             name = name or sub.name
             until = sub.paused_until
@@ -246,8 +246,8 @@ def _leave_or_join(request: Request, site: Site, email: str, token: str, action:
     lang = site.lang
     rows = {service.name: (service, sub) for service, sub in personal.memberships(site.data, email)}
     service, sub = rows.get(name, (None, None))
-    if service is None or (sub is None and not service.public):
-        # No such list, or a private one the address is not in: the same answer.
+    if service is None or not personal.offered(service, sub):
+        # No such list, or a private or closed one the address is not in: the same answer.
         return _own_page(site, email, token, error=tr(lang, "There is no such list."), status=400)
     if action == "leave":
         membership.unsubscribe(site.data, service.name, email)

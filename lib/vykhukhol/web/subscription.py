@@ -101,9 +101,13 @@ def subscribe(data: DataDir) -> Callable:
         site = Site(data)
         if request.method != "POST":
             service = site.service(request.query.get("service", ""))
+            if service.closed:
+                return _closed(site, service, 200)
             return site.page("subscribe.html", service, service=service, email="", name="")
         form = request.form()
         service = site.service(form.get("service", ""))
+        if service.closed:
+            return _closed(site, service, 403)
         email, name = form.get("email", "").strip(), form.get("name", "")
         if form.get("website"):
             # The honeypot: a bot filled the hidden field. Look accepted, store nothing.
@@ -126,6 +130,13 @@ def subscribe(data: DataDir) -> Callable:
                             email=address, service=service.title)
 
     return wsgi_app(handle, lambda: Site(data).lang)
+
+
+def _closed(site: Site, service: svc.Service, status: int) -> Response:
+    """A list closed to newcomers (docs/using/services.md#service-switches)
+    says so, in the page's language; nothing is stored or sent."""
+    return site.message("subscribe.closed_title", "subscribe.closed_text", service, status,
+                        service=service.title)
 
 
 def hourly_cap(data: DataDir, site: Site, client: str) -> Callable[[bool], bool]:

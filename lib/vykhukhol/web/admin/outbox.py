@@ -1,12 +1,20 @@
-"""The outbox (mail.transport = file): the newest letters and one letter shown."""
+"""The outbox (mail.transport = file): the newest letters and one letter shown;
+in debug mode, what waits for working mode as well (no letter leaves in debug,
+so an empty outbox is not the whole truth)."""
 
 from __future__ import annotations
 
 from zoneinfo import ZoneInfo
 
-from vykhukhol import mail
+from vykhukhol import mail, newsletters
+from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
-from vykhukhol.errors import NotFound, VykhukholError
+from vykhukhol.errors import BadInput, NotFound, VykhukholError
+from vykhukhol.files.kv import time_of
+from vykhukhol.members import unsent
+from vykhukhol.states import LedgerState
+from vykhukhol.timeutil import now
+from vykhukhol.watch import forecast
 from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.http import Response
 
@@ -37,7 +45,45 @@ def outbox_page(admin: Admin, args: dict) -> Response:
         letters.append({"file": path.name, "to": shown.header("To"),
                         "subject": shown.header("Subject"),
                         "date": _local_date(admin.settings, shown.header("Date"))})
-    return admin.page("outbox.html", letters=letters, total=len(mail.list_outbox(admin.data.outbox)))
+    return admin.page("outbox.html", letters=letters, total=len(mail.list_outbox(admin.data.outbox)),
+                      waiting=waiting_for_working_mode(admin))
+
+
+def waiting_for_working_mode(admin: Admin) -> dict | None:
+    """In debug mode (docs/using/admin.md#admin-outbox), the letters that go
+    once the mode is working: the confirmations noted for the first working
+    run, the series letters due now of each enabled service, and the pending
+    rows of each newsletter whose start has come. None in working mode."""
+    if admin.settings["mode"] == "working":
+        return None
+    moment = now()
+    zone = ZoneInfo(admin.settings["timezone"])
+
+    def local(noted: str) -> str:
+        when = time_of({"t": noted}, "t")
+        return when.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S") if when else noted
+
+    confirmations = [{"service": note.service, "email": note.email, "noted": local(note.noted)}
+                     for note in unsent.notes(admin.data)]
+    series = []
+    for service in svc.load_services(admin.data):
+        if not service.enabled:
+            continue  # its letters wait for the switch, not for the mode
+        try:
+            due, _ = forecast.series_due(admin.settings, service, moment)
+        except BadInput:  # letters that cannot be read: the service's page says why
+            continue
+        if due:
+            series.append({"service": service.name, "count": due})
+    news = []
+    for job in newsletters.list_jobs(admin.data):
+        if job.start > moment:
+            continue
+        pending = newsletters.counts(admin.data.job(job.name, "list"))[LedgerState.PENDING.value]
+        if pending:
+            news.append({"name": job.name, "count": pending})
+    return {"confirmations": confirmations, "series": series, "newsletters": news,
+            "any": bool(confirmations or series or news)}
 
 
 def outbox_letter(admin: Admin, args: dict) -> Response:

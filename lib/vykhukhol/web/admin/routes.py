@@ -59,6 +59,7 @@ ROUTES: list[Rule] = [
     Rule("GET", _SERVICE, services.service_page),
     Rule("POST", _SERVICE, services.service_edit),
     Rule("POST", _SERVICE + "/(?P<action>enable|disable)", services.service_toggle),
+    Rule("POST", _SERVICE + "/(?P<action>close|open)", services.service_signups),
     Rule("POST", _SERVICE + "/archive/(?P<action>on|off)", services.service_archive),
     Rule("POST", _SERVICE + "/resume", services.service_resume),
     Rule("POST", _SERVICE + "/feed", intake.feed_save),

@@ -51,7 +51,9 @@ def service_add(admin: Admin, args: dict) -> Response:
                  "letters": svc.letter_count(s)} for s in svc.load_services(admin.data)]
         return admin.page("services.html", 400, rows=rows, dbs=svc.list_dbs(admin.data),
                           form=form, error=exc.text(admin.lang), first_db=FIRST_DB)
-    return admin.done(f"/services/{name}", admin._("Service {name} created; it is disabled until you enable it.", name=name))
+    return admin.done(f"/services/{name}", admin._(
+        "Service {name} created, disabled: its series letters wait until you enable it; "
+        "sign-ups and newsletters do not wait.", name=name))
 
 
 def _service(admin: Admin, name: str) -> svc.Service:
@@ -122,8 +124,9 @@ def form_snippet(settings: settings_mod.Settings, service: svc.Service) -> str:
 def service_edit(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
     form = admin.request.form()
-    # The two switches have buttons of their own, not fields of this form.
-    fields = {k: form.get(k, "") for k in svc.SERVICE_FIELDS if k not in ("enabled", "archive")}
+    # The switches have buttons of their own, not fields of this form.
+    fields = {k: form.get(k, "") for k in svc.SERVICE_FIELDS
+              if k not in ("enabled", "archive", "closed")}
     try:
         svc.edit_service(admin.data, service.name, fields)
     except BadInput as exc:
@@ -135,8 +138,22 @@ def service_toggle(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
     enable = args["action"] == "enable"
     svc.edit_service(admin.data, service.name, {"enabled": "yes" if enable else "no"})
-    return admin.done(f"/services/{service.name}",
-                      admin._("Enabled.") if enable else admin._("Disabled."))
+    return admin.done(f"/services/{service.name}", admin._("Enabled.") if enable else admin._(
+        "Disabled: its series letters wait until you enable it; sign-ups and newsletters "
+        "do not wait."))
+
+
+def service_signups(admin: Admin, args: dict) -> Response:
+    """Closed to newcomers, or open again (docs/using/services.md#service-switches);
+    the back is to the page the button was on."""
+    service = _service(admin, args["name"])
+    close = args["action"] == "close"
+    svc.edit_service(admin.data, service.name, {"closed": "yes" if close else "no"})
+    back = "/services" if admin.request.form().get("back") == "list" else f"/services/{service.name}"
+    return admin.done(back, admin._(
+        "Service {name} is closed: it takes no sign-ups; those on it still get its letters.",
+        name=service.name) if close else admin._("Service {name} is open to sign-ups.",
+                                                  name=service.name))
 
 
 def service_resume(admin: Admin, args: dict) -> Response:
