@@ -44,6 +44,12 @@ def test_password_totp_prints_the_uri_and_a_qr_code_asks_a_code_and_prints_ten_r
     assert again.returncode == 1 and "--reset-totp" in again.stderr
 
 
+def test_a_terminal_that_cannot_show_block_characters_gets_the_qr_code_in_hashes(site):
+    result, enrolled = totpkit.turn_on(site, PYTHONIOENCODING="latin-1")
+    assert result.returncode == 0, result.stderr
+    assert enrolled and "##########" in result.stdout and "█" not in result.stdout
+
+
 def test_a_wrong_code_or_none_at_the_prompt_turns_nothing_on(site):
     result, _ = totpkit.turn_on(site, lambda secret: "000000\n000001\n000002")
     assert result.returncode == 1, result.stdout

@@ -42,14 +42,14 @@ class Enrolled:
         return pyotp.TOTP(self.secret).at(time.time() + 30 * steps_ahead)
 
 
-def turn_on(site: Any, code_of=None) -> tuple[subprocess.CompletedProcess, Enrolled | None]:
-    """Run ``vykhukhol password --totp``; read the URI it prints, answer with
-    ``code_of(secret)`` (default: the right code now), return the run's result
-    and what it printed."""
+def turn_on(site: Any, code_of=None, **env: str) -> tuple[subprocess.CompletedProcess, Enrolled | None]:
+    """Run ``vykhukhol password --totp`` (``env``: more environment variables);
+    read the URI it prints, answer with ``code_of(secret)`` (default: the
+    right code now), return the run's result and what it printed."""
     process = subprocess.Popen(
         [sys.executable, "-m", "vykhukhol", "--data", str(site.root), "password", "--totp"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=subprocess_env())
+        env=subprocess_env(**env))
     assert process.stdout is not None
     seen = []
     for line in process.stdout:

@@ -134,3 +134,14 @@ def test_an_old_ticket_is_gone_and_the_tickets_file_stays_bounded(site, monkeypa
                 {f"t{n}": f"{int(later) + 100} right" for n in range(session.MAX_SECOND_STEPS + 50)})
     session.begin_second_step(site.data, False)
     assert len(kv.read_kv(site.data.state / "second-steps")) == session.MAX_SECOND_STEPS
+
+
+def test_the_qr_code_is_an_svg_for_the_page_and_text_for_any_terminal():
+    uri = twofactor.uri(twofactor.new_secret(), "admin@example.org")
+    assert uri.startswith("otpauth://totp/Vykhukhol:admin%40example.org?secret=")
+    svg = twofactor.qr_svg(uri)
+    assert svg.startswith("<svg") and "<script" not in svg
+    rows = twofactor.qr_text(uri, blocks=False).splitlines()
+    assert len({len(row) for row in rows}) == 1 and len(rows[0]) == 2 * len(rows)
+    assert set("".join(rows)) == {"#", " "}
+    assert set(twofactor.qr_text(uri)) <= set("█▀▄ \n")

@@ -29,7 +29,7 @@ def turn_on(ctx: Context) -> None:
     secret = twofactor.new_secret()
     uri = twofactor.uri(secret, values["admin_email"])
     print("Scan this QR code with an authenticator app (FreeOTP, Aegis, Google Authenticator, ...):")
-    print(twofactor.qr_text(uri))
+    print(twofactor.qr_text(uri, blocks=_shows("\u2588\u2580\u2584")))
     print(f"or open this URI on the phone: {uri}")
     print(f"or type this key into the app by hand: {secret}")
     for attempt in range(1, TRIES + 1):
@@ -58,6 +58,15 @@ def turn_off(ctx: Context) -> None:
         return
     twofactor.turn_off(ctx.data)
     print("two factors are off: the password alone logs in")
+
+
+def _shows(characters: str) -> bool:
+    """Whether standard output's encoding can write ``characters``."""
+    try:
+        characters.encode(sys.stdout.encoding or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
 
 
 def _ask(prompt: str) -> str:

@@ -85,15 +85,23 @@ def qr_svg(text: str) -> str:
     return segno.make(text, error="m").svg_inline(scale=4, light="#fff")
 
 
-def qr_text(text: str) -> str:
-    """``text`` as a QR code drawn with block characters, for a terminal."""
+def qr_text(text: str, blocks: bool = True) -> str:
+    """``text`` as a QR code for a terminal: drawn with block characters, two
+    rows to a line, or (``blocks`` false, for a terminal that cannot show
+    them) with ``##``, a row to a line."""
     import io
 
     import segno
 
-    out = io.StringIO()
-    segno.make(text, error="m").terminal(out=out, compact=True)
-    return out.getvalue()
+    code = segno.make(text, error="m")
+    if blocks:
+        out = io.StringIO()
+        code.terminal(out=out, compact=True)
+        return out.getvalue()
+    # Dark modules as spaces on a light border, as the block drawing does:
+    # most terminals are light on dark.
+    return "\n".join("".join("  " if dark else "##" for dark in row)
+                     for row in code.matrix_iter(border=2)) + "\n"
 
 
 def _digits(code: str) -> str:
