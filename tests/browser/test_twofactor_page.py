@@ -34,6 +34,7 @@ def test_the_owner_turns_two_factors_on_and_logs_in_with_password_then_code(site
     b.screenshot("twofactor-setup-en")
     totp = pyotp.TOTP(b.text("#twofactor-secret"))
     b.fill("#code", totp.now())
+    b.fill("#password", PASSWORD)
     b.press("#twofactor-confirm")
     codes = re.findall(r"[a-z0-9]{5}-[a-z0-9]{5}", b.text("#recovery-codes"))
     assert len(set(codes)) == 10

@@ -141,10 +141,13 @@ def test_the_admin_page_turns_two_factors_on_with_a_code_and_off_with_one(site, 
     secret = page.field("secret")
     csrf = page.field("csrf")
     code = pyotp.TOTP(secret).now
-    # Without the session's CSRF token nothing changes.
-    assert owner.post("/admin/twofactor", {"secret": secret, "code": code()}).status == 403
-    assert owner.post("/admin/twofactor", {"secret": secret, "code": "000000", "csrf": csrf}).status == 400
-    shown = owner.post("/admin/twofactor", {"secret": secret, "code": code(), "csrf": csrf})
+    form = {"secret": secret, "password": PASSWORD, "csrf": csrf}
+    # Without the session's CSRF token, or the current password, nothing changes.
+    assert owner.post("/admin/twofactor", {**form, "code": code(), "csrf": ""}).status == 403
+    assert owner.post("/admin/twofactor", {**form, "code": code(), "password": "stolen-session"}).status == 403
+    assert owner.post("/admin/twofactor", {**form, "code": "000000"}).status == 400
+    assert site.settings()["security.admin_totp"] == ""
+    shown = owner.post("/admin/twofactor", {**form, "code": code()})
     assert shown.status == 200
     codes = re.findall(r"<li>([a-z0-9]{5}-[a-z0-9]{5})</li>", shown.body)
     assert len(codes) == 10

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from markupsafe import Markup
 
 from vykhukhol.errors import BadInput
+from vykhukhol.settings import password as auth
 from vykhukhol.settings import twofactor
 from vykhukhol.web import session
 from vykhukhol.web.admin.core import Admin
@@ -77,8 +78,10 @@ def _setup(admin: Admin, secret: str, status: int = 200, error: str = "") -> Res
 
 
 def twofactor_on(admin: Admin, args: dict) -> Response:
-    """The code typed from the app turns two factors on, and the recovery
-    codes are shown, this once. Every other session ends."""
+    """The current password (counted like the password page's check: a
+    stolen session alone cannot lock the owner out) and the code typed from
+    the app turn two factors on, and the recovery codes are shown, this
+    once. Every other session ends."""
     form = admin.request.form()
     secret = form.get("secret", "")
     if is_on(admin):
@@ -86,6 +89,13 @@ def twofactor_on(admin: Admin, args: dict) -> Response:
     if not twofactor.valid_secret(secret):
         return _setup(admin, twofactor.new_secret(), 400,
                       admin._("The form was changed; scan this new code and start again."))
+    if session.begin_password_check(admin.data, admin.sid or ""):
+        return _setup(admin, secret, 429, admin._n(
+            "Too many wrong passwords. Try again in {n} minute.",
+            "Too many wrong passwords. Try again in {n} minutes.", session.LOCKOUT // 60))
+    stored = admin.settings["security.admin_password"]
+    if not stored or not auth.verify_password(form.get("password", ""), stored):
+        return _setup(admin, secret, 403, admin._("The current password is wrong; nothing changed."))
     try:
         codes = twofactor.turn_on(admin.data, secret, form.get("code", ""))
     except BadInput:
