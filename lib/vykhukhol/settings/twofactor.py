@@ -28,6 +28,7 @@ import hmac
 import secrets
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from vykhukhol import files
 from vykhukhol import settings as settings_mod
@@ -125,7 +126,7 @@ def code_matches(secret: str, code: str, clock: Callable[[], float] = time.time)
     return found
 
 
-def _state(data: DataDir):
+def _state(data: DataDir) -> Path:
     return data.state / "twofactor"
 
 
