@@ -11,6 +11,7 @@ import time
 
 import pyotp
 
+from support import totpkit
 from support.servetools import PASSWORD
 
 COOKIE = "vykhukhol_session"
@@ -67,3 +68,24 @@ def test_the_owner_turns_two_factors_on_and_logs_in_with_password_then_code(site
     b.fill("#code", codes[0])
     b.press("#code-form button[type=submit]")
     assert "Wrong password or code." in b.text("[role=alert]") and not session_cookie(b)
+
+
+def test_the_code_step_and_its_refusal_speak_russian_on_a_russian_site(site, server, browser):
+    """Two factors turned on at the host; the site speaks Russian: the code
+    step asks for the code in Russian, and a wrong code is refused in Russian."""
+    _, enrolled = totpkit.turn_on(site)
+    assert enrolled
+    site.set(language="ru")
+    b = browser
+    b.log_in()
+    assert "Код из приложения-аутентификатора" in b.text("#code-form")
+    b.screenshot("twofactor-login-ru")
+    b.fill("#code", "000000")
+    b.press("#code-form button[type=submit]")
+    assert "Неверный пароль или код." in b.text("[role=alert]") and not session_cookie(b)
+    b.log_in()
+    b.fill("#code", enrolled.code(1))
+    b.press("#code-form button[type=submit]")
+    assert b.path == "/admin/" and session_cookie(b)
+    b.open("/admin/twofactor")
+    assert "Осталось 10 резервных кодов." in b.text("#twofactor-state")
