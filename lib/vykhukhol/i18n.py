@@ -279,6 +279,8 @@ SETTING_LABELS: dict[str, str] = {
     "mail.bounce_cafile": "Bounce mailbox CA file",
     "security.secret": "Link-signing secret",
     "security.admin_password": "Admin password",
+    "security.admin_totp": "Admin's two-factor secret",
+    "security.admin_recovery": "Admin's recovery codes",
     "hooks.key": "Callback key of the mail providers",
     "hooks.generic_secret": "Signing secret of the generic callback",
     "hooks.mailgun_signing_key": "Mailgun webhook signing key",

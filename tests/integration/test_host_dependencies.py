@@ -115,6 +115,22 @@ def test_a_host_with_the_vendored_lib_reads_the_public_suffix_list_for_dmarc_ali
     assert answers == "False True"
 
 
+def test_a_host_with_the_vendored_lib_makes_two_factor_codes_and_draws_their_qr_code(host_lib):
+    """pyotp and segno, vendored, make and check a code and draw the QR code
+    for the admin's page and for the terminal (docs/using/admin.md#admin-two-factor)."""
+    done = subprocess.run([_debian_python(), "-S", "-c",
+                           "import pyotp, segno; from vykhukhol.settings import twofactor as t; "
+                           "print(pyotp.__file__, segno.__file__); s = t.new_secret(); "
+                           "print(t.code_matches(s, pyotp.TOTP(s).now()) is not None, "
+                           "t.qr_svg(t.uri(s, 'a@example.org')).startswith('<svg'), "
+                           "'\u2588' in t.qr_text(t.uri(s, 'a@example.org')))"],
+                          capture_output=True, text=True, env={"PYTHONPATH": str(host_lib)},
+                          check=True)
+    found, answers = done.stdout.splitlines()
+    assert all(p.startswith(str(host_lib)) for p in found.split()), found
+    assert answers == "True True True"
+
+
 def test_a_host_with_the_vendored_lib_signs_keygens_and_reads_a_genuine_dsn(site, host_lib):
     keygen = host(site, host_lib, "dkim", "keygen", "--domain", "example.org")
     assert keygen.returncode == 0, keygen.stderr

@@ -51,7 +51,7 @@ COMMANDS = (
             bounces.hooks_arguments, bounces.cmd_hooks),
     Command("mode", "print the mode, or switch it: debug (nothing is sent) or working",
             site.mode_arguments, site.cmd_mode),
-    Command("password", "set the admin password (asked for, or $VYKHUKHOL_PASSWORD)",
+    Command("password", "set the admin password (asked for, or $VYKHUKHOL_PASSWORD); two factors",
             site.password_arguments, site.cmd_password),
     Command("settings", "read or change a setting",
             configure.settings_arguments, configure.cmd_settings),

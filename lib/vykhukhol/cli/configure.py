@@ -61,6 +61,8 @@ def cmd_settings(ctx: Context, args) -> None:
         return
     if spec.full == "security.admin_password":
         raise BadInput("set the admin password with `vykhukhol password`")
+    if spec.full in ("security.admin_totp", "security.admin_recovery"):
+        raise BadInput("turn two factors on with `vykhukhol password --totp`, off with --reset-totp")
     if spec.full == "mode":
         raise BadInput("switch the mode with `vykhukhol mode debug|working`")
     if args.generate:

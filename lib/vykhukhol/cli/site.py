@@ -23,7 +23,7 @@ from vykhukhol.cli.common import (
     warn_http,
 )
 from vykhukhol.datadir import CHECKOUT
-from vykhukhol.errors import Conflict
+from vykhukhol.errors import BadInput, Conflict
 from vykhukhol.files import RenameLock, runlog
 from vykhukhol.sender import doors as locks
 from vykhukhol.services import subscribers as subs
@@ -230,9 +230,26 @@ def cmd_mode(ctx: Context, args) -> None:
 def password_arguments(p: Parser) -> None:
     p.add_argument("--password", metavar="P",
                    help="the new password (visible in ps); -: read it from standard input")
+    factor = p.add_mutually_exclusive_group()
+    factor.add_argument("--totp", action="store_true",
+                        help="turn two factors on: print a QR code to scan, ask a code from the app, "
+                             "print ten recovery codes once (the password stays)")
+    factor.add_argument("--reset-totp", action="store_true",
+                        help="turn two factors off (the way back when the phone is lost)")
 
 
 def cmd_password(ctx: Context, args) -> None:
+    if args.totp or args.reset_totp:
+        if args.password is not None:
+            raise BadInput("the password and two factors are set by separate commands: "
+                           "leave out --password")
+        import vykhukhol.cli.twofactor as twofactor  # pyotp and segno: only for these two
+
+        if args.totp:
+            twofactor.turn_on(ctx)
+        else:
+            twofactor.turn_off(ctx)
+        return
     ctx.settings()
     password = read_secret(args.password, "new admin password", PASSWORD_ENV)
     settings_mod.update(ctx.data.settings, {"security.admin_password": auth.hash_password(password)})

@@ -389,6 +389,8 @@ KEYS: dict[str, Key] = {
         Key("dns", "resolver", "", _resolver, "the DNS server the deliverability check asks, ip:port (empty: the system's)"),
         Key("security", "secret", "", _secret, "signs links; made at init", secret=True),
         Key("security", "admin_password", "", _text(500), "salted scrypt hash of the admin password", secret=True),
+        Key("security", "admin_totp", "", _text(100), "the admin's two-factor (TOTP) secret, base32 (empty: one factor; `vykhukhol password --totp`)", secret=True),
+        Key("security", "admin_recovery", "", _text(500), "hashes of the admin's unspent two-factor recovery codes", secret=True),
         Key("hooks", "key", "", _hook_key, "the key in the providers' callback URLs; made at init (`vykhukhol hooks --new-key`)", secret=True),
         Key("hooks", "generic_secret", "", _hook_key, "the generic callback's HMAC-SHA256 key (empty: /generic refused)", secret=True),
         Key("hooks", "mailgun_signing_key", "", _text(200), "Mailgun's HTTP webhook signing key (empty: Mailgun's callbacks refused)", secret=True),

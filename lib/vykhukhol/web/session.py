@@ -19,10 +19,18 @@ signed with the password hash; a browser that shows one is counted by itself (``
 address, so a stranger's failures from the owner's address (or a shared
 proxy) do not lock the owner out. A stranger cannot make one without the
 stored hash, and a password change invalidates them all.
+
+With two factors on (docs/using/admin.md#admin-two-factor) the password's
+answer is not a session but a ticket to the code step, the same whether the
+password was right or wrong: ``data/state/second-steps`` keeps, for a few
+minutes, what the password was, and the code step spends the ticket. So one
+counted try is one password with one code, and nobody learns whether a
+password was right without a right code.
 """
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import hmac
 import secrets
@@ -39,6 +47,8 @@ BROWSER_SECONDS = 180 * 86400  # how long a browser stays known
 MAX_FAILURES = 5      # password checks per client address per LOCKOUT
 BROWSER_FAILURES = 3  # password checks per known browser per LOCKOUT
 LOCKOUT = 15 * 60  # seconds
+SECOND_STEP_SECONDS = 5 * 60  # how long the code step waits for its code
+MAX_SECOND_STEPS = 2000       # tickets kept at most (the newest); each was a counted try
 
 
 def _path(data: DataDir, name: str):
@@ -157,3 +167,52 @@ def begin_password_check(data: DataDir, sid: str) -> float:
     it may go ahead, else the seconds to wait."""
     key = hashlib.sha256(sid.encode()).hexdigest()[:24]
     return _logins(data).take(f"session {key}", MAX_FAILURES)
+
+
+# --- the second step (two factors) ---------------------------------------------
+
+
+class Ticket(enum.Enum):
+    """What a code step's ticket says of the password that came before it."""
+
+    PASSWORD_RIGHT = "right"
+    PASSWORD_WRONG = "wrong"
+    GONE = "gone"  # unknown, spent or expired: the login starts again
+
+
+def begin_second_step(data: DataDir, password_right: bool) -> str:
+    """A ticket to the code step, after a counted password check."""
+    ticket = secrets.token_urlsafe(24)
+    now = int(time.time())
+
+    def change(values: dict[str, str]) -> None:
+        for key in [k for k, v in values.items() if not _still(v.partition(" ")[0], now)]:
+            del values[key]
+        for key in list(values)[:max(0, len(values) - MAX_SECOND_STEPS + 1)]:
+            del values[key]
+        right = Ticket.PASSWORD_RIGHT if password_right else Ticket.PASSWORD_WRONG
+        values[ticket] = f"{now + SECOND_STEP_SECONDS} {right.value}"
+
+    kv.change_kv(_path(data, "second-steps"), change)
+    return ticket
+
+
+def end_second_step(data: DataDir, ticket: str) -> Ticket:
+    """Spend ``ticket`` (it serves one code only) and say what it held."""
+    if not ticket or len(ticket) > 64:
+        return Ticket.GONE
+    held = ""
+
+    def change(values: dict[str, str]) -> None:
+        nonlocal held
+        held = values.pop(ticket, "")
+
+    kv.change_kv(_path(data, "second-steps"), change)
+    expires, _, right = held.partition(" ")
+    if not _still(expires, time.time()):
+        return Ticket.GONE
+    return Ticket.PASSWORD_RIGHT if right == Ticket.PASSWORD_RIGHT.value else Ticket.PASSWORD_WRONG
+
+
+def _still(expires: str, now: float) -> bool:
+    return expires.isdigit() and int(expires) >= now

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import vykhukhol.web.admin.twofactor as twofactor
 from vykhukhol import settings as settings_mod
 from vykhukhol.errors import BadInput
 from vykhukhol.settings import password as auth
@@ -31,10 +32,24 @@ def login(admin: Admin, args: dict) -> Response:
     wait = session.begin_attempt(admin.data, client, browser)
     if wait:
         return login_page(admin, 429, too_many(admin))
-    if not stored or not auth.verify_password(form.get("password", ""), stored):
+    right = bool(stored) and auth.verify_password(form.get("password", ""), stored)
+    if stored and twofactor.is_on(admin):
+        return twofactor.ask_code(admin, right)  # right or wrong, the code comes next
+    if not right:
         return login_page(admin, 403, admin._(
             "Wrong password." if stored else "No admin password is set: run `vykhukhol password`."))
     session.attempt_succeeded(admin.data, client, browser)
+    return logged_in(admin)
+
+
+def login_code(admin: Admin, args: dict) -> Response:
+    """The code step, with two factors on (docs/using/admin.md#admin-two-factor)."""
+    return twofactor.code_refused(admin, login_page) or logged_in(admin)
+
+
+def logged_in(admin: Admin) -> Response:
+    """A new session, and on to the status page."""
+    request = admin.request
     response = redirect(admin.url("/"))
     response.set_cookie(session.COOKIE, session.create(admin.data), secure=request.https,
                         path=admin.base or "/")

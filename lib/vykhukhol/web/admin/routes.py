@@ -29,6 +29,7 @@ import vykhukhol.web.admin.services as services
 import vykhukhol.web.admin.settings as settings
 import vykhukhol.web.admin.subscribers as subscribers
 import vykhukhol.web.admin.suppressed as suppressed
+import vykhukhol.web.admin.twofactor as twofactor
 import vykhukhol.web.admin.webhooks as webhooks
 from vykhukhol.datadir import DataDir
 from vykhukhol.web.admin.core import Rule, serve
@@ -41,9 +42,13 @@ _JOB = "/newsletters/(?P<job>[^/]+)"
 ROUTES: list[Rule] = [
     Rule("GET", "/login", login.login_form, public=True),
     Rule("POST", "/login", login.login, public=True),
+    Rule("POST", "/login/code", login.login_code, public=True),
     Rule("POST", "/logout", login.logout),
     Rule("GET", "/password", login.password_form),
     Rule("POST", "/password", login.password_change),
+    Rule("GET", "/twofactor", twofactor.twofactor_page),
+    Rule("POST", "/twofactor", twofactor.twofactor_on),
+    Rule("POST", "/twofactor/off", twofactor.twofactor_off),
 
     Rule("GET", "/", dashboard.status),
     Rule("POST", "/mode", dashboard.change_mode),

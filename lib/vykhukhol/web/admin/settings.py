@@ -14,7 +14,8 @@ from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.http import Response
 
 SETTINGS_SHOWN = [k for k, spec in settings_mod.KEYS.items() if spec.web and k not in (
-    "mode", "security.secret", "security.admin_password")]
+    "mode", "security.secret", "security.admin_password", "security.admin_totp",
+    "security.admin_recovery")]
 # What names a program or a path on the host: shown, never changed from the web
 # (docs/using/settings.md#settings-host).
 SETTINGS_HOST_ONLY = [k for k, spec in settings_mod.KEYS.items() if not spec.web]
