@@ -111,3 +111,64 @@ def test_user_unknown_after_data_without_a_code_stays_in_doubt():
     reading = read("", "550 Unknown user a@example.org (in reply to end of DATA command)",
                    "failed")
     assert reading.cause is Cause.SOFT and not reading.sure
+
+
+def report(body: str, subject: str = "failure notice") -> bytes:
+    """A report written for people only (qmail, Exim), with no DSN part."""
+    return f"""\
+From: MAILER-DAEMON@mx.example.org
+To: news+bounce@example.com
+Subject: {subject}
+Return-Path: <>
+
+{body}
+""".encode()
+
+
+def test_an_ip_address_is_not_a_status_code():
+    # "[4.79.181.168]" once read as a 4.x.x code: temporary, never gone
+    diagnostic = ("host mx2.mail.example.com [4.79.181.168]: 554 delivery error: dd Sorry your "
+                  f"message to {RECIPIENT} cannot be delivered. This account has been disabled "
+                  "or discontinued [#102].")
+    reading = read("", diagnostic, "failed")
+    assert reading.status == "" and reading.code == "554"
+
+
+def test_an_account_disabled_or_discontinued_is_gone_in_doubt():
+    reading = read("", f"554 delivery error: dd Sorry your message to {RECIPIENT} cannot be "
+                   "delivered. This account has been disabled or discontinued [#102].", "failed")
+    assert (reading.cause, reading.sure) == (Cause.GONE, False)
+    # disabled alone may be for now: soft, as Sisimai reads it
+    assert read("", "550 This account is disabled", "failed").cause is Cause.SOFT
+
+
+def test_qmail_saying_it_does_not_like_the_recipient_answered_rcpt_to():
+    body = f"""\
+Hi. This is the qmail-send program at mx.example.org.
+I'm afraid I wasn't able to deliver your message to the following addresses.
+This is a permanent error; I've given up. Sorry it didn't work out.
+
+<{RECIPIENT}>:
+192.0.2.7 does not like recipient.
+Remote host said: 550 {RECIPIENT}... No such user
+Giving up on 192.0.2.7.
+"""
+    verdict = kinds.classify(report(body), "+")
+    reading = verdict.readings[RECIPIENT]
+    assert (reading.cause, reading.sure) == (Cause.GONE, True)
+
+
+def test_exim_s_unrouteable_mail_domain_is_gone_in_doubt():
+    body = f"""\
+This message was created automatically by mail delivery software.
+
+A message that you sent could not be delivered to one or more of its
+recipients. This is a permanent error. The following address(es) failed:
+
+  {RECIPIENT}
+    unrouteable mail domain "example.net"
+"""
+    verdict = kinds.classify(report(body, "Mail delivery failed: returning message to sender"),
+                             "+")
+    reading = verdict.readings[RECIPIENT]
+    assert (reading.cause, reading.reason, reading.sure) == (Cause.GONE, "hostunknown", False)

@@ -198,7 +198,7 @@ class Sending:
         cause = ""
         if exc is not None:
             outcome, cause = read_refusal(run, exc, target, email, item)
-            if cause == "address gone":
+            if cause in (journal.GONE, journal.GONE_IN_DOUBT):
                 run.report.gone[target] += 1  # for the brakes (watch/brakes.py)
         else:
             outcome = journal.SENT

@@ -21,7 +21,7 @@ import vykhukhol.sender.journal as journal
 from vykhukhol import files
 from vykhukhol import services as svc
 from vykhukhol.addresses import email_key
-from vykhukhol.bounces import counts
+from vykhukhol.bounces import counts, removal
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.files import kv
 from vykhukhol.members import membership, removed, suppression
@@ -61,33 +61,47 @@ def fold_series(run: Run, book: journal.Journal, worked: list[Work]) -> None:
 
 def forget_elsewhere(run: Run, forgotten: dict[str, str]) -> None:
     """Addresses the fold deleted as gone or at bounce_limit (address → the
-    suppression's why), deleted from every other service as well; before the
-    journal is cleared, so a kill meanwhile only repeats it."""
+    suppression's why, or :data:`DOUBT_WORDS`), deleted from every other
+    service as well; before the journal is cleared, so a kill meanwhile only
+    repeats it."""
     if not forgotten:
         return
 
     for email, why in forgotten.items():
+        words = why if why == DOUBT_WORDS else ""
         for name in membership.forget_everywhere(run.data, run.settings, email,
-                                                 suppression.Why(why), "smtp", run.now(),
-                                                 suppressed=True):
+                                                 suppression.Why.GONE if words
+                                                 else suppression.Why(why), "smtp", run.now(),
+                                                 suppressed=True, words=words):
             run.log.write(f"{name}: {email} deleted: {why} (refused at hand-over)")
 
 
+#: Why an address read as gone with doubt left, at its second letter refused so
+#: (docs/design/bounces.md#bounces-doubt).
+DOUBT_WORDS = f"{counts.DOUBT_LETTERS} {removal.DOUBT_WHY}"
+
+
 def refusals_of(records: dict[tuple[str, str], journal.Record]
-                ) -> tuple[dict[str, list[str]], set[str]]:
+                ) -> tuple[dict[str, list[str]], set[str], dict[str, list[str]]]:
     """The journalled refusals at hand-over: soft ones (address → the letters,
-    each named by the run and the item) and the addresses gone. A ``failed``
+    each named by the run and the item), the addresses gone, and those read
+    as gone with doubt (address → the letters, named across the site by the
+    service and the item, so that a retry is the same letter), which count
+    as soft meanwhile (docs/design/bounces.md#bounces-doubt). A ``failed``
     line without a cause (written before) counts as soft."""
     soft: dict[str, list[str]] = defaultdict(list)
     gone: set[str] = set()
+    doubt: dict[str, list[str]] = defaultdict(list)
     for (key, item), record in records.items():
         if record.outcome != journal.FAILED:
             continue
-        if record.cause == "address gone":
+        if record.cause == journal.GONE:
             gone.add(key)
-        elif record.cause in ("soft", ""):
+        elif record.cause in ("soft", "", journal.GONE_IN_DOUBT):
             soft[key].append(f"{record.lease}:{item}")
-    return dict(soft), gone
+            if record.cause == journal.GONE_IN_DOUBT:
+                doubt[key].append(f"{record.target}:{item}")  # a retry is the same letter
+    return dict(soft), gone, dict(doubt)
 
 
 def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Record]
@@ -106,7 +120,7 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
     for key, item in records:
         items_of[key].add(item)
 
-    soft, lost = refusals_of(records)
+    soft, lost, doubt = refusals_of(records)
     failures: dict[str, int] = {}  # the soft counts, as the soft file now says
     forgotten: dict[str, str] = {}  # address → why, deleted here, to be deleted elsewhere
     resets: list[dict[str, str] | None] = [None]
@@ -129,13 +143,14 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
         for item in items_of.get(key, ()):
             after = apply_record(run, service, after, records[(key, item)])
         if key in lost or failures.get(key, 0) >= rules.bounce_limit:
-            why = "address gone" if key in lost else "soft bounces"
-            forgotten[sub.email] = why
+            why = journal.GONE if key in lost else "soft bounces"
+            words = DOUBT_WORDS if key in lost and key in doubt else ""
+            forgotten[sub.email] = words or why
 
-            removed.note(run.data, service.name, after.to_line(), why, "smtp", "", moment)
+            removed.note(run.data, service.name, after.to_line(), why, "smtp", words, moment)
             gone[why] += 1
-            run.log.write(f"{service.name}: {sub.email} deleted: {why} (refused at hand-over); "
-                          "suppressed")
+            run.log.write(f"{service.name}: {sub.email} deleted: {words or why} (refused at "
+                          "hand-over); suppressed")
             return None, None
         if key in failures:
             after = after.replace(failures=failures[key])
@@ -170,7 +185,7 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
     path = service.subscribers_path
     with files.record_lock(path):
         if soft or lost:
-            failures.update(count_refusals(run, work, soft, lost))
+            failures.update(count_refusals(run, work, soft, lost, doubt))
         if scan is not None and splice_taken(run, work, scan, items_of, settle):
             return forgotten
         # A killed run's journal, or a file changed under the taken lines (a
@@ -184,12 +199,15 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
     return forgotten
 
 
-def count_refusals(run: Run, work: Work, soft: dict[str, list[str]], lost: set[str]
-                   ) -> dict[str, int]:
+def count_refusals(run: Run, work: Work, soft: dict[str, list[str]], lost: set[str],
+                   doubt: dict[str, list[str]] | None = None) -> dict[str, int]:
     """Under the file's lock, before it is rewritten: the soft failures
-    counted in the soft file (:func:`~vykhukhol.bounces.counts.settle_soft`)
-    and the addresses to be deleted suppressed first, so a kill between
-    loses nothing and counts nothing twice. Returns the new counts."""
+    counted in the soft file (:func:`~vykhukhol.bounces.counts.settle_soft`),
+    the letters refused with the address read as gone in doubt noted
+    (:func:`~vykhukhol.bounces.counts.note_doubt`: at the second different
+    one the address joins ``lost``), and the addresses to be deleted
+    suppressed first, so a kill between loses nothing and counts nothing
+    twice. Returns the new counts."""
     service, moment = work.service, run.now()
     taken = {sub.key: sub for _, sub in work.scan.rows.values()} if work.scan else {}
     if set(soft) | lost <= set(taken):
@@ -198,6 +216,9 @@ def count_refusals(run: Run, work: Work, soft: dict[str, list[str]], lost: set[s
         found = {sub.key: sub for sub in subs.among(service.subscribers_path, set(soft) | lost)}
     after = counts.settle_soft(run.data, run.settings, service.name, soft,
                                {k: found[k].failures for k in soft if k in found}, moment)
+    if doubt:
+        lost |= counts.note_doubt(run.data, run.settings,
+                                  {k: v for k, v in doubt.items() if k in found}, moment)
     for why, keys in ((suppression.Why.GONE, lost & set(found)),
                       (suppression.Why.BOUNCES, {k for k, v in after.items()
                                                  if v >= work.rules.bounce_limit} - lost)):

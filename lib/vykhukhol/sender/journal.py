@@ -30,8 +30,11 @@ Line: ``event<TAB>lease<TAB>time<TAB>target<TAB>email<TAB>item`` where target
 is a service or a newsletter job and item the letter number, ``reminder`` or
 the ledger row; a ``failed`` line may add ``<TAB>cause``, why the server
 refused (:class:`vykhukhol.bounces.reading.reasons.Cause`'s value: ``address gone``,
-``soft``, ``sender refused``), which the fold acts on (docs/deliverability/bounces.md#returned-message). A ``failed``
-line without one (written before) is read as soft.
+``soft``, ``sender refused``; ``address gone (doubtful)`` for an address read
+as gone with doubt, which leaves at the second letter refused so:
+docs/design/bounces.md#bounces-doubt), which the fold acts on
+(docs/deliverability/bounces.md#returned-message). A ``failed`` line without
+one (written before) is read as soft.
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ from vykhukhol import files
 
 INTENT, SENT, FAILED, TEMPFAIL, SKIPPED = "intent", "sent", "failed", "tempfail", "skipped"
 IN_DOUBT = "in doubt"
+# The cause of a refusal read as "address gone" with doubt (docs/design/bounces.md#bounces-doubt).
+GONE, GONE_IN_DOUBT = "address gone", "address gone (doubtful)"
 EVENTS = (INTENT, SENT, FAILED, TEMPFAIL, SKIPPED)
 SYNC = True  # fsync intents: progress survives a power cut, not only a kill
 ROOM = 1 << 16  # the file grows by this many zeros at a time: see files.AppendFile

@@ -22,7 +22,7 @@ import vykhukhol.watch.brakes as brakes
 from vykhukhol import files, mail, newsletters
 from vykhukhol import services as svc
 from vykhukhol.addresses import email_key
-from vykhukhol.bounces import removal
+from vykhukhol.bounces import counts, removal
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
 from vykhukhol.files import events
 from vykhukhol.members import membership, suppression
@@ -199,22 +199,34 @@ def count_refusals(run: Run, name: str, services: list[str],
     """Refusals at hand-over act on the subscribers as bounces do (docs/design/run.md#run-failures): an
     address gone is suppressed and deleted everywhere, a soft failure is
     counted in each of the job's services (once per letter, whatever
-    repeats the fold: :mod:`vykhukhol.bounces.removal`)."""
+    repeats the fold: :mod:`vykhukhol.bounces.removal`); one read as gone
+    with doubt counts as soft, and leaves as gone at the second different
+    letter refused so (docs/design/bounces.md#bounces-doubt)."""
     failed = [r for r in rows.values() if r.outcome == journal.FAILED
-              and r.cause in ("address gone", "soft", "")]
+              and r.cause in (journal.GONE, journal.GONE_IN_DOUBT, "soft", "")]
     if not failed:
         return
 
     moment = run.now()
     soft: dict[str, list[str]] = defaultdict(list)
+    doubt: dict[str, list[str]] = defaultdict(list)
+    emails: dict[str, str] = {}
     for record in failed:
-        if record.cause == "address gone":
+        if record.cause == journal.GONE_IN_DOUBT:
+            doubt[email_key(record.email)].append(f"newsletter:{name}")  # one letter
+            emails[email_key(record.email)] = record.email
+        if record.cause == journal.GONE:
             for gone in membership.forget_everywhere(run.data, run.settings, record.email,
                                                      suppression.Why.GONE, "smtp", moment):
                 run.log.write(f"{gone}: {record.email} deleted: address gone (refused at "
                               f"hand-over of newsletter {name}); suppressed")
         else:
             soft[email_key(record.email)].append(f"{record.lease}:{name}:{record.item}")
+    leaving = counts.note_doubt(run.data, run.settings, dict(doubt), moment) if doubt else set()
+    for email in removal.gone_in_doubt(run.data, run.settings, [emails[k] for k in leaving],
+                                       "smtp", moment, {}):
+        run.log.write(f"{email} deleted: {counts.DOUBT_LETTERS} {removal.DOUBT_WHY} (refused at "
+                      f"hand-over of newsletter {name}); suppressed")
     for service in services if soft else []:
         for email in removal.soft_in_service(run.data, run.settings, service, dict(soft), "smtp",
                                              moment):

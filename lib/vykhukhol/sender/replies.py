@@ -54,6 +54,11 @@ def read_refusal(run: Run, exc: mail.DeliveryError, target: str, email: str, ite
         run.deferrals.forget(target, email, item)
         if reading.cause is reasons.Cause.SENDER:
             run.refusals.append((run.lease, reading.reason))
+        if reading.cause is reasons.Cause.GONE and not reading.sure:
+            run.log.write(f"{target}: {email} read as gone with doubt ({reading.rule_text()}): "
+                          "counted as a soft failure; it leaves at the second different letter "
+                          "refused so")
+            return journal.FAILED, journal.GONE_IN_DOUBT
         return journal.FAILED, reading.cause.value
     rcpt = exc.stage == "rcpt" and exc.code != 421  # 421: the server closes, for all
     since, tries = run.deferrals.note(target, email, item, defer=rcpt)

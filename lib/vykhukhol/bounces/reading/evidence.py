@@ -15,12 +15,25 @@ GONE_CODES = {"5.1.0": "userunknown", "5.1.1": "userunknown", "5.1.3": "userunkn
 _DISABLED = ("account disabled", "account is disabled", "account has been disabled",
              "mailbox disabled", "mailbox is disabled", "account is deactivated",
              "account has been deactivated", "account closed", "account has been closed")
+# Of those, the words that say so even with no code beside them: "disabled" alone
+# may be for now (Sisimai's suspend), "discontinued" is not.
+_CLOSED = ("disabled or discontinued", "is a deactivated mailbox")
 # Words that say a refusal was about the letter, our host or a policy, whatever
 # else it says: a refusal with these is never read as "address gone" by its words.
 _CONTENT = ("spam", "content", "policy", "policies", "reputation", "blocked", "blacklist",
             "blocklist", "block list", "rbl", "virus", "malware", "phish", "dmarc", "spf",
             "dkim", "junk", "bulk mail", "suspicious", "abuse", "rejected due to", "not allowed",
             "temporar", "over quota", "quota", "mailbox full", "mailbox is full", "too many")
+
+
+def closed_for_good(text: str) -> str:
+    """The words that say the account is closed for good ("This account has
+    been disabled or discontinued"), "" when none do or the words also say
+    it is only for now, or speak of content or policy."""
+    lower = " ".join(CONTINUED.sub(" ", text[:MAX_TEXT].lower()).split())
+    if not lower or speaks_of_content(lower):
+        return ""
+    return next((words for words in _CLOSED if words in lower), "")
 
 
 def speaks_of_content(text: str) -> bool:

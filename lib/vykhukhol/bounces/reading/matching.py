@@ -11,7 +11,8 @@ import re
 from vykhukhol.bounces.reading import patterns
 
 CONTINUED = re.compile(r"(?<=\s)[245]\d\d-(?:[245]\.\d{1,3}\.\d{1,3}\s)?")
-STATUS = re.compile(r"\b([245])\.(\d{1,3})\.(\d{1,3})\b")
+# An enhanced status code, not a piece of an IPv4 address ("[4.79.181.168]").
+STATUS = re.compile(r"(?<![\w.])([245])\.(\d{1,3})\.(\d{1,3})(?!\w|\.\d)")
 REPLY = re.compile(r"(?<![\d.])([245]\d\d)(?=[ -]|$)")
 MAX_TEXT = 4000  # a diagnostic is a line or two; the rest of a long text says nothing more
 

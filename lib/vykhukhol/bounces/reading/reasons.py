@@ -37,7 +37,7 @@ from enum import Enum
 
 from vykhukhol.bounces.reading import patterns, remote
 from vykhukhol.bounces.reading import words as server_words
-from vykhukhol.bounces.reading.evidence import gone_by_evidence, speaks_of_content
+from vykhukhol.bounces.reading.evidence import closed_for_good, gone_by_evidence, speaks_of_content
 from vykhukhol.bounces.reading.matching import (
     BY_COMMAND,
     BY_NONE,
@@ -197,8 +197,9 @@ def command(text: str) -> str:
 _COMMAND = re.compile(
     r"(?:(?:in reply to|after|>>>|progress was|said \d{3} for|like our)[ \t]+|smtp:|^[ \t]*|\[)"
     r"((?:end of )?data|rcpt[ _]to|rcpt|mail[ _]from|ehlo|helo)\b", re.IGNORECASE | re.MULTILINE)
-# Words only a refusal of RCPT TO uses (Postfix, PowerMTA).
-_RCPT_PHRASES = ("x-powermta-bouncecategory: bad-mailbox",)
+# Words only a refusal of RCPT TO uses (PowerMTA; qmail-remote's "does not like
+# recipient").
+_RCPT_PHRASES = ("x-powermta-bouncecategory: bad-mailbox", "does not like recipient")
 STRICT = False
 _BEFORE_DATA = ("RCPT", "MAIL", "EHLO")
 
@@ -322,7 +323,8 @@ _GONE_PHRASES = (
 _GONE_PAIRS = (("interscan messaging security suite", "unable to deliver"),)
 
 # Sentences that decide alone, before Sisimai's patterns: a mailing list that
-# refuses our post (Google Groups, in English and Japanese).
+# refuses our post (Google Groups, in English and Japanese), a block list, a
+# domain with nowhere to deliver.
 _OWN_PHRASES = {
     # Google Groups writes in the sender's language; its help link is in every one.
     "rejected": ("you may not have permission to post messages to the group",
@@ -330,6 +332,9 @@ _OWN_PHRASES = {
     # GMX / 1&1: the sending IP is on their block list; anyone's answer that
     # is a link to a block list's lookup of our IP (GoDaddy: "553 http://www.spamhaus.org/query/bl?ip=…").
     "blocked": ("to clarify.) (bl)", "spamhaus.org/query/bl?ip=", "spamhaus.org/query/ip/"),
+    # Exim: the recipient's domain has no host to deliver to (Sisimai's mail.ru
+    # sample, a hostunknown); by the words alone, so in doubt.
+    "hostunknown": ("unrouteable mail domain",),
 }
 
 # Texts that, beside a 5.1.1, say the refusal was about something else.
@@ -404,6 +409,12 @@ def read(status: str = "", text: str = "", action: str = "", code: str = "",
     if gone is not None:
         name, rule, seen = gone
         cause, sure = Cause.GONE, _sure(Cause.GONE, rule, status, code)
+    closed = "" if gone or rule == BY_PROVIDER or name != "suspend" else closed_for_good(text)
+    if closed:
+        # "This account has been disabled or discontinued" with no code that
+        # says so: Sisimai reads a suspended account (soft); the words say it
+        # is closed for good. Gone, in doubt: it leaves at a second letter.
+        cause, sure, seen = Cause.GONE, False, closed
     if temporary or code.startswith("4"):
         if cause is Cause.GONE:
             # A 4xx is never proof the address is gone, whatever its words:
@@ -411,7 +422,7 @@ def read(status: str = "", text: str = "", action: str = "", code: str = "",
             cause, sure = Cause.SOFT, False
     elif gone is None and cause is Cause.GONE and speaks_of_content(diagnostic or answer):
         cause, sure = Cause.SOFT, False  # "user unknown" beside "spam": about the letter
-    if cause is Cause.GONE and (report or note) and not (gone and name == "suspend"):
+    if cause is Cause.GONE and (report or note) and not ((gone or closed) and name == "suspend"):
         prose = " ".join(f"{note}\n{_PROSE_END.split(report[:MAX_TEXT], 1)[0]}".lower().split())
 
         if any(included(soft, prose) or any(p in prose for p in patterns.FORMATS.get(soft, ()))
