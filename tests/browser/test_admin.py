@@ -356,7 +356,7 @@ def test_no_admin_page_answers_without_a_session(site, server, browser):
 
 
 TEXTS = {"en": ["Status", "Settings", "Services", "Newsletters", "Outbox", "Log out"],
-         "ru": ["Состояние", "Настройки", "Службы", "Рассылки", "Исходящие", "Выйти"]}
+         "ru": ["Состояние", "Настройки", "Рассылки", "Выпуски", "Исходящие", "Выйти"]}
 
 
 def _screenshots(b: Any, lang: str) -> list[Path]:

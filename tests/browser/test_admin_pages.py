@@ -191,7 +191,7 @@ SETTINGS_TEXTS = {
     "en": {"admin_email": "Administrator's e-mail", "mail.smtp_port": "SMTP port",
            "host": "Set on the host only", "sendmail": "sendmail program",
            "dkim": "DKIM key file", "refused": "Nothing was saved: correct the fields marked below."},
-    "ru": {"admin_email": "E-mail администратора", "mail.smtp_port": "Порт SMTP",
+    "ru": {"admin_email": "Почта администратора", "mail.smtp_port": "Порт SMTP",
            "host": "Задаются только на сервере", "sendmail": "Программа sendmail",
            "dkim": "Файл ключа DKIM", "refused": "Ничего не сохранено: исправьте отмеченные поля."},
 }
@@ -518,9 +518,9 @@ SWITCH_TEXTS = {
            "/admin/services": ["Services"],
            "/admin/bounces": ["Bounces", "Nothing has come back yet."],
            "/admin/password": ["Change password", "Current password"]},
-    "ru": {"/admin/": ["Состояние", "Письмо всем подписчикам", "Последние 30 дней"],
-           "/admin/settings": ["E-mail администратора", "Задаются только на сервере", "Порт SMTP"],
-           "/admin/services": ["Службы"],
+    "ru": {"/admin/": ["Состояние", "Новый выпуск", "Последние 30 дней"],
+           "/admin/settings": ["Почта администратора", "Задаются только на сервере", "Порт SMTP"],
+           "/admin/services": ["Рассылки"],
            "/admin/bounces": ["Возвраты", "Пока ничего не вернулось."],
            "/admin/password": ["Сменить пароль", "Текущий пароль"]},
 }
@@ -528,7 +528,7 @@ SWITCH_TEXTS = {
 
 def test_switching_the_language_on_the_settings_page_turns_the_admin_russian_and_back(
         site, server, browser):
-    """Language ru chosen on the Settings page makes the menu («Письмо всем подписчикам»), the settings labels and the other pages Russian; en turns them English again."""
+    """Language ru chosen on the Settings page makes the menu («Новый выпуск»), the settings labels and the other pages Russian; en turns them English again."""
     site.service("news")
     b = browser
     b.log_in()

@@ -49,8 +49,8 @@ def test_a_braked_service_and_newsletter_are_shown_and_resumed(site, server, bro
     site.set(language="ru")
     b.open("/admin/newsletters")
     row = b.text(f"#braked-{job}")
-    assert f"Рассылка {job} заторможена" in row and "жалоб: 3 (0.15 %" in row, row
+    assert f"Выпуск {job} заторможен" in row and "жалоб: 3 (0.15 %" in row, row
     b.screenshot("brakes-newsletters-ru")
     b.press(f"#resume-{job}")
-    assert f"Рассылка {job} возобновлена" in b.flash()
+    assert f"Выпуск {job} возобновлён" in b.flash()
     assert not b.all(f"#braked-{job}")

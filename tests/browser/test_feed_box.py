@@ -51,7 +51,7 @@ def test_following_a_feed_from_the_service_page_shows_its_reads_and_problems(sit
         b.fill("#feed_every", "2h")
         b.press("#feed-save")
         assert "follows the feed" in b.flash()
-        assert f"Follows {url}, read every 2h." in b.text("#feed-state")
+        assert f"Follows {url}, read every 2 hours." in b.text("#feed-state")
         site.run_at(now())
         b.reload()
         assert "Last read:" in b.text("#feed-state")

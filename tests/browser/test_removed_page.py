@@ -80,4 +80,4 @@ def test_the_removed_page_lists_and_restores_in_both_languages(site, server, bro
     assert b.text("#removed button.restore") == "Восстановить"
     b.screenshot("removed-ru")
     b.press("#removed button.restore")
-    assert "gone@example.com снова в 1 службе и убран из стоп-листа." in b.flash()  # newest first
+    assert "gone@example.com снова в 1 рассылке и убран из стоп-листа." in b.flash()  # newest first

@@ -205,7 +205,7 @@ def test_a_report_of_an_english_site_is_in_english_and_says_handed_over(site):
 
 @pytest.mark.parametrize(("lang", "body"), [
     ("en", "Vykhukhol cannot start sending: the script is in debug mode."),
-    ("ru", "Выхухоль не может начать рассылку: скрипт стоит в режиме отладки (debug)."),
+    ("ru", "Выхухоль не может начать отправку: скрипт стоит в режиме отладки (debug)."),
 ])
 def test_an_alert_keeps_its_literal_subject_and_speaks_the_sites_language(site, lang, body):
     """The letter's body and the status page's line follow `language`; the subject is the

@@ -126,11 +126,11 @@ def test_the_completion_report_shows_the_subject_as_sent_and_local_times(site):
     newsletters.create(site.data, ["news"], "News for {{ name }} from {{ service }}", "Hello")
     site.run_at()
     [report] = [m for m in site.outbox() if str(m["To"]) == ADMIN]
-    assert report["Subject"] == "Рассылка завершена: News for from Новости сайта"
+    assert report["Subject"] == "Выпуск завершён: News for from Новости сайта"
     text = report.get_body(("plain",)).get_content()
-    assert re.search(r"Начата: 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d \(Europe/Moscow\)", text), text
-    assert re.search(r"Завершена: 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d \(Europe/Moscow\)", text), text
-    assert "Z" not in re.search(r"Начата: .*", text).group(0)
+    assert re.search(r"Начат: 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d \(Europe/Moscow\)", text), text
+    assert re.search(r"Завершён: 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d \(Europe/Moscow\)", text), text
+    assert "Z" not in re.search(r"Начат: .*", text).group(0)
 
 
 def test_cli_status_shows_the_warnings_the_admin_status_shows(site):
@@ -247,11 +247,11 @@ def test_deleting_a_letter_or_a_subscriber_asks_on_a_page_of_its_own_first(site)
 def test_the_settings_page_labels_each_key_in_words_with_the_key_beside_it(site):
     app, cookie, _ = _admin(site)
     page = _get(app, cookie, "/settings")
-    assert re.search(r'<label for="news_per_run">Писем всем подписчикам за запуск '
+    assert re.search(r'<label for="news_per_run">Писем выпусков за запуск '
                      r'<code class="muted key">news_per_run</code></label>', page), page[:2000]
     assert "юзер" not in page and "Новостийн" not in page
     services = _get(app, cookie, "/services")
-    assert "Письмо всем подписчикам" in services
+    assert "Новый выпуск" in services
 
 
 def _options(parser, trail=()):

@@ -106,7 +106,7 @@ def test_bounces_through_a_real_relay_act_by_their_reason(site, postfix, dovecot
     told = wait_for(lambda: admin_letters(postfix), 30)
     assert told and told[0]["Subject"] == "mail servers refuse the sender", postfix.log()[-2000:]
     body = told[0].get_body(("plain",)).get_content()
-    assert "blocked" in body and "Почтовые серверы отказали в приёме 5" in body
+    assert "blocked" in body and "Почтовые серверы отказали в приёме писем одного запуска: 5" in body
 
     bounces_arrive(dovecot, postfix, 6)  # full, five blocked
     site.cli("cron")  # reads them; lesson 3 goes out

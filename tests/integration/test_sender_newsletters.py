@@ -35,7 +35,7 @@ def letters(site, subject: str | None = None) -> list:
 
 
 def reports(site) -> list:
-    return [m for m in site.outbox() if to_of(m) == ADMIN and m["Subject"].startswith("Рассылка")]
+    return [m for m in site.outbox() if to_of(m) == ADMIN and m["Subject"].startswith("Выпуск завершён")]
 
 
 def job_files(site, job: str) -> list[str]:
@@ -232,12 +232,12 @@ def test_a_finished_job_reports_to_the_admin_in_russian_and_its_files_are_delete
     site.run_at()  # c and d; e unsubscribed, so nothing is left
 
     [report] = reports(site)
-    assert report["Subject"] == "Рассылка завершена: Выпуск 7"
+    assert report["Subject"] == "Выпуск завершён: Выпуск 7"
     text = report.get_body(("plain",)).get_content()
-    for line in ("«Выпуск 7» завершена", "Службы: news", "Получателей в списке: 5",
+    for line in ("«Выпуск 7» завершён", "Рассылки: news", "Получателей в списке: 5",
                  "Передано почтовому серверу писем: 4", "Не принято сервером при передаче: 0",
-                 "Пропущено (адрес отписался или удалён): 1", "Под сомнением", "Начата: 20",
-                 "Завершена: 20", "Запусков рассыльщика: 2"):
+                 "Пропущено (адрес отписался или удалён): 1", "Под сомнением", "Начат: 20",
+                 "Завершён: 20", "Запусков рассыльщика: 2"):
         assert line in text, line
     assert job_files(site, job) == []
     assert newsletters.list_jobs(site.data) == []

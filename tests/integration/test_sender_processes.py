@@ -368,7 +368,7 @@ def test_a_newsletter_run_killed_mid_batch_finishes_after_recovery_without_repea
                                              finished).groups())
     assert sent + doubt == 20 and doubt <= 1
     assert sent == sum(got.values()) or (sent == 19 and sum(got.values()) == 20)
-    assert "Рассылка завершена: Edition 1" in to_admin(smtp_server)
+    assert "Выпуск завершён: Edition 1" in to_admin(smtp_server)
     assert not (site.data.root / "newsletters" / "news.busy").exists()
 
 

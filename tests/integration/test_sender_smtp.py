@@ -39,7 +39,7 @@ def delivered(server, to: str | None = None) -> list:
 def admin_reports(server) -> list:
     """Newsletter completion reports the server accepted for the admin."""
     return [r.message for r in server.handler.received
-            if ADMIN in r.rcpt_tos and r.message["Subject"].startswith("Рассылка завершена")]
+            if ADMIN in r.rcpt_tos and r.message["Subject"].startswith("Выпуск завершён")]
 
 
 def answer(server, stage: str, email: str, reply: str) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from markupsafe import Markup, escape
+
 from vykhukhol.bounces import record
 from vykhukhol.bounces.reading.reasons import Cause
 from vykhukhol.errors import NotFound
@@ -91,42 +93,54 @@ _KIND_FIRST = re.compile(r"(?P<kind>permanent|temporary|complaint|unsubscribe|au
                          r"refused): (?P<rest>.+)")
 
 
-def _reason(admin: Admin, text: str) -> str:
+def _reason(admin: Admin, text: str) -> Markup:
     """A logged reason in the page's language, piece by piece ("; " apart);
-    a piece it does not know (a mail server's own words) is shown as written."""
+    a piece it does not know (a mail server's own words) is shown as written.
+    What is data, not the page's words (a reason code, the words a rule saw, the
+    server's reply, a mailbox's address), is marked ``translate="no"``."""
     shown = []
     for piece in text.split("; "):
         cause_first = _CAUSE_FIRST.fullmatch(piece)
         if cause_first:
-            shown.append(f"{Cause(cause_first['cause']).label(admin.lang)}: {cause_first['rest']}")
+            shown.append(Markup("{}: {}").format(Cause(cause_first["cause"]).label(admin.lang),
+                                                 _data(cause_first["rest"])))
             continue
         rule = _RULE.fullmatch(piece)
         if rule:
             kind = admin._(_RULE_KINDS[rule["kind"]])
-            shown.append((admin._("decided by {rule}: {seen}", rule=kind, seen=rule["seen"])
-                          if rule["seen"] else admin._("decided by {rule}", rule=kind)) + " — "
-                         + (admin._("sure") if rule["sure"] == "sure" else admin._("doubtful")))
+            said = (escape(admin._("decided by {rule}: {seen}")).format(rule=kind, seen=_data(rule["seen"]))
+                    if rule["seen"] else admin._("decided by {rule}", rule=kind))
+            shown.append(Markup("{} — {}").format(said, admin._("sure") if rule["sure"] == "sure"
+                                                  else admin._("doubtful")))
             continue
         words = _WORDS.fullmatch(piece)
         if words:
-            shown.append(admin._("the server said: {words}", words=words["words"]))
+            shown.append(escape(admin._("the server said: {words}")).format(words=_data(words["words"])))
             continue
         where_first = _WHERE_FIRST.fullmatch(piece)
         if where_first:
-            shown.append(f"{where_first['where']}: {_reason(admin, where_first['rest'])}")
+            shown.append(Markup("{}: {}").format(_data(where_first["where"]),
+                                                 _reason(admin, where_first["rest"])))
             continue
         kind_first = _KIND_FIRST.fullmatch(piece)
         if kind_first:
-            shown.append(f"{_bounce_kind(admin, kind_first['kind'])}: "
-                         f"{_reason(admin, kind_first['rest'])}")
+            shown.append(Markup("{}: {}").format(_bounce_kind(admin, kind_first["kind"]),
+                                                 _reason(admin, kind_first["rest"])))
             continue
         for pattern, template in _REASONS:
             found = pattern.fullmatch(piece)
             if found:
-                piece = admin._(template, **found.groupdict())
+                shown.append(escape(admin._(template)).format(
+                    **{name: _data(value) for name, value in found.groupdict().items()}))
                 break
-        shown.append(piece)
-    return "; ".join(shown)
+        else:
+            shown.append(_data(piece))
+    return Markup("; ").join(shown)
+
+
+def _data(text: str) -> Markup:
+    """``text`` (escaped) as data a translator leaves alone: a code, a server's words."""
+    return Markup('<span translate="no">{}</span>').format(text)
 
 
 def _doubtful(text: str) -> bool:
@@ -153,8 +167,9 @@ def _bounce_kind(admin: Admin, kind: str) -> str:
     return labels.get(kind, kind)
 
 
-def _bounce_source(admin: Admin, source: str) -> str:
-    """Where a result came from: the mailbox, the pipe, or a provider's callback."""
+def source_label(admin: Admin, source: str) -> str:
+    """Where a result came from: the mailbox, the pipe, or a provider's callback
+    (also what the Removed and Suppressed pages show of it)."""
     labels = {"imap": admin._("bounce mailbox"), "pop3": admin._("bounce mailbox"),
               "pipe": admin._("pipe"), "ses": "Amazon SES", "postmark": "Postmark",
               "mailgun": "Mailgun", "sendgrid": "SendGrid",
@@ -176,7 +191,7 @@ def bounces_page(admin: Admin, args: dict) -> Response:
              "kind": _bounce_kind(admin, "pipe problem" if (line.kind, line.source) == (
                  "problem", record.PIPE) else line.kind),
              "target": _bounce_target(admin, line.target), "address": line.address,
-             "source": _bounce_source(admin, line.source), "reason": _reason(admin, line.reason),
+             "source": source_label(admin, line.source), "reason": _reason(admin, line.reason),
              "doubtful": _doubtful(line.reason)}
             for line in record.recent(admin.data, BOUNCES_SHOWN)]
     kept = record.kept_messages(admin.data)[:BOUNCES_SHOWN]

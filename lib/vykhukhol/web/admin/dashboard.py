@@ -4,6 +4,8 @@ cron line to paste. (Named dashboard, not status: one letter from states.)"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -13,7 +15,7 @@ from vykhukhol import settings as settings_mod
 from vykhukhol.bounces import record
 from vykhukhol.errors import BadInput
 from vykhukhol.files import kv, runlog
-from vykhukhol.i18n import duration
+from vykhukhol.i18n import duration, tr
 from vykhukhol.sender import doors as locks_mod
 from vykhukhol.services import demo
 from vykhukhol.services import subscribers as subs
@@ -44,7 +46,7 @@ def status(admin: Admin, args: dict) -> Response:
 
     return remember_browser(admin, admin.page(
         "status.html", mode=settings["mode"], block=selfblock.block_reason(data), locks=locks,
-        runs=recent_runs(entries, admin.lang)[:15], alerts=[runlog.Entry(e.time, e.lease, e.level, alerts.shown(e.message, admin.lang))
+        runs=recent_runs(entries, admin.lang, lambda t: local_time(settings, t))[:15], alerts=[runlog.Entry(e.time, e.lease, e.level, alerts.shown(e.message, admin.lang))
                                  for e in entries if e.level == "alert"][-15:][::-1],
         last_run=last_run, cron_url=cron, crontab=f"*/5 * * * * wget -q -t 1 -O /dev/null {cron}" if cron else "",
         paces=pace.shown(data, settings, now()),
@@ -75,10 +77,13 @@ def cron_url(settings: settings_mod.Settings, cgi_dir: Path) -> str:
     return f"{settings['site_url']}/cgi/{scripts[0].name}" if scripts else ""
 
 
-def recent_runs(entries: list[runlog.Entry], lang: str = "en") -> list[dict]:
+def recent_runs(entries: list[runlog.Entry], lang: str = "en",
+                local: Callable[[str], str] = str) -> list[dict]:
     """Runs from the log, newest first: lease, start, duration, letters, why it
-    stopped (the log has the outcome's English label; the page shows ``lang``'s)."""
+    stopped (the log has the outcome's English label; the page shows ``lang``'s,
+    and the idle tick's "nothing due before" with the time as ``local`` shows it)."""
     outcomes = {outcome.label("en"): outcome for outcome in Outcome}
+    idle = re.compile(r"all done \(nothing due before (\S+)\)")
     runs: dict[str, dict] = {}
     for entry in entries:
         run = runs.setdefault(entry.lease, {"lease": entry.lease, "start": entry.time,
@@ -90,6 +95,8 @@ def recent_runs(entries: list[runlog.Entry], lang: str = "en") -> list[dict]:
                 run["duration"], run["why"], run["letters"] = found
                 if run["why"] in outcomes:
                     run["why"] = outcomes[run["why"]].label(lang)
+                elif until := idle.fullmatch(run["why"]):
+                    run["why"] = tr(lang, "nothing due before {time}", time=local(until.group(1)))
         if entry.level == "alert":
             run["alerts"] += 1
     # Lines of the web pages ("web", "web-…") are no runs: no row of their own.

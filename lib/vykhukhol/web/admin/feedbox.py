@@ -3,6 +3,7 @@ read and its problem (the form posts to :mod:`.intake`)."""
 
 from __future__ import annotations
 
+from vykhukhol.i18n import duration
 from vykhukhol.newsletters import feed_settings, feeds
 from vykhukhol.timeutil import format_duration, format_time
 from vykhukhol.web.admin.core import Admin, local_time
@@ -16,7 +17,8 @@ def feed_context(admin: Admin, service) -> dict:
               f"Subject: {feed_settings.DEFAULT_SUBJECT}\n\n{admin._(feed_settings.DEFAULT_BODY)}")
     shown = None
     if now_ is not None:
-        shown = {"url": now_.url, "every": format_duration(now_.every),
+        shown = {"url": now_.url, "every": format_duration(now_.every),  # as typed in the form
+                 "every_shown": duration(admin.lang, now_.every),  # as read: «1 час»
                  "read": local_time(admin.settings, format_time(now_.read_at)) if now_.read_at
                  else "", "problem": now_.problem.text(admin.lang) if now_.problem else ""}
     return {"feed": shown, "feed_letter": letter}

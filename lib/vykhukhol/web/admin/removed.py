@@ -10,6 +10,7 @@ from vykhukhol.bounces import counts
 from vykhukhol.errors import BadInput, Conflict, NotFound
 from vykhukhol.members import removed, suppression
 from vykhukhol.timeutil import format_time, now
+from vykhukhol.web.admin.bounces import source_label
 from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.http import Response
 
@@ -28,7 +29,8 @@ def removed_page(admin: Admin, args: dict, error: str = "", status: int = 200) -
                              "sent": sub.sent if sub else 0})
         rows.append({"address": removal.address,
                      "when": local_time(admin.settings, format_time(removal.when)),
-                     "cause": suppression.label(latest.cause, admin.lang), "source": latest.source,
+                     "cause": suppression.label(latest.cause, admin.lang),
+                     "source": source_label(admin, latest.source),
                      "words": latest.words if latest.words != "-" else "", "services": services})
     return admin.page("removed.html", status, rows=rows, days=removed.KEEP_DAYS, error=error)
 

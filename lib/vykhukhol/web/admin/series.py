@@ -11,7 +11,7 @@ from vykhukhol.mail import compose
 from vykhukhol.timeutil import format_duration, now
 from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.admin.services import _service
-from vykhukhol.web.admin.testletters import SAMPLE, mark, send_test
+from vykhukhol.web.admin.testletters import SAMPLE, mark, sample_name, send_test
 from vykhukhol.web.http import Response
 
 __all__ = ["SAMPLE", "preview_letter"]
@@ -32,7 +32,7 @@ def preview_letter(admin: Admin, service: svc.Service, fields: dict[str, str]) -
     The HTML part is shown in a sandboxed frame (admin/preview.html)."""
     email = SAMPLE["email"]
     web_url = archive.web_url(admin.settings, service, archive.PREVIEW, email, False)
-    ctx = compose.context(service, admin.settings, email, SAMPLE["name"], now(), web_url=web_url)
+    ctx = compose.context(service, admin.settings, email, sample_name(admin), now(), web_url=web_url)
     out: dict = {"warnings": unknown_warnings(admin, fields)}
     budget = render.Budget()  # one letter's budget, as when it is sent: a preview is as short
     for key, make in (("subject", lambda source: render.render(source, ctx, "subject", budget)),

@@ -8,7 +8,7 @@ from vykhukhol import mail
 from vykhukhol import settings as settings_mod
 from vykhukhol.archive import pages
 from vykhukhol.errors import BadInput, Forbidden
-from vykhukhol.i18n import SETTING_LABELS
+from vykhukhol.i18n import SETTING_LABELS, spoken
 from vykhukhol.mail.dkim import verify_settings
 from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.http import Response
@@ -70,7 +70,8 @@ def _settings_values(admin: Admin) -> dict[str, str]:
 def settings_page(admin: Admin, args: dict) -> Response:
     return admin.page("settings.html", keys=settings_mod.KEYS, groups=groups({}),
                       host_only=SETTINGS_HOST_ONLY, values=_settings_values(admin), errors={},
-                      labels=SETTING_LABELS, footer_form=footer.shown(admin))
+                      labels=SETTING_LABELS, footer_form=footer.shown(admin),
+                      spoken=lambda text: spoken(admin.lang, text))
 
 
 def settings_save(admin: Admin, args: dict) -> Response:
@@ -103,7 +104,8 @@ def settings_save(admin: Admin, args: dict) -> Response:
         shown.update(values)
         return admin.page("settings.html", 400, keys=settings_mod.KEYS, groups=groups(errors),
                           host_only=SETTINGS_HOST_ONLY, values=shown, errors=errors,
-                          labels=SETTING_LABELS, footer_form=footer.shown(admin))
+                          labels=SETTING_LABELS, footer_form=footer.shown(admin),
+                      spoken=lambda text: spoken(admin.lang, text))
     if admin.lang != before:  # the public archive speaks the site's language at once
         pages.follow_language(admin.data, saved)
     return admin.done("/settings", admin._("Settings saved."))

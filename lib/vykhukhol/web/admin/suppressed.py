@@ -13,6 +13,7 @@ from vykhukhol.addresses import check_email
 from vykhukhol.errors import BadInput
 from vykhukhol.members import importing, suppression
 from vykhukhol.timeutil import format_time, now
+from vykhukhol.web.admin.bounces import source_label
 from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.http import Response
 
@@ -42,11 +43,11 @@ def suppressed_page(admin: Admin, args: dict, result: dict | None = None,
 
 def _source(admin: Admin, source: str) -> str:
     """Where an entry came from, in the admin's language; a name the code does
-    not write (a provider's, a mailbox's) is shown as it is."""
+    not write (a provider's, a mailbox's) is shown as the Bounces page shows it."""
     words = {"admin": admin._("the admin pages"), "cli": admin._("the command line"),
              "smtp": admin._("the mail server, at hand-over"),
              "subscriber": admin._("the subscriber (erased at their request)")}
-    return words.get(source, source)
+    return words.get(source) or source_label(admin, source)
 
 
 def suppressed_add(admin: Admin, args: dict) -> Response:

@@ -21,8 +21,14 @@ from vykhukhol.tokens import TEST_ADDRESS
 from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.admin.settings import send_now
 
-#: Whose variables a preview and a test letter show.
+#: Whose variables a preview and a test letter show; the name in the admin's
+#: language (:func:`sample_name`).
 SAMPLE = {"name": "Ivan", "email": TEST_ADDRESS}
+
+
+def sample_name(admin: Admin) -> str:
+    """The sample subscriber's name as the admin's language writes it (Иван)."""
+    return admin._("Ivan")
 
 
 def mark(admin: Admin, subject: str) -> str:
@@ -45,7 +51,7 @@ def send_test(admin: Admin, typed: str,
     the typed address and send it at once; returns what to tell the admin.
     BadInput (the address, the letter's templates) is for the form to show."""
     to = recipient(admin, typed)
-    outgoing = make(SAMPLE["email"], SAMPLE["name"])
+    outgoing = make(SAMPLE["email"], sample_name(admin))
     message = outgoing.message()
     del message["To"]
     message["To"] = to
