@@ -44,6 +44,9 @@ ALLOWED = {
     # programs and services the owner knows by these names
     "Python", "crontab", "Gmail", "Yahoo", "Outlook", "Mailgun", "SendGrid", "Postmark",
     "Mailchimp", "phpList", "listmonk", "Excel", "LibreOffice", "Google",
+    "FreeOTP", "Aegis", "Authenticator",  # the authenticator apps the two-factor page names
+    "TOTP",  # the one-time codes' standard (RFC 6238), as the apps call it
+    "JSON", "POST",  # a webhook's format and HTTP method, as the receiving program's docs say
     "CAN-SPAM",  # a law's name
     "a-z",  # the letters a service's name may hold
     # the test site's data: the service's and the DB's names, a URL typed in the test
@@ -188,6 +191,11 @@ def busy_site(site: Any, feed_url: str) -> dict[str, str]:
     site.set(mail__transport="smtp", mail__smtp_host="127.0.0.1", hourly_limit=40)
     said = now() - timedelta(minutes=70)
     kv.write_kv(site.data.state / "pace", {"127.0.0.1": f"12.00 {format_time(said)} 24"})
+    # A webhook that failed once, so its table has a row.
+    site.ok("webhook", "add", "course", "https://127.0.0.1:9/hook", "--allow-private")
+    from vykhukhol.webhooks import dispatch
+
+    dispatch.send_test(site.data, "course", debug=False)
     kept = sorted(site.data.root.rglob("[0-9]*-[0-9]*-*.eml"))
     letters = sorted(site.data.outbox.glob("*.eml"))
     assert kept and letters, "the site has a message kept for the admin and letters in the outbox"
@@ -200,7 +208,7 @@ def pages(parts: dict[str, str]) -> list[str]:
             "/services/course/subscribers", "/newsletters", "/newsletters/new",
             f"/newsletters/{parts['job']}/edit", "/outbox", f"/outbox/{parts['letter']}",
             "/bounces", f"/bounces/kept/{parts['kept']}", "/deliverability", "/suppressed",
-            "/removed", "/services/nosuch"]
+            "/removed", "/twofactor", "/webhooks", "/services/nosuch"]
 
 
 #: GET pages that are files, not pages: the exports' CSV columns are a format.
@@ -220,7 +228,8 @@ FILLED = {"/": ['id="pace"', 'id="runs"', "0.40 %"], "/services": ['id="braked-c
           "/services/course": ['id="feed-problem"', 'id="letters"'],
           "/services/course/subscribers": ["anna@example.com"], "/newsletters": ["braked-", "history-"],
           "/bounces": ['id="bounces"', 'id="kept"'], "/removed": ["dead@example.com"],
-          "/suppressed": ["spam@example.net"], "/outbox": ["anna@example.com"]}
+          "/suppressed": ["spam@example.net"], "/outbox": ["anna@example.com"],
+          "/webhooks": ['class="deliveries"']}
 
 
 def page_of(app: Any, cookie: str, path: str) -> str:
