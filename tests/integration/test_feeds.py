@@ -10,96 +10,18 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import threading
 import time
 from datetime import timedelta
-from email.utils import format_datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
+from support.feedkit import FeedServer, atom, rss
 from support.servetools import subprocess_env
 from vykhukhol.newsletters import feeds
 from vykhukhol.timeutil import now
 
 LIB = Path(__file__).resolve().parents[2] / "lib"
-
-
-def rss(*items: tuple[str, str, str]) -> bytes:
-    """An RSS 2.0 document, newest item first, as a blog writes it."""
-    entries = "".join(
-        f"<item><title>{title}</title><link>https://blog.example.org/{guid}</link>"
-        f"<guid isPermaLink=\"false\">{guid}</guid><description>{summary}</description>"
-        f"<pubDate>{format_datetime(now())}</pubDate></item>"
-        for guid, title, summary in items)
-    return (f'<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel>'
-            f"<title>Blog</title><link>https://blog.example.org/</link>"
-            f"<description>posts</description>{entries}</channel></rss>").encode()
-
-
-class FeedServer:
-    """The site: serves ``body`` with an ETag, answers 304 to its ETag, and
-    can answer HTML, 100 MB or a byte at a time instead."""
-
-    def __init__(self) -> None:
-        self.body = rss()
-        self.mode = "feed"
-        self.requests: list[dict[str, str]] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                outer.requests.append(dict(self.headers))
-                etag = f'"{hash(outer.body) & 0xffffffff:x}"'
-                if outer.mode == "html":
-                    self._answer(b"<!DOCTYPE html><html><body>Not found</body></html>",
-                                 "text/html")
-                elif outer.mode == "huge":
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/rss+xml")
-                    self.end_headers()
-                    chunk = b"<rss>" + b" " * (1024 * 1024)
-                    try:
-                        for _ in range(100):  # 100 MB, if anybody read it all
-                            self.wfile.write(chunk)
-                    except OSError:
-                        pass
-                elif outer.mode == "slow":
-                    self.send_response(200)
-                    self.end_headers()
-                    try:
-                        for _ in range(100):
-                            self.wfile.write(b" ")
-                            self.wfile.flush()
-                            time.sleep(0.2)
-                    except OSError:
-                        pass
-                elif self.headers.get("If-None-Match") == etag:
-                    self.send_response(304)
-                    self.end_headers()
-                else:
-                    self._answer(outer.body, "application/rss+xml", etag)
-
-            def _answer(self, body: bytes, ctype: str, etag: str = "") -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                if etag:
-                    self.send_header("ETag", etag)
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/feed.xml"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
@@ -277,16 +199,6 @@ def test_the_idle_cron_tick_goes_the_full_way_when_the_feed_is_due(site, blog):
     proof = idle.read_proof(str(site.root))
     assert proof is not None
     assert float(proof.values["until"]) <= start.timestamp() + 600  # not MAX_IDLE: the next read
-
-
-def atom(*entries: tuple[str, str]) -> bytes:
-    """An Atom 1.0 feed (RFC 4287), newest entry first."""
-    body = "".join(f"<entry><id>tag:blog.example.org,2026:{key}</id><title>{title}</title>"
-                   f'<link href="https://blog.example.org/{key}"/><updated>2026-12-01T08:00:00Z'
-                   f"</updated><summary>About {title}</summary></entry>" for key, title in entries)
-    return (f'<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom">'
-            f"<id>tag:blog.example.org,2026:feed</id><title>Blog</title>"
-            f"<updated>2026-12-01T08:00:00Z</updated>{body}</feed>").encode()
 
 
 def test_an_atom_feeds_new_entry_is_one_newsletter(site, blog):
