@@ -16,12 +16,15 @@ from pathlib import Path
 
 import pytest
 
+from support import webkit
 from support.feedkit import FeedServer, atom, rss
 from support.servetools import subprocess_env
+from support.webkit import Browser
 from vykhukhol.newsletters import feeds
 from vykhukhol.timeutil import now
 
 LIB = Path(__file__).resolve().parents[2] / "lib"
+served = webkit.served  # the fixture: a real `vykhukhol serve`
 
 
 @pytest.fixture
@@ -211,3 +214,88 @@ def test_an_atom_feeds_new_entry_is_one_newsletter(site, blog):
     site.run_at(start + timedelta(hours=2, minutes=1))
     assert letters(site, "Второй пост") == ["ann@example.org", "bob@example.org"]
     assert letters(site, "First") == []
+
+
+# --- the default letter, and a feed that came broken --------------------------------------
+
+def new_item(site, blog, title: str = "Fresh post") -> None:
+    """The first read, a new item two hours on, its newsletter made and sent."""
+    start = now()
+    site.run_at(start)
+    blog.body = rss(("p2", title, "About it"), ("p1", "Old post", "Was there before"))
+    site.run_at(start + timedelta(hours=2))
+    site.run_at(start + timedelta(hours=2, minutes=1))
+
+
+def test_the_default_letter_carries_one_footer(site, blog):
+    following(site, blog)
+    new_item(site, blog)
+    [letter] = [m for m in site.outbox() if to(m) == "ann@example.org"]
+    text = letter.get_body(("plain",)).get_content()
+    assert "https://blog.example.org/p2" in text
+    assert text.count("/unsubscribe") == 1, text  # the service's footer, not a second one
+
+
+def test_the_default_letter_speaks_the_language_set_when_it_is_made(site, blog, tmp_path):
+    site.set(language="en")
+    following(site, blog)
+    site.set(language="ru")
+    new_item(site, blog)
+    [letter] = [m for m in site.outbox() if to(m) == "ann@example.org"]
+    assert "Читать на сайте: https://blog.example.org/p2" in letter.get_body(("plain",)).get_content()
+    template = site.data.services / "main" / "news" / "feed.txt"
+    assert not template.exists()
+    english = tmp_path / "letter.txt"  # the default, as the admin's form shows it, saved unchanged
+    english.write_text("Subject: {{ title }}\n\n{{ title }}\n\n{{ summary }}\n\n"
+                       "Read it on the site: {{ link }}\n", encoding="utf-8")
+    site.ok("service", "feed", "news", blog.url, "--template", str(english))
+    assert not template.exists()  # still the default: it follows `language`
+
+
+@pytest.mark.parametrize(("mode", "said"), [
+    ("cut", "the feed came cut off"),
+    ("xml", "the feed is not whole XML (no element found, line 1)"),
+])
+def test_a_feed_that_came_broken_is_a_warning_not_a_shorter_feed(site, blog, mode, said):
+    following(site, blog)
+    start = now()
+    site.run_at(start)
+    whole = rss(("p3", "Third", "c"), ("p2", "Second", "b"), ("p1", "Old post", "Was there"))
+    blog.body = whole[:whole.index(b"<title>Second")] if mode == "xml" else whole
+    blog.mode = "cut" if mode == "cut" else "feed"
+    site.run_at(start + timedelta(hours=2))
+    site.run_at(start + timedelta(hours=2, minutes=1))
+    assert [r.status for r in feeds.records(site.data, "news").values()] == ["seen"]
+    assert letters(site, "Third") == []
+    status = site.ok("status")
+    assert "The feed of news" in status and said in status
+    assert said in site.ok("service", "feed", "news")
+    blog.mode, blog.body = "feed", whole  # whole again: both items are new, none was lost
+    site.run_at(start + timedelta(hours=3, minutes=5))
+    site.run_at(start + timedelta(hours=3, minutes=6))
+    assert letters(site, "Second") == letters(site, "Third") == ["ann@example.org",
+                                                                "bob@example.org"]
+    assert "The feed of news" not in site.ok("status")
+
+
+def test_the_feed_box_shows_a_broken_read_and_a_dropped_item(site, blog, served):
+    following(site, blog)
+    start = now()
+    site.run_at(start)
+    whole = rss(("p2", "Doomed post", "b"), ("p1", "Old post", "Was there"))
+    blog.body = whole[:-20]
+    site.run_at(start + timedelta(hours=2))
+    admin = Browser(served.port)
+    admin.log_in()
+    page = admin.get("/admin/services/news")
+    assert page.status == 200 and 'id="feed-problem"' in page.body
+    assert "The last read failed: the feed is not whole XML" in page.body
+    (site.data.services / "main" / "news" / "feed.txt").write_text(
+        "Subject: {{ title\n\nbroken by hand\n", encoding="utf-8")
+    blog.body = whole
+    for minutes in range(6):
+        site.run_at(start + timedelta(hours=3, minutes=minutes))
+    page = admin.get("/admin/services/news")
+    assert 'id="feed-problem"' not in page.body
+    assert "The item “Doomed post” could not become a letter in 3 tries and was dropped" \
+        in page.body
