@@ -299,3 +299,11 @@ def test_the_feed_box_shows_a_broken_read_and_a_dropped_item(site, blog, served)
     assert 'id="feed-problem"' not in page.body
     assert "The item “Doomed post” could not become a letter in 3 tries and was dropped" \
         in page.body
+
+
+def test_a_sloppy_but_whole_feed_is_read_as_feedparser_reads_it():
+    from vykhukhol.newsletters import feed_fetch
+
+    sloppy = b'\n\n' + rss(("p2", "Ducks&nbsp;&amp; geese & swans", "s"), ("p1", "Old", "o"))
+    assert [item.title for item in feed_fetch.items(sloppy)] == ["Old",
+                                                                 "Ducks & geese & swans"]

@@ -183,6 +183,10 @@ def _get(url: str, headers: dict[str, str], deadline: _Deadline,
             return Answer(True, body, response.getheader("ETag", "") or "",
                           response.getheader("Last-Modified", "") or "",
                           response.getheader("Content-Type", "") or "")
+        except http.client.IncompleteRead:  # a chunked answer that stopped short
+            deadline.check()
+            raise FeedProblem(_("the feed came cut off: the connection closed before its end; "
+                                "not read")) from None
         except (http.client.HTTPException, OSError) as exc:  # a timeout, a reset, a drop
             deadline.check()  # the watchdog's cut reads as a dropped connection
             raise FeedProblem(_("no answer in time: {reason}"),
@@ -245,8 +249,9 @@ def items(body: bytes, content_type: str = "") -> list[Item]:
 def _check_whole(body: bytes, encoding: str) -> None:
     """:class:`FeedProblem` unless ``body`` is well-formed XML, read as
     feedparser read it: a document cut off, or with a tag left open, is not
-    taken as a feed with fewer items. HTML's named entities and a bare ``&``
-    (common in hand-made feeds, read well by feedparser) are let pass."""
+    taken as a feed with fewer items. HTML's named entities, a bare ``&`` and
+    blank lines before the XML declaration (common in hand-made feeds, read
+    well by feedparser) are let pass."""
     import re
     from xml.parsers import expat
 
@@ -255,7 +260,7 @@ def _check_whole(body: bytes, encoding: str) -> None:
     except LookupError:
         text = body.decode("utf-8", "replace")
     text = re.sub(r"&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)", "&amp;",
-                  text.lstrip("\ufeff"))
+                  text.lstrip("\ufeff \t\r\n"))  # blank lines before <?xml: a common slip
     parser = expat.ParserCreate()
     try:
         parser.Parse(text, True)  # a str: read as UTF-8, whatever the declaration says

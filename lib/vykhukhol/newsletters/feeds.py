@@ -171,7 +171,7 @@ def _read(run, service: svc.Service, feed: Feed) -> None:
     values = read_kv(path)
     if not _due(values, feed, moment):
         return
-    # the read may overrun its bound by one socket wait: that too ends inside the share
+    # a socket wait of margin: the name lookup before the connect is outside the deadline's reach
     seconds = min(feed_fetch.SECONDS, run.time_limit * SHARE - run.elapsed()
                   - feed_fetch.SOCKET_SECONDS)
     if seconds < 1:
