@@ -227,8 +227,16 @@ def new_item(site, blog, title: str = "Fresh post") -> None:
     site.run_at(start + timedelta(hours=2, minutes=1))
 
 
-def test_the_default_letter_carries_one_footer(site, blog):
+FOOTED_RU = ("Subject: {{ title }}\n\n{{ title }}\n\n{{ summary }}\n\nЧитать на сайте: {{ link }}\n\n"
+             "--\nВы получили это письмо как подписчик рассылки «{{ service }}». "
+             "Отписаться: {{ unsubscribe_url }}\n")
+
+
+@pytest.mark.parametrize("kept", ["", FOOTED_RU], ids=["none", "as-1.0-wrote-it"])
+def test_the_default_letter_carries_one_footer(site, blog, kept):
     following(site, blog)
+    if kept:  # the default with its own footer, as 1.0 wrote it into feed.txt
+        (site.data.services / "main" / "news" / "feed.txt").write_text(kept, encoding="utf-8")
     new_item(site, blog)
     [letter] = [m for m in site.outbox() if to(m) == "ann@example.org"]
     text = letter.get_body(("plain",)).get_content()

@@ -232,7 +232,7 @@ def _make_waiting(run, service: svc.Service, feed: Feed) -> None:
     for record in records(data, name).values():
         if record.status != "new":
             continue
-        job = record.job
+        job = record.job if record.job.startswith("feed-") else job_name(name, feed.url, record.key)
         if not _made_already(data, job):
             item = {k: str(record.item.get(k, "")) for k in ("title", "link", "summary",
                                                               "published")}
@@ -240,7 +240,7 @@ def _make_waiting(run, service: svc.Service, feed: Feed) -> None:
             try:
                 newsletters.create(data, [name], subject, with_item(body_template, item),
                                    job_name=job)
-            except VykhukholError as exc:
+            except BadInput as exc:  # the letter cannot be made (a busy lock is not a try)
                 _failed(run, name, record, exc)
                 continue
             run.log.write(f"feed of {name}: {item['title'] or item['link']!r} became "
@@ -248,7 +248,7 @@ def _make_waiting(run, service: svc.Service, feed: Feed) -> None:
         _append(data, name, [_line(record.key, "made", job)])
 
 
-def _failed(run, name: str, record: Record, exc: VykhukholError) -> None:
+def _failed(run, name: str, record: Record, exc: BadInput) -> None:
     """One more failed try of an item; at :data:`MAX_TRIES`, dropped with a warning."""
     tries = _tries(record.item) + 1
     what = record.item.get("title") or record.item.get("link") or record.key
