@@ -165,3 +165,16 @@ def test_an_item_that_cannot_become_a_letter_is_dropped_after_its_tries(site, bl
     assert to_ann(site) == []
     # nothing waits: the idle tick may rest until the next read, not "now" for good
     assert feeds.next_read(site.data) >= (start + timedelta(hours=2, minutes=59)).timestamp()
+
+
+def test_a_feed_of_a_hundred_thousand_items_costs_no_parse_and_of_a_thousand_its_newest():
+    many = (b'<?xml version="1.0"?><rss version="2.0"><channel><title>Blog</title>'
+            + b"".join(b"<item><guid>%d</guid></item>" for n in range(100_000))
+            + b"</channel></rss>")
+    assert len(many) < feed_fetch.MAX_BYTES  # it fits: only its count stops it
+    with pytest.raises(feed_fetch.FeedProblem) as refused:
+        feed_fetch.items(many)
+    assert "lists more than 2000 items" in refused.value.message
+    found = feed_fetch.items(rss(*((f"g{n}", f"Post {n}", "") for n in range(1000, 0, -1))))
+    assert len(found) == feed_fetch.MAX_ITEMS
+    assert found[-1].title == "Post 1000"  # the newest, last: oldest first
