@@ -10,96 +10,21 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import threading
 import time
 from datetime import timedelta
-from email.utils import format_datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
+from support import webkit
+from support.feedkit import FeedServer, atom, rss
 from support.servetools import subprocess_env
+from support.webkit import Browser
 from vykhukhol.newsletters import feeds
 from vykhukhol.timeutil import now
 
 LIB = Path(__file__).resolve().parents[2] / "lib"
-
-
-def rss(*items: tuple[str, str, str]) -> bytes:
-    """An RSS 2.0 document, newest item first, as a blog writes it."""
-    entries = "".join(
-        f"<item><title>{title}</title><link>https://blog.example.org/{guid}</link>"
-        f"<guid isPermaLink=\"false\">{guid}</guid><description>{summary}</description>"
-        f"<pubDate>{format_datetime(now())}</pubDate></item>"
-        for guid, title, summary in items)
-    return (f'<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel>'
-            f"<title>Blog</title><link>https://blog.example.org/</link>"
-            f"<description>posts</description>{entries}</channel></rss>").encode()
-
-
-class FeedServer:
-    """The site: serves ``body`` with an ETag, answers 304 to its ETag, and
-    can answer HTML, 100 MB or a byte at a time instead."""
-
-    def __init__(self) -> None:
-        self.body = rss()
-        self.mode = "feed"
-        self.requests: list[dict[str, str]] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                outer.requests.append(dict(self.headers))
-                etag = f'"{hash(outer.body) & 0xffffffff:x}"'
-                if outer.mode == "html":
-                    self._answer(b"<!DOCTYPE html><html><body>Not found</body></html>",
-                                 "text/html")
-                elif outer.mode == "huge":
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/rss+xml")
-                    self.end_headers()
-                    chunk = b"<rss>" + b" " * (1024 * 1024)
-                    try:
-                        for _ in range(100):  # 100 MB, if anybody read it all
-                            self.wfile.write(chunk)
-                    except OSError:
-                        pass
-                elif outer.mode == "slow":
-                    self.send_response(200)
-                    self.end_headers()
-                    try:
-                        for _ in range(100):
-                            self.wfile.write(b" ")
-                            self.wfile.flush()
-                            time.sleep(0.2)
-                    except OSError:
-                        pass
-                elif self.headers.get("If-None-Match") == etag:
-                    self.send_response(304)
-                    self.end_headers()
-                else:
-                    self._answer(outer.body, "application/rss+xml", etag)
-
-            def _answer(self, body: bytes, ctype: str, etag: str = "") -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                if etag:
-                    self.send_header("ETag", etag)
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/feed.xml"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+served = webkit.served  # the fixture: a real `vykhukhol serve`
 
 
 @pytest.fixture
@@ -279,16 +204,6 @@ def test_the_idle_cron_tick_goes_the_full_way_when_the_feed_is_due(site, blog):
     assert float(proof.values["until"]) <= start.timestamp() + 600  # not MAX_IDLE: the next read
 
 
-def atom(*entries: tuple[str, str]) -> bytes:
-    """An Atom 1.0 feed (RFC 4287), newest entry first."""
-    body = "".join(f"<entry><id>tag:blog.example.org,2026:{key}</id><title>{title}</title>"
-                   f'<link href="https://blog.example.org/{key}"/><updated>2026-12-01T08:00:00Z'
-                   f"</updated><summary>About {title}</summary></entry>" for key, title in entries)
-    return (f'<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom">'
-            f"<id>tag:blog.example.org,2026:feed</id><title>Blog</title>"
-            f"<updated>2026-12-01T08:00:00Z</updated>{body}</feed>").encode()
-
-
 def test_an_atom_feeds_new_entry_is_one_newsletter(site, blog):
     following(site, blog)
     blog.body = atom(("a1", "First"))
@@ -299,3 +214,104 @@ def test_an_atom_feeds_new_entry_is_one_newsletter(site, blog):
     site.run_at(start + timedelta(hours=2, minutes=1))
     assert letters(site, "Второй пост") == ["ann@example.org", "bob@example.org"]
     assert letters(site, "First") == []
+
+
+# --- the default letter, and a feed that came broken --------------------------------------
+
+def new_item(site, blog, title: str = "Fresh post") -> None:
+    """The first read, a new item two hours on, its newsletter made and sent."""
+    start = now()
+    site.run_at(start)
+    blog.body = rss(("p2", title, "About it"), ("p1", "Old post", "Was there before"))
+    site.run_at(start + timedelta(hours=2))
+    site.run_at(start + timedelta(hours=2, minutes=1))
+
+
+FOOTED_RU = ("Subject: {{ title }}\n\n{{ title }}\n\n{{ summary }}\n\nЧитать на сайте: {{ link }}\n\n"
+             "--\nВы получили это письмо как подписчик рассылки «{{ service }}». "
+             "Отписаться: {{ unsubscribe_url }}\n")
+
+
+@pytest.mark.parametrize("kept", ["", FOOTED_RU], ids=["none", "as-1.0-wrote-it"])
+def test_the_default_letter_carries_one_footer(site, blog, kept):
+    following(site, blog)
+    if kept:  # the default with its own footer, as 1.0 wrote it into feed.txt
+        (site.data.services / "main" / "news" / "feed.txt").write_text(kept, encoding="utf-8")
+    new_item(site, blog)
+    [letter] = [m for m in site.outbox() if to(m) == "ann@example.org"]
+    text = letter.get_body(("plain",)).get_content()
+    assert "https://blog.example.org/p2" in text
+    assert text.count("/unsubscribe") == 1, text  # the service's footer, not a second one
+
+
+def test_the_default_letter_speaks_the_language_set_when_it_is_made(site, blog, tmp_path):
+    site.set(language="en")
+    following(site, blog)
+    site.set(language="ru")
+    new_item(site, blog)
+    [letter] = [m for m in site.outbox() if to(m) == "ann@example.org"]
+    assert "Читать на сайте: https://blog.example.org/p2" in letter.get_body(("plain",)).get_content()
+    template = site.data.services / "main" / "news" / "feed.txt"
+    assert not template.exists()
+    english = tmp_path / "letter.txt"  # the default, as the admin's form shows it, saved unchanged
+    english.write_text("Subject: {{ title }}\n\n{{ title }}\n\n{{ summary }}\n\n"
+                       "Read it on the site: {{ link }}\n", encoding="utf-8")
+    site.ok("service", "feed", "news", blog.url, "--template", str(english))
+    assert not template.exists()  # still the default: it follows `language`
+
+
+@pytest.mark.parametrize(("mode", "said"), [
+    ("cut", "the feed came cut off"),
+    ("xml", "the feed is not whole XML (no element found, line 1)"),
+])
+def test_a_feed_that_came_broken_is_a_warning_not_a_shorter_feed(site, blog, mode, said):
+    following(site, blog)
+    start = now()
+    site.run_at(start)
+    whole = rss(("p3", "Third", "c"), ("p2", "Second", "b"), ("p1", "Old post", "Was there"))
+    blog.body = whole[:whole.index(b"<title>Second")] if mode == "xml" else whole
+    blog.mode = "cut" if mode == "cut" else "feed"
+    site.run_at(start + timedelta(hours=2))
+    site.run_at(start + timedelta(hours=2, minutes=1))
+    assert [r.status for r in feeds.records(site.data, "news").values()] == ["seen"]
+    assert letters(site, "Third") == []
+    status = site.ok("status")
+    assert "The feed of news" in status and said in status
+    assert said in site.ok("service", "feed", "news")
+    blog.mode, blog.body = "feed", whole  # whole again: both items are new, none was lost
+    site.run_at(start + timedelta(hours=3, minutes=5))
+    site.run_at(start + timedelta(hours=3, minutes=6))
+    assert letters(site, "Second") == letters(site, "Third") == ["ann@example.org",
+                                                                "bob@example.org"]
+    assert "The feed of news" not in site.ok("status")
+
+
+def test_the_feed_box_shows_a_broken_read_and_a_dropped_item(site, blog, served):
+    following(site, blog)
+    start = now()
+    site.run_at(start)
+    whole = rss(("p2", "Doomed post", "b"), ("p1", "Old post", "Was there"))
+    blog.body = whole[:-20]
+    site.run_at(start + timedelta(hours=2))
+    admin = Browser(served.port)
+    admin.log_in()
+    page = admin.get("/admin/services/news")
+    assert page.status == 200 and 'id="feed-problem"' in page.body
+    assert "The last read failed: the feed is not whole XML" in page.body
+    (site.data.services / "main" / "news" / "feed.txt").write_text(
+        "Subject: {{ title\n\nbroken by hand\n", encoding="utf-8")
+    blog.body = whole
+    for minutes in range(6):
+        site.run_at(start + timedelta(hours=3, minutes=minutes))
+    page = admin.get("/admin/services/news")
+    assert 'id="feed-problem"' not in page.body
+    assert "The item “Doomed post” could not become a letter in 3 tries and was dropped" \
+        in page.body
+
+
+def test_a_sloppy_but_whole_feed_is_read_as_feedparser_reads_it():
+    from vykhukhol.newsletters import feed_fetch
+
+    sloppy = b'\n\n' + rss(("p2", "Ducks&nbsp;&amp; geese & swans", "s"), ("p1", "Old", "o"))
+    assert [item.title for item in feed_fetch.items(sloppy)] == ["Old",
+                                                                 "Ducks & geese & swans"]

@@ -157,7 +157,7 @@ def cmd_service(ctx: Context, args) -> None:
 
 def cmd_feed(ctx: Context, args) -> None:
     """``service feed``: follow a site's feed, stop, or say what it follows."""
-    settings = ctx.settings()
+    ctx.settings()
     if args.off:
         if args.url or args.template:
             raise BadInput("--off takes no URL or --template")
@@ -175,6 +175,9 @@ def cmd_feed(ctx: Context, args) -> None:
               f"read\t{format_time(now_.read_at)}\nread well\t{format_time(now_.ok_at)}")
         if now_.problem is not None:
             print(f"problem\t{now_.problem.message} (since {format_time(now_.problem_at)})")
+        if now_.dropped is not None:
+            print(f"dropped\t{now_.dropped.title}: {now_.dropped.why.message} "
+                  f"({format_time(now_.dropped.at)})")
         return
     letter = None
     if args.template:
@@ -184,7 +187,7 @@ def cmd_feed(ctx: Context, args) -> None:
             raise BadInput(f"--template: cannot read {args.template}: {exc.strerror}") from None
         except UnicodeDecodeError:
             raise BadInput(f"--template: {args.template} is not UTF-8 text") from None
-    feed = feed_settings.follow(ctx.data, args.name, args.url, args.every, letter, settings["language"])
+    feed = feed_settings.follow(ctx.data, args.name, args.url, args.every, letter)
     print(f"service {args.name} follows {feed.url}, read every {format_duration(feed.every)}; "
           "its first read marks the items there as seen, and each later one becomes a "
           "newsletter to its confirmed subscribers")

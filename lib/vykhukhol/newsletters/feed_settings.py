@@ -29,18 +29,41 @@ def _(text: str) -> str:  # marks a text for the catalog (tools/i18n.py extract)
     return text
 
 
-# The letter a feed gets when its owner gives none, in the site's language.
+# The letter a feed gets when its owner gives none, in the site's `language`
+# when each letter is made. No footer of its own: every list letter gets the
+# service's footer (docs/using/services.md#footer), its unsubscribe link with it.
 DEFAULT_SUBJECT = "{{ title }}"
-DEFAULT_BODY = _("{{ title }}\n\n{{ summary }}\n\nRead it on the site: {{ link }}\n\n--\n"
-                 "You receive this as a subscriber of {{ service }}. "
-                 "To unsubscribe: {{ unsubscribe_url }}")
+DEFAULT_BODY = _("{{ title }}\n\n{{ summary }}\n\nRead it on the site: {{ link }}")
+# The default letter as version 1.0 wrote it into feed.txt, with a footer of
+# its own: a feed.txt that says it word for word is the default letter too.
+FOOTED_BODY = _("{{ title }}\n\n{{ summary }}\n\nRead it on the site: {{ link }}\n\n--\n"
+                "You receive this as a subscriber of {{ service }}. "
+                "To unsubscribe: {{ unsubscribe_url }}")
+LANGUAGES = ("en", "ru")
 
 
 class Feed(NamedTuple):
     url: str
     every: int            # seconds
-    subject: str          # template
-    body: str             # template
+    subject: str          # feed.txt's template; "" when there is none
+    body: str             # feed.txt's template; "" when there is none
+
+    def letter(self, lang: str) -> tuple[str, str]:
+        """(subject, body) templates of the letters made now: the owner's, or
+        the default one in ``lang`` (the site's language at this moment)."""
+        if self.body.strip() and not is_default(self.subject, self.body):
+            return self.subject, self.body
+        return DEFAULT_SUBJECT, tr(lang, DEFAULT_BODY)
+
+
+def is_default(subject: str, body: str) -> bool:
+    """Whether a letter says the default one word for word, in any language
+    (so that saving the admin's form unchanged keeps following `language`)."""
+    def plain(text: str) -> str:
+        return "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").strip().split("\n"))
+
+    return subject.strip() == DEFAULT_SUBJECT and plain(body) in {
+        plain(tr(lang, text)) for lang in LANGUAGES for text in (DEFAULT_BODY, FOOTED_BODY)}
 
 
 # --- where it is kept ------------------------------------------------------------
@@ -75,8 +98,7 @@ def load(service: svc.Service) -> Feed | None:
     except BadInput:
         every = DEFAULT_EVERY
     subject, body = split_letter("\n".join(files.read_lines(template_path(service))))
-    return Feed(values["url"], max(every, MIN_EVERY), subject or DEFAULT_SUBJECT,
-                body or DEFAULT_BODY)
+    return Feed(values["url"], max(every, MIN_EVERY), subject, body)
 
 
 def split_letter(text: str) -> tuple[str, str]:
@@ -117,16 +139,17 @@ def check_every(text: str) -> int:
 
 
 def follow(data: DataDir, service_name: str, url: str, every: str = "1h",
-           letter: str | None = None, lang: str = "en") -> Feed:
+           letter: str | None = None) -> Feed:
     """Start (or change) following ``url``; the letter template ``letter``
     (``Subject:`` line, blank line, text) or, when None, the one it has, else
-    the default in ``lang``. Everything is checked before anything is written.
-    A new URL is a new feed: its first read marks what is there as seen."""
+    the default one (in the site's language when each letter is made; a
+    ``letter`` that says the default word for word is the default too).
+    Everything is checked before anything is written. A new URL is a new
+    feed: its first read marks what is there as seen."""
     service = svc.find_service(data, service_name)
     url, seconds = check_url(url), check_every(every)
     old = load(service)
-    if letter is None and old is None:
-        letter = f"Subject: {DEFAULT_SUBJECT}\n\n{tr(lang, DEFAULT_BODY)}\n"
+    default = False
     if letter is not None:
         if len(letter) > MAX_TEMPLATE:
             raise BadInput("the feed's letter is longer than {n} characters", n=MAX_TEMPLATE)
@@ -136,9 +159,12 @@ def follow(data: DataDir, service_name: str, url: str, every: str = "1h",
         if not body.strip():
             raise BadInput("the feed's letter has no text")
         check_letter(subject, body)
+        default = is_default(subject, body)
     if old is not None and old.url != url:
         forget_reads(data, service.name)
-    if letter is not None:
+    if default:
+        files.remove(template_path(service))
+    elif letter is not None:
         files.atomic_write(template_path(service), letter if letter.endswith("\n") else letter + "\n")
     files.atomic_write(ini_path(service), [f"url = {url}\n",
                                            f"every = {format_duration(seconds)}\n"])

@@ -11,21 +11,28 @@ What is where:
   unsubscribe_url, …). Written by ``vykhukhol service feed`` and the service's
   admin page (:mod:`.feed_settings`).
 * ``data/state/feeds/<service>.state`` — the last answer's ETag and
-  Last-Modified, when it was read, and the last problem (for Status).
-* ``data/state/feeds/<service>.items`` — the record: one line an event, the
-  last line of an item wins: ``<key>\\t<seen|new|made>\\t<job>\\t<item as JSON>``
-  (the key is a hash of the item's id).
+  Last-Modified, when it was read, the last problem, and the last item
+  dropped (for Status).
+* ``data/state/feeds/<service>.items`` — the record of the feed read now: one
+  line an event, the last line of an item wins:
+  ``<key>\\t<seen|new|made|dropped>\\t<job>\\t<item as JSON>`` (the key is a
+  hash of the item's id; a new URL starts a new record).
 
 **Sent once, whatever is killed when.** Per read, under the record's lock:
 
 1. the new items are appended to the record as ``new``, with their title,
    link and summary, in one fsynced append, *before* any newsletter exists;
 2. each ``new`` item is made into a newsletter *from the record* (not from
-   the feed), under a job name that is a hash of the service and the item
-   (``feed-…``): making it again makes the same job, and a job whose
+   the feed), under a job name that is a hash of the service, the feed's URL
+   and the item (``feed-…``): making it again makes the same job, and a job whose
    ``.job`` file exists (written last by ``create``) or that the history
    knows (it ran, or was cancelled) is not made again;
 3. ``made`` is appended.
+
+An item whose newsletter cannot be made (its letter does not render) is
+tried again at the next runs, :data:`MAX_TRIES` times in all (each failure
+appends ``new`` with its count); then ``dropped`` is appended and Status
+warns for :data:`DROPPED_DAYS` days, so no item waits for ever.
 
 A kill before 1 loses nothing: the item is not in the record, so the next
 read finds it new again. A kill between 1 and 2, or in the middle of
@@ -69,6 +76,9 @@ from vykhukhol.newsletters.feed_settings import (
 from vykhukhol.timeutil import format_time, parse_time
 
 MAX_NEW = 10                  # items that become letters in one read
+MAX_TRIES = 3                 # runs that try to make an item's newsletter before it is dropped
+DROPPED_DAYS = 7              # days Status warns of a dropped item
+STATUSES = ("seen", "new", "made", "dropped")
 SHARE = 0.5                   # a read ends inside this share of time_limit, as new letters do
 
 
@@ -76,7 +86,7 @@ SHARE = 0.5                   # a read ends inside this share of time_limit, as 
 
 class Record(NamedTuple):
     key: str
-    status: str       # seen, new, made
+    status: str       # seen, new, made, dropped
     job: str
     item: dict
 
@@ -85,9 +95,11 @@ def _key(item_id: str) -> str:
     return hashlib.sha256(item_id.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
-def job_name(service: str, key: str) -> str:
-    """The newsletter an item becomes: the same name every time it is made."""
-    return "feed-" + hashlib.sha256(f"{service}\0{key}".encode()).hexdigest()[:24]
+def job_name(service: str, url: str, key: str) -> str:
+    """The newsletter an item becomes: the same name every time it is made,
+    another for the same id in another feed."""
+    return "feed-" + hashlib.sha256(f"{service}\0{url}\0{key}".encode(
+        "utf-8", "surrogateescape")).hexdigest()[:24]
 
 
 def records(data: DataDir, name: str) -> dict[str, Record]:
@@ -95,7 +107,7 @@ def records(data: DataDir, name: str) -> dict[str, Record]:
     found: dict[str, Record] = {}
     for line in files.read_lines(items_path(data, name)):
         parts = line.split("\t", 3)
-        if len(parts) < 3 or parts[1] not in ("seen", "new", "made"):
+        if len(parts) < 3 or parts[1] not in STATUSES:
             continue
         try:
             item = json.loads(parts[3]) if len(parts) == 4 and parts[3] else {}
@@ -159,7 +171,7 @@ def _read(run, service: svc.Service, feed: Feed) -> None:
     values = read_kv(path)
     if not _due(values, feed, moment):
         return
-    # the read may overrun its bound by one socket wait: that too ends inside the share
+    # a socket wait of margin: the name lookup before the connect is outside the deadline's reach
     seconds = min(feed_fetch.SECONDS, run.time_limit * SHARE - run.elapsed()
                   - feed_fetch.SOCKET_SECONDS)
     if seconds < 1:
@@ -182,6 +194,8 @@ def _read(run, service: svc.Service, feed: Feed) -> None:
     if found is None:  # 304: nothing changed
         write_kv(path, values)
         return
+    if not same:  # another feed: its ids say nothing of the last one's
+        files.remove(items_path(data, name))
     known = records(data, name)
     first = not values.get("ok_at") or not same
     fresh = [item for item in found if _key(item.key) not in known]
@@ -197,7 +211,7 @@ def _read(run, service: svc.Service, feed: Feed) -> None:
         run.log.write(f"feed of {name}: {len(older)} more new items than {MAX_NEW} at once; "
                       "the older ones are marked as seen")
     lines = [_line(_key(i.key), "seen") for i in older]
-    lines += [_line(_key(i.key), "new", job_name(name, _key(i.key)), {
+    lines += [_line(_key(i.key), "new", job_name(name, feed.url, _key(i.key)), {
         "title": i.title, "link": i.link, "summary": i.summary, "published": i.published})
         for i in fresh]
     _append(data, name, lines)           # 1. recorded (fsynced) before any newsletter exists
@@ -211,26 +225,57 @@ def _made_already(data: DataDir, job: str) -> bool:
 
 
 def _make_waiting(run, service: svc.Service, feed: Feed) -> None:
-    """Every ``new`` item of the record made into its newsletter, then ``made``."""
+    """Every ``new`` item of the record made into its newsletter, then ``made``;
+    one that fails its last try ``dropped``."""
     data, name = run.data, service.name
+    subject_template, body_template = feed.letter(run.settings["language"])
     for record in records(data, name).values():
         if record.status != "new":
             continue
-        job = job_name(name, record.key)
+        job = record.job if record.job.startswith("feed-") else job_name(name, feed.url, record.key)
         if not _made_already(data, job):
             item = {k: str(record.item.get(k, "")) for k in ("title", "link", "summary",
                                                               "published")}
-            subject = " ".join(with_item(feed.subject, item).split())
+            subject = " ".join(with_item(subject_template, item).split())
             try:
-                newsletters.create(data, [name], subject, with_item(feed.body, item),
+                newsletters.create(data, [name], subject, with_item(body_template, item),
                                    job_name=job)
-            except BadInput as exc:
-                run.log.error(f"feed of {name}: the letter for {item['link'] or item['title']} "
-                              f"cannot be made: {exc.message}; it is tried again next run")
+            except BadInput as exc:  # the letter cannot be made (a busy lock is not a try)
+                _failed(run, name, record, exc)
                 continue
             run.log.write(f"feed of {name}: {item['title'] or item['link']!r} became "
                           f"newsletter {job}")
         _append(data, name, [_line(record.key, "made", job)])
+
+
+def _failed(run, name: str, record: Record, exc: BadInput) -> None:
+    """One more failed try of an item; at :data:`MAX_TRIES`, dropped with a warning."""
+    tries = _tries(record.item) + 1
+    what = record.item.get("title") or record.item.get("link") or record.key
+    if tries < MAX_TRIES:
+        run.log.error(f"feed of {name}: the letter for {what} cannot be made: {exc.message}; "
+                      f"it is tried again next run ({tries} of {MAX_TRIES} tries)")
+        _append(run.data, name, [_line(record.key, "new", record.job,
+                                       {**record.item, "tries": tries})])
+        return
+    run.log.error(f"feed of {name}: the letter for {what} cannot be made: {exc.message}; "
+                  f"dropped after {MAX_TRIES} tries")
+    _append(run.data, name, [_line(record.key, "dropped", record.job, record.item)])
+    path = state_path(run.data, name)
+    values = read_kv(path)
+    values.update(dropped=json.dumps({"title": str(what)[:feed_fetch.MAX_TITLE],
+                                      "t": exc.template, "v": {
+                                          k: str(v) for k, v in exc.values.items()}},
+                                     ensure_ascii=False),
+                  dropped_at=format_time(run.now()))
+    write_kv(path, values)
+
+
+def _tries(item: dict) -> int:
+    try:
+        return max(int(item.get("tries", 0)), 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 # --- what the rest of the house asks ------------------------------------------------------
@@ -252,6 +297,12 @@ def next_read(data: DataDir) -> float | None:
     return soonest
 
 
+class Dropped(NamedTuple):
+    title: str                # the item's title (else its link)
+    why: BadInput
+    at: datetime
+
+
 class Standing(NamedTuple):
     url: str
     every: int
@@ -259,6 +310,16 @@ class Standing(NamedTuple):
     ok_at: datetime | None
     problem: BadInput | None
     problem_at: datetime | None
+    dropped: Dropped | None   # the last item dropped after its tries
+
+
+def _said(text: str) -> tuple[dict, BadInput]:
+    """A problem as the state file keeps it (JSON of its template and values)."""
+    try:
+        said = json.loads(text)
+        return said, BadInput(said["t"], **said["v"])
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return {}, BadInput("{reason}", reason=text[:300])
 
 
 def standing(data: DataDir, service: svc.Service) -> Standing | None:
@@ -267,21 +328,19 @@ def standing(data: DataDir, service: svc.Service) -> Standing | None:
     if feed is None:
         return None
     values = read_kv(state_path(data, service.name))
-    problem = None
-    if values.get("problem"):
-        try:
-            said = json.loads(values["problem"])
-            problem = BadInput(said["t"], **said["v"])
-        except (ValueError, KeyError, TypeError, IndexError):
-            problem = BadInput("{reason}", reason=values["problem"][:300])
+    problem = _said(values["problem"])[1] if values.get("problem") else None
 
     def moment(key: str) -> datetime | None:
         try:
             return parse_time(values.get(key) or "-")
         except BadInput:
             return None
+    dropped, dropped_at = None, moment("dropped_at")
+    if values.get("dropped") and dropped_at is not None:
+        said, why = _said(values["dropped"])
+        dropped = Dropped(str(said.get("title", "")), why, dropped_at)
     return Standing(feed.url, feed.every, moment("read_at"), moment("ok_at"), problem,
-                    moment("problem_at"))
+                    moment("problem_at"), dropped)
 
 
 def problems(data: DataDir) -> list[tuple[str, str, BadInput]]:
@@ -293,4 +352,18 @@ def problems(data: DataDir) -> list[tuple[str, str, BadInput]]:
         now_ = standing(data, service)
         if now_ is not None and now_.problem is not None:
             found.append((service.name, now_.url, now_.problem))
+    return found
+
+
+def dropped(data: DataDir, moment: datetime) -> list[tuple[str, Dropped]]:
+    """(service, the item) of every feed that dropped an item in the last
+    :data:`DROPPED_DAYS` days: Status warns."""
+    found = []
+    for service in svc.load_services(data):
+        if not ini_path(service).exists():
+            continue
+        now_ = standing(data, service)
+        if now_ is not None and now_.dropped is not None \
+                and (moment - now_.dropped.at).total_seconds() < DROPPED_DAYS * 86400:
+            found.append((service.name, now_.dropped))
     return found

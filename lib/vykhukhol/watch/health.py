@@ -147,6 +147,10 @@ def warnings(data: DataDir, settings: Settings, cgi_dir: Path,
     for name, url, why in feeds.problems(data):
         found.append(_("The feed of {service} ({url}) could not be read at its last try: {problem}. Its new items wait until it can.",
                        service=name, url=url, problem=explain(why)))
+    for name, item in feeds.dropped(data, now()):
+        found.append(_n("The feed of {service}: the item “{title}” could not become a letter in {n} try and was dropped: {problem}.",
+                        "The feed of {service}: the item “{title}” could not become a letter in {n} tries and was dropped: {problem}.",
+                        feeds.MAX_TRIES, service=name, title=item.title, problem=explain(item.why)))
     if settings.secret_problem:
         found.append(_(NO_SECRET))
     for problem in settings.problems:

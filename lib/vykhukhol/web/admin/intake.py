@@ -53,8 +53,7 @@ def feed_save(admin: Admin, args: dict) -> Response:
     form = admin.request.form()
     try:
         feed_settings.follow(admin.data, service.name, form.get("feed_url", ""),
-                     form.get("feed_every", "1h") or "1h", form.get("feed_letter") or None,
-                     admin.lang)
+                             form.get("feed_every", "1h") or "1h", form.get("feed_letter") or None)
     except BadInput as exc:
         return service_page(admin, args, error=exc.text(admin.lang), status=400)
     return admin.done(f"/services/{service.name}", admin._(
