@@ -11,7 +11,7 @@ goes out after the page, see ``Request.after``), so the answer's time does not
 tell a new address from a known one either. Posts are capped per client
 address and hour (``subscribe_hourly_limit``, every accepted post counted
 alike); over it the page is the same, nothing is stored or sent, and the run
-log says so.
+log says so. Bots are kept out by :mod:`vykhukhol.web.bots`.
 
 The subscriber files' machinery (:mod:`vykhukhol.members.membership`) is imported by
 the actions that change them, not by the GET pages (a CGI process pays for
@@ -97,29 +97,40 @@ def subscribe(data: DataDir) -> Callable:
     def handle(request: Request) -> Response:
         _only(request, "GET", "HEAD", "POST")
         site = Site(data)
+        from vykhukhol.web import bots  # docs/using/subscriber-pages.md#subscriber-bots
+
         if request.method != "POST":
+            if request.query.get("part"):
+                return bots.part(site.settings, request.query["part"])
             service = site.service(request.query.get("service", ""))
-            return site.page("subscribe.html", service, service=service, email="", name="")
+            return bots.allow_widget(site.page(
+                "subscribe.html", service, 200, service=service, email="", name="",
+                **bots.fields(site.settings)), site.settings)
         form = request.form()
         service = site.service(form.get("service", ""))
         email, name = form.get("email", "").strip(), form.get("name", "")
-        if form.get("website"):
-            # The honeypot: a bot filled the hidden field. Look accepted, store nothing.
+        client = request.client(site.settings["trusted_proxies"])
+        caught = bots.caught(data, site.settings, form)
+        if caught:  # a bot's: the person's answer, nothing stored, one log line
+            request.after(lambda: bots.log_caught(data, "subscribe", client, caught))
             return site.message("subscribe.check_title", "subscribe.check_text", service,
                                 email=email[:254], service=service.title)
         try:
             address = check_email(email)
         except BadInput:
-            return site.page("subscribe.html", service, 400, service=service, email=email[:254],
-                             name=name[:100], error=t(site.lang, "form.invalid_email"))
+            return bots.allow_widget(site.page(
+                "subscribe.html", service, 400, service=service, email=email[:254], name=name[:100],
+                error=t(site.lang, "form.invalid_email"), **bots.fields(site.settings)),
+                site.settings)
         from vykhukhol.members import membership
 
-        client = request.client(site.settings["trusted_proxies"])
+        gate = bots.Gate(data, site.settings, address, hourly_cap(data, site, client),
+                         request.after)
         outcome = membership.subscribe(data, site.settings, service.name, address, name,
-                                       ip=client or "-", may_mail=hourly_cap(data, site, client),
+                                       ip=client or "-", may_mail=gate.may_mail, hold=gate.hold,
                                        later=request.after)
         if outcome == "over the limit":
-            request.after(lambda: _log_refusal(data, site, client, address, service.name))
+            request.after(lambda: gate.log_refusal("subscribe", client, service.name))
         return site.message("subscribe.check_title", "subscribe.check_text", service,
                             email=address, service=service.title)
 
@@ -141,15 +152,6 @@ def hourly_cap(data: DataDir, site: Site, client: str) -> Callable[[bool], bool]
                                 site.settings["subscribe_hourly_limit"])
 
     return may_mail
-
-
-def _log_refusal(data: DataDir, site: Site, client: str, address: str, service: str) -> None:
-    from vykhukhol.files.runlog import page_log
-
-    page_log(data).write(
-        f"subscribe: {client or '?'} is over subscribe_hourly_limit "
-        f"({site.settings['subscribe_hourly_limit']} an hour): {address} was not stored "
-        f"and no confirmation was sent for {service}")
 
 
 def _link(request: Request, site: Site) -> tuple[svc.Service, str, str]:
