@@ -176,3 +176,24 @@ def test_the_snippet_carries_the_stamp_field_and_our_script(site):
     assert re.search(r'<script src="https://lists\.example\.org/cgi/subscribe\.py\?part=widget\.js"',
                      snippet)
     assert 'name="ts"' in snippet and 'name="altcha"' in snippet
+
+
+def test_the_admin_sees_the_held_requests_and_releases_them(site, served):
+    site.set(subscribe_alarm=1)
+    site.service("news", letters=[("Lesson 1", "1d", "Hello.\n")])
+    browser = Browser(served.port)
+    for n in range(3):
+        post(browser, {"email": f"wave{n}@example.net", "ts": aged_stamp(site)})
+    assert wait_for(lambda: (site.data.state / "held-confirmations").exists()
+                    and "wave2@" in (site.data.state / "held-confirmations").read_text())
+    admin = Browser(served.port)
+    admin.log_in()
+    assert 'id="holding"' in admin.get("/admin/settings").body
+    page = admin.get("/admin/held")
+    assert "wave1@example.net" in page.body and "wave2@example.net" in page.body
+    same_site = {"Origin": f"http://127.0.0.1:{served.port}", "Sec-Fetch-Site": "same-origin"}
+    done = admin.post("/admin/held/release", {"csrf": page.field("csrf")}, headers=same_site)
+    assert done.status == 303, done
+    assert "Nothing is held" in admin.get("/admin/held").body
+    site.ok("cron")
+    assert [len(outbox_to(site, f"wave{n}@example.net")) for n in range(3)] == [1, 1, 1]

@@ -150,8 +150,9 @@ BODIES: dict[str, tuple[str, str]] = {
         "If they are people (your list was mentioned somewhere), release the requests: they go "
         "with the next run. If they are a bot's, drop them, and turn on the puzzle of the "
         "public forms (subscribe_challenge = on; paste the subscribe form on your site anew).\n"
-        "Both are on the admin's Settings page, or `vykhukhol held release` and `vykhukhol held "
-        "drop`. Until then every new request is held too.",
+        "Both are buttons on the admin's Held confirmation requests page (the Settings page "
+        "links to it), or `vykhukhol held release` and `vykhukhol held drop`. Until then every "
+        "new request is held too.",
     ),
 }
 

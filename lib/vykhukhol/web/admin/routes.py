@@ -19,6 +19,7 @@ import vykhukhol.web.admin.bounces as bounces
 import vykhukhol.web.admin.dashboard as dashboard
 import vykhukhol.web.admin.deliverability as deliverability
 import vykhukhol.web.admin.footer as footer
+import vykhukhol.web.admin.held as held
 import vykhukhol.web.admin.intake as intake
 import vykhukhol.web.admin.login as login
 import vykhukhol.web.admin.newsletters as newsletters
@@ -101,6 +102,9 @@ ROUTES: list[Rule] = [
     Rule("POST", "/suppressed/import", once_only(suppressed.suppressed_import)),
     Rule("GET", "/suppressed.csv", suppressed.suppressed_export),
 
+    Rule("GET", "/held", held.held_page),
+    Rule("POST", "/held/release", held.held_release),
+    Rule("POST", "/held/drop", held.held_drop),
     Rule("GET", "/removed", removed.removed_page),
     Rule("POST", "/removed/restore", removed.removed_restore),
 ]

@@ -68,9 +68,12 @@ def _settings_values(admin: Admin) -> dict[str, str]:
 
 
 def settings_page(admin: Admin, args: dict) -> Response:
+    from vykhukhol.members import held
+
     return admin.page("settings.html", keys=settings_mod.KEYS, groups=groups({}),
                       host_only=SETTINGS_HOST_ONLY, values=_settings_values(admin), errors={},
-                      labels=SETTING_LABELS, footer_form=footer.shown(admin))
+                      labels=SETTING_LABELS, footer_form=footer.shown(admin),
+                      holding=held.holding(admin.data))
 
 
 def settings_save(admin: Admin, args: dict) -> Response:
