@@ -60,9 +60,10 @@ BOUNDARY = frozenset({
     # the subscriber's own page, and a counted link
     "vykhukhol.web.manage", "vykhukhol.members.personal", "vykhukhol.web.go",
     "vykhukhol.files.clicklinks",
-    # the public forms' defences against bots: the signed form stamp, the
-    # per-address cap, the alarm and its held requests (the puzzle, when on,
-    # brings vykhukhol.web.challenge and the altcha library: off these paths)
+    # the public forms' defences against bots: the signed form stamp; after a
+    # POST's answer the per-address cap and the alarm's held requests (the
+    # puzzle, when on, brings vykhukhol.web.challenge and the altcha library:
+    # off these paths)
     "vykhukhol.web.bots", "vykhukhol.members.held",
 })
 
@@ -125,7 +126,7 @@ POST_SOON = LINK_PAGE | RECORDS | {
     "vykhukhol.services.rules", "vykhukhol.web.clients", "fcntl",
     "vykhukhol.members.suppression", "mmap",  # a suppressed address is answered alike but stores nothing
     "_hashlib", "_blake2", "hashlib", "hmac",  # the rules' digest, the suppression list's keyed hash
-    "vykhukhol.web.bots", "vykhukhol.members.held",  # the stamp, the per-address cap, the alarm
+    "vykhukhol.web.bots",  # the form stamp (the per-address cap and the alarm come after the answer)
 }
 
 # Never on these paths: the heavy machinery of others.

@@ -94,8 +94,8 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
     may go on: ``sends`` says whether it would mail a confirmation; False stores
     and sends nothing ("over the limit"). ``later`` runs what may wait for the
     answer (default: now): the sync of a new line, the due summary, the letter.
-    ``hold(service, address)`` may keep the letter back for the owner (True:
-    it is kept, :mod:`vykhukhol.members.held`, and not sent).
+    ``hold(service, address)``, asked just before the letter would go, may
+    keep it back (True: not sent now; held for the owner, or over a cap).
     """
     service = svc.find_service(data, service_name)
     email = check_email(email)
@@ -149,7 +149,7 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
 
         def mail_it() -> None:
             if hold is not None and hold(service.name, to):
-                return  # a wave of sign-ups: kept until the owner looks
+                return  # held for the owner, or over a cap: not sent now
             # Noted first: if the letter does not go (mail server down, process
             # killed after the answer), the next cron run sends it.
             unsent.note_unsent(data, service.name, to, now())

@@ -17,11 +17,12 @@ honeypot, the caps and the alarm judge it. A bot's post gets the person's
 answer, stores nothing and sends nothing; it costs one line of
 ``log/pages.log``.
 
-Every post that would mail a confirmation request then passes :class:`Gate`:
-at most ``subscribe_address_daily_limit`` requests to one address a day,
-whoever asks (counted by the address's keyed hash, so the counter names
-nobody), and, over all lists, past ``subscribe_alarm`` sign-ups in an hour the
-requests are held (:mod:`vykhukhol.members.held`) and the owner is told once.
+A confirmation request then passes :class:`Gate` after the answer, before
+it is mailed: at most ``subscribe_address_daily_limit`` requests to one
+address a day, whoever asks (counted by the address's keyed hash, so the
+counter names nobody; over it the line stays unconfirmed and unasked), and,
+over all lists, past ``subscribe_alarm`` sign-ups in an hour the requests
+are held (:mod:`vykhukhol.members.held`) and the owner is told once.
 
 This module runs on the subscribe page's fast path
 (docs/design/startup.md#startup-boundary): the standard library's light
@@ -34,7 +35,6 @@ import time
 
 TYPE_CHECKING = False  # typing is not imported: a public page pays for every import
 if TYPE_CHECKING:
-    from collections.abc import Callable
 
     from vykhukhol.datadir import DataDir
     from vykhukhol.settings import Settings
@@ -101,38 +101,46 @@ def log_caught(data: DataDir, page: str, client: str, reason: str) -> None:
 
 
 class Gate:
-    """``may_mail`` and ``hold`` for membership.subscribe: the per-client cap
-    (given), then the per-address daily cap and the alarm, for a post that
-    would mail a request. ``refused`` names the cap that said no, if one did."""
+    """``hold`` for membership.subscribe, asked after the answer, just before
+    a confirmation request would be mailed: the per-address daily cap, then
+    the alarm. Both are counted here, after the answer, so neither costs the
+    visitor's wait nor makes a new address's answer slower than a known one's."""
 
-    def __init__(self, data: DataDir, settings: Settings, address: str,
-                 per_client: Callable[[bool], bool],
-                 later: Callable[[Callable[[], None]], None]) -> None:
-        self.data, self.settings, self.address = data, settings, address
-        self.per_client, self.later = per_client, later
-        self.refused = ""
-        self.holding = False
+    def __init__(self, data: DataDir, settings: Settings) -> None:
+        self.data, self.settings = data, settings
 
-    def may_mail(self, sends: bool) -> bool:
-        if not self.per_client(sends):
-            self.refused = "subscribe_hourly_limit"
-            return False
-        if not sends:
+    def hold(self, service: str, address: str) -> bool:
+        """True: the request does not go now (over the cap: not at all; in a
+        wave: kept for the owner). A state file the disk refuses lets it go."""
+        from vykhukhol.errors import VykhukholError
+
+        try:
+            if self._over_cap(address):
+                self._log(f"subscribe: {address} is over subscribe_address_daily_limit "
+                          f"({self.settings['subscribe_address_daily_limit']} a day): no "
+                          f"confirmation was sent for {service}")
+                return True
+            if not self._in_a_wave():
+                return False
+            from vykhukhol.members import held
+            from vykhukhol.timeutil import now
+
+            held.note_held(self.data, service, address, now())
             return True
+        except (VykhukholError, OSError):
+            return False
+
+    def _over_cap(self, address: str) -> bool:
         from vykhukhol.addresses import email_key
         from vykhukhol.members.suppression import hashed
         from vykhukhol.web.clients import Counter
 
         counter = Counter(self.data.state / "confirm-requests", ADDRESS_WINDOW)
         # The key is the address's keyed hash: the file names nobody.
-        if counter.take(hashed(self.settings.secret, email_key(self.address)),
-                        self.settings["subscribe_address_daily_limit"]):
-            self.refused = "subscribe_address_daily_limit"
-            return False
-        self.holding = self._alarm()
-        return True
+        return bool(counter.take(hashed(self.settings.secret, email_key(address)),
+                                 self.settings["subscribe_address_daily_limit"]))
 
-    def _alarm(self) -> bool:
+    def _in_a_wave(self) -> bool:
         """Count one sign-up; whether its request is to be held."""
         from vykhukhol.members import held
 
@@ -143,22 +151,12 @@ class Gate:
             return False
         from vykhukhol.web.clients import Counter
 
-        counter = Counter(self.data.state / "signups", ALARM_WINDOW)
-        if not counter.take("all", alarm):
+        if not Counter(self.data.state / "signups", ALARM_WINDOW).take("all", alarm):
             return False
         from vykhukhol.timeutil import now
 
         if held.start_hold(self.data, now()):
-            self.later(self._tell_owner)
-        return True
-
-    def hold(self, service: str, address: str) -> bool:
-        if not self.holding:
-            return False
-        from vykhukhol.members import held
-        from vykhukhol.timeutil import now
-
-        held.note_held(self.data, service, address, now())
+            self._tell_owner()
         return True
 
     def _tell_owner(self) -> None:
@@ -170,15 +168,10 @@ class Gate:
         alerts.raise_alert(self.data, self.settings, page_log(self.data), alerts.SIGNUP_WAVE,
                            now(), alarm=str(self.settings["subscribe_alarm"]))
 
-    def log_refusal(self, page: str, client: str, service: str) -> None:
+    def _log(self, line: str) -> None:
         from vykhukhol.files.runlog import page_log
 
-        limit = self.settings[self.refused]
-        per = "an hour" if self.refused == "subscribe_hourly_limit" else "a day"
-        page_log(self.data).write(
-            f"{page}: {client or '?'} is over {self.refused} ({limit} {per}): {self.address} "
-            f"was not stored and no confirmation was sent for {service}")
-
+        page_log(self.data).write(line)
 
 
 # --- what the pages draw ---------------------------------------------------------------

@@ -124,13 +124,11 @@ def subscribe(data: DataDir) -> Callable:
                 site.settings)
         from vykhukhol.members import membership
 
-        gate = bots.Gate(data, site.settings, address, hourly_cap(data, site, client),
-                         request.after)
         outcome = membership.subscribe(data, site.settings, service.name, address, name,
-                                       ip=client or "-", may_mail=gate.may_mail, hold=gate.hold,
-                                       later=request.after)
+                                       ip=client or "-", may_mail=hourly_cap(data, site, client),
+                                       later=request.after, hold=bots.Gate(data, site.settings).hold)
         if outcome == "over the limit":
-            request.after(lambda: gate.log_refusal("subscribe", client, service.name))
+            request.after(lambda: _log_refusal(data, site, client, address, service.name))
         return site.message("subscribe.check_title", "subscribe.check_text", service,
                             email=address, service=service.title)
 
@@ -152,6 +150,15 @@ def hourly_cap(data: DataDir, site: Site, client: str) -> Callable[[bool], bool]
                                 site.settings["subscribe_hourly_limit"])
 
     return may_mail
+
+
+def _log_refusal(data: DataDir, site: Site, client: str, address: str, service: str) -> None:
+    from vykhukhol.files.runlog import page_log
+
+    page_log(data).write(
+        f"subscribe: {client or '?'} is over subscribe_hourly_limit "
+        f"({site.settings['subscribe_hourly_limit']} an hour): {address} was not stored "
+        f"and no confirmation was sent for {service}")
 
 
 def _link(request: Request, site: Site) -> tuple[svc.Service, str, str]:
