@@ -198,3 +198,19 @@ def test_the_admin_sees_the_held_requests_and_releases_them(site, served):
     assert "Nothing is held" in admin.get("/admin/held").body
     site.ok("cron")
     assert [len(outbox_to(site, f"wave{n}@example.net")) for n in range(3)] == [1, 1, 1]
+
+
+def test_the_own_page_asks_for_the_puzzle_too_once_it_is_on(site):
+    site.set(language="en", subscribe_challenge="on")
+    site.service("news", letters=[("Lesson 1", "1d", "Hello.\n")])
+    site.subscriber("news", PERSON)
+    page = run_cgi(site, "cgi/manage.py")
+    assert 'name="altcha"' in page.body and "subscribe.py?part=widget.js" in page.body
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    cgi_post(site, {"action": "send_link", "email": PERSON, "ts": aged_stamp(site)},
+             "cgi/manage.py")
+    assert outbox_to(site, PERSON) == []
+    puzzle = json.loads(run_cgi(site, "cgi/subscribe.py", query="part=start").body)["challenge"]
+    cgi_post(site, {"action": "send_link", "email": PERSON, "ts": aged_stamp(site),
+                    "altcha": solved(puzzle)}, "cgi/manage.py")
+    assert len(outbox_to(site, PERSON)) == 1
