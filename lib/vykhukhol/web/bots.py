@@ -14,8 +14,9 @@ A post is taken for a bot's when
 A form without a stamp (one pasted on a site before the stamp existed, or
 drawn without JavaScript from a pasted snippet) is not refused for that: the
 honeypot, the caps and the alarm judge it. A bot's post gets the person's
-answer, stores nothing and sends nothing; it costs one line of
-``log/pages.log``.
+answer, stores nothing and sends nothing; it counts against its client's
+hourly cap as any post does (which also costs it the time a person's post
+takes) and leaves one line of ``log/pages.log``.
 
 A confirmation request then passes :class:`Gate` after the answer, before
 it is mailed: at most ``subscribe_address_daily_limit`` requests to one
@@ -35,7 +36,6 @@ import time
 
 TYPE_CHECKING = False  # typing is not imported: a public page pays for every import
 if TYPE_CHECKING:
-
     from vykhukhol.datadir import DataDir
     from vykhukhol.settings import Settings
     from vykhukhol.web.response import Response
@@ -62,7 +62,7 @@ def stamp_problem(secret: bytes, value: str, moment: float | None = None) -> str
     from vykhukhol import tokens
 
     drawn, _, signature = value.partition(".")
-    if not drawn.isdigit() or len(drawn) > 12 or len(signature) != tokens.TOKEN_LENGTH \
+    if not (drawn.isascii() and drawn.isdigit()) or len(drawn) > 12 or len(signature) != tokens.TOKEN_LENGTH \
             or not signature.isascii():
         return "a forged form stamp"
     from _operator import _compare_digest

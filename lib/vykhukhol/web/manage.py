@@ -92,15 +92,14 @@ def _ask(request: Request, site: Site) -> Response:
 
     client = request.client(site.settings["trusted_proxies"])
     caught = bots.caught(site.data, site.settings, form)
+    # The cap is counted for every post, a bot's too, and the letter goes
+    # after the answer, so neither the page nor its time tells a subscribed
+    # address from any other, nor a bot that it was caught.
+    allowed = hourly_cap(site.data, site, client)(True)
     if caught:  # a bot's: the person's answer, nothing sent, one log line
         request.after(lambda: bots.log_caught(site.data, "manage", client, caught))
-    else:
-        may_mail = hourly_cap(site.data, site, client)
-        # The cap is counted for every post and the letter goes after the
-        # answer, so neither the page nor its time tells a subscribed address
-        # from any other.
-        if may_mail(True):
-            request.after(lambda: _mail_link(site, address))
+    elif allowed:
+        request.after(lambda: _mail_link(site, address))
     return _note(lang, tr(lang, "Check your mailbox"), tr(
         lang, "If {email} is subscribed to any of our lists, a letter with the link to its own "
               "page is on its way.", email=address))

@@ -112,6 +112,7 @@ def subscribe(data: DataDir) -> Callable:
         client = request.client(site.settings["trusted_proxies"])
         caught = bots.caught(data, site.settings, form)
         if caught:  # a bot's: the person's answer, nothing stored, one log line
+            hourly_cap(data, site, client)(False)  # counted as any post: the same time taken
             request.after(lambda: bots.log_caught(data, "subscribe", client, caught))
             return site.message("subscribe.check_title", "subscribe.check_text", service,
                                 email=email[:254], service=service.title)
