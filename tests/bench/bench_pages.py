@@ -182,7 +182,7 @@ def main() -> None:
     rows, profiles, verdicts = [], [], []
     try:
         root, data = kit.make_install(base / "pages")
-        settings_mod.update(data.settings, {"subscribe_hourly_limit": "1000000"})
+        settings_mod.update(data.settings, {"subscribe_hourly_limit": "1000000", "subscribe_alarm": "0"})
         service = kit.add_service(data, "news", letters=[("Lesson 1", "1d", "Hello.\n")])
         secret = settings_mod.load(data.settings).secret
         idle_root, idle_data = kit.make_install(base / "idle")

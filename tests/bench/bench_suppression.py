@@ -83,7 +83,7 @@ def post_timed(root: Path, script: Path, body: bytes) -> tuple[float, float, int
 
 def install(base: Path, subscribers: int):
     root, data = kit.make_install(base)
-    settings_mod.update(data.settings, {"subscribe_hourly_limit": "1000000"})  # one client posts all
+    settings_mod.update(data.settings, {"subscribe_hourly_limit": "1000000", "subscribe_alarm": "0"})  # one client posts all
     service = kit.add_service(data, "news", letters=[("Lesson 1", "1d", "Hello.\n")])
     kit.write_subscribers(service.subscribers_path, subscribers, "idle")
     return root, data, service

@@ -200,3 +200,45 @@ def test_the_public_archive_is_served_as_static_files_and_nothing_else(apache: S
         for leak in ("RAN", "print(", "private notes", "Require", "letter-001"):
             assert leak not in answer.body, (path, answer)
     assert "Traceback" not in site.error_log()
+
+
+def test_a_bot_gets_the_persons_answer_under_mod_cgi_and_the_puzzle_holds(apache: Site) -> None:
+    """A post faster than a person (the form's own stamp sent back at once) is
+    answered as a person's and stores nothing; with subscribe_challenge on, a
+    post without a solved puzzle likewise, and one with it subscribes
+    (docs/using/subscriber-pages.md#subscriber-bots)."""
+    import base64
+    import json
+
+    import altcha
+
+    form = f"{apache.base}/cgi/subscribe.py"
+
+    def stamp_of(page) -> str:
+        return re.search(r'name="ts" value="([^"]+)"', page.body).group(1)
+
+    fresh = stamp_of(fetch(f"{form}?service=news"))
+    bot = fetch(form, {"service": "news", "email": "apache.bot@example.com", "ts": fresh})
+    assert bot.status == 200, (bot, apache.error_log())
+    apache.cli("settings", "set", "subscribe_challenge", "on")
+    try:
+        page = fetch(f"{form}?service=news")
+        assert "part=widget.js" in page.body, page
+        time.sleep(2.1)  # a person's pace
+        lazy = fetch(form, {"service": "news", "email": "apache.lazy@example.com",
+                            "ts": stamp_of(page)})
+        puzzle = json.loads(fetch(f"{form}?part=start").body)["challenge"]
+        found = altcha.solve_challenge_v1(puzzle["challenge"], puzzle["salt"], "SHA-256",
+                                          puzzle["maxNumber"])
+        solved = base64.b64encode(json.dumps(
+            {**{k: puzzle[k] for k in ("algorithm", "challenge", "salt", "signature")},
+             "number": found.number}).encode()).decode()
+        person = fetch(form, {"service": "news", "email": "apache.person@example.com",
+                              "ts": stamp_of(page), "altcha": solved})
+    finally:
+        apache.cli("settings", "set", "subscribe_challenge", "off")
+    assert bot.body.replace("apache.bot", "X") == lazy.body.replace("apache.lazy", "X") \
+        == person.body.replace("apache.person", "X"), (person, apache.error_log())
+    states = apache.subscriber_states("news")
+    assert "apache.person@example.com" in states, apache.error_log()
+    assert "apache.bot@example.com" not in states and "apache.lazy@example.com" not in states

@@ -73,6 +73,8 @@ COMMANDS = (
             services.archive_arguments, services.cmd_archive),
     Command("suppress", "the suppression list: addresses never written to again",
             subscribers.suppress_arguments, subscribers.cmd_suppress),
+    Command("held", "confirmation requests held by a wave of sign-ups: list, release, drop",
+            subscribers.held_arguments, subscribers.cmd_held),
     Command("removed", "addresses a bounce deleted (kept 90 days): list, restore",
             bounces.removed_arguments, bounces.cmd_removed),
     Command("webhook", "URLs told of the list's events (signed): add, list, test, log",

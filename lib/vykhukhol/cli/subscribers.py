@@ -239,3 +239,33 @@ def export_suppressed(ctx: Context, target: str | None) -> None:
         count = suppression.write_csv(ctx.data, out, progress=counted)
     if target:
         print(f"{numbered(count, 'address', 'addresses')} written to {target}", file=sys.stderr)
+
+
+def held_arguments(p: Parser) -> None:
+    what = actions(p)
+    add_command(what, "list", "whether requests are held, since when, and to whom")
+    add_command(what, "release", "end the hold: every held request goes with the next run")
+    add_command(what, "drop", "end the hold: the held addresses, still unconfirmed, leave "
+                "their lists and are not asked")
+
+
+def cmd_held(ctx: Context, args) -> None:
+    """Confirmation requests held by a wave of sign-ups past ``subscribe_alarm``
+    (:mod:`vykhukhol.members.held`): see them, release them, or drop them."""
+    from vykhukhol.members import held
+
+    if args.action == "list":
+        since = held.holding(ctx.data) and held.hold_since(ctx.data)
+        waiting = held.held(ctx.data)
+        print(f"held since {since:%Y-%m-%d %H:%M} UTC" if since else "not holding")
+        for service, email in waiting:
+            print(f"{service}\t{email}")
+        print(f"{numbered(len(waiting), 'request')} held")
+    elif args.action == "release":
+        count = held.release(ctx.data)
+        print(f"{numbered(count, 'request')} released: they go with the next run; "
+              "the hold is over")
+    else:
+        count = held.drop(ctx.data)
+        print(f"{numbered(count, 'address', 'addresses')} taken off their lists unasked; "
+              "the hold is over")

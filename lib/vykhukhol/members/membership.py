@@ -82,7 +82,8 @@ class Joined(str, Enum):
 def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, name: str = "",
               ip: str = "-", confirmed: bool = False, notify: bool = True,
               may_mail: Callable[[bool], bool] | None = None,
-              later: Callable[[Callable[[], None]], None] | None = None) -> Joined:
+              later: Callable[[Callable[[], None]], None] | None = None,
+              hold: Callable[[str, str], bool] | None = None) -> Joined:
     """Add or re-ask an address. Returns what happened (:class:`Joined`) for
     logs, the admin and the CLI — never for a public page. A suppressed address
     (docs/deliverability/suppression.md#suppression-list) is neither stored nor mailed, by the same steps under the same
@@ -94,6 +95,8 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
     may go on: ``sends`` says whether it would mail a confirmation; False stores
     and sends nothing ("over the limit"). ``later`` runs what may wait for the
     answer (default: now): the sync of a new line, the due summary, the letter.
+    ``hold(service, address)``, asked just before the letter would go, may
+    keep it back (True: not sent now; held for the owner, or over a cap).
     """
     service = svc.find_service(data, service_name)
     email = check_email(email)
@@ -150,6 +153,8 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
         to, whom = letter
 
         def mail_it() -> None:
+            if hold is not None and hold(service.name, to):
+                return  # held for the owner, or over a cap: not sent now
             if settings["mode"] != "working":
                 # Debug: no letter leaves; the first working run sends it at once
                 # (docs/design/run.md#unsent-confirmations).

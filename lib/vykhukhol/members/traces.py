@@ -184,6 +184,8 @@ def places() -> list[Place]:
         Place("log/bounces.log", lambda d: _rotated(d.bounce_log), BOUNCE_LOG, "bounces"),
         Place("state/unsent-confirmations", lambda d: _one(d.state / "unsent-confirmations"),
               UNSENT, "log_lines"),
+        Place("state/held-confirmations", lambda d: _one(d.state / "held-confirmations"),
+              UNSENT, "log_lines"),
         Place("state/tempfail", lambda d: _one(d.state / "tempfail"), TEMPFAIL, "log_lines"),
         Place("state/soft", lambda d: _one(d.soft_counts), SOFT, "bounces"),
         Place("bounces/processed.txt", lambda d: _one(d.bounce_journal), BOUNCE_JOURNAL,

@@ -37,6 +37,7 @@ CANNOT_MAKE = "not can make the letter"  # ours: a template with a mistake (docs
 BRAKED = "dispatch is braked"  # ours: a service's complaints or addresses gone past a brake (watch/brakes.py)
 NEWS_BRAKED = "newsletter is braked"  # ours: the same of a newsletter
 WEBHOOK_OFF = "webhook is off"  # ours: an endpoint that failed for three days (vykhukhol.webhooks)
+SIGNUP_WAVE = "sign-ups come in a wave"  # ours: past subscribe_alarm (web/bots.py)
 
 
 def _(text: str) -> str:
@@ -149,6 +150,17 @@ BODIES: dict[str, tuple[str, str]] = {
         "receiver (its recent deliveries are on the Webhooks page of the admin and in "
         "`vykhukhol webhook log {name}`), then switch it back on: `vykhukhol webhook enable {name}`.",
     ),
+    SIGNUP_WAVE: (
+        "More than {alarm} sign-ups came within an hour: their confirmation requests are held.",
+        "The new subscribers are stored, but nobody is asked to confirm until you look, so that "
+        "a bot cannot make the site mail strangers by the hundred.\n"
+        "If they are people (your list was mentioned somewhere), release the requests: they go "
+        "with the next run. If they are a bot's, drop them, and turn on the puzzle of the "
+        "public forms (subscribe_challenge = on; paste the subscribe form on your site anew).\n"
+        "Both are buttons on the admin's Held confirmation requests page (the Settings page "
+        "links to it), or `vykhukhol held release` and `vykhukhol held drop`. Until then every "
+        "new request is held too.",
+    ),
 }
 
 #: What to check for each reason of a sender refused (sender.tell_refusals).
@@ -170,7 +182,7 @@ DEFAULT_ADVICE = _("the DNS records (SPF, DKIM, DMARC, PTR), the relay and wheth
 BLANK = {"detail": "", "time_limit": "", "age": "", "refused": "", "letters": "", "reasons": "",
          "advice": "", "silence": "", "last": "", "every": "",
          "name": "", "complaints": "", "gone": "", "complaint_share": "", "gone_share": "",
-         "complaint_line": "", "bounce_line": ""}
+         "complaint_line": "", "bounce_line": "", "alarm": ""}
 
 
 def body(subject: str, lang: str, **details: str) -> str:

@@ -74,35 +74,42 @@ def app(data: DataDir) -> Callable:
 def _ask(request: Request, site: Site) -> Response:
     lang = site.lang
     if request.method != "POST":
-        return _ask_page(lang)
+        return _ask_page(site)
     from vykhukhol.web.session import cross_site
 
     if cross_site(request.environ):  # another site's page must not make visitors ask
         raise HttpError(403)
     form = request.form()
     if form.get("action", "send_link") != "send_link":
-        return _ask_page(lang, tr(lang, "Unknown action."), 400)
+        return _ask_page(site, tr(lang, "Unknown action."), 400)
     from vykhukhol.addresses import check_email
 
     try:
         address = check_email(form.get("email", ""))
     except BadInput:
-        return _ask_page(lang, tr(lang, "This e-mail address is not valid."), 400)
-    if not form.get("website"):  # the honeypot left empty: a person, perhaps
-        client = request.client(site.settings["trusted_proxies"])
-        may_mail = hourly_cap(site.data, site, client)
-        # The cap is counted for every post and the letter goes after the
-        # answer, so neither the page nor its time tells a subscribed address
-        # from any other.
-        if may_mail(True):
-            request.after(lambda: _mail_link(site, address))
+        return _ask_page(site, tr(lang, "This e-mail address is not valid."), 400)
+    from vykhukhol.web import bots  # docs/using/subscriber-pages.md#subscriber-bots
+
+    client = request.client(site.settings["trusted_proxies"])
+    caught = bots.caught(site.data, site.settings, form)
+    # The cap is counted for every post, a bot's too, and the letter goes
+    # after the answer, so neither the page nor its time tells a subscribed
+    # address from any other, nor a bot that it was caught.
+    allowed = hourly_cap(site.data, site, client)(True)
+    if caught:  # a bot's: the person's answer, nothing sent, one log line
+        request.after(lambda: bots.log_caught(site.data, "manage", client, caught))
+    elif allowed:
+        request.after(lambda: _mail_link(site, address))
     return _note(lang, tr(lang, "Check your mailbox"), tr(
         lang, "If {email} is subscribed to any of our lists, a letter with the link to its own "
               "page is on its way.", email=address))
 
 
-def _ask_page(lang: str, error: str = "", status: int = 200) -> Response:
-    return _page("manage_ask.html", lang, status, error=error)
+def _ask_page(site: Site, error: str = "", status: int = 200) -> Response:
+    from vykhukhol.web import bots
+
+    return bots.allow_widget(_page("manage_ask.html", site.lang, status, error=error,
+                                   **bots.fields(site.settings)), site.settings)
 
 
 def _mail_link(site: Site, address: str) -> None:

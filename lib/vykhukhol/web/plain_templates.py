@@ -30,11 +30,11 @@ SOURCES = {
     'base.html': 0xE3B45B35,
     'button.html': 0x7318D7EF,
     'manage.html': 0x8CB35B67,
-    'manage_ask.html': 0x1E7B609A,
+    'manage_ask.html': 0x12885448,
     'manage_base.html': 0x73F4EF58,
     'manage_note.html': 0x4AD1434A,
     'message.html': 0xF1174CAC,
-    'subscribe.html': 0x12568E43,
+    'subscribe.html': 0x0C39203F,
 }
 #: What each page is made of: itself and the templates it extends.
 DEPENDS = {
@@ -91,11 +91,14 @@ _BASE_4 = ('</head>\n'
 _BASE_5 = ('</main>\n'
            '</body>\n'
            '</html>')
+_BUTTON_1 = ('  <button type="submit">')
 _SUBSCRIBE_1 = ('<p class="error" role="alert">')
 _SUBSCRIBE_2 = ('</label>\n'
                 '    <input type="text" id="website" name="website" value="" tabindex="-1" autocomplete="off">\n'
                 '  </div>\n'
-                '  <button type="submit">')
+                '  <input type="hidden" name="ts" value="')
+_SUBSCRIBE_3 = ('<input type="hidden" name="altcha" value="">')
+_SUBSCRIBE_4 = ('<script src="subscribe.py?part=widget.js" defer></script>')
 _MANAGE_BASE_1 = ('<style>\n'
                   '.svc { display: flex; justify-content: space-between; align-items: center; gap: 1rem;\n'
                   '  border-top: 1px solid #ddd; padding: .4rem 0; }\n'
@@ -185,7 +188,7 @@ def button(lang: str, t: Callable[..., str], context: dict) -> str:
         w('  <input type="hidden" name="n" value="')
         w(escape(v_n))
         w('">\n')
-    w('  <button type="submit">')
+    w(_BUTTON_1)
     w(escape(v_button))
     w('</button>\n'
       '</form>\n')
@@ -201,10 +204,12 @@ def button(lang: str, t: Callable[..., str], context: dict) -> str:
 
 def subscribe(lang: str, t: Callable[..., str], context: dict) -> str:
     """subscribe.html on base.html."""
+    v_challenge = context.get('challenge', "")
     v_email = context.get('email', "")
     v_error = context.get('error', "")
     v_name = context.get('name', "")
     v_service = context.get('service', "")
+    v_stamp = context.get('stamp', "")
     out: list[str] = []
     w = out.append
     w(_BASE_1)
@@ -240,9 +245,16 @@ def subscribe(lang: str, t: Callable[..., str], context: dict) -> str:
       '    <label for="website">')
     w(escape(t('subscribe.honeypot')))
     w(_SUBSCRIBE_2)
+    w(escape(v_stamp))
+    w('">\n')
+    if v_challenge:
+        w(_SUBSCRIBE_3)
+    w(_BUTTON_1)
     w(escape(t('subscribe.button')))
     w('</button>\n'
       '</form>\n')
+    if v_challenge:
+        w(_SUBSCRIBE_4)
     w(_BASE_5)
     return "".join(out)
 
@@ -389,7 +401,9 @@ def manage(lang: str, t: Callable[..., str], context: dict) -> str:
 def manage_ask(lang: str, t: Callable[..., str], context: dict) -> str:
     """manage_ask.html on manage_base.html on base.html."""
     v__ = context.get('_', "")
+    v_challenge = context.get('challenge', "")
     v_error = context.get('error', "")
+    v_stamp = context.get('stamp', "")
     out: list[str] = []
     w = out.append
     w(_BASE_1)
@@ -419,9 +433,16 @@ def manage_ask(lang: str, t: Callable[..., str], context: dict) -> str:
       '    <label for="website">')
     w(escape(v__('Leave this field empty')))
     w(_SUBSCRIBE_2)
+    w(escape(v_stamp))
+    w('">\n')
+    if v_challenge:
+        w(_SUBSCRIBE_3)
+    w(_BUTTON_1)
     w(escape(v__('Send me the link')))
     w('</button>\n'
       '</form>\n')
+    if v_challenge:
+        w(_SUBSCRIBE_4)
     w(_BASE_5)
     return "".join(out)
 

@@ -11,7 +11,7 @@ goes out after the page, see ``Request.after``), so the answer's time does not
 tell a new address from a known one either. Posts are capped per client
 address and hour (``subscribe_hourly_limit``, every accepted post counted
 alike); over it the page is the same, nothing is stored or sent, and the run
-log says so.
+log says so. Bots are kept out by :mod:`vykhukhol.web.bots`.
 
 The subscriber files' machinery (:mod:`vykhukhol.members.membership`) is imported by
 the actions that change them, not by the GET pages (a CGI process pays for
@@ -99,31 +99,41 @@ def subscribe(data: DataDir) -> Callable:
     def handle(request: Request) -> Response:
         _only(request, "GET", "HEAD", "POST")
         site = Site(data)
+        from vykhukhol.web import bots  # docs/using/subscriber-pages.md#subscriber-bots
+
         if request.method != "POST":
+            if request.query.get("part"):
+                return bots.part(site.settings, request.query["part"])
             service = site.service(request.query.get("service", ""))
             if service.closed:
                 return _closed(site, service, 200)
-            return site.page("subscribe.html", service, service=service, email="", name="")
+            return bots.allow_widget(site.page(
+                "subscribe.html", service, 200, service=service, email="", name="",
+                **bots.fields(site.settings)), site.settings)
         form = request.form()
         service = site.service(form.get("service", ""))
         if service.closed:
             return _closed(site, service, 403)
         email, name = form.get("email", "").strip(), form.get("name", "")
-        if form.get("website"):
-            # The honeypot: a bot filled the hidden field. Look accepted, store nothing.
+        client = request.client(site.settings["trusted_proxies"])
+        caught = bots.caught(data, site.settings, form)
+        if caught:  # a bot's: the person's answer, nothing stored, one log line
+            hourly_cap(data, site, client)(False)  # counted as any post: the same time taken
+            request.after(lambda: bots.log_caught(data, "subscribe", client, caught))
             return site.message("subscribe.check_title", "subscribe.check_text", service,
                                 email=email[:254], service=service.title)
         try:
             address = check_email(email)
         except BadInput:
-            return site.page("subscribe.html", service, 400, service=service, email=email[:254],
-                             name=name[:100], error=t(site.lang, "form.invalid_email"))
+            return bots.allow_widget(site.page(
+                "subscribe.html", service, 400, service=service, email=email[:254], name=name[:100],
+                error=t(site.lang, "form.invalid_email"), **bots.fields(site.settings)),
+                site.settings)
         from vykhukhol.members import membership
 
-        client = request.client(site.settings["trusted_proxies"])
         outcome = membership.subscribe(data, site.settings, service.name, address, name,
                                        ip=client or "-", may_mail=hourly_cap(data, site, client),
-                                       later=request.after)
+                                       later=request.after, hold=bots.Gate(data, site.settings).hold)
         if outcome == "over the limit":
             request.after(lambda: _log_refusal(data, site, client, address, service.name))
         return site.message("subscribe.check_title", "subscribe.check_text", service,

@@ -19,6 +19,7 @@ import vykhukhol.web.admin.bounces as bounces
 import vykhukhol.web.admin.dashboard as dashboard
 import vykhukhol.web.admin.deliverability as deliverability
 import vykhukhol.web.admin.footer as footer
+import vykhukhol.web.admin.held as held
 import vykhukhol.web.admin.intake as intake
 import vykhukhol.web.admin.login as login
 import vykhukhol.web.admin.newsletters as newsletters
@@ -113,6 +114,9 @@ ROUTES: list[Rule] = [
     Rule("POST", "/webhooks/switch", webhooks.webhooks_switch),
     Rule("POST", "/webhooks/remove", webhooks.webhooks_remove),
 
+    Rule("GET", "/held", held.held_page),
+    Rule("POST", "/held/release", held.held_release),
+    Rule("POST", "/held/drop", held.held_drop),
     Rule("GET", "/removed", removed.removed_page),
     Rule("POST", "/removed/restore", removed.removed_restore),
 ]

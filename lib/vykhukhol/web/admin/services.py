@@ -112,12 +112,18 @@ def form_snippet(settings: settings_mod.Settings, service: svc.Service) -> str:
 
     lang = settings["language"]  # the words a visitor of the owner's site reads
     action = escape(f"{settings['site_url']}/cgi/subscribe.py")
-    return (f'<form method="post" action="{action}">\n'
+    # The stamp and the puzzle come from our script when a visitor starts to
+    # use the page (docs/using/subscriber-pages.md#subscriber-bots); without
+    # JavaScript the form still posts, judged by the honeypot and the caps.
+    return (f'<script src="{action}?part=widget.js" defer></script>\n'
+            f'<form method="post" action="{action}">\n'
             f'  <input type="hidden" name="service" value="{escape(service.name)}">\n'
             f'  <input type="email" name="email" required placeholder="{escape(tr(lang, "e-mail"))}">\n'
             f'  <input type="text" name="name" placeholder="{escape(tr(lang, "name"))}">\n'
             '  <input type="text" name="website" value="" tabindex="-1" autocomplete="off" '
             'style="position:absolute;left:-10000px" aria-hidden="true">\n'
+            '  <input type="hidden" name="ts" value="">\n'
+            '  <input type="hidden" name="altcha" value="">\n'
             f'  <button type="submit">{escape(tr(lang, "Subscribe"))}</button>\n</form>')
 
 

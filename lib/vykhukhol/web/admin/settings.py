@@ -33,7 +33,8 @@ GROUPS = [
     ("sending", _("Sending and limits"),
      ["news_per_run", "serial_per_run", "hourly_limit", "daily_limit", "reminder_period",
       "reminder_count"],
-     ["time_limit", "subscribe_hourly_limit", "cron_allow", "trusted_proxies"]),
+     ["time_limit", "subscribe_hourly_limit", "subscribe_address_daily_limit",
+      "subscribe_alarm", "subscribe_challenge", "cron_allow", "trusted_proxies"]),
     ("server", _("The mail server"),
      ["mail.transport", "mail.from_email", "mail.smtp_host", "mail.smtp_port",
       "mail.smtp_security", "mail.smtp_user", "mail.smtp_password"],
@@ -68,10 +69,13 @@ def _settings_values(admin: Admin) -> dict[str, str]:
 
 
 def settings_page(admin: Admin, args: dict) -> Response:
+    from vykhukhol.members import held
+
     return admin.page("settings.html", keys=settings_mod.KEYS, groups=groups({}),
                       host_only=SETTINGS_HOST_ONLY, values=_settings_values(admin), errors={},
                       labels=SETTING_LABELS, footer_form=footer.shown(admin),
-                      spoken=lambda text: spoken(admin.lang, text))
+                      spoken=lambda text: spoken(admin.lang, text),
+                      holding=held.holding(admin.data))
 
 
 def settings_save(admin: Admin, args: dict) -> Response:
