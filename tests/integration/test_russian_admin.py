@@ -208,7 +208,7 @@ def pages(parts: dict[str, str]) -> list[str]:
             "/services/course/subscribers", "/newsletters", "/newsletters/new",
             f"/newsletters/{parts['job']}/edit", "/outbox", f"/outbox/{parts['letter']}",
             "/bounces", f"/bounces/kept/{parts['kept']}", "/deliverability", "/suppressed",
-            "/removed", "/twofactor", "/webhooks", "/services/nosuch"]
+            "/removed", "/twofactor", "/webhooks", "/held", "/services/nosuch"]
 
 
 #: GET pages that are files, not pages: the exports' CSV columns are a format.
