@@ -25,3 +25,10 @@ def test_every_route_is_in_it_with_its_scope() -> None:
         operation = paths[route.path][route.method.lower()]
         assert operation["x-scope"] == route.scope
         assert {"401", "403", "422", "429"} <= set(operation["responses"])
+
+
+def test_the_command_line_names_the_scopes_the_api_has() -> None:
+    from vykhukhol.cli.tokens import SCOPE_NAMES
+    from vykhukhol.web.api.credentials import RATE, SCOPES
+
+    assert set(SCOPE_NAMES) == set(SCOPES) and RATE == 60

@@ -6,7 +6,8 @@ import time
 
 from vykhukhol.cli.common import Context, Parser, actions, add_command
 from vykhukhol.timeutil import parse_duration
-from vykhukhol.web.api import credentials as tokens
+
+SCOPE_NAMES = ("read", "subscribe", "manage", "send")  # the API's scopes (web/api/credentials.py)
 
 NAME_HELP = "the token's name: lower-case letters, digits, - and _, e.g. shop"
 
@@ -18,12 +19,13 @@ def token_arguments(p: Parser) -> None:
                     "vykhukhol token add crm --scopes read,manage --ip 203.0.113.7 --expires 90d")
     a.add_argument("name", help=NAME_HELP)
     a.add_argument("--scopes", required=True, metavar="LIST",
-                   help="comma-separated: " + "; ".join(f"{k}: {v}" for k, v in tokens.SCOPES.items()))
+                   help=f"comma-separated, of {', '.join(SCOPE_NAMES)} (`docs/using/api.md` says "
+                        "what each allows)")
     a.add_argument("--ip", default="", metavar="LIST",
                    help="only calls from these addresses or networks, e.g. 203.0.113.7,10.0.0.0/8")
     a.add_argument("--expires", default="", metavar="DURATION", help="e.g. 90d (default: never)")
-    a.add_argument("--rate", type=int, default=tokens.RATE, metavar="N",
-                   help=f"calls a minute at most (default {tokens.RATE})")
+    a.add_argument("--rate", type=int, default=None, metavar="N",
+                   help="calls a minute at most (default 60)")
     add_command(what, "list", "the tokens: name, scopes, addresses, created, last used, expires")
     add_command(what, "revoke", "the token stops working at once").add_argument("name", help=NAME_HELP)
 
@@ -33,11 +35,14 @@ def _time(stamp: int) -> str:
 
 
 def cmd_token(ctx: Context, args) -> None:
+    from vykhukhol.web.api import credentials as tokens  # off the command line's start
+
     data = ctx.data
     ctx.settings()  # an initialised site
     if args.action == "add":
         expires = parse_duration(args.expires) if args.expires else 0
-        token, secret = tokens.add(data, args.name, args.scopes, args.ip, expires, args.rate)
+        token, secret = tokens.add(data, args.name, args.scopes, args.ip, expires,
+                                   tokens.RATE if args.rate is None else args.rate)
         print(f"token {token.name} made ({','.join(sorted(token.scopes))}); shown once, keep it secret:")
         print(secret)
     elif args.action == "list":
