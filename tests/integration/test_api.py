@@ -173,3 +173,35 @@ def test_the_admin_makes_and_revokes_a_token(site) -> None:
     assert status == 400 and "scopes" in page
     assert post("/tokens/revoke", {"name": "shop", "confirm": "yes"})[0] == 303
     assert "shop" not in site.ok("token", "list")
+
+
+def test_a_real_serve_answers_the_api(site, tmp_path) -> None:
+    import http.client
+
+    from support.benchkit import free_port
+    from support.servetools import ServeProcess
+
+    site.service("news")
+    reader = token(site, "crm", "--scopes", "read")
+    port = free_port()
+    served = ServeProcess(site, port, tmp_path / "serve")
+    served.start()
+    try:
+        for path in ("/api/v1/services", "/cgi/api.py/v1/services"):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            conn.request("GET", path, headers={"Authorization": f"Bearer {reader}"})
+            response = conn.getresponse()
+            body = json.loads(response.read())
+            assert response.status == 200 and body["services"][0]["name"] == "news", (path, body)
+            conn.close()
+    finally:
+        assert served.stop()[0] == 0
+
+
+def test_an_expired_token_is_refused(site) -> None:
+    from vykhukhol.web.api import credentials
+
+    made, given = credentials.add(site.data, "short", "read", expires_in=60, now=1_000_000)
+    assert credentials.find(site.data, given, now=1_000_059) == made
+    assert credentials.find(site.data, given, now=1_000_060) is None
+    assert credentials.find(site.data, given.replace("vyk_", "vyk_0")) is None
