@@ -334,6 +334,8 @@ FOLDERS = {
     "bounce_journal": "the bounce reader's journal: the batches begun and the messages done",
     "kept_bounces": "returned messages kept for the admin (unread or unclear ones)",
     "soft_counts": "the soft failures counted per service, address and letter",
+    "api": "the API's tokens, `tokens.txt` (names, scopes and hashes, never a token), and "
+           "each token's rate counter (`<id>.rate`)",
     "webhooks": "the webhooks: `endpoints.ini`, the events journal `events.log`, and per "
                 "endpoint its progress (`<name>.state`), retries (`<name>.retry`) and "
                 "deliveries (`<name>.log`)",
@@ -369,8 +371,35 @@ def data_formats_page() -> str:
     return "".join(out)
 
 
+def openapi_json() -> str:
+    import json
+
+    from vykhukhol.web.api.openapi import document
+
+    return json.dumps(document(), indent=2, ensure_ascii=False) + "\n"
+
+
+def api_page() -> str:
+    from vykhukhol.web.api.credentials import SCOPES
+    from vykhukhol.web.api.routes import ROUTES
+
+    out = [NOTICE, "(api-reference)=\n# API endpoints\n\n",
+           "Every endpoint of the API ({doc}`../using/api`), as the code defines it; the same in ",
+           "OpenAPI 3.1 is `docs/reference/openapi.json`.\n\n## Scopes\n\n",
+           "| scope | allows |\n| --- | --- |\n"]
+    out += [row(f"`{name}`", what) for name, what in SCOPES.items()]
+    out.append("\n## Endpoints\n\n| method | path | scope | body | what it does |\n"
+               "| --- | --- | --- | --- | --- |\n")
+    for r in ROUTES:
+        body = ", ".join(f"`{f.name}`" + ("" if f.required else " (optional)") for f in r.fields) or "—"
+        out.append(row(r.method, f"`{r.path}`", f"`{r.scope}`", body, r.summary))
+    return "".join(out)
+
+
 PAGES: dict[str, Callable[[], str]] = {
     "commands.md": commands_page,
+    "api.md": api_page,
+    "openapi.json": openapi_json,
     "settings.md": settings_page,
     "alerts.md": alerts_page,
     "data-formats.md": data_formats_page,

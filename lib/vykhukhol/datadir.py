@@ -155,6 +155,12 @@ class DataDir:
         progress, retries and deliveries (vykhukhol.webhooks)."""
         return self.root / "webhooks"
 
+    @property
+    def api(self) -> Path:
+        """The API's tokens (only their hashes) and each token's rate counter
+        (vykhukhol.web.api)."""
+        return self.root / "api"
+
     def make_skeleton(self) -> None:
         from vykhukhol.files import make_folder
 

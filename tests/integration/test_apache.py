@@ -242,3 +242,35 @@ def test_a_bot_gets_the_persons_answer_under_mod_cgi_and_the_puzzle_holds(apache
     states = apache.subscriber_states("news")
     assert "apache.person@example.com" in states, apache.error_log()
     assert "apache.bot@example.com" not in states and "apache.lazy@example.com" not in states
+
+
+def test_the_api_answers_json_through_apache(apache: Site) -> None:
+    """The API as a CGI script under mod_cgi (docs/using/api.md#api-tokens): the
+    token in X-Api-Key reaches it, a refusal is JSON, never an HTML page."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    key = apache.cli("token", "add", "apache-test", "--scopes", "read,subscribe").splitlines()[-1].strip()
+
+    def call(method: str, path: str, body: dict | None = None, token: str = key) -> tuple[int, dict]:
+        request = urllib.request.Request(f"{apache.base}/cgi/api.py{path}", method=method,
+                                         data=None if body is None else json.dumps(body).encode())
+        request.add_header("Content-Type", "application/json")
+        if token:
+            request.add_header("X-Api-Key", token)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            assert exc.headers["Content-Type"].startswith("application/json"), apache.error_log()
+            return exc.code, json.loads(exc.read())
+
+    status, body = call("GET", "/v1/services")
+    assert status == 200 and "news" in [s["name"] for s in body["services"]], (body, apache.error_log())
+    assert call("GET", "/v1/services", token="")[0] == 401
+    status, body = call("POST", "/v1/subscribers", {"service": "news", "email": "api@example.com", "x": 1})
+    assert status == 422 and body["error"]["code"] == "unknown_field"
+    status, body = call("POST", "/v1/subscribers", {"service": "news", "email": "api@example.com"})
+    assert status == 202, (body, apache.error_log())
+    assert apache.subscriber_states("news").get("api@example.com") == "new"

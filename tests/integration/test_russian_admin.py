@@ -47,6 +47,7 @@ ALLOWED = {
     "FreeOTP", "Aegis", "Authenticator",  # the authenticator apps the two-factor page names
     "TOTP",  # the one-time codes' standard (RFC 6238), as the apps call it
     "JSON", "POST",  # a webhook's format and HTTP method, as the receiving program's docs say
+    "API",  # the programming interface, as every program's docs call it
     "CAN-SPAM",  # a law's name
     "a-z",  # the letters a service's name may hold
     # the test site's data: the service's and the DB's names, a URL typed in the test
@@ -196,6 +197,7 @@ def busy_site(site: Any, feed_url: str) -> dict[str, str]:
     from vykhukhol.webhooks import dispatch
 
     dispatch.send_test(site.data, "course", debug=False)
+    site.ok("token", "add", "course", "--scopes", "read")
     kept = sorted(site.data.root.rglob("[0-9]*-[0-9]*-*.eml"))
     letters = sorted(site.data.outbox.glob("*.eml"))
     assert kept and letters, "the site has a message kept for the admin and letters in the outbox"
@@ -208,7 +210,7 @@ def pages(parts: dict[str, str]) -> list[str]:
             "/services/course/subscribers", "/newsletters", "/newsletters/new",
             f"/newsletters/{parts['job']}/edit", "/outbox", f"/outbox/{parts['letter']}",
             "/bounces", f"/bounces/kept/{parts['kept']}", "/deliverability", "/suppressed",
-            "/removed", "/twofactor", "/webhooks", "/held", "/services/nosuch"]
+            "/removed", "/twofactor", "/webhooks", "/held", "/tokens", "/services/nosuch"]
 
 
 #: GET pages that are files, not pages: the exports' CSV columns are a format.
@@ -229,7 +231,7 @@ FILLED = {"/": ['id="pace"', 'id="runs"', "0.40 %"], "/services": ['id="braked-c
           "/services/course/subscribers": ["anna@example.com"], "/newsletters": ["braked-", "history-"],
           "/bounces": ['id="bounces"', 'id="kept"'], "/removed": ["dead@example.com"],
           "/suppressed": ["spam@example.net"], "/outbox": ["anna@example.com"],
-          "/webhooks": ['class="deliveries"']}
+          "/webhooks": ['class="deliveries"'], "/tokens": ['id="tokens"']}
 
 
 def page_of(app: Any, cookie: str, path: str) -> str:

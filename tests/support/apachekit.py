@@ -52,7 +52,7 @@ DEPENDENCIES = tuple(vendorkit.declared())  # the Apache page's step 1 installs 
 
 
 SCRIPTS = ("cgi/subscribe.py", "cgi/confirm.py", "cgi/unsubscribe.py", "cgi/manage.py", "cgi/view.py",
-           "cgi/cron.py", "cgi/hook.py", "cgi/go.py", "admin/index.py")
+           "cgi/cron.py", "cgi/hook.py", "cgi/go.py", "cgi/api.py", "admin/index.py")
 
 
 BATCH = """\

@@ -15,7 +15,16 @@ import sys
 from collections.abc import Callable
 from typing import NamedTuple
 
-from vykhukhol.cli import bounces, configure, newsletters, services, site, subscribers, webhooks
+from vykhukhol.cli import (
+    bounces,
+    configure,
+    newsletters,
+    services,
+    site,
+    subscribers,
+    tokens,
+    webhooks,
+)
 from vykhukhol.cli.common import Context, Parser, UsageError, add_command
 from vykhukhol.errors import MissingModule, VykhukholError
 
@@ -77,6 +86,8 @@ COMMANDS = (
             subscribers.held_arguments, subscribers.cmd_held),
     Command("removed", "addresses a bounce deleted (kept 90 days): list, restore",
             bounces.removed_arguments, bounces.cmd_removed),
+    Command("token", "the API's tokens: add (shown once), list, revoke",
+            tokens.token_arguments, tokens.cmd_token),
     Command("webhook", "URLs told of the list's events (signed): add, list, test, log",
             webhooks.webhook_arguments, webhooks.cmd_webhook),
 )

@@ -144,6 +144,7 @@ APPS = {  # app name → (module, factory); only the one asked for is imported
     "admin": ("admin", "app"), "view": ("archive", "view"), "archive": ("archive", "static"),
     "go": ("go", "app"),
     "hook": ("hooks", "app"),
+    "api": ("api", "app"),
 }
 
 

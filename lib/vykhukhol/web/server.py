@@ -48,7 +48,7 @@ def dispatcher(data: DataDir, cgi_dir: Path,
     """The one WSGI app of ``serve``; ``after`` runs work handed to ``Request.after``."""
     apps = {name: make_app(name, data, cgi_dir) for name in ("subscribe", "confirm", "unsubscribe",
                                                      "manage", "view", "cron", "admin", "hook",
-                                                     "archive", "go")}
+                                                     "archive", "go", "api")}
 
     def app(environ: dict, start_response: Callable) -> Iterable[bytes]:
         # Mounted below a prefix (Passenger's SCRIPT_NAME "/lists"), links stay below it.
@@ -68,12 +68,19 @@ def dispatcher(data: DataDir, cgi_dir: Path,
                         "go.py"):
                 environ["SCRIPT_NAME"], environ["PATH_INFO"] = mount + path, ""
                 return apps[name[:-3]](environ, start_response)
+            if name.startswith("api.py/"):
+                environ["SCRIPT_NAME"] = f"{mount}/cgi/api.py"
+                environ["PATH_INFO"] = name[len("api.py"):]
+                return apps["api"](environ, start_response)
             if name.startswith("hook.py/"):  # the provider's name follows, as under CGI
                 environ["SCRIPT_NAME"] = f"{mount}/cgi/hook.py"
                 environ["PATH_INFO"] = name[len("hook.py"):]
                 return apps["hook"](environ, start_response)
             if CRON_NAME.fullmatch(name) and (cgi_dir / name).is_file():
                 return apps["cron"](environ, start_response)
+        if path == "/api" or path.startswith("/api/"):  # the API, also at /cgi/api.py/ as under CGI
+            environ["SCRIPT_NAME"], environ["PATH_INFO"] = f"{mount}/api", path[len("/api"):]
+            return apps["api"](environ, start_response)
         if path.startswith("/archive/"):  # the public archive's files (what Apache serves itself)
             environ["SCRIPT_NAME"], environ["PATH_INFO"] = f"{mount}/archive", path[len("/archive"):]
             return apps["archive"](environ, start_response)

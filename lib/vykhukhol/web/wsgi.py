@@ -9,7 +9,7 @@ and Plesk's "Setup Python App" run through Phusion Passenger) imports
 
 It is ``vykhukhol serve``'s dispatcher (:func:`vykhukhol.web.server.dispatcher`):
 ``/cgi/subscribe.py``, ``/cgi/confirm.py``, ``/cgi/unsubscribe.py``, ``/cgi/manage.py``, ``/cgi/go.py``,
-``/cgi/hook.py/{provider}``, the renamed cron script under its secret name only, and ``/admin/``; nothing
+``/cgi/hook.py/{provider}``, the API (``/api/`` and ``/cgi/api.py/``), the renamed cron script under its secret name only, and ``/admin/``; nothing
 else, so ``/data/`` and ``/lib/`` are 404 here whatever the folder layout.
 Mounted below a prefix (``SCRIPT_NAME`` ``/lists``), every link stays below
 it. What it deliberately lacks is ``serve``'s ticker: a server may run

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import vykhukhol.web.admin.apitokens as apitokens
 import vykhukhol.web.admin.bounces as bounces
 import vykhukhol.web.admin.dashboard as dashboard
 import vykhukhol.web.admin.deliverability as deliverability
@@ -108,6 +109,9 @@ ROUTES: list[Rule] = [
     Rule("POST", "/suppressed/remove", suppressed.suppressed_remove),
     Rule("POST", "/suppressed/import", once_only(suppressed.suppressed_import)),
     Rule("GET", "/suppressed.csv", suppressed.suppressed_export),
+    Rule("GET", "/tokens", apitokens.tokens_page),
+    Rule("POST", "/tokens", apitokens.tokens_add),
+    Rule("POST", "/tokens/revoke", apitokens.tokens_revoke),
     Rule("GET", "/webhooks", webhooks.webhooks_page),
     Rule("POST", "/webhooks", webhooks.webhooks_add),
     Rule("POST", "/webhooks/test", once_only(webhooks.webhooks_test)),
