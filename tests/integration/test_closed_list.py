@@ -13,15 +13,13 @@ from urllib.parse import urlencode, urlsplit
 import pytest
 
 from support.cgikit import SITE_URL
-from support.servetools import call, environ, log_in, subprocess_env
+from support.servetools import admin_client, subprocess_env
 from support.webtools import assert_clean_page
 from vykhukhol import services as svc
 from vykhukhol import tokens
 from vykhukhol.settings import load as load_settings
-from vykhukhol.web import admin as admin_mod
 
 SAME_SITE = {"HTTP_SEC_FETCH_SITE": "same-origin"}
-FORM = "application/x-www-form-urlencoded"
 
 
 def cli(data_root: Path, *args: str) -> str:
@@ -123,19 +121,7 @@ def test_the_own_page_offers_no_closed_list_and_refuses_to_join_it(install):
 def admin(site):
     site.set(language="en")
     site.service("news")
-    app = admin_mod.app(site.data, site.cgi_dir)
-    cookie, csrf = log_in(app)
-
-    def request(method: str, path: str, fields: dict | None = None,
-                token: bool = True) -> tuple[int, dict, str]:
-        body = urlencode({**({"csrf": csrf} if token else {}), **(fields or {})}).encode() \
-            if method == "POST" else b""
-        status, headers, page, _ = call(app, environ(
-            method, path, "", body, FORM if method == "POST" else "",
-            str(len(body)) if method == "POST" else "missing", script="/admin", HTTP_COOKIE=cookie))
-        return status, headers, page
-
-    return request
+    return admin_client(site)
 
 
 def test_the_admin_closes_and_opens_a_list_behind_csrf(site, admin):

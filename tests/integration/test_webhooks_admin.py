@@ -6,33 +6,18 @@ and a URL that must not be used refused with its reason."""
 from __future__ import annotations
 
 import re
-from urllib.parse import urlencode
 
 import pytest
 
-from support.servetools import call, environ, log_in
+from support.servetools import admin_client
 from support.webhookkit import Receiver, verify
-from vykhukhol.web import admin as admin_mod
 from vykhukhol.webhooks import endpoints
-
-FORM = "application/x-www-form-urlencoded"
 
 
 @pytest.fixture
 def admin(fresh_site):
     fresh_site.set(language="en")
-    app = admin_mod.app(fresh_site.data, fresh_site.cgi_dir)
-    cookie, csrf = log_in(app)
-
-    def request(method: str, path: str, fields: dict | None = None, token: bool = True):
-        body = urlencode({**({"csrf": csrf} if token else {}), **(fields or {})}).encode() \
-            if method == "POST" else b""
-        status, headers, page, _ = call(app, environ(
-            method, path, "", body, FORM if method == "POST" else "",
-            str(len(body)) if method == "POST" else "missing", script="/admin", HTTP_COOKIE=cookie))
-        return status, headers, page
-
-    return request
+    return admin_client(fresh_site)
 
 
 @pytest.fixture

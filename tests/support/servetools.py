@@ -137,3 +137,24 @@ def log_in(app: Callable, password: str = PASSWORD) -> tuple[str, str]:
                                            script="/admin", HTTP_COOKIE=cookie))
     assert status == 200, page
     return cookie, re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+
+
+def admin_client(site: Any) -> Callable[..., tuple[int, dict[str, str], str]]:
+    """The admin app in-process, logged in: ``request(method, path, fields=None,
+    token=True)`` → (status, headers, page); a POST carries the session's CSRF
+    token unless ``token`` is False, its fields form-encoded."""
+    from vykhukhol.web import admin as admin_mod
+
+    app = admin_mod.app(site.data, site.cgi_dir)
+    cookie, csrf = log_in(app)
+
+    def request(method: str, path: str, fields: dict | None = None,
+                token: bool = True) -> tuple[int, dict[str, str], str]:
+        body = urlencode({**({"csrf": csrf} if token else {}), **(fields or {})}).encode() \
+            if method == "POST" else b""
+        status, headers, page, _ = call(app, environ(
+            method, path, "", body, "application/x-www-form-urlencoded" if method == "POST" else "",
+            str(len(body)) if method == "POST" else "missing", script="/admin", HTTP_COOKIE=cookie))
+        return status, headers, page
+
+    return request
