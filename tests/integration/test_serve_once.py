@@ -92,8 +92,7 @@ def test_in_debug_a_confirmation_waits_and_goes_with_the_first_working_run(fresh
     site.service("news", letters=[("One", "0s", "Hello.")])
     assert site.subscribe("news", "ann@example.org") == "added"
     assert site.outbox() == []  # nothing leaves in debug
-    assert [e for s, e, _ in unsent._unsent_lines(site.data.state / unsent.UNSENT)] == \
-        ["ann@example.org"]
+    assert [note.email for note in unsent.notes(site.data)] == ["ann@example.org"]
     site.run_at()  # a debug run sends nothing either
     assert [m for m in site.outbox() if "ann@" in str(m["To"])] == []
     site.ok("mode", "working")

@@ -17,12 +17,12 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 
+import vykhukhol.webhooks.endpoints as endpoints_mod
+import vykhukhol.webhooks.progress as progress_mod
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, VykhukholError
 from vykhukhol.files import events
 from vykhukhol.watch.watched import Watched
-from vykhukhol.webhooks import endpoints as endpoints_mod
-from vykhukhol.webhooks import progress as progress_mod
 from vykhukhol.webhooks.endpoints import Endpoint
 from vykhukhol.webhooks.guards import resolve
 from vykhukhol.webhooks.posting import Answer, post

@@ -9,11 +9,12 @@ import configparser
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import vykhukhol.webhooks.guards as guards
+import vykhukhol.webhooks.signing as signing
 from vykhukhol import files
 from vykhukhol.datadir import DataDir, check_name
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.files import events
-from vykhukhol.webhooks import guards, signing
 
 ALL = "*"
 MAX_ENDPOINTS = 20
