@@ -335,8 +335,8 @@ def test_the_apache_pages_step_6_runs_as_written_with_the_welcome_letter_it_make
         if not command or command.startswith("#") or " settings set " in command:
             continue
         command = command.replace("PYTHONPATH=lib python3 -m vykhukhol", vykhukhol)
-        result = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True,
-                                text=True, env=subprocess_env(), timeout=60)
+        result = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True,
+                                env={**subprocess_env(), "HOME": str(tmp_path)}, timeout=60)
         assert result.returncode == 0, (line, result.stderr)
         ran.append(command.split()[0])
     assert "printf" in ran
