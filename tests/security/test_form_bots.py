@@ -214,3 +214,21 @@ def test_the_own_page_asks_for_the_puzzle_too_once_it_is_on(site):
     cgi_post(site, {"action": "send_link", "email": PERSON, "ts": aged_stamp(site),
                     "altcha": solved(puzzle)}, "cgi/manage.py")
     assert len(outbox_to(site, PERSON)) == 1
+
+
+def test_a_hold_keeps_the_reminders_too(site) -> None:
+    """While a wave of sign-ups holds confirmation requests, the run's
+    reminders to the unconfirmed wait as well; once released, they go."""
+    from vykhukhol.members import held
+    from vykhukhol.timeutil import now
+
+    site.service("news", letters=[("One", "0s", "Hello.")])
+    site.subscriber("news", "waiting@example.org", state="new", ago=4 * 86400,
+                    last_reminder_ago=4 * 86400)
+    held.start_hold(site.data, now())
+    site.run_at()
+    assert not [m for m in site.outbox() if "waiting@" in str(m["To"])]
+    assert "reminders wait: confirmation requests are held" in site.log()
+    held.release(site.data)
+    site.run_at()
+    assert [m for m in site.outbox() if "waiting@" in str(m["To"])], site.log()

@@ -25,6 +25,7 @@ from vykhukhol import files
 from vykhukhol import services as svc
 from vykhukhol.errors import BadInput
 from vykhukhol.mail.message import Outgoing
+from vykhukhol.members import held
 from vykhukhol.newsletters import clicks
 from vykhukhol.sender.batch import Copy, Ended, Letter, send_batch
 from vykhukhol.sender.doors import Taken, release, take_lock
@@ -264,6 +265,9 @@ def send_reminders(run: Run, worked: list[Work], book: journal.Journal) -> None:
     """Step 5: reminders to the unconfirmed, inside the same quota and time. The
     deletions and ``done`` marks are applied as the journal is folded."""
     if not any(work.reminders for work in worked):
+        return
+    if held.holding(run.data):  # a wave of sign-ups: every confirmation request waits for the owner
+        run.log.write("reminders wait: confirmation requests are held since a wave of sign-ups")
         return
     from vykhukhol.mail import compose  # Jinja2 and the e-mail package: only when sending
     for work in worked:
