@@ -109,11 +109,12 @@ def serve(app):
     served(app)
     print("ANSWERED", file=sys.stderr, flush=True)
 gateway.serve = serve
-watched = gateway._watch_after  # the subscribe form's fast path answers without serve
+watched = getattr(gateway, "_watch_after", None)  # the subscribe form's fast path: no serve
 def watch_after(root):
     print("ANSWERED", file=sys.stderr, flush=True)
     watched(root)
-gateway._watch_after = watch_after
+if watched is not None:
+    gateway._watch_after = watch_after
 script = sys.argv[1]
 with open(script, encoding="utf-8") as source:
     code = compile(source.read(), script, "exec")
