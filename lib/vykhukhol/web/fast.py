@@ -136,9 +136,10 @@ def answer(script: str) -> str | None:
     except Exception:  # noqa: BLE001 - the full app reads it again, and says what is wrong
         return None
     body = page.body.encode("utf-8", errors="replace") if isinstance(page.body, str) else page.body
-    fields_ = [("Content-Type", page.content_type), ("Content-Length", str(len(body))),
-               *SECURITY_HEADERS, *page.headers]
-    head = "".join(["Status: 200 OK\r\n", *(f"{n}: {v}\r\n" for n, v in fields_), "\r\n"])
+    own = {name.lower() for name, _ in page.headers}  # as http.respond: the page's header wins
+    headers = [("Content-Type", page.content_type), ("Content-Length", str(len(body))),
+               *(pair for pair in SECURITY_HEADERS if pair[0].lower() not in own), *page.headers]
+    head = "".join(["Status: 200 OK\r\n", *(f"{n}: {v}\r\n" for n, v in headers), "\r\n"])
     out = sys.stdout.buffer
     out.write(head.encode("latin-1") + (b"" if method == "HEAD" else body))
     out.flush()
