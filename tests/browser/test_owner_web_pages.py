@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from support.webkit import wait_for
 from vykhukhol.web.admin.uploads import MAX_IMPORT_BYTES, MAX_IMPORT_LINES
 
 
@@ -34,6 +35,7 @@ def test_the_confirmation_link_in_the_outbox_is_clickable_and_confirms(
     b.open("/cgi/subscribe.py?service=news")
     b.fill("#email", reader)
     b.press("form button[type=submit]")
+    assert wait_for(lambda: reader in site.subscribers("news"))  # stored after the answer
     assert site.subscribers("news")[reader].state.value == "new"
     b.log_in()
     b.open("/admin/outbox")
