@@ -18,11 +18,15 @@ a text has no Russian or the ``.mo`` is older than the ``.po``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import lru_cache
-from pathlib import Path
+import os
 
-LOCALE = Path(__file__).resolve().parent / "locale"
+# Every public page loads this module: collections, functools and pathlib
+# are not imported for it (docs/design/startup.md#startup-fastpath).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+LOCALE = os.path.join(os.path.dirname(os.path.realpath(__file__)), "locale")
 DOMAIN = "vykhukhol"
 
 #: The public pages' texts by key: the English msgid of each.
@@ -77,14 +81,24 @@ MESSAGES: dict[str, str] = {
 }
 
 
-@lru_cache(maxsize=4)
+_CATALOGS: dict[str, Catalog | None] = {}
+
+
 def catalog(lang: str) -> Catalog | None:
     """The translations of ``lang``, or None (English, or no catalog: the msgid
-    is the text). A language is "ru" or "en" (the settings' choice)."""
+    is the text). A language is "ru" or "en" (the settings' choice). Read once."""
+    if lang not in _CATALOGS:
+        if len(_CATALOGS) >= 4:
+            _CATALOGS.clear()
+        _CATALOGS[lang] = _read_catalog(lang)
+    return _CATALOGS[lang]
+
+
+def _read_catalog(lang: str) -> Catalog | None:
     if not (lang.isascii() and lang.isalpha()):
         return None
     try:
-        with open(LOCALE / lang / "LC_MESSAGES" / f"{DOMAIN}.mo", "rb") as compiled:
+        with open(os.path.join(LOCALE, lang, "LC_MESSAGES", f"{DOMAIN}.mo"), "rb") as compiled:
             return Catalog(compiled.read())
     except FileNotFoundError:
         return None

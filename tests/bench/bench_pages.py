@@ -11,7 +11,9 @@ environment) and every case once:
 - ``GET subscribe``: the form (cgi/subscribe.py?service=news);
 - ``POST subscribe``: a new address (form on stdin, outbox transport); the
   answer is counted until its Content-Length bytes have come, as the visitor
-  waits (the confirmation letter goes out after it), and the process apart;
+  waits (the lookup, the new line and the confirmation letter come after it);
+- ``POST subscribe, whole``: another new address, from the process's start
+  to its exit, its line stored and its confirmation letter written;
 - ``GET confirm`` and ``GET unsubscribe``: a valid signed link's button page;
 - ``GET manage``: the subscriber's own page (cgi/manage.py) of a signed link;
 - ``GET go``: a newsletter's counted link (cgi/go.py): its 302, the click
@@ -30,8 +32,9 @@ first, each module's least own time.
 
 Run it with the venv's python (``.venv/bin/python``): its folder goes first on
 PATH, so the scripts' ``#!/usr/bin/env python3`` and the floor are that one.
-Goals above the floor: GET subscribe ≤ 40 ms, POST subscribe at 100k ≤ 90 ms,
-idle tick ≤ 25 ms (confirm, unsubscribe, manage and go: as GET subscribe).
+Goals above the floor: GET subscribe ≤ 40 ms, POST subscribe at 100k ≤ 90 ms
+to its answer, idle tick ≤ 25 ms (confirm, unsubscribe, manage and go: as GET
+subscribe); on a quiet machine a whole POST at 100k ≤ 60 ms.
 """
 
 from __future__ import annotations
@@ -57,7 +60,8 @@ from vykhukhol.newsletters import clicks  # noqa: E402
 
 FAR = "3650d"
 SETTLE = 2.5  # seconds: files written a moment ago are too fresh for the idle proof
-GOALS = {"GET subscribe": 0.040, "POST subscribe": 0.090, "GET confirm": 0.040,
+GOALS = {"GET subscribe": 0.040, "POST subscribe": 0.090, "POST subscribe, whole": 0.060,
+         "GET confirm": 0.040,
          "GET unsubscribe": 0.040, "GET manage": 0.040, "GET go": 0.040, "idle tick": 0.025}
 CLICKED = "20261201-090000-abcdef"  # the newsletter whose counted link GET go follows
 KNOWN = "user1@example.org"  # a subscriber of write_subscribers' files
@@ -105,6 +109,12 @@ def serve(app):
     served(app)
     print("ANSWERED", file=sys.stderr, flush=True)
 gateway.serve = serve
+watched = getattr(gateway, "_watch_after", None)  # the subscribe form's fast path: no serve
+def watch_after(root):
+    print("ANSWERED", file=sys.stderr, flush=True)
+    watched(root)
+if watched is not None:
+    gateway._watch_after = watch_after
 script = sys.argv[1]
 with open(script, encoding="utf-8") as source:
     code = compile(source.read(), script, "exec")
@@ -211,14 +221,14 @@ def main() -> None:
             time.sleep(SETTLE)
             counter = iter(range(10**9))
 
-            def post(size: int = size, counter=counter) -> tuple[float, float]:
+            def post(size: int = size, counter=counter, whole: bool = False) -> tuple[float, float]:
                 body = urlencode({"service": "news", "email": f"r{size}.{next(counter)}@example.net",
                                   "name": "Новый Читатель"}).encode()
                 cpu = children_cpu()
-                answer, _, status = post_timed(root, cgi / "subscribe.py", body)
+                answer, ended, status = post_timed(root, cgi / "subscribe.py", body)
                 if status != 200:
                     raise RuntimeError(f"POST subscribe: {status}")
-                return answer, children_cpu() - cpu
+                return ended if whole else answer, children_cpu() - cpu
 
             def idle() -> tuple[float, float]:
                 took, cpu, body = timed_get(idle_root, cron)
@@ -229,6 +239,7 @@ def main() -> None:
             cases = {
                 "GET subscribe": lambda: timed_get(root, cgi / "subscribe.py", "service=news")[:2],
                 "POST subscribe": post,
+                "POST subscribe, whole": lambda: post(whole=True),
                 "GET confirm": lambda: timed_get(root, cgi / "confirm.py", links["confirm"])[:2],
                 "GET unsubscribe": lambda: timed_get(root, cgi / "unsubscribe.py",
                                                      links["unsubscribe"])[:2],
@@ -254,7 +265,7 @@ def main() -> None:
                 above = kit.median(walls[name]) - floor
                 goal = GOALS[name]
                 met = "met" if above <= goal else "MISSED"
-                if name == "POST subscribe" and size != 100_000:
+                if name.startswith("POST subscribe") and size != 100_000:
                     met = "(at 100k)"
                 rows.append((kit.human(size), name, kit.ms(kit.median(walls[name])),
                              kit.ms(kit.p90(walls[name])), kit.ms(above), kit.ms(min(walls[name])),

@@ -28,6 +28,7 @@ from support.adminkit import (
     outbox_letters,
     text_of,
 )
+from support.webkit import wait_for
 from vykhukhol import newsletters
 from vykhukhol import services as svc
 from vykhukhol.timeutil import now
@@ -122,6 +123,7 @@ def test_an_owner_builds_a_series_in_the_browser_and_a_confirmed_subscriber_gets
     time.sleep(2.1)  # a person's pace: a form posted faster than 2 s is a bot's
     b.press("form button[type=submit]")
     assert "Check your mailbox" in b.text()
+    assert wait_for(lambda: reader in site.subscribers("news"))  # stored after the answer
     assert site.subscribers("news")[reader].state.value == "new"
 
     request = text_of(newest_letter(site, reader))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from support.webkit import wait_for
 from vykhukhol.web.admin.uploads import MAX_IMPORT_BYTES, MAX_IMPORT_LINES
 
 
@@ -36,6 +37,7 @@ def test_the_confirmation_link_in_the_outbox_is_clickable_and_confirms(
     b.fill("#email", reader)
     time.sleep(2.1)  # a person's pace: a form posted faster than 2 s is a bot's
     b.press("form button[type=submit]")
+    assert wait_for(lambda: reader in site.subscribers("news"))  # stored after the answer
     assert site.subscribers("news")[reader].state.value == "new"
     b.log_in()
     b.open("/admin/outbox")

@@ -138,7 +138,7 @@ def test_two_texts_with_the_same_english_keep_their_own_russian():
 def test_the_lazy_catalog_answers_every_entry_as_gettext_does():
     """i18n.Catalog reads the .mo lazily; each text, context and
     plural form of the real catalog must come out as stdlib gettext gives it."""
-    data = (i18n.LOCALE / "ru" / "LC_MESSAGES" / f"{i18n.DOMAIN}.mo").read_bytes()
+    data = (Path(i18n.LOCALE) / "ru" / "LC_MESSAGES" / f"{i18n.DOMAIN}.mo").read_bytes()
     ours, theirs = i18n.Catalog(data), gettext.GNUTranslations(io.BytesIO(data))
     assert len(theirs._catalog) > 100  # noqa: SLF001 - the reference's own table
     plurals = 0

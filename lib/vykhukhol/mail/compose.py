@@ -11,53 +11,21 @@ that envelope sender on them.
 
 from __future__ import annotations
 
-import ipaddress
 from datetime import datetime
 from typing import TypedDict
-from urllib.parse import urlsplit
 
 from vykhukhol import archive, mail, render, returntag, tokens
 from vykhukhol.datadir import DataDir
 from vykhukhol.mail import texts
+from vykhukhol.mail.senders import bounce_address, sender_of, site_domain  # noqa: F401 - callers' names
 from vykhukhol.render import footer
 from vykhukhol.services import Letter, Service, given_html, load_services
 from vykhukhol.settings import Settings
 
 
-def site_domain(settings: Settings) -> str:
-    """The host of ``site_url``, or ``localhost`` when it is no name: the demo
-    a local ``serve`` makes is at http://127.0.0.1, and a From of
-    vykhukhol@127.0.0.1 is no address a mail program accepts."""
-    host = urlsplit(settings["site_url"]).hostname or ""
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return host or "localhost"
-    return "localhost"
-
-
-def sender_of(service: Service | None, settings: Settings) -> tuple[str, str]:
-    """(display name, address) a letter goes out from."""
-    address = (service.from_email if service else "") or settings["mail.from_email"] \
-        or f"vykhukhol@{site_domain(settings)}"
-    name = (service.from_name if service else "") or (service.title if service else "Vykhukhol")
-    return name, address
-
-
 def senders(data: DataDir, settings: Settings) -> dict[str, str]:
     """Each service's From address (for the status pages' DKIM alignment check)."""
     return {service.name: sender_of(service, settings)[1] for service in load_services(data)}
-
-
-def bounce_address(service: Service | None, settings: Settings, kind: str, name: str,
-                   email: str, made: str | None = None) -> str:
-    """The envelope sender of one letter to ``email``: ``mail.bounce_address`` or
-    the letter's From address, with the signed tag of ``kind`` (``returntag.SERVICE``
-    or ``returntag.NEWSLETTER``) and ``name`` (the service's or the job's), or the
-    tag ``made`` already (the letter's X-Vykhukhol-Tag)."""
-    base = settings["mail.bounce_address"] or sender_of(service, settings)[1]
-    return returntag.bounce_address(base, settings["mail.verp_separator"],
-                                    made or returntag.make(settings.secret, kind, name, email))
 
 
 def context(service: Service, settings: Settings, email: str, name: str,

@@ -49,12 +49,13 @@ def send_confirmation(data: DataDir, settings: Settings, service: svc.Service,
                       email: str, name: str) -> bool:
     """Mail the confirmation request now; False if the transport failed (the
     subscriber stays unconfirmed and gets a reminder later)."""
-    import secrets
+    import os
 
-    from vykhukhol import mail
-    from vykhukhol.mail import compose  # the e-mail package and Jinja2: only to send
+    from vykhukhol import mail  # the e-mail package, Jinja2 only for a service's own text
+    from vykhukhol.mail import confirm_letter
 
-    message = compose.confirmation(service, settings, email, name, f"web-{secrets.token_hex(4)}", now())
+    message = confirm_letter.confirmation(service, settings, email, name,
+                                          f"web-{os.urandom(4).hex()}", now())
     try:
         with mail.open_transport(mail.config_from_settings(settings, data.outbox)) as transport:
             transport.send(message, email)

@@ -24,6 +24,13 @@ def run(app_name: str, script: str) -> None:
     if app_name == "cron":
         if _idle_answered(script):  # an idle tick answers before the rest is imported
             return
+    if app_name == "subscribe" and os.environ.get("REQUEST_METHOD", "GET").upper() in ("GET", "HEAD"):
+        from vykhukhol.web import fast
+
+        root = fast.answer(script)  # the plain form, before the rest is imported
+        if root is not None:
+            _watch_after(root)
+            return
     from vykhukhol.datadir import DataDir, locate
     from vykhukhol.web.http import AFTER
 
@@ -187,6 +194,16 @@ def watch_cron(app, data):
         return answer
 
     return watched
+
+
+def _watch_after(root: str) -> None:
+    """:func:`watch_cron` for a page answered by the fast path (web/fast.py)."""
+    from vykhukhol.watch import cronwatch
+
+    if cronwatch.due_alert(root):
+        from vykhukhol.datadir import DataDir
+
+        _after_answer([lambda: _tell_silence(DataDir(root))])
 
 
 def _now(actions: list) -> None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from vykhukhol import files
@@ -105,12 +104,21 @@ def client_key(address: str) -> str:
     return str(ip)
 
 
-@dataclass(frozen=True)
 class Counter:
-    """At most ``limit`` tries per key in ``window`` seconds from the key's first try."""
+    """At most ``limit`` tries per key in ``window`` seconds from the key's first try.
 
-    path: Path
-    window: float  # seconds
+    A plain class, not a dataclass: a subscribe post counts its try before
+    its answer, and dataclasses (with inspect, ast and dis) would cost that
+    answer a few milliseconds (docs/design/startup.md#startup-rules)."""
+
+    __slots__ = ("path", "window")
+
+    def __init__(self, path: Path, window: float) -> None:
+        self.path = path
+        self.window = window  # seconds
+
+    def __repr__(self) -> str:
+        return f"Counter(path={self.path!r}, window={self.window!r})"
 
     def take(self, key: str, limit: int, count: bool = True,
              clock: Callable[[], float] = time.time) -> float:

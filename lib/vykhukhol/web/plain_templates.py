@@ -22,7 +22,10 @@ on disk (their CRC-32 in :data:`SOURCES`): a site that edits
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+
+TYPE_CHECKING = False  # collections (with typing's Callable) would cost every public page
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
 #: CRC-32 of each template the functions below were made from.

@@ -6,15 +6,16 @@ address is subscribed: the subscribe page is the same for a new, an
 unconfirmed and a confirmed address, and the unsubscribe page is the same
 whether the link was valid or not.
 
-A subscribe post answers before its confirmation letter is sent (the letter
-goes out after the page, see ``Request.after``), so the answer's time does not
-tell a new address from a known one either. Posts are capped per client
+A subscribe post answers before the subscriber file is even read: the
+address is looked up, stored and sent its confirmation letter after the page
+(:mod:`vykhukhol.web.joining`, see ``Request.after``), so the answer's time
+does not tell a new address from a known one, nor where it lies in the file. Posts are capped per client
 address and hour (``subscribe_hourly_limit``, every accepted post counted
 alike); over it the page is the same, nothing is stored or sent, and the run
 log says so. Bots are kept out by :mod:`vykhukhol.web.bots`.
 
 The subscriber files' machinery (:mod:`vykhukhol.members.membership`) is imported by
-the actions that change them, not by the GET pages (a CGI process pays for
+the actions that change them, after the answer of a subscribe post, and not by the GET pages (a CGI process pays for
 every import: docs/design/startup.md#startup).
 """
 
@@ -129,13 +130,16 @@ def subscribe(data: DataDir) -> Callable:
                 "subscribe.html", service, 400, service=service, email=email[:254], name=name[:100],
                 error=t(site.lang, "form.invalid_email"), **bots.fields(site.settings)),
                 site.settings)
-        from vykhukhol.members import membership
+        # Counted alike for every post; the file is read after the answer
+        # (web/joining.py), so the answer's cost does not depend on the address.
+        allowed = hourly_cap(data, site, client)(True)
 
-        outcome = membership.subscribe(data, site.settings, service.name, address, name,
-                                       ip=client or "-", may_mail=hourly_cap(data, site, client),
-                                       later=request.after, hold=bots.Gate(data, site.settings).hold)
-        if outcome == "over the limit":
-            request.after(lambda: _log_refusal(data, site, client, address, service.name))
+        def join_after() -> None:
+            from vykhukhol.web.joining import join
+
+            join(data, site.settings, service.name, address, name, client, allowed)
+
+        request.after(join_after)
         return site.message("subscribe.check_title", "subscribe.check_text", service,
                             email=address, service=service.title)
 
@@ -150,7 +154,7 @@ def _closed(site: Site, service: svc.Service, status: int) -> Response:
 
 
 def hourly_cap(data: DataDir, site: Site, client: str) -> Callable[[bool], bool]:
-    """``may_mail`` for membership.subscribe: at most ``subscribe_hourly_limit``
+    """The hourly cap: at most ``subscribe_hourly_limit``
     accepted posts per client address and hour, each counted alike whether it
     sends a letter or not. (Counting only those that send let a client learn
     from its next post whether an address it posted was already on the list:
@@ -164,15 +168,6 @@ def hourly_cap(data: DataDir, site: Site, client: str) -> Callable[[bool], bool]
                                 site.settings["subscribe_hourly_limit"])
 
     return may_mail
-
-
-def _log_refusal(data: DataDir, site: Site, client: str, address: str, service: str) -> None:
-    from vykhukhol.files.runlog import page_log
-
-    page_log(data).write(
-        f"subscribe: {client or '?'} is over subscribe_hourly_limit "
-        f"({site.settings['subscribe_hourly_limit']} an hour): {address} was not stored "
-        f"and no confirmation was sent for {service}")
 
 
 def _link(request: Request, site: Site) -> tuple[svc.Service, str, str]:

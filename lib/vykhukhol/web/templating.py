@@ -14,7 +14,6 @@ pays for it.
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 
 from vykhukhol.i18n import t
 from vykhukhol.web.response import Response
@@ -22,8 +21,22 @@ from vykhukhol.web.response import Response
 TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
 
 
-@lru_cache(maxsize=16)
+_ENVIRONMENTS: dict[str | None, object] = {}  # override → its Environment (functools costs a page)
+
+
 def _environment(override: str | None):  # -> jinja2.Environment
+    """The Environment of ``override`` (a service's pages/ folder), made once."""
+    if override not in _ENVIRONMENTS:
+        if len(_ENVIRONMENTS) >= 16:
+            _ENVIRONMENTS.clear()
+        _ENVIRONMENTS[override] = _new_environment(override)
+    return _ENVIRONMENTS[override]
+
+
+_environment.cache_clear = _ENVIRONMENTS.clear  # type: ignore[attr-defined]  # as lru_cache's
+
+
+def _new_environment(override: str | None):  # -> jinja2.Environment
     import jinja2  # only for the admin's pages and a service's own templates
 
     loaders: list[jinja2.BaseLoader] = []

@@ -1,0 +1,46 @@
+"""A subscribe post's work after its answer (docs/using/subscriber-pages.md#confirmation-cap).
+
+The page answers a valid post before it reads the service's subscriber file:
+what it does first (the form, the service, the settings, one count of the
+client's hourly cap) costs the same wherever the address lies in the file,
+or whether it is there at all. Looking the address up, storing it and
+mailing the confirmation (:func:`vykhukhol.members.membership.subscribe`)
+run after the answer, as the own page's link request does
+(:mod:`vykhukhol.web.manage`). The visitor's page says "check your mailbox"
+either way, so it never waited on anything that told one address from another.
+
+This module is imported only by that work: the answer pays for none of it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from vykhukhol.datadir import DataDir
+    from vykhukhol.settings import Settings
+
+
+def join(data: DataDir, settings: Settings, service: str, address: str, name: str,
+         client: str, allowed: bool) -> None:
+    """Store ``address`` in ``service`` and mail its confirmation, as the post
+    asked; ``allowed`` is what the hourly cap said before the answer (the post
+    was counted then, whatever follows). A failure goes to the pages' log: the
+    page is gone, and the visitor may post again."""
+    from vykhukhol.errors import VykhukholError
+    from vykhukhol.files.runlog import page_log
+
+    log = page_log(data)
+    if not allowed:
+        log.write(f"subscribe: {client or '?'} is over subscribe_hourly_limit "
+                  f"({settings['subscribe_hourly_limit']} an hour): {address} was not stored "
+                  f"and no confirmation was sent for {service}")
+        return
+    from vykhukhol.members import membership
+    from vykhukhol.web.bots import Gate  # the per-address cap and the alarm's hold
+
+    try:
+        membership.subscribe(data, settings, service, address, name, ip=client or "-",
+                             hold=Gate(data, settings).hold)
+    except VykhukholError as exc:
+        log.write(f"subscribe: {address} could not be stored in {service}: {exc.message}", "error")
