@@ -143,6 +143,17 @@ def test_resend_goes_to_the_451_one_alone_and_only_once(site, smtp_server, t0):
     site.run_at(t0 + timedelta(days=3, hours=3))
     assert received(smtp_server) == sorted([*before, BUSY])
 
+    site.set(language="ru")  # the page in Russian, the server's words as they came
+    app = admin_mod.app(site.data, site.cgi_dir)
+    cookie, token = log_in(app)
+    _, _, page, _ = call(app, environ("GET", f"/newsletters/{job}/failed", "", b"", "",
+                                      "missing", script="/admin", HTTP_COOKIE=cookie))
+    text = html.unescape(page)
+    for words in (f"Кто не получил выпуск {job}", "временный отказ, попытки прекращены",
+                  "в стоп-листе", "отправлено ещё раз", f"<code>{BUSY_REPLY}</code>"):
+        assert words in text, words
+    assert "Send it again" not in text  # nobody left to send it to: no button
+
 
 def test_resend_from_the_cli_and_erase_forgets_the_kept_row(site, smtp_server, t0):
     """`newsletter resend` prints the new job; the subscriber's erase takes their
