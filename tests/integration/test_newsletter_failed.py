@@ -95,6 +95,7 @@ def test_resend_goes_to_the_451_one_alone_and_only_once(site, smtp_server, t0):
     site.run_at(t0 + timedelta(days=3, hours=1))
     smtp_server.handler.rcpt_responses.clear()  # the busy mailbox takes mail again
     before = received(smtp_server)
+    site.set(language="en")
 
     app = admin_mod.app(site.data, site.cgi_dir)
     cookie, token = log_in(app)
