@@ -133,6 +133,7 @@ def test_resend_goes_to_the_451_one_alone_and_only_once(site, smtp_server, t0):
     [letter] = [m for m in smtp_server.handler.received if m.rcpt_tos == [BUSY]]
     assert letter.message["Subject"] == "Issue News"
     assert failed_table(site, job)[BUSY][-1] == "yes"  # resent: not again
+    assert not (site.data.newsletters / f"{job}.missed.lock").exists()  # swept by the run
 
     second = site.cli("newsletter", "resend", job, check=False)
     assert second.returncode == 1 and second.stdout == ""

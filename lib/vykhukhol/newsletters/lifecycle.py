@@ -118,7 +118,7 @@ def _locked(data: DataDir, name: str) -> tuple[Path, Path]:
     return data.job(name, "job"), data.job(name, "list")
 
 
-_LOCK_SUFFIXES = (".job.lock", ".list.lock")
+_LOCK_SUFFIXES = (".job.lock", ".list.lock", ".missed.lock")
 
 
 def sweep_locks(data: DataDir) -> int:
@@ -126,7 +126,8 @@ def sweep_locks(data: DataDir) -> int:
     how many went. Run by every sender run (a finished job's files are
     deleted: docs/reference/data-files.md#data-files-writes).
 
-    * ``<job>.job.lock`` and ``<job>.list.lock`` once ``<job>.job`` is gone (a
+    * ``<job>.job.lock``, ``<job>.list.lock`` and ``<job>.missed.lock`` (a resend
+      marks the kept rows under it) once ``<job>.job`` is gone (a
       finished or cancelled job whose lock was held when it was deleted, or a
       start of a job that never was): every change under them reads the .job
       or the ledger first and finds nothing to change. Job names are never
