@@ -19,6 +19,7 @@ from urllib.parse import urlencode
 
 import pytest
 
+from support.clikit import refused
 from support.servetools import call, environ, log_in
 from vykhukhol import newsletters
 from vykhukhol.members import suppression
@@ -175,3 +176,18 @@ def test_resend_from_the_cli_and_erase_forgets_the_kept_row(site, smtp_server, t
                for entry in found["newsletter_rows"])
     personal.erase(site.data, settings, BUSY, now())
     assert BUSY not in site.data.job(job, "missed").read_text()
+
+
+def test_a_newsletter_everyone_got_lists_nobody_and_resends_to_nobody(site):
+    """Everyone got it: nothing is kept, the list is a header alone, and a resend
+    is refused in one line with the data directory untouched."""
+    site.service("news", enabled=False)
+    site.subscriber("news", FINE)
+    job = site.cli("newsletter", "create", "--services", "news", "--subject", "Hi",
+                   "--body", "Hello!").stdout.strip()
+    site.cli("cron")
+    assert not site.data.job(job, "job").exists() and not site.data.job(job, "missed").exists()
+    listed = site.cli("newsletter", "failed", job)
+    assert listed.stdout.splitlines() == ["#email\tname\tstate\ttime\twhy\treply\tresent"]
+    assert "everyone got it" in listed.stderr
+    refused(site, "newsletter", "resend", job, says=("nobody to send it again to",))

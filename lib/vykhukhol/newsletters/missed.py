@@ -126,20 +126,24 @@ def path(data: DataDir, job: str) -> Path:
     return data.job(job, SUFFIX)
 
 
-def _source(data: DataDir, job: str) -> Path:
-    """The running job's ledger, else its kept rows; NotFound when neither is."""
+def _source(data: DataDir, job: str) -> Path | None:
+    """The running job's ledger, else its kept rows; None when the history
+    knows the job but nothing was kept (everyone got it); NotFound else."""
     for suffix in ("list", SUFFIX):
         found = data.job(job, suffix)
         if found.is_file():
             return found
+    if any(entry.job == job for entry in history.entries(data)):
+        return None
     raise NotFound("no newsletter {job} is running, and none ended in the last {days} days",
                    job=job, days=KEEP_DAYS)
 
 
 def missed(data: DataDir, job: str) -> list[Missed]:
     """Everyone the job did not get the letter to, in ledger order."""
+    source = _source(data, job)
     result = []
-    for row in read_rows(_source(data, job)):
+    for row in read_rows(source) if source is not None else ():
         if _missed(row):
             why, reply = read_why(row)
             result.append(Missed(row.email, row.name, row.state, row.time, why, reply,
@@ -199,6 +203,8 @@ def mark_resent(data: DataDir, job: str, chosen: list[Missed]) -> None:
     (its job's end, for :func:`prune`)."""
     keys = {email_key(m.email) for m in chosen}
     source = _source(data, job)
+    if source is None:  # nothing kept: nothing chosen
+        return
     stamp = source.stat().st_mtime
 
     def mark(row: Row) -> Row:
