@@ -82,7 +82,7 @@ def cmd_newsletter(ctx: Context, args) -> None:
         newsletters.read_job(data, args.job)  # NotFound: one clear line
         resume(ctx, brakes.NEWSLETTER, args.job)
     elif args.action == "failed":
-        print_failed(newsletters.missed.missed(data, args.job), args.csv)
+        print_failed(newsletters.missed.of_job(data, args.job), args.csv)
     elif args.action == "resend":
         checker = suppression.Checker(data, suppression.secret_of(settings))
         name, again = newsletters.resend(data, args.job, checker)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Container, Iterator
+from collections.abc import Container
 from enum import Enum
 from pathlib import Path
 from typing import NamedTuple
@@ -116,7 +116,7 @@ def read_why(row: Row) -> tuple[Why, str]:
     return Why.REFUSED, ""
 
 
-def _missed(row: Row) -> bool:
+def _not_got(row: Row) -> bool:
     """Whether a row did not get the letter (a bounced one was handed over)."""
     return row.state in (LedgerState.SKIPPED, LedgerState.IN_DOUBT) or (
         row.state is LedgerState.FAILED and row.lease != BOUNCED_LEASE)
@@ -139,12 +139,12 @@ def _source(data: DataDir, job: str) -> Path | None:
                    job=job, days=KEEP_DAYS)
 
 
-def missed(data: DataDir, job: str) -> list[Missed]:
+def of_job(data: DataDir, job: str) -> list[Missed]:
     """Everyone the job did not get the letter to, in ledger order."""
     source = _source(data, job)
     result = []
     for row in read_rows(source) if source is not None else ():
-        if _missed(row):
+        if _not_got(row):
             why, reply = read_why(row)
             result.append(Missed(row.email, row.name, row.state, row.time, why, reply,
                                  row.lease == RESENT_LEASE))
@@ -154,25 +154,15 @@ def missed(data: DataDir, job: str) -> list[Missed]:
 def keep(data: DataDir, job: str) -> None:
     """The job's files are about to go: keep the rows that did not get it
     (nothing is written when everyone did)."""
-    ledger = data.job(job, "list")
-
-    def lines() -> Iterator[str]:
-        yield LIST_HEADER + "\n"
-        for row in read_rows(ledger):
-            if _missed(row):
-                yield row.to_line() + "\n"
-
-    if any(_missed(row) for row in read_rows(ledger)):
-        files.atomic_write(path(data, job), lines())
-
-
-def forget(data: DataDir, job: str) -> None:
-    files.remove(path(data, job))
+    rows = [row.to_line() + "\n" for row in read_rows(data.job(job, "list")) if _not_got(row)]
+    if rows:
+        files.atomic_write(path(data, job), [LIST_HEADER + "\n", *rows])
 
 
 def prune(data: DataDir, moment: float | None = None) -> int:
     """Delete the kept rows of jobs that ended :data:`KEEP_DAYS` days ago or
-    more (a file's time is its job's end: :func:`resend` keeps it); returns how many went."""
+    more (a file's time is its job's end: :func:`mark_resent` keeps it); returns how
+    many went."""
     limit = (time.time() if moment is None else moment) - KEEP_DAYS * 86400
     gone = 0
     try:
@@ -189,7 +179,7 @@ def prune(data: DataDir, moment: float | None = None) -> int:
 def resendable(data: DataDir, job: str, suppressed: Container[str]) -> list[Missed]:
     """Those refused for a temporary reason, not resent yet, still confirmed
     subscribers of one of the job's services and not suppressed."""
-    wanted = {email_key(m.email): m for m in missed(data, job)
+    wanted = {email_key(m.email): m for m in of_job(data, job)
               if m.why is Why.TEMPORARY and not m.resent and m.email not in suppressed}
     if not wanted:
         return []
@@ -208,7 +198,7 @@ def mark_resent(data: DataDir, job: str, chosen: list[Missed]) -> None:
     stamp = source.stat().st_mtime
 
     def mark(row: Row) -> Row:
-        if email_key(row.email) in keys and _missed(row) and read_why(row)[0] is Why.TEMPORARY:
+        if email_key(row.email) in keys and _not_got(row) and read_why(row)[0] is Why.TEMPORARY:
             return Row(row.index, row.email, row.name, row.state, row.time, RESENT_LEASE, row.why)
         return row
 

@@ -176,7 +176,7 @@ def newsletter_failed(admin: Admin, args: dict, error: str = "", status: int = 2
     """Who did not get it, and why; the button that sends it again to those
     refused for a while who may still have it."""
     name = _job(admin, args["job"])
-    rows = newsletters.missed.missed(admin.data, name)  # NotFound: the error page says it
+    rows = newsletters.missed.of_job(admin.data, name)  # NotFound: the error page says it
     checker = suppression.Checker(admin.data, suppression.secret_of(admin.settings))
     again = newsletters.missed.resendable(admin.data, name, checker)
     return admin.page("newsletter_failed.html", status, job=name, rows=rows, again=len(again),
