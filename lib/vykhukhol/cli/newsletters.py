@@ -21,7 +21,6 @@ from vykhukhol.cli.common import (
 )
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
-from vykhukhol.members import suppression
 from vykhukhol.newsletters import clicks, missed
 from vykhukhol.timeutil import format_time, now, parse_local_time
 from vykhukhol.watch import brakes, forecast
@@ -84,6 +83,8 @@ def cmd_newsletter(ctx: Context, args) -> None:
     elif args.action == "failed":
         print_failed(newsletters.missed.of_job(data, args.job), args.csv)
     elif args.action == "resend":
+        from vykhukhol.members import suppression  # not on every command's start
+
         checker = suppression.Checker(data, suppression.secret_of(settings))
         name, again = newsletters.resend(data, args.job, checker)
         print(name)
