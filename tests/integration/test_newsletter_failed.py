@@ -40,8 +40,9 @@ def t0():
 def newsletter(site, smtp_server) -> str:
     site.use_smtp(smtp_server.port)
     site.service("news", enabled=False)
-    for address in (BUSY, GONE, BLOCKED, FINE):
+    for address in (BUSY, GONE, FINE):
         site.subscriber("news", address, name=address.split("@")[0].title())
+    site.subscriber("news", BLOCKED, name="=1+1")  # a name that a spreadsheet would run
     suppression.add(site.data, site.settings().secret, BLOCKED, suppression.Why.ADMIN, "admin", now())
     smtp_server.handler.rcpt_responses.update({BUSY: BUSY_REPLY, GONE: GONE_REPLY})
     return newsletters.create(site.data, ["news"], "Issue {{ service }}", "Hello!")
@@ -78,8 +79,9 @@ def test_the_failed_list_says_why_while_it_runs_and_after_it_ended(site, smtp_se
     assert set(rows) == {GONE, BLOCKED, BUSY}
     assert rows[BUSY][1] == "failed" and rows[BUSY][3:] == ["temporary", BUSY_REPLY, "no"]
     table = list(csv.DictReader(io.StringIO(site.cli("newsletter", "failed", job, "--csv").stdout)))
-    assert {(r["email"], r["why"], r["reply"]) for r in table} == {
-        (GONE, "refused", GONE_REPLY), (BLOCKED, "suppressed", ""), (BUSY, "temporary", BUSY_REPLY)}
+    assert {(r["email"], r["name"], r["why"], r["reply"]) for r in table} == {
+        (GONE, "Gone", "refused", GONE_REPLY), (BLOCKED, "'=1+1", "suppressed", ""),
+        (BUSY, "Busy", "temporary", BUSY_REPLY)}
 
     missing = site.cli("newsletter", "failed", "20200101-000000-abcdef", check=False)
     assert missing.returncode == 1 and "Traceback" not in missing.stderr

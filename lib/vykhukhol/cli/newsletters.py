@@ -119,9 +119,11 @@ def print_failed(rows: list[missed.Missed], as_csv: bool) -> None:
     lines = [[m.email, m.name, m.state.value, m.time, m.why.value, m.reply,
               "yes" if m.resent else "no"] for m in rows]
     if as_csv:
+        from vykhukhol.members.export import defused  # a name is the subscriber's own: no formula
+
         out = csv.writer(sys.stdout, lineterminator="\n")
         out.writerow(header)
-        out.writerows(lines)
+        out.writerows([defused(cell) for cell in line] for line in lines)
         return
     print("#" + "\t".join(header))
     for line in lines:
