@@ -35,3 +35,9 @@ def test_a_row_without_a_why_says_it_by_its_state():
               missed.refusal(True, 451, "4.2.1 busy:\tnow"))
     assert row.why == "temporary: 451 4.2.1 busy: now"
     assert missed.read_why(row) == (missed.Why.TEMPORARY, "451 4.2.1 busy: now")
+
+
+def test_a_servers_reply_is_kept_as_text_a_terminal_shows():
+    """ESC and BEL from a stranger's server never reach `newsletter failed`'s terminal."""
+    why = missed.refusal(False, 550, "5.1.1 \x1b]0;owned\x07 no\r\nsuch user")
+    assert why == "refused: 550 5.1.1 \ufffd]0;owned\ufffd no such user"

@@ -21,6 +21,7 @@ from vykhukhol.cli.common import (
 )
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
+from vykhukhol.files.runlog import one_line
 from vykhukhol.newsletters import clicks, missed
 from vykhukhol.timeutil import format_time, now, parse_local_time
 from vykhukhol.watch import brakes, forecast
@@ -127,7 +128,7 @@ def print_failed(rows: list[missed.Missed], as_csv: bool) -> None:
         return
     print("#" + "\t".join(header))
     for line in lines:
-        print("\t".join(field or "-" for field in line))
+        print("\t".join(one_line(field) or "-" for field in line))  # shown, never run
     if not rows:
         print("everyone got it (or nobody has been tried yet)", file=sys.stderr)
 

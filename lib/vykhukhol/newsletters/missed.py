@@ -33,6 +33,7 @@ from vykhukhol import files
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.files.runlog import one_line
 from vykhukhol.i18n import tr
 from vykhukhol.newsletters import history
 from vykhukhol.newsletters.jobs import read_job
@@ -80,7 +81,7 @@ _LABELS = {
 
 def why_field(why: Why, reply: str = "") -> str:
     """A row's why field: the word, then the server's reply on one line."""
-    reply = " ".join(reply.replace("\t", " ").split())[:REPLY_CHARS]
+    reply = one_line(reply)[:REPLY_CHARS]  # a stranger's words: no terminal commands
     return f"{why.value}: {reply}" if reply else why.value
 
 
