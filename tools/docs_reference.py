@@ -310,6 +310,8 @@ TABLE_FILES = (
      "What a bounce deleted, kept 90 days so that `vykhukhol removed restore` can undo it."),
     ("newsletters/<job>.list", "vykhukhol.newsletters", "LIST_HEADER",
      "A newsletter job's recipients and how far each has got."),
+    ("newsletters/<job>.missed", "vykhukhol.newsletters", "LIST_HEADER",
+     "A finished job's rows that did not get it and why, kept 90 days (`newsletter failed`)."),
     ("newsletters/history.txt", "vykhukhol.newsletters.history", "HEADER",
      "One line per newsletter, kept after its job's files are deleted."),
 )
@@ -320,8 +322,8 @@ FOLDERS = {
     "settings": "the settings: see {doc}`settings`",
     "services": "a folder per DB, and in it a folder per service: `service.ini`, "
                 "`subscribers.txt` and the letters of its series",
-    "newsletters": "the newsletter jobs (`<job>.job`, `<job>.letter`, `<job>.list`) and "
-                   "`history.txt`",
+    "newsletters": "the newsletter jobs (`<job>.job`, `<job>.letter`, `<job>.list`), who "
+                   "did not get a finished one (`<job>.missed`) and `history.txt`",
     "state": "what the sender and the pages keep between runs: the block, the counters, "
              "the alerts' last mailings",
     "log": "`run.log` (runs only), `pages.log` (the pages' events) and `bounces.log`",

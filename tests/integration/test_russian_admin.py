@@ -208,7 +208,7 @@ def pages(parts: dict[str, str]) -> list[str]:
     return ["/", "/password", "/settings", "/services", "/services/course",
             "/services/course/delete", "/services/course/letters/new", "/services/course/letters/1",
             "/services/course/subscribers", "/newsletters", "/newsletters/new",
-            f"/newsletters/{parts['job']}/edit", "/outbox", f"/outbox/{parts['letter']}",
+            f"/newsletters/{parts['job']}/edit", f"/newsletters/{parts['job']}/failed", "/outbox", f"/outbox/{parts['letter']}",
             "/bounces", f"/bounces/kept/{parts['kept']}", "/deliverability", "/suppressed",
             "/removed", "/twofactor", "/webhooks", "/held", "/tokens", "/services/nosuch"]
 

@@ -212,7 +212,7 @@ def test_a_job_left_with_only_rows_skipped_by_unsubscribes_is_finished(site):
     site.run_at()
     site.run_at()
     assert [to_of(m) for m in letters(site)] == ["a@example.org"]
-    assert job_files(site, job) == []  # nothing pending is left: the job is finished
+    assert job_files(site, job) == [f"{job}.missed"]  # finished; who missed it is kept
     assert len(reports(site)) == 1
 
 
@@ -239,7 +239,7 @@ def test_a_finished_job_reports_to_the_admin_in_russian_and_its_files_are_delete
                  "Пропущено (адрес отписался или удалён): 1", "Под сомнением", "Начат: 20",
                  "Завершён: 20", "Запусков рассыльщика: 2"):
         assert line in text, line
-    assert job_files(site, job) == []
+    assert job_files(site, job) == [f"{job}.missed"]  # who did not get it stays
     assert newsletters.list_jobs(site.data) == []
     assert re.search(rf"newsletter {job} finished: 4 handed over, 0 failed, 1 skipped, 0 in doubt",
                      site.log())
@@ -257,7 +257,7 @@ def test_a_job_whose_last_rows_are_all_skipped_still_finishes(site):
     site.run_at()
     site.run_at()
     assert [to_of(m) for m in letters(site)] == ["a@example.org"]
-    assert job_files(site, job) == []
+    assert job_files(site, job) == [f"{job}.missed"]  # who did not get it stays
     assert len(reports(site)) == 1
 
 

@@ -32,8 +32,10 @@ KEPT = {"news.free", ".keep", "history.txt", "history.txt.lock", "finished.txt",
 
 
 def leftovers(site: Any) -> list[str]:
-    """What data/newsletters/ holds beyond what it always may."""
-    return sorted(set(p.name for p in site.data.newsletters.iterdir()) - KEPT)
+    """What data/newsletters/ holds beyond what it always may (and a finished job's
+    rows that did not get it, docs/using/newsletters.md#newsletter-failed)."""
+    return sorted(set(p.name for p in site.data.newsletters.iterdir()
+                      if p.suffix != ".missed") - KEPT)
 
 
 def create(site: Any) -> str:

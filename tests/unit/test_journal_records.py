@@ -21,11 +21,13 @@ EMAILS = st.sampled_from(["a@example.org", "b@example.org", "c@example.org"])
 ITEMS = st.sampled_from(["1", "2", "reminder"])
 OUTCOMES = st.sampled_from([journal.SENT, journal.FAILED, journal.TEMPFAIL, journal.SKIPPED])
 CAUSES = st.sampled_from(["", "address gone", "soft"])
+WHYS = st.sampled_from(["", "temporary: 451 4.2.1 busy", "refused: 550\t5.1.1\nno such user",
+                        "suppressed"])
 STEP = st.one_of(
     st.tuples(st.just("intend"), EMAILS, ITEMS),
-    st.tuples(st.just("note"), OUTCOMES, EMAILS, ITEMS, CAUSES),
-    st.tuples(st.just("back"), EMAILS, ITEMS, st.sampled_from([journal.IN_DOUBT, journal.SENT]),
-              CAUSES),
+    st.tuples(st.just("note"), OUTCOMES, EMAILS, ITEMS, CAUSES, WHYS),
+    st.tuples(st.just("back"), EMAILS, ITEMS,
+              st.sampled_from([journal.IN_DOUBT, journal.SENT, journal.FAILED]), CAUSES, WHYS),
     st.tuples(st.just("clear")),
 )
 
@@ -35,13 +37,14 @@ def play(book: journal.Journal, steps: list[tuple]) -> None:
         if step[0] == "intend":
             book.intend("2026-12-01T10:00:00Z", "news", step[1], step[2])
         elif step[0] == "note":
-            _, outcome, email, item, cause = step
-            book.note(outcome, "2026-12-01T10:00:01Z", "news", email, item, cause)
+            _, outcome, email, item, cause, why = step
+            book.note(outcome, "2026-12-01T10:00:01Z", "news", email, item, cause, why)
         elif step[0] == "back":  # a record the fold could not apply, written back
-            _, email, item, outcome, cause = step
+            _, email, item, outcome, cause, why = step
+            doubt = outcome == journal.IN_DOUBT
             book.note_record(journal.Record("old-lease", "2026-11-30T09:00:00Z", "news", email,
-                                            item, outcome, cause if outcome != journal.IN_DOUBT
-                                            else ""))
+                                            item, outcome, "" if doubt else cause,
+                                            "" if doubt else " ".join(why.split())))
         else:
             book.clear()
 
@@ -97,3 +100,19 @@ def test_after_a_failed_write_the_records_are_the_files():
                 book.intend("2026-12-01T10:00:02Z", "news", f"u{n}@example.org", "1")
         assert [astuple(r) for r in book.records()] == as_read(book.path)
         assert book.records()[0].outcome == journal.SENT
+
+
+def test_a_refusals_why_is_read_back_on_one_line_and_older_lines_have_none(tmp_path):
+    """The server's reply a ledger keeps goes through the journal on one line; a
+    line of six or seven fields (written before) reads without one."""
+    path = tmp_path / "news.journal"
+    path.write_text("intent\told\tT\tnews\ta@example.org\t1\n"
+                    "failed\told\tT\tnews\ta@example.org\t1\tsoft\n", encoding="utf-8")
+    book = journal.Journal(path, "lease-1")
+    book.intend("T", "news", "b@example.org", "2")
+    book.note(journal.FAILED, "T", "news", "b@example.org", "2", "",
+              "temporary: 451 4.2.1\tbusy\nnow")
+    book.close()
+    [old, new] = journal.read(path)
+    assert (old.cause, old.why) == ("soft", "")
+    assert (new.outcome, new.cause, new.why) == (journal.FAILED, "", "temporary: 451 4.2.1 busy now")

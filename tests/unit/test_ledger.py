@@ -41,8 +41,8 @@ def test_only_the_rows_named_are_parsed_and_changed_the_others_copied_as_they_ar
         LIST_HEADER,
         "a@example.org\tAnn\tpending\t-\t-",
         "b@example.org\tBob",
-        "c@example.org\tCat\tsent\t2026-11-29T11:00:00Z\tr1",
-        "d@example.org\tDan\tsent\t2026-11-29T10:00:00Z\tabc",  # final: never moves
+        "c@example.org\tCat\tsent\t2026-11-29T11:00:00Z\tr1\t-",
+        "d@example.org\tDan\tsent\t2026-11-29T10:00:00Z\tabc\t-",  # final: never moves
     ]
     assert [r.state for r in newsletters.read_rows(path)] == [
         LedgerState.PENDING, LedgerState.FAILED, LedgerState.SENT, LedgerState.SENT]
@@ -53,8 +53,8 @@ def test_without_only_every_row_is_parsed_and_written_in_its_normal_form(tmp_pat
     newsletters.rewrite_rows(path, lambda row: row)
     assert path.read_text(encoding="utf-8").splitlines() == [
         LIST_HEADER,
-        "a@example.org\tAnn\tpending\t-\t-",
-        "b@example.org\t\tfailed\t-\t-",
-        "c@example.org\tCat\tpending\t-\t-",
-        "d@example.org\tDan\tsent\t2026-11-29T10:00:00Z\tabc",
+        "a@example.org\tAnn\tpending\t-\t-\t-",
+        "b@example.org\t\tfailed\t-\t-\t-",
+        "c@example.org\tCat\tpending\t-\t-\t-",
+        "d@example.org\tDan\tsent\t2026-11-29T10:00:00Z\tabc\t-",
     ]

@@ -57,7 +57,7 @@ def reference(site, services: list[str]) -> list[str]:
         for sub in subs.subscribers(svc.find_service(site.data, name).subscribers_path):
             if sub.state.confirmed and sub.key not in seen:
                 seen.add(sub.key)
-                rows.append(f"{sub.email}\t{sub.name}\tpending\t-\t-")
+                rows.append(f"{sub.email}\t{sub.name}\tpending\t-\t-\t-")
     return rows
 
 
@@ -84,11 +84,11 @@ def test_each_confirmed_address_is_listed_once_in_service_then_file_order(site):
     job = create(site, ["two", "one", "three"])
 
     assert ledger(site, job) == [
-        "carl@example.org\tCarl\tpending\t-\t-",
-        "ann@example.org\tAnn two\tpending\t-\t-",
-        " Bob@Example.ORG \tBob two\tpending\t-\t-",
-        "zed@example.org\tZed\tpending\t-\t-",
-        "Dora@example.org\tDora three\tpending\t-\t-",
+        "carl@example.org\tCarl\tpending\t-\t-\t-",
+        "ann@example.org\tAnn two\tpending\t-\t-\t-",
+        " Bob@Example.ORG \tBob two\tpending\t-\t-\t-",
+        "zed@example.org\tZed\tpending\t-\t-\t-",
+        "Dora@example.org\tDora three\tpending\t-\t-\t-",
     ]
     assert ledger(site, job) == reference(site, ["two", "one", "three"])
     assert newsletters.read_job(site.data, job).values["total"] == "5"
@@ -134,8 +134,8 @@ def test_unconfirmed_malformed_and_non_utf8_lines_are_left_out(site):
     ])
     job = create(site, ["news"])
     assert ledger(site, job) == [
-        "keep1@example.org\tKeep\tpending\t-\t-",
-        "keep2@example.org\tKeep too\tpending\t-\t-",
+        "keep1@example.org\tKeep\tpending\t-\t-\t-",
+        "keep2@example.org\tKeep too\tpending\t-\t-\t-",
     ]
     assert ledger(site, job) == reference(site, ["news"])
 

@@ -21,7 +21,8 @@ from vykhukhol.cli.common import (
 )
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
-from vykhukhol.newsletters import clicks
+from vykhukhol.files.runlog import one_line
+from vykhukhol.newsletters import clicks, missed
 from vykhukhol.timeutil import format_time, now, parse_local_time
 from vykhukhol.watch import brakes, forecast
 
@@ -45,6 +46,13 @@ def newsletter_arguments(p: Parser) -> None:
     a = add_command(what, "history", "every newsletter: handed over, failed, bounced, "
                                      "complaints, unsubscribed (newest first)")
     a.add_argument("--json", action="store_true", help="a JSON list of objects")
+    a = add_command(what, "failed", "who did not get it: refused, skipped or in doubt, and why "
+                                    f"(while it runs and {missed.KEEP_DAYS} days after)",
+                    "vykhukhol newsletter failed 20261201-090000-a1b2c3 --csv > failed.csv")
+    a.add_argument("job", help=JOB_HELP)
+    a.add_argument("--csv", action="store_true", help="CSV with a header line")
+    add_command(what, "resend", "send it again to those refused for a while (4xx, no connection) "
+                                "who are still subscribed: a new job").add_argument("job", help=JOB_HELP)
     add_command(what, "cancel", "stop a job and delete it").add_argument("job", help=JOB_HELP)
     add_command(what, "resume", "let a braked job send again").add_argument("job", help=JOB_HELP)
 
@@ -73,6 +81,15 @@ def cmd_newsletter(ctx: Context, args) -> None:
     elif args.action == "resume":
         newsletters.read_job(data, args.job)  # NotFound: one clear line
         resume(ctx, brakes.NEWSLETTER, args.job)
+    elif args.action == "failed":
+        print_failed(newsletters.missed.of_job(data, args.job), args.csv)
+    elif args.action == "resend":
+        from vykhukhol.members import suppression  # not on every command's start
+
+        checker = suppression.Checker(data, suppression.secret_of(settings))
+        name, again = newsletters.resend(data, args.job, checker)
+        print(name)
+        print(f"{numbered(again, 'recipient')}: it goes with the next runs", file=sys.stderr)
     elif args.action == "history":
         print_history(newsletters.history_now(data), args.json, data)
     else:
@@ -92,6 +109,28 @@ def cmd_newsletter(ctx: Context, args) -> None:
         if paused:
             print("a paused newsletter goes on with: vykhukhol newsletter resume JOB",
                   file=sys.stderr)
+
+
+def print_failed(rows: list[missed.Missed], as_csv: bool) -> None:
+    """``newsletter failed``: one line per recipient who did not get it
+    (tab-separated, a header first), or CSV; ``resent``: a resend took it over."""
+    import csv
+
+    header = ["email", "name", "state", "time", "why", "reply", "resent"]
+    lines = [[m.email, m.name, m.state.value, m.time, m.why.value, m.reply,
+              "yes" if m.resent else "no"] for m in rows]
+    if as_csv:
+        from vykhukhol.members.export import defused  # a name is the subscriber's own: no formula
+
+        out = csv.writer(sys.stdout, lineterminator="\n")
+        out.writerow(header)
+        out.writerows([defused(cell) for cell in line] for line in lines)
+        return
+    print("#" + "\t".join(header))
+    for line in lines:
+        print("\t".join(one_line(field) or "-" for field in line))  # shown, never run
+    if not rows:
+        print("everyone got it (or nobody has been tried yet)", file=sys.stderr)
 
 
 def print_history(entries: list, as_json: bool, data: DataDir) -> None:

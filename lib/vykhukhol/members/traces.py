@@ -28,7 +28,7 @@ of its message id is about the address; a letter that merely contains the
 text is never taken (a planted name must not pull a victim's letter, with
 its signed links, into somebody else's export).
 
-It does not cover the subscriber lines, newsletter ledgers and the
+It does not cover the subscriber lines, running newsletters' ledgers and the
 suppression list (their own modules read and change them: see
 :mod:`vykhukhol.members.personal`), nor a run's journal, which lives only
 while its run does.
@@ -149,6 +149,7 @@ SOFT = _keyed(_soft_key)
 TEMPFAIL = _keyed(_tempfail_key)
 BOUNCE_JOURNAL = Format(lambda line: None, _journal_rewrite, droppable=False)
 REMOVED = Format(_field(0), _sub)  # removed.txt: address, when, cause, source, words, service, line
+MISSED = Format(_field(0), _sub)  # <job>.missed: a ledger's rows (address first) kept after its job
 
 
 # --- the places --------------------------------------------------------------------
@@ -194,7 +195,14 @@ def places() -> list[Place]:
         # lines structured (removed.find); a line of somebody else's that names it
         # keeps its place with the address hashed, as everywhere.
         Place("removed.txt", lambda d: _one(removed.path(d)), REMOVED, "removed_by_bounces"),
+        # Who did not get a finished newsletter, and the server's reply (newsletters.missed).
+        Place("newsletters/*.missed", _kept_missed, MISSED, "newsletter_rows"),
     ]
+
+
+def _kept_missed(data: DataDir) -> list[Path]:
+    folder = data.newsletters
+    return sorted(folder.glob("*.missed")) if folder.is_dir() else []
 
 
 class Found(NamedTuple):

@@ -8,6 +8,7 @@ What the package offers, by module:
 - :mod:`~vykhukhol.newsletters.recipients`: ``<job>.list``, its ledger, one recipient a row;
 - :mod:`~vykhukhol.newsletters.lifecycle`: making a job, ending it, cancelling it;
 - :mod:`~vykhukhol.newsletters.history`: ``history.txt``, a line for every job, kept after it;
+- :mod:`~vykhukhol.newsletters.missed`: ``<job>.missed``, who did not get it and why;
 - :mod:`~vykhukhol.newsletters.clicks`: the counted links of a letter;
 - :mod:`~vykhukhol.newsletters.feeds`: a job for each new item of a site's feed
   (its settings in :mod:`.feed_settings`, the HTTP read in :mod:`.feed_fetch`).
@@ -17,7 +18,7 @@ The names of the first four are offered here as well (``newsletters.create``).
 
 from __future__ import annotations
 
-from vykhukhol.newsletters import history
+from vykhukhol.newsletters import history, missed
 from vykhukhol.newsletters.jobs import (
     LOCK_STEM,
     PAST_GRACE,
@@ -38,6 +39,7 @@ from vykhukhol.newsletters.lifecycle import (
     delete,
     finished_jobs,
     history_now,
+    resend,
     sweep_locks,
 )
 from vykhukhol.newsletters.recipients import (
@@ -55,6 +57,7 @@ __all__ = [
     "BOUNCED_LEASE", "HTML_MARK", "LIST_HEADER", "LOCK_STEM", "PAST_GRACE", "Job", "Row",
     "cancel", "change_job", "check_letter", "check_start", "counts", "create", "delete",
     "edit_letter", "finished_jobs", "handed_counts", "history", "history_now", "list_jobs",
-    "lock", "paths", "read_job", "read_letter", "reschedule", "rewrite_rows", "read_rows",
+    "lock", "missed", "paths", "read_job", "read_letter", "reschedule", "resend", "rewrite_rows",
+    "read_rows",
     "skip_address", "sweep_locks", "write_job",
 ]

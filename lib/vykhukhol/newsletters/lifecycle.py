@@ -10,12 +10,14 @@ after its job finished still finds its recipient (:mod:`vykhukhol.bounces`).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Container, Iterator
 from datetime import datetime
 from pathlib import Path
 
 import vykhukhol.newsletters.history as history
+import vykhukhol.newsletters.missed as missed
 from vykhukhol import archive, files
+from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir, check_name
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.newsletters.jobs import Job, lock, paths, read_job, write_job
@@ -29,13 +31,16 @@ from vykhukhol.timeutil import now
 def create(data: DataDir, services: list[str], subject: str, text: str,
            html: str | None = None, start: datetime | None = None,
            progress: Callable[[int], None] | None = None, public: bool = False,
-           job_name: str | None = None, clicks: bool = False) -> str:
+           job_name: str | None = None, clicks: bool = False,
+           only: Collection[str] | None = None, resend_of: str = "") -> str:
     """Make a job; returns its name. Nothing is left behind when it fails.
     ``job_name``: the job's name chosen by the caller (a feed's item names its
     letter, so making it again after a kill makes the same job).
     ``public``: published in its services' archives once it ends (a copy of
     the letter is kept either way, :func:`vykhukhol.archive.keep_newsletter`).
-    ``clicks``: its links are counted (:mod:`vykhukhol.newsletters.clicks`)."""
+    ``clicks``: its links are counted (:mod:`vykhukhol.newsletters.clicks`).
+    ``only``: the address keys it goes to (of the services' confirmed
+    subscribers); ``resend_of``: the job it sends again (:func:`resend`)."""
     html = given_html(html)
     services = [check_name(s.strip(), "service name") for s in services if s.strip()]
     if not services:
@@ -51,12 +56,14 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
     total = 0
     # Row(index, email, name, PENDING).to_line() less its first two fields, made
     # once: a Row per recipient would cost a second or two at a million.
-    pending = "\t".join((LedgerState.PENDING.value, Row.time, Row.lease))
+    pending = "\t".join((LedgerState.PENDING.value, Row.time, Row.lease, Row.why))
 
     def rows() -> Iterator[str]:
         nonlocal total
         yield LIST_HEADER + "\n"
         for email, person in confirmed_recipients(data, services):
+            if only is not None and email_key(email) not in only:
+                continue
             total += 1
             if progress and total % 10000 == 0:
                 progress(total)
@@ -71,7 +78,8 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
         files.atomic_write(list_path, rows())
         job = Job(name=name, services=services, start=start or moment, created=moment,
                   values={"cursor": "0", "total": str(total), "runs": "0",
-                          **({"clicks": "yes"} if clicks else {})})
+                          **({"clicks": "yes"} if clicks else {}),
+                          **({"resend_of": resend_of} if resend_of else {})})
         write_job(data, job)
     except BaseException:
         for path in (job_path, letter_path, list_path):
@@ -89,6 +97,7 @@ def delete(data: DataDir, name: str, subject: str | None = None, cancelled: bool
     ``cancelled``: the admin cancelled it, which the line says."""
     try:
         job = read_job(data, name)
+        missed.keep(data, name)  # who did not get it outlives the ledger
         if subject is None and not any(e.job == name for e in history.entries(data)):
             try:
                 subject = read_letter(data, name)[0]  # never started: the subject as typed
@@ -109,7 +118,7 @@ def _locked(data: DataDir, name: str) -> tuple[Path, Path]:
     return data.job(name, "job"), data.job(name, "list")
 
 
-_LOCK_SUFFIXES = (".job.lock", ".list.lock")
+_LOCK_SUFFIXES = (".job.lock", ".list.lock", ".missed.lock")
 
 
 def sweep_locks(data: DataDir) -> int:
@@ -117,7 +126,8 @@ def sweep_locks(data: DataDir) -> int:
     how many went. Run by every sender run (a finished job's files are
     deleted: docs/reference/data-files.md#data-files-writes).
 
-    * ``<job>.job.lock`` and ``<job>.list.lock`` once ``<job>.job`` is gone (a
+    * ``<job>.job.lock``, ``<job>.list.lock`` and ``<job>.missed.lock`` (a resend
+      marks the kept rows under it) once ``<job>.job`` is gone (a
       finished or cancelled job whose lock was held when it was deleted, or a
       start of a job that never was): every change under them reads the .job
       or the ledger first and finds nothing to change. Job names are never
@@ -125,6 +135,7 @@ def sweep_locks(data: DataDir) -> int:
     * ``news.free.lock`` once news.free or news.busy exists: it only guards
       their creation (:meth:`files.RenameLock.ensure`), and one of the two is
       always there after that.
+    * ``<job>.missed`` past its days (:func:`missed.prune`).
     """
     try:
         entries = [entry.name for entry in os.scandir(data.newsletters)]
@@ -143,7 +154,7 @@ def sweep_locks(data: DataDir) -> int:
     if f"{rename_lock.free.name}.lock" in present and (
             rename_lock.free.exists() or rename_lock.busy.exists()):
         gone += files.drop_lock(rename_lock.free)
-    return gone
+    return gone + missed.prune(data)
 
 
 def finished_jobs(data: DataDir) -> list[tuple[str, list[str]]]:
@@ -156,6 +167,24 @@ def cancel(data: DataDir, name: str) -> None:
         raise NotFound(f"no newsletter {name!r}")
     delete(data, name, cancelled=True)
     archive.forget_newsletter(data, name)
+
+
+def resend(data: DataDir, job: str, suppressed: Container[str]) -> tuple[str, int]:
+    """A new job of ``job``'s kept letter to those refused for a while who may
+    still have it (:func:`missed.resendable`); returns its name and how many it
+    goes to. Refused when there is nobody, or no letter kept."""
+    kept = archive.kept_newsletter(data, job)
+    if kept is None:
+        raise NotFound("the letter of newsletter {job} is no longer kept: it cannot be sent again",
+                       job=job)
+    chosen = missed.resendable(data, job, suppressed)
+    if not chosen:
+        raise BadInput("newsletter {job}: nobody to send it again to (nobody refused for a "
+                       "while is still subscribed, or it was sent again already)", job=job)
+    missed.mark_resent(data, job, chosen)  # first: a failure below loses a resend, never doubles one
+    name = create(data, kept.services or missed.services_of(data, job), kept.subject, kept.text,
+                  kept.html, only={email_key(m.email) for m in chosen}, resend_of=job)
+    return name, len(chosen)
 
 
 def history_now(data: DataDir) -> list[history.Entry]:

@@ -1,6 +1,8 @@
 """A newsletter job's ledger, ``<job>.list``: one recipient a row.
 
-A row is email, name, state, time and lease id, tab-separated; the ledger is
+A row is email, name, state, time, lease id and why (what the server said,
+or why it was skipped: :mod:`vykhukhol.newsletters.missed`; a row written
+before this field reads ``-``), tab-separated; the ledger is
 deduplicated across the job's services when the job is made. Ledger states
 only move forward (``pending`` → sent / failed / skipped / in doubt; sent /
 in doubt → failed when a bounce comes back). Counts are always taken from the
@@ -21,7 +23,7 @@ from vykhukhol.services import find_service, subscribers
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import format_time, now
 
-LIST_HEADER = "#email\tname\tstate\ttime\tlease"
+LIST_HEADER = "#email\tname\tstate\ttime\tlease\twhy"
 BOUNCED_LEASE = "bounce"  # the lease field of a row a bounce made failed
 
 
@@ -33,9 +35,11 @@ class Row:
     state: LedgerState
     time: str = "-"
     lease: str = "-"
+    why: str = "-"  # see newsletters.missed
 
     def to_line(self) -> str:
-        return "\t".join((self.email, self.name, self.state.value, self.time, self.lease))
+        return "\t".join((self.email, self.name, self.state.value, self.time, self.lease,
+                          self.why))
 
 
 def read_rows(path: Path, start: int = 0) -> Iterator[Row]:
@@ -58,7 +62,8 @@ def _row_lines(path: Path) -> Iterator[tuple[int, str]]:
 def _parse_row(index: int, line: str) -> Row:
     parts = line.split("\t")
     try:
-        return Row(index, parts[0], parts[1], LedgerState(parts[2]), parts[3], parts[4])
+        return Row(index, parts[0], parts[1], LedgerState(parts[2]), parts[3], parts[4],
+                   parts[5] if len(parts) > 5 else "-")
     except (IndexError, ValueError):
         return Row(index, parts[0] if parts else "", "", LedgerState.FAILED)
 
@@ -136,7 +141,7 @@ def skip_address(data: DataDir, service: str, email: str) -> int:
             if row.state is LedgerState.PENDING and email_key(row.email) == wanted:
                 changed += 1
                 return Row(row.index, row.email, row.name, LedgerState.SKIPPED,
-                           format_time(now()), "unsubscribed")
+                           format_time(now()), "unsubscribed", "unsubscribed")
             return row
 
         list_path = data.job(job.name, "list")

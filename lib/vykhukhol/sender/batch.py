@@ -16,9 +16,12 @@ from typing import NamedTuple, TypeAlias
 
 import vykhukhol.sender.journal as journal
 from vykhukhol.mail.message import Outgoing
+from vykhukhol.newsletters.missed import Why, why_field
 from vykhukhol.sender.runtime import Delivery, Run
 from vykhukhol.timeutil import format_time
 
+NOT_SUBSCRIBED = why_field(Why.UNSUBSCRIBED)  # a letter without a copy: see Letter.copy
+SUPPRESSED = why_field(Why.SUPPRESSED)
 Made: TypeAlias = "EmailMessage | Outgoing"  # a letter, whole or written by a press
 
 
@@ -70,6 +73,7 @@ class Letter(NamedTuple):
     item: str          # the letter's number, "reminder", or the ledger row
     copy: Copy | None  # None: the recipient is no longer subscribed (journalled as skipped)
     sent: Callable[[], None] | None = None  # once it is sent: the fold's part done ahead
+    skipped: str = NOT_SUBSCRIBED  # without a copy: why, as the ledger keeps it
 
 
 class Ended(Enum):
@@ -96,7 +100,7 @@ def send_batch(run: Run, quota: str, book: journal.Journal, letters: list[Letter
             continue  # refused at RCPT a short while ago: it waits its pause, the others go on
         if copy is None:
             book.note(journal.SKIPPED, format_time(run.now()), letter.target, letter.email,
-                      letter.item)
+                      letter.item, why=letter.skipped)
             continue
         outcome = run.sending.deliver(book, letter.target, letter.email, letter.item, copy, meanwhile)
         if outcome is Delivery.BROKEN:

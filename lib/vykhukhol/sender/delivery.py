@@ -22,6 +22,7 @@ from vykhukhol.errors import BadInput, MissingModule, OverBudget, VykhukholError
 from vykhukhol.mail.dkim import DkimKeyError
 from vykhukhol.mail.lanes import Finished, Lanes
 from vykhukhol.mail.message import Outgoing
+from vykhukhol.newsletters import missed
 from vykhukhol.sender.replies import read_refusal
 from vykhukhol.states import Outcome
 from vykhukhol.timeutil import format_time
@@ -117,13 +118,15 @@ class Sending:
         moment = format_time(run.now())
         if email in run.suppressed:  # every letter of a run passes here: the one gate
             run.log.write(f"{target}: {email} is on the suppression list; letter {item} skipped")
-            book.note(journal.SKIPPED, moment, target, email, item)
+            book.note(journal.SKIPPED, moment, target, email, item,
+                      why=missed.why_field(missed.Why.SUPPRESSED))
             return Delivery.SKIPPED
         try:
             mail.check_address(email)
         except BadInput as exc:
             run.log.write(f"{target}: {email} is not an address mail can go to: {exc.message}")
-            book.note(journal.FAILED, moment, target, email, item)
+            book.note(journal.FAILED, moment, target, email, item,
+                      why=missed.why_field(missed.Why.REFUSED, exc.message))
             return Delivery.FAILED
         try:
             message = build()
@@ -195,9 +198,10 @@ class Sending:
                            "the letter is in doubt and will not be sent again")
             run.stop(Outcome.TEMPFAIL)
             return journal.IN_DOUBT
-        cause = ""
+        cause = why = ""
         if exc is not None:
             outcome, cause = read_refusal(run, exc, target, email, item)
+            why = missed.refusal(exc.temporary, exc.code, exc.detail)  # what the ledger keeps
             if cause in (journal.GONE, journal.GONE_IN_DOUBT):
                 run.report.gone[target] += 1  # for the brakes (watch/brakes.py)
         else:
@@ -209,7 +213,8 @@ class Sending:
         if outcome in (journal.SENT, journal.FAILED):
             run.letters_out += 1
         run.slowest_letter = max(run.slowest_letter, seconds)
-        book.note(outcome, moment, target, email, item, cause)
+        book.note(outcome, moment, target, email, item, cause,
+                  why if outcome == journal.FAILED else "")
         return outcome
 
     def lanes(self) -> Lanes | None:

@@ -34,7 +34,10 @@ refused (:class:`vykhukhol.bounces.reading.reasons.Cause`'s value: ``address gon
 as gone with doubt, which leaves at the second letter refused so:
 docs/design/bounces.md#bounces-doubt), which the fold acts on
 (docs/deliverability/bounces.md#returned-message). A ``failed`` line without
-one (written before) is read as soft.
+one (written before) is read as soft. A ``failed`` or ``skipped`` line may
+add ``<TAB>why`` after the cause (empty or not): what its newsletter ledger
+keeps of it (:mod:`vykhukhol.newsletters.missed`, the server's reply for a
+refusal).
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ class Record:
     item: str
     outcome: str  # sent | failed | tempfail | skipped | in doubt
     cause: str = ""  # for failed: why (address gone, soft, sender refused)
+    why: str = ""  # for failed and skipped: the ledger's why (newsletters.missed)
 
 
 def _on_disk_already() -> None:
@@ -79,8 +83,8 @@ class Journal:
         self._kept: dict[tuple[str, str, str, str], Record] | None = None  # see the module
 
     def note(self, event: str, time: str, target: str, email: str, item: str,
-             cause: str = "") -> None:
-        fields = (event, self.lease, time, target, email, item) + ((cause,) if cause else ())
+             cause: str = "", why: str = "") -> None:
+        fields = (event, self.lease, time, target, email, item) + _tail(cause, why)
         self._append(fields, SYNC and event == INTENT)
 
     def intend(self, time: str, target: str, email: str, item: str) -> Callable[[], None]:
@@ -97,9 +101,9 @@ class Journal:
         """Write a folded-later record back (intent only when it is in doubt)."""
         events = [INTENT] if record.outcome == IN_DOUBT else [INTENT, record.outcome]
         for event in events:
-            cause = (record.cause,) if record.cause and event != INTENT else ()
+            tail = _tail(record.cause, record.why) if event != INTENT else ()
             self._append((event, record.lease, record.time, record.target, record.email,
-                          record.item) + cause, SYNC)
+                          record.item) + tail, SYNC)
 
     def _append(self, fields: tuple[str, ...], sync: bool) -> None:
         if self._file is None:
@@ -110,7 +114,7 @@ class Journal:
         except BaseException:
             self._kept = None  # the line may be on disk or not: the file says
             raise
-        if self._kept is not None and len(fields) in (6, 7) and fields[0] in EVENTS:
+        if self._kept is not None and len(fields) in (6, 7, 8) and fields[0] in EVENTS:
             _take(self._kept, fields)  # what read() would take of the line
 
     def close(self) -> None:
@@ -141,20 +145,28 @@ class Journal:
         files.remove(self.path)
 
 
+def _tail(cause: str, why: str) -> tuple[str, ...]:
+    """The optional fields after ``item``: ``cause``, then ``why`` (one line,
+    no tab: a server's reply may hold either)."""
+    if why:
+        return (cause, " ".join(why.split()))
+    return (cause,) if cause else ()
+
+
 def read(path: Path) -> list[Record]:
     records: dict[tuple[str, str, str, str], Record] = {}
     for line in files.read_lines(path):
         if line.endswith("\0"):  # the zeros after the last line (ROOM): a killed run leaves them
             line = line.rstrip("\0")
         parts = line.split("\t")
-        if len(parts) not in (6, 7) or parts[0] not in EVENTS:
+        if len(parts) not in (6, 7, 8) or parts[0] not in EVENTS:
             continue  # a torn last line from a kill: the letter it named stays in doubt
         _take(records, parts)
     return list(records.values())
 
 
 def _take(records: dict[tuple[str, str, str, str], Record], fields: Sequence[str]) -> None:
-    """One line's fields (event, lease, time, target, email, item[, cause])
+    """One line's fields (event, lease, time, target, email, item[, cause[, why]])
     into the records: a letter's intent makes its record, in doubt, and its
     outcome says how it ended."""
     event, lease, time, target, email, item = fields[:6]
@@ -167,4 +179,5 @@ def _take(records: dict[tuple[str, str, str, str], Record], fields: Sequence[str
     if record is None:
         record = records[key] = Record(lease, time, target, email, item, event)
     record.outcome = event
-    record.cause = fields[6] if len(fields) == 7 else ""
+    record.cause = fields[6] if len(fields) >= 7 else ""
+    record.why = fields[7] if len(fields) == 8 else ""

@@ -26,8 +26,8 @@ from vykhukhol.bounces import counts, removal
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
 from vykhukhol.files import events
 from vykhukhol.members import membership, suppression
-from vykhukhol.newsletters import clicks, history
-from vykhukhol.sender.batch import Copy, Ended, Letter, send_batch
+from vykhukhol.newsletters import clicks, history, missed
+from vykhukhol.sender.batch import NOT_SUBSCRIBED, SUPPRESSED, Copy, Ended, Letter, send_batch
 from vykhukhol.sender.doors import Released, Taken, release, take_lock
 from vykhukhol.sender.news_report import newsletter_report, report_subject, subject_as_sent
 from vykhukhol.sender.runtime import Run, RunEnds
@@ -132,7 +132,9 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
                           if (service := home.get(email_key(row.email))) is None else Copy(partial(
                               compose.newsletter, service, subject, text, html, run.settings,
                               row.email, row.name, run.lease, run.now(), run.presses,
-                              job=job.name))) for row in batch]
+                              job=job.name)),
+                          skipped=SUPPRESSED if row.email in run.suppressed else NOT_SUBSCRIBED)
+                   for row in batch]
         if send_batch(run, "news_left", book, letters) is not Ended.ALL:
             return  # stopped, or the letter cannot be made: the job waits for a fix
 
@@ -177,8 +179,10 @@ def fold_newsletters(run: Run, book: journal.Journal) -> set[str]:
                 run.log.write(f"newsletter {name}: the letter to {row.email} got no answer "
                               "(a run died, or the server went silent); it is counted in doubt "
                               "and not sent again")
+            why = missed.why_field(missed.Why.NO_ANSWER) \
+                if record.outcome == journal.IN_DOUBT else record.why or "-"
             return newsletters.Row(row.index, row.email, row.name, LedgerState(record.outcome),
-                                   record.time, record.lease)
+                                   record.time, record.lease, why)
 
         newsletters.rewrite_rows(list_path, apply, only=rows.keys())
         count_refusals(run, name, job.services, rows)  # after: a gone row stays "failed"

@@ -1,5 +1,6 @@
 """Letters to all users: the form (with preview and test letter), creating one,
-the list, cancelling and changing its start."""
+the list, cancelling and changing its start, who did not get one and sending
+it again to them (docs/using/newsletters.md#newsletter-failed)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from vykhukhol import services as svc
 from vykhukhol.datadir import check_name
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
 from vykhukhol.mail import compose
+from vykhukhol.members import suppression
 from vykhukhol.newsletters import clicks
 from vykhukhol.services import subscribers as subs
 from vykhukhol.states import LedgerState
@@ -126,7 +128,10 @@ def newsletters_page(admin: Admin, args: dict) -> Response:
                      "editable": job.values.get("first_run", "-") == "-"})
 
     history = newsletters.history_now(admin.data)
+    missed = {path.stem for pattern in ("*.missed", "*.job")  # a list to show, kept or live
+              for path in admin.data.newsletters.glob(pattern)}
     return admin.page("newsletters.html", jobs=jobs, states=LedgerState, history=history,
+                      missed=missed,
                       braked=braked(admin, "newsletter"), paused=paused,
                       clicks=clicks.of_letters(admin.data, [entry.job for entry in history]),
                       local=lambda t: "" if t == "-" else local_time(admin.settings, t))
@@ -165,6 +170,32 @@ def newsletter_resume(admin: Admin, args: dict) -> Response:
     return resume(admin, "newsletter", name, "/newsletters",
                   admin._("Newsletter {name} resumed: it sends again with the next run.",
                           name=name))
+
+
+def newsletter_failed(admin: Admin, args: dict, error: str = "", status: int = 200) -> Response:
+    """Who did not get it, and why; the button that sends it again to those
+    refused for a while who may still have it."""
+    name = _job(admin, args["job"])
+    rows = newsletters.missed.of_job(admin.data, name)  # NotFound: the error page says it
+    checker = suppression.Checker(admin.data, suppression.secret_of(admin.settings))
+    again = newsletters.missed.resendable(admin.data, name, checker)
+    return admin.page("newsletter_failed.html", status, job=name, rows=rows, again=len(again),
+                      running=admin.data.job(name, "job").exists(), error=error,
+                      days=newsletters.missed.KEEP_DAYS,
+                      labels={why: why.label(admin.lang) for why in newsletters.missed.Why},
+                      local=lambda t: "" if t == "-" else local_time(admin.settings, t))
+
+
+def newsletter_resend(admin: Admin, args: dict) -> Response:
+    name = _job(admin, args["job"])
+    checker = suppression.Checker(admin.data, suppression.secret_of(admin.settings))
+    try:
+        made, count = newsletters.resend(admin.data, name, checker)
+    except BadInput as exc:
+        return newsletter_failed(admin, args, exc.text(admin.lang), status=400)
+    return admin.done("/newsletters", admin._n(
+        "Newsletter {name} made: it sends the letter again to {n} recipient.",
+        "Newsletter {name} made: it sends the letter again to {n} recipients.", count, name=made))
 
 
 def newsletter_start(admin: Admin, args: dict) -> Response:

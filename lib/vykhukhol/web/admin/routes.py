@@ -95,6 +95,8 @@ ROUTES: list[Rule] = [
     Rule("POST", _JOB + "/cancel", newsletters.newsletter_cancel),
     Rule("POST", _JOB + "/start", newsletters.newsletter_start),
     Rule("POST", _JOB + "/resume", newsletters.newsletter_resume),
+    Rule("GET", _JOB + "/failed", newsletters.newsletter_failed),
+    Rule("POST", _JOB + "/resend", once_only(newsletters.newsletter_resend)),
 
     Rule("GET", "/outbox", outbox.outbox_page),
     Rule("GET", r"/outbox/(?P<file>[A-Za-z0-9@._+-]{1,300}\.eml)", outbox.outbox_letter),
