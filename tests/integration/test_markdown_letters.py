@@ -186,13 +186,18 @@ def admin(site):
     app = admin_mod.app(site.data, site.cgi_dir)
     cookie, csrf = log_in(app)
 
-    def post(path: str, fields: dict) -> tuple[int, str]:
+    def request(path: str, fields: dict | None = None) -> tuple[int, str]:
+        """A POST of ``fields``, or a GET without them."""
+        if fields is None:
+            status, _, page, _ = call(app, environ("GET", path, "", b"", "", "missing",
+                                                  script="/admin", HTTP_COOKIE=cookie))
+            return status, page
         body = urlencode({"csrf": csrf, **fields}).encode()
         status, _, page, _ = call(app, environ("POST", path, "", body, FORM, str(len(body)),
                                               script="/admin", HTTP_COOKIE=cookie))
         return status, page
 
-    return post
+    return request
 
 
 def preview_of(page: str) -> tuple[str, str]:
@@ -226,6 +231,16 @@ def test_the_admin_previews_both_parts_of_a_markdown_series_letter_and_saves_it(
     assert status == 400 and "makes its HTML part itself" in page
     assert len(svc.load_letters(svc.find_service(site.data, "course"))) == 1
 
+    # moved behind a plain letter, it stays Markdown; its page shows the box ticked
+    service = svc.find_service(site.data, "course")
+    svc.add_letter(service, "Zero", "0s", "Plain *text*.", position=1)
+    status, page = admin("/services/course/letters/2")
+    assert status == 200 and 'id="markdown" value="yes" checked' in page
+    svc.move_letter(service, 2, 1)
+    first, second = svc.load_letters(service)
+    assert (first.markdown, second.markdown) == (True, False)
+    assert second.parts() == ("Plain *text*.", None)
+
 
 def test_the_admin_previews_and_creates_a_markdown_newsletter(site, admin):
     site.service("news")
@@ -243,3 +258,13 @@ def test_the_admin_previews_and_creates_a_markdown_newsletter(site, admin):
     subject, body, html_part, markdown = newsletters.read_source(site.data, job.name)
     assert markdown and body == letter["text"] and html_part is None
     assert '<a href="https://example.org/it">' in (newsletters.read_letter(site.data, job.name)[2] or "")
+
+    # its edit page shows the Markdown as written, the box ticked; a save keeps it Markdown
+    status, page = admin(f"/newsletters/{job.name}/edit")
+    assert status == 200 and 'id="markdown" value="yes" checked' in page
+    assert html_lib.escape(letter["text"], quote=False) in page
+    status, _ = admin(f"/newsletters/{job.name}/edit",
+                      {"subject": "News", "text": "Now **bold**.", "html": "", "markdown": "yes",
+                       "action": "save"})
+    assert status == 303
+    assert newsletters.read_letter(site.data, job.name)[2] == "<p>Now <strong>bold</strong>.</p>\n"
