@@ -136,6 +136,30 @@ def test_a_markdown_letter_with_an_html_part_too_is_refused_and_nothing_is_made(
     assert newsletters.list_jobs(site.data) == []
 
 
+def test_a_markdown_letter_past_its_bound_is_refused_in_one_line(site, tmp_path):
+    """markdown-it reads some texts in quadratic time: the length is bounded first."""
+    site.service("course")
+    (tmp_path / "long.md").write_text("*a " * 10001, encoding="utf-8")
+    done = site.cli("letter", "add", "course", "--subject", "Long", "--delay", "0s",
+                    "--body-file", str(tmp_path / "long.md"), "--markdown", check=False)
+    assert done.returncode == 1 and "at most 30000 characters" in done.stderr
+    assert done.stderr.count("\n") == 1
+    assert svc.load_letters(svc.find_service(site.data, "course")) == []
+
+    # made too long by FTP: the Status warns of it, the run passes it over, nothing breaks
+    site.cli("letter", "add", "course", "--subject", "Short", "--delay", "0s", "--body", "*Hi*",
+             "--markdown")
+    path = svc.find_service(site.data, "course").letters_dir / "001.txt"
+    path.write_text(path.read_text(encoding="utf-8") + "*a " * 10001, encoding="utf-8")
+    status = site.cli("status", check=False)
+    assert "letter 1 cannot be made" in status.stdout + status.stderr
+    assert "Traceback" not in status.stdout + status.stderr
+    site.subscriber("course", BOB, name="Bob")
+    site.run_at()
+    assert [m["To"] for m in site.outbox()] == [ADMIN]  # the alert, not the letter
+    assert site.subscribers("course")[BOB].sent == 0
+
+
 def test_counted_clicks_and_the_archive_see_the_html_links(site, smtp_server, tmp_path):
     news_site(site, smtp_server, (BOB, "Bob"))
     job = create(site, tmp_path, LETTER, "--clicks")
