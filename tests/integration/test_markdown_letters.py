@@ -249,6 +249,8 @@ def test_the_admin_previews_both_parts_of_a_markdown_series_letter_and_saves_it(
     assert status == 303
     [saved] = svc.load_letters(svc.find_service(site.data, "course"))
     assert saved.markdown and saved.body.startswith("# Hi")
+    status, page = admin("/services/course")
+    assert status == 200 and '<span class="muted">Markdown</span>' in page
 
     status, page = admin("/services/course/letters",
                          {**letter, "html": "<p>also</p>", "action": "save"})
