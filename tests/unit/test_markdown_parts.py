@@ -11,6 +11,7 @@ import pytest
 from markupsafe import Markup
 
 from vykhukhol import render
+from vykhukhol.errors import BadInput
 from vykhukhol.render.markdown import parts
 
 NAME = '<b>x</b> *y* [z](https://evil.example/) {{ 7*7 }}'
@@ -74,3 +75,20 @@ def test_a_brace_the_markdown_makes_is_no_template_tag():
     assert "Ivan" not in text + html
     assert "{{ name }} and {{ name }} and {% if x %}" in text
     assert "&#123;&#123; name }} and &#123;&#123; name }} and &#123;% if x %}" in html
+
+
+@pytest.mark.parametrize("source", [
+    "[x]({{ name }})", "[x](java{{ '' }}script:alert(1))", "![x]({{ email }})",
+    "[x]({% if name %}https://example.org/{% else %}javascript:alert(1){% endif %})",
+    "[x](page{{ name }}.html)"])
+def test_a_link_whose_scheme_a_template_tag_could_choose_is_refused(source):
+    with pytest.raises(BadInput, match="must begin with its scheme"):
+        parts(source)
+
+
+def test_a_link_may_begin_with_the_projects_own_links_or_put_values_after_its_scheme():
+    text, html = made("[Leave]({{ unsubscribe_url }}) [Me]({{- manage_url -}}) "
+                      "![see]({{ web_url }}) [q](https://example.org/?n={{ name }}) "
+                      "[w](mailto:{{ email }})", name="a&b")
+    assert 'href="https://example.org/?n=a&amp;b"' in html
+    assert 'href="mailto:ivan@example.org"' in html and "w (mailto:ivan@example.org)" in text

@@ -14,6 +14,8 @@ The Markdown is read by markdown-it-py's ``commonmark`` preset with
 image to a ``javascript:``, ``vbscript:``, ``file:`` or ``data:`` address is
 no link (:func:`_safe_link`): it stays text. A brace the Markdown produced by
 itself (from ``\\{`` or ``&#123;``) is written so that it is no template tag.
+A link's address must fix its scheme before any template tag, unless it
+begins with one of the project's own links (``{{ unsubscribe_url }}``…).
 
 The text part: links as ``text (url)``, list items after ``- `` (or their
 number), headings as lines of their own, emphasis as plain words, quotes after
@@ -46,6 +48,10 @@ _TAGS = re.compile(r"\{%-?\s*raw\s*-?%\}.*?\{%-?\s*endraw\s*-?%\}|\{\{.*?\}\}|\{
 #: Schemes a link of a letter may never have (markdown-it lets ``data:image/...`` through).
 _BAD_SCHEMES = re.compile(r"^(javascript|vbscript|file|data):", re.I)
 _FOOTER = re.compile(r"\{\{-?\s*footer\b")
+#: The values a link's address may begin with: the project's own links.
+_OWN_LINKS = ("unsubscribe_url", "manage_url", "web_url", "confirm_url")
+_OWN_LINK = re.compile(r"\{\{-?\s*(" + "|".join(_OWN_LINKS) + r")\s*-?\}\}")
+_ADDRESS = re.compile(r'(?:href|src)="([^"]*)"')
 
 
 def _safe_link(url: str) -> bool:
@@ -92,6 +98,8 @@ def parts(source: str) -> tuple[str, str]:
     parser = _parser()
     tokens = parser.parse(marked)
     html = parser.renderer.render(tokens, parser.options, {}).replace("{", "&#123;")
+    for address in _ADDRESS.findall(html):
+        _check_address(address, token, tags)
     html = re.sub(r"<p>([^<]*)</p>\n?", lambda m: m.group(1) if statements(m.group(1)) else m.group(0),
                   html)
     text = _Text(parser, statements).render(tokens).replace("{", "{{ '{' }}")
@@ -100,6 +108,20 @@ def parts(source: str) -> tuple[str, str]:
         return tags[int(match.group(1))]
 
     return token.sub(back, text), token.sub(back, html)
+
+
+def _check_address(address: str, token: re.Pattern[str], tags: list[str]) -> None:
+    """Refuse a link whose scheme a template tag could choose: markdown-it
+    checked the address with the tags set aside, so a value (or an ``{% if %}``)
+    before the ``:`` could still make it ``javascript:``."""
+    first = token.search(address)
+    if first is None or ":" in address[:first.start()]:
+        return
+    if first.start() == 0 and _OWN_LINK.fullmatch(tags[int(first.group(1))]):
+        return
+    raise BadInput("text: the address of a link in Markdown must begin with its scheme "
+                   "(https://…) or with one of {names}",
+                   names=", ".join("{{ " + name + " }}" for name in _OWN_LINKS))
 
 
 def _statement(tag: str) -> bool:
