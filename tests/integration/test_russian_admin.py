@@ -39,7 +39,7 @@ ALLOWED = {
     "Vykhukhol",
     # protocols, formats, standards and header names, written so in Russian texts
     "DKIM", "SPF", "DMARC", "MX", "DNS", "TLS", "HTTP", "HTTPS", "IP", "URL", "UTC", "RFC",
-    "CSV", "ZIP", "HTML", "RSS", "Atom", "HMAC-SHA", "IANA", "From", "Subject", "X-Forwarded-For",
+    "CSV", "ZIP", "HTML", "Markdown", "RSS", "Atom", "HMAC-SHA", "IANA", "From", "Subject", "X-Forwarded-For",
     "one-click",  # RFC 8058's name of its unsubscribe, as the mailbox providers' rules call it
     # programs and services the owner knows by these names
     "Python", "crontab", "Gmail", "Yahoo", "Outlook", "Mailgun", "SendGrid", "Postmark",

@@ -122,6 +122,9 @@ def letter_text_arguments(p: Parser, public_help: str, clicks_help: str) -> None
     body.add_argument("--body", help="the text, a template")
     body.add_argument("--body-file", help="a UTF-8 file with the text")
     p.add_argument("--html-file", help="a UTF-8 file with an HTML version (optional)")
+    p.add_argument("--markdown", action="store_true",
+                   help="the text is Markdown: it makes both the HTML part and the plain text "
+                        "(without --html-file; docs/using/services.md#markdown)")
     p.add_argument("--public", action="store_true", help=public_help)
     p.add_argument("--clicks", action="store_true", help=clicks_help)
 

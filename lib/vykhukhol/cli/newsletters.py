@@ -34,6 +34,8 @@ def newsletter_arguments(p: Parser) -> None:
     a = add_command(what, "create", "make a job; prints its name",
                     'vykhukhol newsletter create --services news --subject "News for {{ name }}" '
                     "--body-file december.txt",
+                    'vykhukhol newsletter create --services news --subject "December" '
+                    "--body-file december.md --markdown",
                     'vykhukhol newsletter create --services news,offers --subject "Sale" '
                     '--body "…" --at "2026-12-01 09:00" --public')
     a.add_argument("--services", required=True, help="service names, e.g. news,offers")
@@ -69,7 +71,7 @@ def cmd_newsletter(ctx: Context, args) -> None:
             raise BadInput(f"--at: {exc.message}") from None
         name = newsletters.create(data, args.services.split(","), args.subject, letter_body(args), html,
                                   start, progress=lambda n: progress(f"recipients: {n}"),
-                                  public=args.public, clicks=args.clicks)
+                                  public=args.public, clicks=args.clicks, markdown=args.markdown)
         progress("")
         warn_unknown(args.subject, letter_body(args), html)
         total = newsletters.read_job(data, name).values.get("total", "0")

@@ -198,6 +198,8 @@ def letter_arguments(p: Parser) -> None:
     a = add_command(what, "add", "add a letter at the end of a series",
                     'vykhukhol letter add news --subject "Welcome, {{ name }}" --delay 0s '
                     "--body-file welcome.txt",
+                    'vykhukhol letter add news --subject "Lesson 1" --delay 1d --body-file lesson1.md '
+                    "--markdown",
                     'vykhukhol letter add news --subject "Lesson 2" --delay 2d --body "…" --public')
     a.add_argument("service", help=SERVICE_HELP)
     a.add_argument("--subject", required=True, help='a template, e.g. "Lesson 2 for {{ name }}"')
@@ -219,7 +221,7 @@ def cmd_letter(ctx: Context, args) -> None:
     if args.action == "add":
         html = read_file(args.html_file, "--html-file") if args.html_file else None
         number = svc.add_letter(service, args.subject, args.delay, letter_body(args), html,
-                                public=args.public, clicks=args.clicks)
+                                public=args.public, clicks=args.clicks, markdown=args.markdown)
         print(f"letter {number} added to {service.name}")
         warn_unknown(args.subject, letter_body(args), html)
     elif args.action == "remove":
@@ -230,7 +232,8 @@ def cmd_letter(ctx: Context, args) -> None:
         print("\t".join(("#number", "delay", "subject", "html", "public")))
         for letter in letters:
             print(f"{letter.number}\t{format_duration(letter.delay)}\t{letter.subject}"
-                  f"\t{'(html)' if letter.html else '-'}\t{'public' if letter.public else '-'}")
+                  f"\t{'(markdown)' if letter.markdown else '(html)' if letter.html else '-'}"
+                  f"\t{'public' if letter.public else '-'}")
 
 
 def archive_arguments(p: Parser) -> None:

@@ -169,7 +169,8 @@ def series_letter(service: Service, letter: Letter, settings: Settings, email: s
     ctx = context(service, settings, email, name, moment, web_url=web_url)
     made = returntag.make(settings.secret, returntag.SERVICE, service.name, email)
     bounce = bounce_address(service, settings, returntag.SERVICE, service.name, email, made)
-    return _message(service, settings, email, name, letter.subject, letter.body, letter.html,
+    text, html = letter.parts()
+    return _message(service, settings, email, name, letter.subject, text, html,
                     run_id, ctx, bounce, presses=presses, tag=made)
 
 

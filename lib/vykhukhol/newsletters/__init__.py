@@ -32,7 +32,13 @@ from vykhukhol.newsletters.jobs import (
     reschedule,
     write_job,
 )
-from vykhukhol.newsletters.letter import HTML_MARK, check_letter, edit_letter, read_letter
+from vykhukhol.newsletters.letter import (
+    HTML_MARK,
+    check_letter,
+    edit_letter,
+    read_letter,
+    read_source,
+)
 from vykhukhol.newsletters.lifecycle import (
     cancel,
     create,
@@ -57,7 +63,7 @@ __all__ = [
     "BOUNCED_LEASE", "HTML_MARK", "LIST_HEADER", "LOCK_STEM", "PAST_GRACE", "Job", "Row",
     "cancel", "change_job", "check_letter", "check_start", "counts", "create", "delete",
     "edit_letter", "finished_jobs", "handed_counts", "history", "history_now", "list_jobs",
-    "lock", "missed", "paths", "read_job", "read_letter", "reschedule", "resend", "rewrite_rows",
-    "read_rows",
+    "lock", "missed", "paths", "read_job", "read_letter", "read_source", "reschedule", "resend",
+    "rewrite_rows", "read_rows",
     "skip_address", "sweep_locks", "write_job",
 ]

@@ -164,10 +164,11 @@ def series_letter(service: str, number: int, site_url: str, secret: bytes, text:
 def series_copy(data: DataDir, site_url: str, secret: bytes, service: str, letter: Letter) -> Letter:
     """Series ``letter`` of ``service`` as its letters are made: its links stored
     and rewritten (once a run: the sender keeps the copy)."""
-    letter_id = series_letter(service, letter.number, site_url, secret, letter.body, letter.html)
-    made = prepare(data, site_url, secret, letter_id, letter.body, letter.html)
+    text, html = letter.parts()  # a Markdown letter's links are its HTML part's
+    letter_id = series_letter(service, letter.number, site_url, secret, text, html)
+    made = prepare(data, site_url, secret, letter_id, text, html)
     return Letter(letter.number, letter.subject, letter.delay, made.text, made.html,
-                  letter.headers)
+                  {key: value for key, value in letter.headers.items() if key != "format"})
 
 
 def prepare(data: DataDir, site_url: str, secret: bytes, letter: str, text: str,

@@ -1,8 +1,11 @@
 """A newsletter job's letter, ``<job>.letter``: what every recipient gets.
 
-A ``Subject:`` header, a blank line, the text, and optionally a line
-``=== html ===`` followed by the HTML alternative. A copy is kept for the
-archive (:func:`vykhukhol.archive.keep_newsletter`).
+A ``Subject:`` header (and ``Format: markdown`` when the text is Markdown,
+which then makes both parts: docs/using/newsletters.md#newsletter-markdown), a
+blank line, the text, and optionally a line ``=== html ===`` followed by the
+HTML alternative. A file without ``Format`` is plain text, as every letter was
+before. A copy of the parts as sent is kept for the archive
+(:func:`vykhukhol.archive.keep_newsletter`).
 """
 
 from __future__ import annotations
@@ -13,47 +16,57 @@ from vykhukhol import archive, files
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, LockBusy, NotFound, StorageError
 from vykhukhol.newsletters.jobs import lock, read_job
-from vykhukhol.services import given_html
+from vykhukhol.services import MARKDOWN, check_parts, given_html, sent_parts
 
 HTML_MARK = "=== html ==="
 
 
-def read_letter(data: DataDir, name: str) -> tuple[str, str, str | None]:
-    """(subject, text, html) of a job; NotFound when the file is missing."""
+def read_source(data: DataDir, name: str) -> tuple[str, str, str | None, bool]:
+    """(subject, text, html, markdown) of a job as written; NotFound when the file is missing."""
     text = files.read_text(data.job(name, "letter"))
     if text is None:
         raise NotFound(f"newsletter {name!r} has no letter file")
     head, _, body = text.partition("\n\n")
-    subject = ""
+    subject, markdown = "", False
     for line in head.split("\n"):  # not splitlines(): a subject may hold U+2028 and kin
         key, _, value = line.partition(":")
         if key.strip().lower() == "subject":
             subject = value.strip()
+        elif key.strip().lower() == "format":
+            markdown = value.strip().lower() == MARKDOWN
     html = None
     if f"\n{HTML_MARK}\n" in f"\n{body}":
         body, _, html = f"\n{body}".partition(f"\n{HTML_MARK}\n")
         body = body[1:]
-    return subject, body, given_html(html)
+    return subject, body, given_html(html), markdown
 
 
-def check_letter(subject: str, text: str, html: str | None) -> str:
+def read_letter(data: DataDir, name: str) -> tuple[str, str, str | None]:
+    """(subject, text, html) templates of a job as it is sent (a Markdown
+    letter's two parts made from it); NotFound when the file is missing."""
+    subject, body, html, markdown = read_source(data, name)
+    return (subject, *sent_parts(body, html, markdown))
+
+
+def letter_file(subject: str, text: str, html: str | None, markdown: bool = False) -> str:
+    """The job's letter file of these parts."""
+    head = f"Subject: {subject}\n" + (f"Format: {MARKDOWN}\n" if markdown else "")
+    return f"{head}\n{text}" + (f"\n{HTML_MARK}\n{html}" if html else "")
+
+
+def check_letter(subject: str, text: str, html: str | None, markdown: bool = False) -> str:
     """The subject, stripped, of a letter that may be sent; BadInput says why not."""
-    from vykhukhol import render  # Jinja2: only when a letter is checked
-
     subject = (subject or "").strip()
     if not subject or any(c in subject for c in "\r\n"):
         raise BadInput("subject: must be one non-empty line")
-    budget = render.Budget()  # as when it is sent: the parts share one budget
-    render.check_template(subject, "subject", budget=budget)
-    render.check_template(text or "", "text", budget=budget)
-    if html:
-        render.check_template(html, "HTML", html=True, budget=budget)
+    check_parts(subject, text, html, markdown)
     if not (text or "").strip():
         raise BadInput("text: must not be empty")
     return subject
 
 
-def edit_letter(data: DataDir, name: str, subject: str, text: str, html: str | None) -> None:
+def edit_letter(data: DataDir, name: str, subject: str, text: str, html: str | None,
+                markdown: bool = False) -> None:
     """A waiting job's new subject, text and HTML. Changed under the
     newsletters' lock, the one a run holds from before it reads a job's letter
     until it has handed its letters over: so a run sends either the old letter
@@ -61,7 +74,7 @@ def edit_letter(data: DataDir, name: str, subject: str, text: str, html: str | N
     (``first_run``, written under that lock before its first letter leaves)
     it is refused. A run holding the lock right now: refused, try again."""
     html = given_html(html)
-    subject = check_letter(subject, text, html)
+    subject = check_letter(subject, text, html, markdown)
     news = lock(data)
     news.ensure()
     try:
@@ -74,10 +87,9 @@ def edit_letter(data: DataDir, name: str, subject: str, text: str, html: str | N
         job = read_job(data, name)
         if job.values.get("first_run", "-") != "-":
             raise BadInput("its first letter has left: it can no longer be changed")
-        letter = f"Subject: {subject}\n\n{text}" + (f"\n{HTML_MARK}\n{html}" if html else "")
-        files.atomic_write(data.job(name, "letter"), letter)
+        files.atomic_write(data.job(name, "letter"), letter_file(subject, text, html, markdown))
         kept = archive.kept_newsletter(data, name)
-        archive.keep_newsletter(data, name, job.services, subject, text, html,
-                                kept.public if kept else False)
+        archive.keep_newsletter(data, name, job.services, subject,
+                                *sent_parts(text, html, markdown), kept.public if kept else False)
     finally:
         news.release()

@@ -21,9 +21,9 @@ from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir, check_name
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.newsletters.jobs import Job, lock, paths, read_job, write_job
-from vykhukhol.newsletters.letter import HTML_MARK, check_letter, read_letter
+from vykhukhol.newsletters.letter import check_letter, letter_file, read_letter
 from vykhukhol.newsletters.recipients import LIST_HEADER, Row, confirmed_recipients, handed_counts
-from vykhukhol.services import find_service, given_html
+from vykhukhol.services import find_service, given_html, sent_parts
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import now
 
@@ -31,7 +31,7 @@ from vykhukhol.timeutil import now
 def create(data: DataDir, services: list[str], subject: str, text: str,
            html: str | None = None, start: datetime | None = None,
            progress: Callable[[int], None] | None = None, public: bool = False,
-           job_name: str | None = None, clicks: bool = False,
+           job_name: str | None = None, clicks: bool = False, markdown: bool = False,
            only: Collection[str] | None = None, resend_of: str = "") -> str:
     """Make a job; returns its name. Nothing is left behind when it fails.
     ``job_name``: the job's name chosen by the caller (a feed's item names its
@@ -39,6 +39,7 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
     ``public``: published in its services' archives once it ends (a copy of
     the letter is kept either way, :func:`vykhukhol.archive.keep_newsletter`).
     ``clicks``: its links are counted (:mod:`vykhukhol.newsletters.clicks`).
+    ``markdown``: the text is Markdown (docs/using/newsletters.md#newsletter-markdown).
     ``only``: the address keys it goes to (of the services' confirmed
     subscribers); ``resend_of``: the job it sends again (:func:`resend`)."""
     html = given_html(html)
@@ -47,7 +48,7 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
         raise BadInput("choose at least one service")
     for name in services:
         find_service(data, name)
-    subject = check_letter(subject, text, html)
+    subject = check_letter(subject, text, html, markdown)
     moment = now()
     name = check_name(job_name, "job name") if job_name \
         else f"{moment:%Y%m%d-%H%M%S}-{os.urandom(3).hex()}"
@@ -70,11 +71,9 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
             yield f"{email}\t{person}\t{pending}\n"
 
     try:
-        letter = f"Subject: {subject}\n\n{text}"
-        if html:
-            letter += f"\n{HTML_MARK}\n{html}"
-        files.atomic_write(letter_path, letter)
-        archive.keep_newsletter(data, name, services, subject, text or "", html, public)
+        files.atomic_write(letter_path, letter_file(subject, text, html, markdown))
+        archive.keep_newsletter(data, name, services, subject,
+                                *sent_parts(text or "", html, markdown), public)
         files.atomic_write(list_path, rows())
         job = Job(name=name, services=services, start=start or moment, created=moment,
                   values={"cursor": "0", "total": str(total), "runs": "0",

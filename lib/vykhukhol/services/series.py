@@ -1,8 +1,11 @@
 """The letters of a service's series: their files and their rules.
 
 A series is ``<service>/letters/NNN.txt`` (+ optional ``NNN.html``): an
-e-mail-like file, header lines (Subject, Delay, Public, Clicks), a blank line,
-the body. A change to the series forgets the service's next-due summary.
+e-mail-like file, header lines (Subject, Delay, Public, Clicks, Format), a blank
+line, the body. ``Format: markdown`` says the body is Markdown, which makes
+both parts (:mod:`vykhukhol.render.markdown`); a file without it is plain text,
+as every letter was before. A change to the series forgets the service's
+next-due summary.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ if TYPE_CHECKING:
     from vykhukhol.services.catalog import Service
 
 MAX_LETTERS = 999
+MARKDOWN = "markdown"  # the value of a letter's Format header when its body is Markdown
 
 
 class Letter(Record):
@@ -52,6 +56,15 @@ class Letter(Record):
         except BadInput:
             return False
 
+    @property
+    def markdown(self) -> bool:
+        """Marked ``Format: markdown``: the body is Markdown (docs/using/services.md#markdown)."""
+        return self.headers.get("format", "").strip().lower() == MARKDOWN
+
+    def parts(self) -> tuple[str, str | None]:
+        """The templates (text, HTML) its letters are made of."""
+        return sent_parts(self.body, self.html, self.markdown)
+
 
 def parse_letter(text: str, number: int = 0) -> Letter:
     """An e-mail-like letter file: header lines, a blank line, the body."""
@@ -76,7 +89,8 @@ def parse_letter(text: str, number: int = 0) -> Letter:
 
 
 def format_letter(letter: Letter) -> str:
-    flags = ("Public: yes\n" if letter.public else "") + ("Clicks: yes\n" if letter.clicks else "")
+    flags = ("Public: yes\n" if letter.public else "") + ("Clicks: yes\n" if letter.clicks else "") \
+        + ("Format: markdown\n" if letter.markdown else "")
     return f"Subject: {letter.subject}\nDelay: {format_duration(letter.delay)}\n{flags}\n{letter.body}"
 
 
@@ -87,20 +101,40 @@ def given_html(html: str | None) -> str | None:
     return html if html and html.strip() else None
 
 
-def check_letter(subject: str, delay: str, body: str, html: str | None) -> tuple[str, int]:
+def sent_parts(body: str, html: str | None, markdown: bool) -> tuple[str, str | None]:
+    """The templates (text, HTML) of a letter as it is sent: as written, or
+    made from its Markdown (docs/using/services.md#markdown)."""
+    if not markdown:
+        return body, given_html(html)
+    from vykhukhol.render import markdown as md  # markdown-it: only for a Markdown letter
+
+    return md.parts(body or "")
+
+
+def check_parts(subject: str, body: str, html: str | None, markdown: bool = False) -> None:
+    """Refuse (BadInput) a letter whose templates cannot be made, as when it is sent."""
     from vykhukhol import render  # Jinja2 only where templates are checked (not on idle runs)
 
+    if markdown and given_html(html):
+        raise BadInput("HTML: a Markdown letter makes its HTML part itself; leave it empty")
+    budget = render.Budget()  # as when it is sent: the parts share one budget
+    render.check_template(subject, "subject", budget=budget)
+    render.check_syntax(body or "", "text")  # its errors name the lines as written
+    text, html = sent_parts(body or "", html, markdown)
+    render.check_template(text, "text", budget=budget)
+    if html:
+        render.check_template(html, "HTML", html=True, budget=budget)
+
+
+def check_letter(subject: str, delay: str, body: str, html: str | None,
+                 markdown: bool = False) -> tuple[str, int]:
     subject = (subject or "").strip()
     if not subject:
         raise BadInput("subject: must not be empty")
     if any(c in subject for c in "\r\n"):
         raise BadInput("subject: must be one line")
     seconds = parse_duration(delay)
-    budget = render.Budget()  # as when it is sent: the parts share one budget
-    render.check_template(subject, "subject", budget=budget)
-    render.check_template(body or "", "text", budget=budget)
-    if html:
-        render.check_template(html, "HTML", html=True, budget=budget)
+    check_parts(subject, body, html, markdown)
     return subject, seconds
 
 
@@ -156,15 +190,16 @@ def _write_letter(service: Service, number: int, letter: Letter) -> None:
 
 def add_letter(service: Service, subject: str, delay: str, body: str,
                html: str | None = None, position: int | None = None, public: bool = False,
-               clicks: bool = False) -> int:
+               clicks: bool = False, markdown: bool = False) -> int:
     """Add a letter at the end (or at ``position``); returns its number."""
     html = given_html(html)
-    subject, seconds = check_letter(subject, delay, body, html)
+    subject, seconds = check_letter(subject, delay, body, html, markdown)
     with files.record_lock(service.letters_dir / "series"):
         letters = load_letters(service)
         if len(letters) >= MAX_LETTERS:
             raise BadInput("a series has at most {count} letters", count=MAX_LETTERS)
-        new = Letter(0, subject, seconds, body or "", html or None, _public(public, clicks))
+        new = Letter(0, subject, seconds, body or "", html or None,
+                     _public(public, clicks, markdown))
         at = len(letters) + 1 if position is None else max(1, min(position, len(letters) + 1))
         letters.insert(at - 1, new)
         _save_series(service, letters)
@@ -172,21 +207,24 @@ def add_letter(service: Service, subject: str, delay: str, body: str,
 
 
 def edit_letter(service: Service, number: int, subject: str, delay: str, body: str,
-                html: str | None = None, public: bool = False, clicks: bool = False) -> None:
+                html: str | None = None, public: bool = False, clicks: bool = False,
+                markdown: bool = False) -> None:
     html = given_html(html)
-    subject, seconds = check_letter(subject, delay, body, html)
+    subject, seconds = check_letter(subject, delay, body, html, markdown)
     with files.record_lock(service.letters_dir / "series"):
         letters = load_letters(service)
         if not 1 <= number <= len(letters):
             raise NotFound(f"service {service.name!r} has no letter {number}")
         _write_letter(service, number, Letter(number, subject, seconds, body or "", html or None,
-                                              _public(public, clicks)))
+                                              _public(public, clicks, markdown)))
         _letters_changed(service)
 
 
-def _public(public: bool, clicks: bool = False) -> dict[str, str]:
-    """The header lines a letter's boxes give it (``Public: yes``, ``Clicks: yes``)."""
-    return {**({"public": "yes"} if public else {}), **({"clicks": "yes"} if clicks else {})}
+def _public(public: bool, clicks: bool = False, markdown: bool = False) -> dict[str, str]:
+    """The header lines a letter's boxes give it (``Public: yes``, ``Clicks: yes``,
+    ``Format: markdown``)."""
+    return {**({"public": "yes"} if public else {}), **({"clicks": "yes"} if clicks else {}),
+            **({"format": MARKDOWN} if markdown else {})}
 
 
 def remove_letter(service: Service, number: int) -> None:

@@ -191,7 +191,10 @@ def broken_letters(data: DataDir, settings: Settings, translate: Translate = _en
             found.append(_("{service}: its own footer cannot be made, so none of its letters is sent: {problem}",
                            service=service.name, problem=explain(problem)))
         for letter in letters:
-            problem = checkup.letter_problem(letter.subject, letter.body, letter.html)
+            try:  # a Markdown letter made too long by FTP has no parts
+                problem = checkup.letter_problem(letter.subject, *letter.parts())
+            except BadInput as exc:
+                problem = exc
             if problem:
                 found.append(_("{service}: letter {number} cannot be made, so it is skipped until it is fixed: {problem}",
                                service=service.name, number=letter.number,

@@ -36,6 +36,7 @@ class Fields(TypedDict):
     public: str
     test_to: str
     clicks: str
+    markdown: str
 
 
 def _audience(admin: Admin) -> tuple[list[dict], int]:
@@ -54,7 +55,7 @@ def newsletter_form(admin: Admin, args: dict, fields: Fields | None = None, erro
                     preview: dict | None = None, status: int = 200) -> Response:
     audience, unique = _audience(admin)
     fields = fields or {"services": [], "subject": "", "text": "", "html": "", "at": "", "public": "",
-                        "test_to": admin.settings["admin_email"], "clicks": ""}
+                        "test_to": admin.settings["admin_email"], "clicks": "", "markdown": ""}
     return admin.page("newsletter_new.html", status, audience=audience, unique=unique,
                       fields=fields, error=error, preview=preview or {})
 
@@ -66,7 +67,9 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
         "services": chosen, "subject": form.get("subject", ""), "text": form.get("text", ""),
         "html": form.get("html", ""), "at": form.get("at", "").replace("T", " "),
         "public": "yes" if form.get("public") == "yes" else "", "test_to": form.get("test_to", ""),
-        "clicks": "yes" if form.get("clicks") == "yes" else ""}
+        "clicks": "yes" if form.get("clicks") == "yes" else "",
+        "markdown": "yes" if form.get("markdown") == "yes" else ""}
+    markdown = fields["markdown"] == "yes"
     action = form.get("action", "create")
     if action in ("preview", "test"):
         service = None
@@ -78,12 +81,14 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
                 continue
         if service is None:
             return newsletter_form(admin, args, fields, admin._("Choose at least one service."), status=400)
-        letter = {"subject": fields["subject"], "body": fields["text"], "html": fields["html"]}
+        letter = {"subject": fields["subject"], "body": fields["text"], "html": fields["html"],
+                  "markdown": fields["markdown"]}
         if action == "preview":
             return newsletter_form(admin, args, fields, preview=preview_letter(admin, service, letter))
         try:
             said = send_test(admin, fields["test_to"], lambda email, name: compose.newsletter(
-                service, mark(admin, fields["subject"]), fields["text"], fields["html"] or None,
+                service, mark(admin, fields["subject"]),
+                *svc.sent_parts(fields["text"], fields["html"] or None, markdown),
                 admin.settings, email, name, "admin-test", now()))
         except BadInput as exc:
             return newsletter_form(admin, args, fields, exc.text(admin.lang), status=400)
@@ -96,7 +101,7 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
             if fields["at"].strip() else None
         name = newsletters.create(admin.data, chosen, fields["subject"], fields["text"],
                                   fields["html"] or None, start, public=fields["public"] == "yes",
-                                  clicks=fields["clicks"] == "yes")
+                                  clicks=fields["clicks"] == "yes", markdown=markdown)
     except BadInput as exc:
         return newsletter_form(admin, args, fields, exc.text(admin.lang), status=400)
     return admin.done("/newsletters", saved_message(
@@ -211,10 +216,11 @@ def newsletter_edit_form(admin: Admin, args: dict, fields: dict | None = None, e
     name = _job(admin, args["job"])
     try:
         job = newsletters.read_job(admin.data, name)
-        subject, text, html = newsletters.read_letter(admin.data, name)
+        subject, text, html, markdown = newsletters.read_source(admin.data, name)
     except (BadInput, NotFound):
         raise NotFound(admin._("No such newsletter.")) from None
-    fields = fields or {"subject": subject, "text": text, "html": html or ""}
+    fields = fields or {"subject": subject, "text": text, "html": html or "",
+                        "markdown": "yes" if markdown else ""}
     if job.values.get("first_run", "-") != "-" and not error:
         error = admin._("Its first letter has left: it can no longer be changed.")
     return admin.page("newsletter_edit.html", status, job=job, fields=fields, error=error,
@@ -225,16 +231,18 @@ def newsletter_edit(admin: Admin, args: dict) -> Response:
     name = _job(admin, args["job"])
     form = admin.request.form()
     fields = {key: form.get(key, "") for key in ("subject", "text", "html")}
+    fields["markdown"] = "yes" if form.get("markdown") == "yes" else ""
     if form.get("action") == "preview":
         try:
             service = svc.find_service(admin.data, newsletters.read_job(admin.data, name).services[0])
         except (BadInput, NotFound, IndexError):
             raise NotFound(admin._("No such newsletter.")) from None
-        letter = {"subject": fields["subject"], "body": fields["text"], "html": fields["html"]}
+        letter = {"subject": fields["subject"], "body": fields["text"], "html": fields["html"],
+                  "markdown": fields["markdown"]}
         return newsletter_edit_form(admin, args, fields, preview=preview_letter(admin, service, letter))
     try:
         newsletters.edit_letter(admin.data, name, fields["subject"], fields["text"],
-                                fields["html"] or None)
+                                fields["html"] or None, fields["markdown"] == "yes")
     except NotFound:
         raise NotFound(admin._("No such newsletter.")) from None
     except BadInput as exc:

@@ -23,27 +23,39 @@ def _letter_form(admin: Admin) -> dict[str, str]:
     fields = {k: form.get(k, "") for k in ("subject", "delay", "body", "html", "position", "test_to")}
     fields["public"] = "yes" if form.get("public") == "yes" else ""
     fields["clicks"] = "yes" if form.get("clicks") == "yes" else ""
+    fields["markdown"] = "yes" if form.get("markdown") == "yes" else ""
     return fields
 
 
 def preview_letter(admin: Admin, service: svc.Service, fields: dict[str, str]) -> dict:
     """Render a letter for a sample subscriber as it goes out (with its footer
     and ``web_url``); template errors and unknown variables come back as text.
-    The HTML part is shown in a sandboxed frame (admin/preview.html)."""
+    The HTML part is shown in a sandboxed frame (admin/preview.html); a
+    Markdown letter (``fields["markdown"]``) shows the two parts made from it."""
     email = SAMPLE["email"]
     web_url = archive.web_url(admin.settings, service, archive.PREVIEW, email, False)
     ctx = compose.context(service, admin.settings, email, sample_name(admin), now(), web_url=web_url)
     out: dict = {"warnings": unknown_warnings(admin, fields)}
     budget = render.Budget()  # one letter's budget, as when it is sent: a preview is as short
+    markdown = fields.get("markdown") == "yes"
+    try:
+        if markdown:  # its errors name the lines as written, not those of the parts made
+            render.check_syntax(fields.get("body", ""), "text")
+        text, html = svc.sent_parts(fields.get("body", ""), fields.get("html"), markdown)
+    except BadInput as exc:
+        out["body_error"] = exc.text(admin.lang)
+        text, html = "", None
+    sources = {"subject": fields.get("subject", ""), "body": text, "html": html}
     for key, make in (("subject", lambda source: render.render(source, ctx, "subject", budget)),
                       ("body", lambda source: compose.footed_text(service, admin.settings, ctx,
                                                                   source, budget)),
                       ("html", lambda source: compose.footed_html(service, admin.settings, ctx,
                                                                   source, budget))):
-        if key == "html" and not svc.given_html(fields.get("html")):
+        source = sources[key]
+        if source is None or f"{key}_error" in out:
             continue
         try:
-            out[key] = make(fields.get(key, ""))
+            out[key] = make(source)
         except BadInput as exc:
             out[f"{key}_error"] = exc.text(admin.lang)
     return out
@@ -79,7 +91,8 @@ def letter_add(admin: Admin, args: dict) -> Response:
     try:
         number = svc.add_letter(service, fields["subject"], fields["delay"] or "0s", fields["body"],
                                 fields["html"] or None, position, public=fields["public"] == "yes",
-                                clicks=fields["clicks"] == "yes")
+                                clicks=fields["clicks"] == "yes",
+                                markdown=fields["markdown"] == "yes")
     except BadInput as exc:
         return admin.page("letter.html", 400, service=service, number=None, fields=fields,
                           preview={}, error=exc.text(admin.lang))
@@ -91,7 +104,8 @@ def letter_new(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
     # Letter 1 goes as soon as the subscription is confirmed; later ones a day apart.
     first = not svc.letter_count(service) or admin.request.query.get("position", "") == "1"
-    fields = {"subject": "", "delay": "0s" if first else "1d", "body": "", "html": "", "public": "", "clicks": "",
+    fields = {"subject": "", "delay": "0s" if first else "1d", "body": "", "html": "", "public": "",
+              "clicks": "", "markdown": "",
               "position": admin.request.query.get("position", ""),
               "test_to": admin.settings["admin_email"]}
     return admin.page("letter.html", service=service, number=None, fields=fields, preview={}, error="")
@@ -103,7 +117,7 @@ def letter_page(admin: Admin, args: dict) -> Response:
     fields = {"subject": letter.subject, "delay": format_duration(letter.delay),
               "body": letter.body, "html": letter.html or "", "position": "",
               "public": "yes" if letter.public else "", "test_to": admin.settings["admin_email"],
-              "clicks": "yes" if letter.clicks else ""}
+              "clicks": "yes" if letter.clicks else "", "markdown": "yes" if letter.markdown else ""}
     return admin.page("letter.html", service=service, number=letter.number, fields=fields,
                       preview={}, error="")
 
@@ -128,7 +142,7 @@ def letter_save(admin: Admin, args: dict) -> Response:
     try:
         svc.edit_letter(service, number, fields["subject"], fields["delay"] or "0s",
                         fields["body"], fields["html"] or None, public=fields["public"] == "yes",
-                        clicks=fields["clicks"] == "yes")
+                        clicks=fields["clicks"] == "yes", markdown=fields["markdown"] == "yes")
     except BadInput as exc:
         return admin.page("letter.html", 400, service=service, number=number, fields=fields,
                           preview={}, error=exc.text(admin.lang))
@@ -141,10 +155,11 @@ def letter_test(admin: Admin, service: svc.Service, number: int | None, fields: 
     """A test of the letter as it stands on the form (saved or not, ``number``
     None for a new one) to the address typed beside the button."""
     def make(email: str, name: str):
+        markdown = fields.get("markdown") == "yes"
         subject, delay = svc.check_letter(fields["subject"], fields["delay"] or "0s",
-                                          fields["body"], fields["html"] or None)
+                                          fields["body"], fields["html"] or None, markdown)
         letter = svc.Letter(number or 0, mark(admin, subject), delay, fields["body"],
-                            fields["html"] or None)
+                            fields["html"] or None, {"format": svc.MARKDOWN} if markdown else {})
         return compose.series_letter(service, letter, admin.settings, email, name,
                                      "admin-test", now())
 
