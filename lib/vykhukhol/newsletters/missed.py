@@ -29,13 +29,13 @@ from enum import Enum
 from pathlib import Path
 from typing import NamedTuple
 
+import vykhukhol.newsletters.history as history
 from vykhukhol import files
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.files.runlog import one_line
 from vykhukhol.i18n import tr
-from vykhukhol.newsletters import history
 from vykhukhol.newsletters.jobs import read_job
 from vykhukhol.newsletters.recipients import (
     BOUNCED_LEASE,
