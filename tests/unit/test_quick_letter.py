@@ -4,6 +4,7 @@ the outbox as the outbox transport would put it (mail/confirm_letter.py)."""
 
 from __future__ import annotations
 
+import sys
 import time
 from datetime import datetime, timedelta, timezone
 from email import quoprimime, utils
@@ -154,7 +155,7 @@ def test_a_subscribe_puts_in_the_outbox_what_the_transport_would(site, monkeypat
     site.service("news", title="Новости")
     settings_ = site.settings()
     service = svc.find_service(site.data, "news")
-    assert confirm_letter.put_in_outbox(site.data.outbox, service, settings_, "Ann@Example.org",
+    assert confirm_letter.hand_over(site.data.outbox, service, settings_, "Ann@Example.org",
                                         "Ann", "web-0001", DATE) is True
     quick_file, = site.data.outbox.glob("*.eml")
     quick = quick_file.read_bytes()
@@ -173,13 +174,59 @@ def test_a_subscribe_puts_in_the_outbox_what_the_transport_would(site, monkeypat
     assert quick.startswith(b"Return-Path: <")
 
 
+def fake_sendmail(folder, status=0):
+    script = folder / "sendmail"
+    script.write_text(f"#!{sys.executable}\n"
+                      "import sys, pathlib\n"
+                      f"out = pathlib.Path({str(folder)!r})\n"
+                      "n = len(list(out.glob('argv-*')))\n"
+                      "(out / f'argv-{n}').write_text('\\n'.join(sys.argv[1:]))\n"
+                      "(out / f'stdin-{n}').write_bytes(sys.stdin.buffer.read())\n"
+                      f"sys.exit({status})\n")
+    script.chmod(0o755)
+    return script
+
+
+def test_sendmail_gets_what_the_sendmail_transport_would_give_it(site, tmp_path):
+    site.set(mail__transport="sendmail", mail__sendmail_path=str(fake_sendmail(tmp_path)))
+    site.service("news", title="Новости")
+    settings_ = site.settings()
+    service = svc.find_service(site.data, "news")
+    assert confirm_letter.hand_over(site.data.outbox, service, settings_, "ann@example.org",
+                                    "Анна", "web-0001", DATE) is True
+    message = confirm_letter.confirmation(service, settings_, "ann@example.org", "Анна",
+                                          "web-0001", DATE)
+    with mail.open_transport(mail.config_from_settings(settings_, site.data.outbox)) as transport:
+        transport.send(message, "ann@example.org")
+    quick, full = ((tmp_path / f"stdin-{n}").read_bytes() for n in (0, 1))
+    assert (tmp_path / "argv-0").read_text() == (tmp_path / "argv-1").read_text()
+    assert b"\r\n" not in quick
+
+    def steady(data: bytes) -> list[bytes]:
+        return [line for line in data.split(b"\n")
+                if not line.startswith((b"Message-ID:", b"Date:"))]
+    assert steady(quick) == steady(full)
+
+
+def test_a_sendmail_that_refuses_is_the_transports_failure(site, tmp_path):
+    site.set(mail__transport="sendmail", mail__sendmail_path=str(fake_sendmail(tmp_path, 75)))
+    site.service("news")
+    service = svc.find_service(site.data, "news")
+    assert confirm_letter.hand_over(site.data.outbox, service, site.settings(), "u@example.org",
+                                    "", "web-0001", DATE) is False
+    site.set(mail__sendmail_path=str(tmp_path / "gone"))  # no such program: nothing is run
+    assert confirm_letter.hand_over(site.data.outbox, service, site.settings(), "u@example.org",
+                                    "", "web-0001", DATE) is False
+    assert len(list(tmp_path.glob("argv-*"))) == 1
+
+
 @pytest.mark.parametrize("setting", [{"mail.dev_redirect": "dev@example.org"},
-                                     {"mail.transport": "sendmail"},
+                                     {"mail.transport": "smtp"},
                                      {"mail.dkim_domain": "example.org"}])
 def test_signing_a_redirect_or_another_transport_take_the_full_way(site, setting):
     site.set(**setting)
     site.service("news")
     service = svc.find_service(site.data, "news")
-    assert confirm_letter.put_in_outbox(site.data.outbox, service, site.settings(),
+    assert confirm_letter.hand_over(site.data.outbox, service, site.settings(),
                                         "u@example.org", "", "web-0001", DATE) is None
     assert not list(site.data.outbox.glob("*.eml"))

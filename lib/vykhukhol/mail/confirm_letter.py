@@ -10,10 +10,12 @@ those texts by ``tools/plain_letters.py``; the letter is otherwise the one
 own ``confirm_subject`` or ``confirm_body``, a reminder (it has the footer)
 and a sender's run go through :mod:`.compose` and Jinja2's sandbox as before.
 
-With the outbox transport, and neither DKIM signing nor ``dev_redirect`` (which
-load the e-mail package anyway), the default request is also written without
-the e-mail package (:func:`put_in_outbox`, :mod:`.quick_letter`), straight
-into the outbox: about half of what the post's process did after its answer.
+With the outbox or sendmail transport, and neither DKIM signing nor
+``dev_redirect`` (which load the e-mail package anyway), the default request
+is also written without the e-mail package (:func:`hand_over`,
+:mod:`.quick_letter`) and handed over by the transport's own steps
+(:mod:`.outbox_files`, :mod:`.sendmail_pipe`): the e-mail package was about
+half of what the post's process did after its answer.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING
 from vykhukhol import mail, returntag, tokens
 from vykhukhol.errors import BadInput, StorageError
 from vykhukhol.mail import outbox_files, plain_letters, quick_letter, texts
+from vykhukhol.mail.failures import DeliveryError
 from vykhukhol.mail.header_values import check_address
 from vykhukhol.mail.senders import bounce_address, sender_of
 
@@ -81,15 +84,16 @@ def quick_bytes(service: Service, settings: Settings, email: str, name: str, run
     return None if data is None else (data, bounce)
 
 
-def put_in_outbox(outbox: Path, service: Service, settings: Settings, email: str, name: str,
-                  run_id: str, moment: datetime) -> bool | None:
-    """Write the request straight into the ``outbox`` folder, as the outbox
-    transport would, when nothing else needs the e-mail package: the outbox
-    transport, neither DKIM signing nor ``dev_redirect``, the default texts.
-    True: written; False: the disk refused it (the transport's failure);
-    None: not done, for the caller to send it through the transport (which
-    also raises what a bad address or setting deserves)."""
-    if settings["mail.transport"] != "outbox" or settings["mail.dkim_domain"] \
+def hand_over(outbox: Path, service: Service, settings: Settings, email: str, name: str,
+              run_id: str, moment: datetime) -> bool | None:
+    """Write the request and hand it over as the outbox or sendmail transport
+    would (the same file, the same program run), when nothing else needs the
+    e-mail package: neither DKIM signing nor ``dev_redirect``, the default
+    texts. True: handed over; False: the transport's failure (a disk or a
+    sendmail that refused it); None: not done, for the caller to send it
+    through the transport (which also raises what a bad address deserves)."""
+    transport = settings["mail.transport"]
+    if transport not in ("outbox", "sendmail") or settings["mail.dkim_domain"] \
             or settings["mail.dev_redirect"]:
         return None
     try:
@@ -102,6 +106,20 @@ def put_in_outbox(outbox: Path, service: Service, settings: Settings, email: str
         envelope = check_address(made[1], "envelope sender")
     except BadInput:
         return None
+    if transport == "sendmail":
+        from vykhukhol.mail import sendmail_pipe
+        from vykhukhol.mail.config import config_from_settings
+
+        config = config_from_settings(settings, outbox)
+        try:
+            refused = sendmail_pipe.refusal(config.sendmail_path, envelope, recipient)
+            if refused is not None:
+                raise refused
+            sendmail_pipe.pipe(config.sendmail_path, config.timeout,
+                               made[0].replace(b"\r\n", b"\n"), envelope, recipient)
+        except DeliveryError:
+            return False
+        return True
     try:
         outbox_files.put(outbox, recipient, envelope, made[0].decode("ascii"))
     except StorageError:

@@ -54,10 +54,10 @@ def send_confirmation(data: DataDir, settings: Settings, service: svc.Service,
     from vykhukhol.mail import confirm_letter
 
     run_id, moment = f"web-{os.urandom(4).hex()}", now()
-    written = confirm_letter.put_in_outbox(data.outbox, service, settings, email, name, run_id,
-                                           moment)  # without the e-mail package, when it can
-    if written is not None:
-        return written
+    handed = confirm_letter.hand_over(data.outbox, service, settings, email, name, run_id,
+                                      moment)  # without the e-mail package, when it can
+    if handed is not None:
+        return handed
     from vykhukhol import mail  # the e-mail package, Jinja2 only for a service's own text
 
     message = confirm_letter.confirmation(service, settings, email, name, run_id, moment)
