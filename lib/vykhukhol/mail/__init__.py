@@ -51,7 +51,12 @@ above them; nothing imports this file from inside the package):
 - :mod:`.lanes` — several SMTP connections at once, for a relay (imported
   only by runs that use them);
 - :mod:`.dkim` — the DKIM key, its DNS record and the signer (imported only
-  when signing is on, or the key is checked).
+  when signing is on, or the key is checked);
+- without the e-mail package, for a subscribe post's confirmation request
+  (:mod:`.confirm_letter`): :mod:`.header_values` (names, subjects,
+  addresses), :mod:`.quick_letter` (a plain-text letter's bytes),
+  :mod:`.failures`, :mod:`.outbox_files` and :mod:`.sendmail_pipe` (the
+  hand-over, shared with the transports).
 """
 
 from __future__ import annotations
