@@ -28,7 +28,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-from dataclasses import dataclass
+from typing import NamedTuple
 
 SERVICE = "s"
 NEWSLETTER = "n"
@@ -43,8 +43,7 @@ _VERSION = "1"
 _B32 = frozenset("abcdefghijklmnopqrstuvwxyz234567")
 
 
-@dataclass(frozen=True)
-class Tag:
+class Tag(NamedTuple):  # not a dataclass: a subscribe post need not import dataclasses
     """What a tag says before it is matched against an address."""
 
     kind: str       # SERVICE or NEWSLETTER

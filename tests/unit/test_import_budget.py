@@ -305,6 +305,23 @@ def test_a_subscribe_posts_letter_is_written_without_jinja(pages_site) -> None:
     assert any(b"later@example.org" in path.read_bytes() for path in pages_site.data.outbox.glob("*.eml"))
 
 
+def test_a_subscribe_posts_letter_goes_to_the_outbox_without_the_e_mail_package(pages_site) -> None:
+    """With the outbox transport the default request is written as bytes
+    (mail.quick_letter): no e-mail package, nor what it brings; the records
+    it reads are no dataclasses, so neither dataclasses nor inspect either."""
+    never = {"email", "socket", "calendar", "locale", "smtplib", "vykhukhol.mail.message",
+             "vykhukhol.mail.transport", "vykhukhol.mail.headers", "dataclasses", "inspect"}
+    done = subprocess.run([sys.executable, "-c", f"NEVER = {sorted(never)!r}\n{AFTER_THE_ANSWER}",
+                           str(pages_site.data.root)], capture_output=True, text=True, timeout=60,
+                          env={"PATH": os.environ["PATH"], "PYTHONPATH": str(CHECKOUT / "lib"),
+                               "PYTHONNOUSERSITE": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == [], f"imported after the answer: {done.stdout}"
+    letter, = (path.read_bytes() for path in pages_site.data.outbox.glob("*.eml")
+               if b"later@example.org" in path.read_bytes())
+    assert letter.startswith(b"Return-Path: <") and b"\r\nMIME-Version: 1.0\r\n" in letter
+
+
 def test_the_idle_cron_tick(site, monkeypatch) -> None:
     monkeypatch.setattr(idle, "RACY", 0.0)  # the proof may be built on files just written
     site.service("quiet", letters=[("Lesson 1", FAR, "Hello.\n")])

@@ -51,28 +51,32 @@ above them; nothing imports this file from inside the package):
 - :mod:`.lanes` — several SMTP connections at once, for a relay (imported
   only by runs that use them);
 - :mod:`.dkim` — the DKIM key, its DNS record and the signer (imported only
-  when signing is on, or the key is checked).
+  when signing is on, or the key is checked);
+- without the e-mail package, for a subscribe post's confirmation request
+  (:mod:`.confirm_letter`): :mod:`.header_values` (names, subjects,
+  addresses), :mod:`.quick_letter` (a plain-text letter's bytes),
+  :mod:`.failures`, :mod:`.outbox_files` and :mod:`.sendmail_pipe` (the
+  hand-over, shared with the transports).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vykhukhol.mail.config import SECURITIES, TRANSPORTS, MailConfig, config_from_settings
-from vykhukhol.mail.headers import POLICY, check_address, clean_header_text
-from vykhukhol.mail.message import Outgoing, Press, build_message
-from vykhukhol.mail.opener import open_transport
-from vykhukhol.mail.transport import (
-    DeliveryError,
-    PermanentFailure,
-    TemporaryFailure,
-    Transport,
-)
-
-if TYPE_CHECKING:  # loaded when first named (below)
+if TYPE_CHECKING:  # each loaded when first named (below)
+    from vykhukhol.mail.config import SECURITIES, TRANSPORTS, MailConfig, config_from_settings
+    from vykhukhol.mail.headers import POLICY, check_address, clean_header_text
+    from vykhukhol.mail.message import Outgoing, Press, build_message
+    from vykhukhol.mail.opener import open_transport
     from vykhukhol.mail.outbox import OutboxTransport, list_outbox, read_outbox, show_outbox
     from vykhukhol.mail.sendmail import SendmailTransport
     from vykhukhol.mail.smtp import SmtpTransport
+    from vykhukhol.mail.transport import (
+        DeliveryError,
+        PermanentFailure,
+        TemporaryFailure,
+        Transport,
+    )
 
 __all__ = [
     "POLICY",
@@ -98,10 +102,18 @@ __all__ = [
     "show_outbox",
 ]
 
-# The transports' modules load when first named, as open_transport loads
-# them: a run over SMTP does not import the outbox's or sendmail's.
-_LATER = {"OutboxTransport": "outbox", "list_outbox": "outbox", "read_outbox": "outbox",
-          "show_outbox": "outbox", "SendmailTransport": "sendmail", "SmtpTransport": "smtp"}
+# Every name loads its module when first named: a transport's module only when
+# it is chosen (a run over SMTP does not import the outbox's or sendmail's),
+# and the e-mail package not at all for the confirmation request a subscribe
+# post writes to the outbox (.quick_letter), which imports only what it needs.
+_LATER = {"SECURITIES": "config", "TRANSPORTS": "config", "MailConfig": "config",
+          "config_from_settings": "config", "POLICY": "headers", "check_address": "headers",
+          "clean_header_text": "headers", "Outgoing": "message", "Press": "message",
+          "build_message": "message", "open_transport": "opener", "DeliveryError": "transport",
+          "PermanentFailure": "transport", "TemporaryFailure": "transport",
+          "Transport": "transport", "OutboxTransport": "outbox", "list_outbox": "outbox",
+          "read_outbox": "outbox", "show_outbox": "outbox", "SendmailTransport": "sendmail",
+          "SmtpTransport": "smtp"}
 
 
 def __getattr__(name: str) -> object:

@@ -9,6 +9,13 @@ those texts by ``tools/plain_letters.py``; the letter is otherwise the one
 (tests/unit/test_plain_letters.py holds the two together). A service with its
 own ``confirm_subject`` or ``confirm_body``, a reminder (it has the footer)
 and a sender's run go through :mod:`.compose` and Jinja2's sandbox as before.
+
+With the outbox or sendmail transport, and neither DKIM signing nor
+``dev_redirect`` (which load the e-mail package anyway), the default request
+is also written without the e-mail package (:func:`hand_over`,
+:mod:`.quick_letter`) and handed over by the transport's own steps
+(:mod:`.outbox_files`, :mod:`.sendmail_pipe`): the e-mail package was about
+half of what the post's process did after its answer.
 """
 
 from __future__ import annotations
@@ -18,10 +25,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from vykhukhol import mail, returntag, tokens
-from vykhukhol.mail import plain_letters, texts
+from vykhukhol.errors import BadInput, StorageError
+from vykhukhol.mail import outbox_files, plain_letters, quick_letter, texts
+from vykhukhol.mail.failures import DeliveryError
+from vykhukhol.mail.header_values import check_address
 from vykhukhol.mail.senders import bounce_address, sender_of
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from vykhukhol.services import Service
     from vykhukhol.settings import Settings
 
@@ -42,13 +54,83 @@ def plain(service: Service, lang: str) -> bool:
 
 
 def confirmation(service: Service, settings: Settings, email: str, name: str, run_id: str,
-                 moment: datetime) -> mail.Outgoing:
-    """The confirmation request to ``email``, as :func:`.compose.confirmation` writes it."""
+                 moment: datetime, date: datetime | None = None,
+                 message_id: str | None = None) -> mail.Outgoing:
+    """The confirmation request to ``email``, as :func:`.compose.confirmation`
+    writes it (``date`` and ``message_id`` as :func:`.message.build_message` takes them)."""
     lang = settings["language"]
     if not plain(service, lang):
         from vykhukhol.mail import compose
 
         return compose.confirmation(service, settings, email, name, run_id, moment)
+    fields, bounce = _fields(service, settings, email, name, run_id, moment)
+    message = mail.build_message(**fields, list_id=None, html=None, unsubscribe_url=None,
+                                 unsubscribe_mailto=None, tag=None, date=date,
+                                 message_id=message_id)
+    return mail.Outgoing(message.as_bytes(policy=mail.POLICY),
+                         mail.check_address(fields["from_email"]), bounce)
+
+
+def quick_bytes(service: Service, settings: Settings, email: str, name: str, run_id: str,
+                moment: datetime, date: datetime | None = None,
+                message_id: str | None = None) -> tuple[bytes, str] | None:
+    """The bytes of :func:`confirmation` and its envelope sender, written
+    without the e-mail package (:mod:`.quick_letter`); None when that cannot
+    be done (a service's own text, a header the package would fold)."""
+    if not plain(service, settings["language"]):
+        return None
+    fields, bounce = _fields(service, settings, email, name, run_id, moment)
+    data = quick_letter.letter(**fields, date=date, message_id=message_id)
+    return None if data is None else (data, bounce)
+
+
+def hand_over(outbox: Path, service: Service, settings: Settings, email: str, name: str,
+              run_id: str, moment: datetime) -> bool | None:
+    """Write the request and hand it over as the outbox or sendmail transport
+    would (the same file, the same program run), when nothing else needs the
+    e-mail package: neither DKIM signing nor ``dev_redirect``, the default
+    texts. True: handed over; False: the transport's failure (a disk or a
+    sendmail that refused it); None: not done, for the caller to send it
+    through the transport (which also raises what a bad address deserves)."""
+    transport = settings["mail.transport"]
+    if transport not in ("outbox", "sendmail") or settings["mail.dkim_domain"] \
+            or settings["mail.dev_redirect"]:
+        return None
+    try:
+        if settings["mail.from_email"]:
+            check_address(settings["mail.from_email"], "sender address")
+        made = quick_bytes(service, settings, email, name, run_id, moment)
+        if made is None:
+            return None
+        recipient = check_address(email, "recipient address")
+        envelope = check_address(made[1], "envelope sender")
+    except BadInput:
+        return None
+    if transport == "sendmail":
+        from vykhukhol.mail import sendmail_pipe
+        from vykhukhol.mail.config import config_from_settings
+
+        config = config_from_settings(settings, outbox)
+        try:
+            refused = sendmail_pipe.refusal(config.sendmail_path, envelope, recipient)
+            if refused is not None:
+                raise refused
+            sendmail_pipe.pipe(config.sendmail_path, config.timeout,
+                               made[0].replace(b"\r\n", b"\n"), envelope, recipient)
+        except DeliveryError:
+            return False
+        return True
+    try:
+        outbox_files.put(outbox, recipient, envelope, made[0].decode("ascii"))
+    except StorageError:
+        return False
+    return True
+
+
+def _fields(service: Service, settings: Settings, email: str, name: str, run_id: str,
+            moment: datetime) -> tuple[dict[str, str], str]:
+    """The letter's fields for the message writers, and its envelope sender."""
+    lang = settings["language"]
     site_url, secret = settings["site_url"], settings.secret
     ctx = {key: LINE_ENDS.sub(" ", value) for key, value in {
         "name": name, "email": email, "service": service.title,
@@ -58,10 +140,7 @@ def confirmation(service: Service, settings: Settings, email: str, name: str, ru
     ctx["confirm_url"] = tokens.confirm_link(site_url, secret, service.name, email)
     bounce = bounce_address(service, settings, returntag.SERVICE, service.name, email)
     from_name, from_email = sender_of(service, settings)
-    message = mail.build_message(
-        from_name=from_name, from_email=from_email, run_id=run_id, list_id=None,
-        to_email=email, to_name=name, subject=plain_letters.CONFIRM[(lang, "subject")][0](ctx),
-        text=plain_letters.CONFIRM[(lang, "body")][0](ctx), html=None, unsubscribe_url=None,
-        unsubscribe_mailto=None, tag=None)
-    return mail.Outgoing(message.as_bytes(policy=mail.POLICY), mail.check_address(from_email),
-                         bounce)
+    return {"from_name": from_name, "from_email": from_email, "run_id": run_id,
+            "to_email": email, "to_name": name,
+            "subject": plain_letters.CONFIRM[(lang, "subject")][0](ctx),
+            "text": plain_letters.CONFIRM[(lang, "body")][0](ctx)}, bounce

@@ -13,12 +13,11 @@ import email.policy
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
 from email.message import EmailMessage
 from pathlib import Path
 
-from vykhukhol import files
 from vykhukhol.errors import BadInput, NotFound, StorageError
+from vykhukhol.mail import outbox_files
 from vykhukhol.mail.config import MailConfig
 from vykhukhol.mail.headers import POLICY, clean_header_text
 from vykhukhol.mail.message import Outgoing
@@ -46,18 +45,10 @@ class OutboxTransport(Transport):
                  ready: Callable[[], None], meanwhile: Callable[[], object]) -> None:
         ready()
         meanwhile()
-        safe = re.sub(r"[^a-z0-9@._+-]", "_", recipient.lower())[:100]
-        moment = datetime.now(timezone.utc)
-        while True:
-            path = self.folder / f"{moment:%Y%m%dT%H%M%S}-{moment:%f}-{safe}.eml"
-            if not path.exists():
-                break
-            moment += timedelta(microseconds=1)
         try:
-            text = f"Return-Path: <{envelope_from}>\r\n" + (
-                msg.data.decode("ascii", "surrogateescape") if isinstance(msg, Outgoing)
-                else msg.as_string(policy=POLICY))
-            files.atomic_write(path, text)
+            outbox_files.put(self.folder, recipient, envelope_from,
+                             msg.data.decode("ascii", "surrogateescape")
+                             if isinstance(msg, Outgoing) else msg.as_string(policy=POLICY))
         except StorageError as exc:
             raise TemporaryFailure(exc.message, None, "local") from None
 

@@ -51,11 +51,16 @@ def send_confirmation(data: DataDir, settings: Settings, service: svc.Service,
     subscriber stays unconfirmed and gets a reminder later)."""
     import os
 
-    from vykhukhol import mail  # the e-mail package, Jinja2 only for a service's own text
     from vykhukhol.mail import confirm_letter
 
-    message = confirm_letter.confirmation(service, settings, email, name,
-                                          f"web-{os.urandom(4).hex()}", now())
+    run_id, moment = f"web-{os.urandom(4).hex()}", now()
+    handed = confirm_letter.hand_over(data.outbox, service, settings, email, name, run_id,
+                                      moment)  # without the e-mail package, when it can
+    if handed is not None:
+        return handed
+    from vykhukhol import mail  # the e-mail package, Jinja2 only for a service's own text
+
+    message = confirm_letter.confirmation(service, settings, email, name, run_id, moment)
     try:
         with mail.open_transport(mail.config_from_settings(settings, data.outbox)) as transport:
             transport.send(message, email)

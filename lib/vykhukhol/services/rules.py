@@ -9,9 +9,8 @@ docs/design/run.md#run-steps.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from vykhukhol import services as svc
 from vykhukhol.services.subscribers import Subscriber
@@ -28,8 +27,7 @@ LETTER, REMIND, EXPIRE, FINISH, FAILING, NOTHING = (
     "letter", "remind", "expire", "finish", "failing", "nothing")
 
 
-@dataclass(frozen=True)
-class Rules:
+class Rules(NamedTuple):  # not a dataclass: a subscribe post need not import dataclasses
     delays: tuple[int, ...]
     reminder_period: int
     reminder_count: int
@@ -52,8 +50,7 @@ def rules_of(settings: Settings, service: svc.Service) -> Rules:
                  settings["bounce_limit"])
 
 
-@dataclass(frozen=True)
-class Action:
+class Action(NamedTuple):
     kind: str
     due: datetime | None  # None: nothing will ever be due
     number: int = 0       # the letter's number for LETTER

@@ -16,14 +16,13 @@ every other change is one streamed atomic rewrite under the file's record lock.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import io
 import re
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from vykhukhol import files
 from vykhukhol.addresses import email_key
@@ -37,20 +36,41 @@ HEADER = "#" + "\t".join(FIELDS)
 PAUSED = "paused="  # the trailing field of a paused subscriber: no letters before its time
 
 
-@dataclass
 class Subscriber:
-    email: str
-    name: str = ""
-    state: SubscriberState = SubscriberState.NEW
-    subscribed: datetime | None = None
-    confirmed: datetime | None = None
-    sent: int = 0
-    last_sent: datetime | None = None
-    reminders: int = 0
-    last_reminder: datetime | None = None
-    failures: int = 0
-    ip: str = "-"
-    extra: list[str] = field(default_factory=list)
+    """One line of a subscriber file. A plain class, as a dataclass would
+    write it (fields by position or name, ``==`` and ``repr`` over the
+    fields): importing dataclasses cost a subscribe post more than the rest
+    of its records."""
+
+    def __init__(self, email: str, name: str = "",
+                 state: SubscriberState = SubscriberState.NEW,
+                 subscribed: datetime | None = None, confirmed: datetime | None = None,
+                 sent: int = 0, last_sent: datetime | None = None, reminders: int = 0,
+                 last_reminder: datetime | None = None, failures: int = 0, ip: str = "-",
+                 extra: list[str] | None = None) -> None:
+        self.email = email
+        self.name = name
+        self.state = state
+        self.subscribed = subscribed
+        self.confirmed = confirmed
+        self.sent = sent
+        self.last_sent = last_sent
+        self.reminders = reminders
+        self.last_reminder = last_reminder
+        self.failures = failures
+        self.ip = ip
+        self.extra: list[str] = [] if extra is None else extra
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in _FIELD_ORDER)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{f}={getattr(self, f)!r}" for f in _FIELD_ORDER)
+        return f"Subscriber({fields})"
 
     @property
     def key(self) -> str:
@@ -93,11 +113,11 @@ class Subscriber:
         return self.replace(extra=extra)
 
 
-_FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(Subscriber))
+_FIELD_ORDER = (*FIELDS, "extra")
+_FIELD_NAMES = frozenset(_FIELD_ORDER)
 
 
-@dataclass
-class Malformed:
+class Malformed(NamedTuple):
     """A line that does not parse: its number, its text as it is, and why."""
 
     lineno: int
