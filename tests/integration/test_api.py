@@ -205,3 +205,16 @@ def test_an_expired_token_is_refused(site) -> None:
     assert credentials.find(site.data, given, now=1_000_059) == made
     assert credentials.find(site.data, given, now=1_000_060) is None
     assert credentials.find(site.data, given.replace("vyk_", "vyk_0")) is None
+
+
+def test_the_per_address_daily_cap_holds_for_the_api_too(site, api) -> None:
+    """Confirmation requests to one address are limited per day whatever the
+    client: a token may not bomb an inbox either."""
+    site.set(subscribe_address_daily_limit=1)
+    writer = token(site, "shop", "--scopes", "subscribe,manage")
+    for service in ("news", "tips", "more"):
+        if service != "news":
+            site.service(service)
+        assert api("POST", "/v1/subscribers", {"service": service, "email": "anna@example.org"},
+                   writer)[0] == 202
+    assert len([m for m in site.outbox() if "anna@" in str(m["To"])]) == 1

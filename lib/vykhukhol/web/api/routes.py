@@ -23,6 +23,7 @@ from vykhukhol.members import membership, personal, suppression
 from vykhukhol.services import subscribers as subs
 from vykhukhol.settings import Settings
 from vykhukhol.timeutil import format_time, now, parse_time
+from vykhukhol.web.bots import Gate
 
 
 class Refused(Exception):
@@ -102,8 +103,10 @@ def add_subscriber(call: Call) -> tuple[int, dict]:
     if confirmed and "manage" not in call.scopes:
         raise Refused(403, "scope", "adding a confirmed subscriber needs the manage scope; "
                                     "leave confirmed out for double opt-in")
+    # the per-address daily cap and the alarm hold an API's requests as a form's
     joined = membership.subscribe(call.data, call.settings, body["service"], body["email"],
-                                  body.get("name", ""), ip=call.remote, confirmed=bool(confirmed))
+                                  body.get("name", ""), ip=call.remote, confirmed=bool(confirmed),
+                                  hold=Gate(call.data, call.settings).hold)
     if joined is membership.Joined.SUPPRESSED:
         raise Refused(422, "suppressed", "the address is on the suppression list: it is never "
                                          "written to again")
