@@ -264,3 +264,25 @@ def test_a_damaged_journal_line_is_passed_over(fresh_site, receiver) -> None:
     assert summary.delivered == 1 and [d.json["data"]["email"] for d in r.wait(1)] == ["a@example.org"]
     assert dispatch.next_due(fresh_site.data) is None, "a torn tail is not waited for"
     assert journal.stat().st_size == 0, "and the journal, all taken, is emptied"
+
+
+def test_a_stalled_https_receiver_is_cut_at_the_deadline_too(site, receiver, tmp_path,
+                                                            monkeypatch) -> None:
+    authority = Authority(tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(authority.ca_file))
+    r = receiver([("stall", 30)], tls_file=authority.tls_file)
+    site.ok("webhook", "add", "slow", r.url, "--allow-private")
+    events.emit(site.data.root, "subscriber.unsubscribed", {"service": "news", "email": "a@example.org"})
+    began = time.monotonic()
+    summary = dispatch.deliver(site.data, False, 1.5)
+    assert summary.failed and "no answer in time" in summary.failed[0], summary.failed
+    assert time.monotonic() - began < 10
+
+
+def test_a_damaged_generation_file_starts_the_journal_again(fresh_site, receiver) -> None:
+    r = receiver()
+    fresh_site.ok("webhook", "add", "shop", r.url)
+    (fresh_site.data.webhooks / "generation").write_text("not a number\n")
+    events.emit(fresh_site.data.root, "subscriber.unsubscribed", {"service": "news", "email": "a@example.org"})
+    assert dispatch.deliver(fresh_site.data, True, 5.0).delivered == 1
+    assert (fresh_site.data.webhooks / "generation").read_text().strip() == "1"

@@ -187,6 +187,9 @@ def deliver_in_run(run: Watched, time_limit: float, elapsed: float) -> None:
     except VykhukholError as exc:
         run.log.error(f"webhooks not delivered: {exc.message}")
         return
+    except OSError as exc:  # a journal or state file the disk refuses: the run's end goes on
+        run.log.error(f"webhooks not delivered: {exc.strerror or exc}")
+        return
     if summary.anything:
         (run.log.error if summary.failed else run.log.write)(summary.text())
     for name in summary.disabled:

@@ -11,6 +11,7 @@ import ssl
 import threading
 import time
 
+from vykhukhol.files.runlog import one_line
 from vykhukhol.webhooks.guards import Target
 
 MAX_ANSWER = 64 * 1024
@@ -39,25 +40,59 @@ class Answer:
 class _Connection(http.client.HTTPSConnection):
     """Connects to the checked address; TLS names the URL's host."""
 
-    def __init__(self, target: Target, timeout: float) -> None:
+    def __init__(self, target: Target, timeout: float, watch: _Watch) -> None:
         super().__init__(target.host, target.port, timeout=timeout,
                          context=ssl.create_default_context())
-        self._target = target
+        self._target, self._watch = target, watch
 
     def connect(self) -> None:
         sock = socket.create_connection((self._target.address, self._target.port), self.timeout)
+        self._watch.watch(sock)  # a deadline passed during the connect shuts it now
         if self._target.scheme == "https":
             sock = self._context.wrap_socket(sock, server_hostname=self._target.host)  # type: ignore[attr-defined]  # set by HTTPSConnection
         self.sock = sock
 
 
+class _Watch:
+    """The whole answer's deadline: at it the connection's socket is shut (the
+    plain socket's shutdown, never an SSL socket's, which would unwrap it under
+    the reading thread), and a read blocked on it ends at once."""
+
+    def __init__(self, seconds: float) -> None:
+        self._sock: socket.socket | None = None
+        self._passed = False
+        self._guard = threading.Lock()
+        self._timer = threading.Timer(seconds, self._cut)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._guard:
+            self._sock = sock
+            if self._passed:
+                self._shut()
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+    def _cut(self) -> None:
+        with self._guard:
+            self._passed = True
+            self._shut()
+
+    def _shut(self) -> None:
+        if self._sock is not None:
+            try:
+                socket.socket.shutdown(self._sock, socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
 def post(target: Target, body: bytes, headers: dict[str, str], deadline: float) -> Answer:
     """POST ``body`` to ``target``; over in ``deadline`` seconds at most."""
     start = time.monotonic()
-    conn = _Connection(target, timeout=max(deadline, 0.1))
-    timer = threading.Timer(max(deadline, 0.1), _cut, (conn,))
-    timer.daemon = True
-    timer.start()
+    watch = _Watch(max(deadline, 0.1))
+    conn = _Connection(target, max(deadline, 0.1), watch)
     try:
         conn.putrequest("POST", target.path, skip_accept_encoding=True)
         for name, value in {"Content-Type": "application/json", "User-Agent": USER_AGENT,
@@ -77,23 +112,12 @@ def post(target: Target, body: bytes, headers: dict[str, str], deadline: float) 
         late = time.monotonic() - start >= deadline
         return Answer(None, "no answer in time" if late else _reason(exc), _millis(start))
     finally:
-        timer.cancel()
+        watch.cancel()
         conn.close()
 
 
-def _cut(conn: http.client.HTTPConnection) -> None:
-    """The deadline passed: the socket is shut, so whatever waits on it ends."""
-    sock = conn.sock
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-
-
 def _reason(exc: BaseException) -> str:
-    text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-    return "".join(c if c.isprintable() else "?" for c in text)[:120]
+    return one_line(getattr(exc, "strerror", None) or str(exc) or type(exc).__name__)[:120]
 
 
 def _millis(start: float) -> int:

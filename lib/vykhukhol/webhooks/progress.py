@@ -24,6 +24,7 @@ from pathlib import Path
 from vykhukhol import files
 from vykhukhol.datadir import DataDir
 from vykhukhol.files import kv
+from vykhukhol.files.runlog import one_line
 
 #: The pauses after the first, second... failed attempt; the last repeats
 #: until :data:`GIVE_UP` after the first attempt.
@@ -115,7 +116,7 @@ def log_delivery(data: DataDir, name: str, event_id: str, kind: str, attempt: in
                  outcome: str, millis: int, now: float | None = None) -> None:
     path = _path(data, name, "log")
     files.rotate(path, LOG_BYTES, keep=1)
-    outcome = "".join(c if c.isprintable() and c != "\t" else "?" for c in outcome)[:160]
+    outcome = one_line(outcome)[:160]
     files.append_line(path, f"{int(time.time() if now is None else now)}\t{event_id}\t{kind}\t"
                             f"{attempt}\t{outcome}\t{millis}", sync=False)
 
