@@ -218,3 +218,14 @@ def test_the_per_address_daily_cap_holds_for_the_api_too(site, api) -> None:
         assert api("POST", "/v1/subscribers", {"service": service, "email": "anna@example.org"},
                    writer)[0] == 202
     assert len([m for m in site.outbox() if "anna@" in str(m["To"])]) == 1
+
+
+def test_a_closed_service_takes_no_sign_up_through_the_api(site, api) -> None:
+    writer = token(site, "shop", "--scopes", "subscribe,manage")
+    site.ok("service", "close", "news")
+    status, _, body = api("POST", "/v1/subscribers", {"service": "news", "email": "new@example.org"}, writer)
+    assert status == 409 and body["error"]["code"] == "closed"
+    assert "new@example.org" not in site.subscribers("news") and site.outbox() == []
+    status, _, _ = api("POST", "/v1/subscribers", {"service": "news", "email": "new@example.org",
+                                                   "confirmed": True}, writer)
+    assert status == 202 and site.subscribers("news")["new@example.org"].state.value == "active"

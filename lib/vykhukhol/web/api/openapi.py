@@ -16,6 +16,7 @@ REFUSALS = {
     "403": "the token lacks the scope, or may not be used from this address",
     "404": "no such endpoint, service, subscriber or newsletter",
     "405": "the method is not allowed on this path",
+    "409": "the call conflicts with the list's state (a service closed to sign-ups)",
     "413": "the body is too large",
     "422": "an unknown field, a wrong type, a missing field, or a value the call refuses",
     "429": "over the token's calls a minute (Retry-After says when to try again)",

@@ -103,6 +103,9 @@ def add_subscriber(call: Call) -> tuple[int, dict]:
     if confirmed and "manage" not in call.scopes:
         raise Refused(403, "scope", "adding a confirmed subscriber needs the manage scope; "
                                     "leave confirmed out for double opt-in")
+    if not confirmed and svc.find_service(call.data, body["service"]).closed:
+        raise Refused(409, "closed", "the service is closed to sign-ups (the owner may still "
+                                     "add a confirmed subscriber, with the manage scope)")
     # the per-address daily cap and the alarm hold an API's requests as a form's
     joined = membership.subscribe(call.data, call.settings, body["service"], body["email"],
                                   body.get("name", ""), ip=call.remote, confirmed=bool(confirmed),
