@@ -111,7 +111,7 @@ def finish(run: Run) -> None:
     from vykhukhol.watch import cronwatch
     from vykhukhol.watch.brakes import count_run as count_brakes
     from vykhukhol.watch.refusal_alerts import tell_refusals
-    from vykhukhol.webhooks.dispatch import deliver_in_run as deliver_webhooks
+    from vykhukhol.webhooks import deliver_in_run as deliver_webhooks
 
     try:
         run.allowance.settle()

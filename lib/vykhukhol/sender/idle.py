@@ -308,14 +308,13 @@ def prove(run) -> float | None:
 
 
 def _prove(run) -> float | None:
-    from vykhukhol import files, newsletters
+    from vykhukhol import files, newsletters, webhooks
     from vykhukhol import services as svc
     from vykhukhol import settings as settings_mod
     from vykhukhol.newsletters import feeds
     from vykhukhol.services import due_summary
     from vykhukhol.services.rules import rules_of
     from vykhukhol.timeutil import parse_time
-    from vykhukhol.webhooks import dispatch as webhooks
 
     data = run.data
     moment = run.now().timestamp()  # the run's time: a test may give it another
