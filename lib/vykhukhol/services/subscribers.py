@@ -8,7 +8,10 @@ sender and reported — never dropped.
 
 A pause (the subscriber's own page, docs/using/own-page.md#own-page) is one trailing field
 ``paused=TIME`` after the eleven: a file stays readable by every older reader,
-which keeps unknown trailing fields as they are.
+which keeps unknown trailing fields as they are. The reader's own language is
+one more (``lang=ru``), and each value of the site's fields one more again
+(``f.city=Тверь``; docs/using/services.md#subscriber-details), escaped so that
+a value never breaks its line.
 
 Reading streams; ``add`` appends one line (a scan for the address, no rewrite);
 every other change is one streamed atomic rewrite under the file's record lock.
@@ -34,6 +37,8 @@ FIELDS = ("email", "name", "state", "subscribed", "confirmed", "sent", "last_sen
           "reminders", "last_reminder", "failures", "ip")
 HEADER = "#" + "\t".join(FIELDS)
 PAUSED = "paused="  # the trailing field of a paused subscriber: no letters before its time
+LANGUAGE = "lang="  # the trailing field of the reader's own language
+FIELD = "f."  # a trailing field "f.<name>=<value>": one value of the site's fields
 
 
 class Subscriber:
@@ -111,6 +116,62 @@ class Subscriber:
         if until is not None:
             extra.append(PAUSED + format_time(until))
         return self.replace(extra=extra)
+
+    @property
+    def language(self) -> str | None:
+        """The reader's own language as the line says it (None: none said;
+        whether the site knows it is the reader's business)."""
+        for value in self.extra:
+            if value.startswith(LANGUAGE):
+                return value[len(LANGUAGE):] or None
+        return None
+
+    def with_language(self, language: str | None) -> Subscriber:
+        """This subscriber with ``language`` as their own (None: none)."""
+        extra = [value for value in self.extra if not value.startswith(LANGUAGE)]
+        if language:
+            extra.append(LANGUAGE + escape_value(language))
+        return self.replace(extra=extra)
+
+    @property
+    def fields(self) -> dict[str, str]:
+        """The values of the site's fields this subscriber has, by name, as
+        kept (text; a missing value is absent, never empty)."""
+        values: dict[str, str] = {}
+        for value in self.extra:
+            if value.startswith(FIELD):
+                name, equals, kept = value[len(FIELD):].partition("=")
+                if equals and name:
+                    values[name] = unescape_value(kept)
+        return values
+
+    def with_fields(self, changes: dict[str, str | None]) -> Subscriber:
+        """This subscriber with the named fields set to these values; None or
+        an empty value removes one. Other fields and trailing values stay."""
+        changed = {FIELD + name + "=" for name in changes}
+        extra = [value for value in self.extra
+                 if not any(value.startswith(prefix) for prefix in changed)]
+        extra.extend(FIELD + name + "=" + escape_value(value)
+                     for name, value in changes.items() if value)
+        return self.replace(extra=extra)
+
+
+def escape_value(value: str) -> str:
+    """A value made safe for one tab-separated field: ``%``, tab, carriage
+    return and line feed written as ``%25``, ``%09``, ``%0D``, ``%0A``
+    (every other character, Cyrillic included, as it is, for a person
+    reading the file)."""
+    return (value.replace("%", "%25").replace("\t", "%09")
+            .replace("\r", "%0D").replace("\n", "%0A"))
+
+
+def unescape_value(kept: str) -> str:
+    """``escape_value`` undone. Every ``%`` of an escaped value begins one of
+    its four sequences, so each is replaced on its own, ``%25`` last."""
+    if "%" not in kept:
+        return kept
+    return (kept.replace("%09", "\t").replace("%0D", "\r").replace("%0A", "\n")
+            .replace("%25", "%"))
 
 
 _FIELD_ORDER = (*FIELDS, "extra")
