@@ -6,8 +6,10 @@ The corpus is not in the repository: it lies beside the checkout, in
 the tests that read it skip, saying so, where it is absent. maildir/ holds
 every file of set-of-emails maildir/bsd (629: the sending systems' formats,
 the remote providers' own words, RFC 3464/3834 samples, complaints);
-expected.csv gives Sisimai's reason for each recipient. Each group is held to
-the thresholds on its own. Each file is read once; the figures are the
+expected.csv gives Sisimai's reason for each recipient, and
+tools/bounce_labels/sisimai.csv our own label where the words say otherwise
+(a "user unknown" Sisimai calls filtered is a dead address). Each group is
+held to the thresholds on its own. Each file is read once; the figures are the
 manual's, with the held-out one (each rhost file without its own provider's
 table): ``python3 tests/unit/test_bounce_reasons.py`` prints them.
 
