@@ -5,7 +5,8 @@
 
 Each DIR is one collection, one message a file. Sisimai's set (a folder
 with ``expected.csv`` and ``maildir/``, tests/support/corpora.py) is
-labelled from Sisimai's own reading of each recipient; any other collection
+labelled from Sisimai's own reading of each recipient, but where our own
+table tools/bounce_labels/sisimai.csv reads the words otherwise; any other collection
 by a table in tools/bounce_labels/ (``file,label,basis``: the file's path
 inside the collection, what the message says of the address, and where the
 label comes from), found by the file names it lists. A label is one of
@@ -42,6 +43,7 @@ from vykhukhol.bounces.reading import classify as kinds  # noqa: E402
 from vykhukhol.bounces.reading.reasons import CLASS_OF, Cause  # noqa: E402
 
 LABELS = ROOT / "tools" / "bounce_labels"
+SISIMAI_LABELS = LABELS / "sisimai.csv"  # ours, over Sisimai's own reason, where they differ
 LABEL_NAMES = ("gone", "other", "none", "skip")
 # Collections whose messages some rule of the reader was written against:
 # their figures are development figures, not a prediction. Sisimai's shaped
@@ -51,10 +53,23 @@ SHAPED = {"sisimai", "bounceparser", "flufl_bounce", "bounce_email", "php_bounce
 OTHER_CLASSES = {Cause.SOFT.value, Cause.SENDER.value, Cause.DELAY.value}
 
 
+def read_table(path: Path) -> dict[str, tuple[str, str]]:
+    """A labels table: the file's path -> (its label, where the label comes from)."""
+    with open(path, newline="", encoding="utf-8") as table:
+        rows = {row["file"]: (row["label"], row["basis"])
+                for row in csv.DictReader(line for line in table if not line.startswith("#"))}
+    bad = {name: label for name, (label, _) in rows.items() if label not in LABEL_NAMES}
+    if bad:
+        raise SystemExit(f"{path}: unknown labels {bad}")
+    return rows
+
+
 def sisimai_labels(folder: Path) -> dict[str, tuple[str, str]]:
     """Sisimai's set: gone where every recipient is a hard "gone" reason,
     other where every recipient is soft, sender refused or delay; the rest
-    (mixed, complaints, automatic replies) is not counted here."""
+    (mixed, complaints, automatic replies) is not counted here. Our own
+    label (tools/bounce_labels/sisimai.csv) replaces Sisimai's class where
+    the words say otherwise: a "user unknown" Sisimai calls filtered is gone."""
     classes: dict[str, set[str]] = {}
     with open(folder / "expected.csv", newline="", encoding="utf-8") as table:
         for row in csv.DictReader(table):
@@ -69,19 +84,17 @@ def sisimai_labels(folder: Path) -> dict[str, tuple[str, str]]:
     for name, found in classes.items():
         label = next(iter(found)) if len(found) == 1 else "skip"
         labels["maildir/" + name] = (label, "Sisimai's reason " + "/".join(sorted(found)))
-    return labels
+    return labels | {name: (label, "by hand: " + basis)
+                     for name, (label, basis) in read_table(SISIMAI_LABELS).items()}
 
 
 def table_labels(folder: Path) -> tuple[str, dict[str, tuple[str, str]]]:
     """The labels table of tools/bounce_labels/ whose files lie in ``folder``."""
     best: tuple[int, str, dict[str, tuple[str, str]]] = (0, "", {})
     for path in sorted(LABELS.glob("*.csv")):
-        with open(path, newline="", encoding="utf-8") as table:
-            rows = {row["file"]: (row["label"], row["basis"])
-                    for row in csv.DictReader(line for line in table if not line.startswith("#"))}
-        bad = {name: label for name, (label, _) in rows.items() if label not in LABEL_NAMES}
-        if bad:
-            raise SystemExit(f"{path}: unknown labels {bad}")
+        if path == SISIMAI_LABELS:
+            continue
+        rows = read_table(path)
         present = sum((folder / name).is_file() for name in rows)
         if present > best[0]:
             best = (present, path.stem, rows)

@@ -96,21 +96,22 @@ def test_a_4xx_is_never_gone_whatever_it_says():
     assert smtp_reason(450, "4.1.1", "unknown user").cause is Cause.DELAY
 
 
-def test_a_disabled_account_is_gone_when_the_code_says_so_too():
+def test_a_disabled_account_is_gone_in_doubt_when_the_code_says_so_too():
     reading = read("5.2.1", "550 5.2.1 account disabled", "failed")
     assert (reading.cause, reading.rule, reading.seen, reading.sure) == (
-        Cause.GONE, "status", "5.2.1", True)
+        Cause.GONE, "status", "5.2.1 account disabled", False)
     # a temporary suspension is not the account gone
     assert read("5.2.1", "550 5.2.1 account temporarily disabled", "failed").cause is Cause.SOFT
     # the same words at hand-over
     assert smtp_reason(550, "5.2.1", "account disabled").cause is Cause.GONE
 
 
-def test_user_unknown_after_data_without_a_code_stays_in_doubt():
-    # Japanese carriers' content filters answer so (Sisimai: filtered)
+def test_user_unknown_after_data_without_a_code_is_gone_in_doubt():
+    # Sisimai calls it filtered (Japanese carriers answer so when the recipient's
+    # own filter refuses the sender): the address gets no letter either way
     reading = read("", "550 Unknown user a@example.org (in reply to end of DATA command)",
                    "failed")
-    assert reading.cause is Cause.SOFT and not reading.sure
+    assert (reading.cause, reading.sure) == (Cause.GONE, False)
 
 
 def report(body: str, subject: str = "failure notice") -> bytes:
@@ -138,8 +139,10 @@ def test_an_account_disabled_or_discontinued_is_gone_in_doubt():
     reading = read("", f"554 delivery error: dd Sorry your message to {RECIPIENT} cannot be "
                    "delivered. This account has been disabled or discontinued [#102].", "failed")
     assert (reading.cause, reading.sure) == (Cause.GONE, False)
-    # disabled alone may be for now: soft, as Sisimai reads it
-    assert read("", "550 This account is disabled", "failed").cause is Cause.SOFT
+    # so is a 5xx saying the account is disabled; "temporarily" keeps it soft
+    reading = read("", "550 This account is disabled", "failed")
+    assert (reading.cause, reading.sure) == (Cause.GONE, False)
+    assert read("", "550 This account is temporarily disabled", "failed").cause is Cause.SOFT
 
 
 def test_qmail_saying_it_does_not_like_the_recipient_answered_rcpt_to():

@@ -6,8 +6,10 @@ The corpus is not in the repository: it lies beside the checkout, in
 the tests that read it skip, saying so, where it is absent. maildir/ holds
 every file of set-of-emails maildir/bsd (629: the sending systems' formats,
 the remote providers' own words, RFC 3464/3834 samples, complaints);
-expected.csv gives Sisimai's reason for each recipient. Each group is held to
-the thresholds on its own. Each file is read once; the figures are the
+expected.csv gives Sisimai's reason for each recipient, and
+tools/bounce_labels/sisimai.csv our own label where the words say otherwise
+(a "user unknown" Sisimai calls filtered is a dead address). Each group is
+held to the thresholds on its own. Each file is read once; the figures are the
 manual's, with the held-out one (each rhost file without its own provider's
 table): ``python3 tests/unit/test_bounce_reasons.py`` prints them.
 
@@ -93,7 +95,23 @@ def corpus() -> tuple[dict[str, kinds.Verdict], dict[str, frozenset[str]], float
             if row["reason"] != "delivered":
                 expected.setdefault(row["file"], set()).add(
                     expected_class(row["reason"], row["hard_bounce"]))
+    for name, label in own_labels().items():
+        expected[name] = {OWN_CLASS[label]} if label in OWN_CLASS else {"mixed", label}
     return verdicts, {name: frozenset(classes) for name, classes in expected.items()}, took
+
+
+# Our own label where the words say otherwise than Sisimai's reason
+# (tools/bounce_labels/sisimai.csv): "gone" for a "user unknown" Sisimai calls
+# filtered, "skip" for a report whose recipients fall in different classes.
+OWN_LABELS = Path(__file__).resolve().parents[2] / "tools" / "bounce_labels" / "sisimai.csv"
+OWN_CLASS = {"gone": Cause.GONE.value}
+
+
+def own_labels() -> dict[str, str]:
+    """Sample file -> our label, from tools/bounce_labels/sisimai.csv."""
+    with open(OWN_LABELS, newline="", encoding="utf-8") as table:
+        rows = csv.DictReader(line for line in table if not line.startswith("#"))
+        return {row["file"].removeprefix("maildir/"): row["label"] for row in rows}
 
 
 def read_as(verdict: kinds.Verdict) -> str:
@@ -214,8 +232,11 @@ def test_a_reply_at_hand_over_is_read_with_the_providers_words_too():
     # Outlook's "mailbox unavailable" is its "no such user" (Sisimai's Outlook rhost table)
     text = "Requested action not taken: mailbox unavailable (1234567:890:-2147467259)"
     assert smtp_reason(550, "", text, recipient="x@hotmail.com").cause is Cause.GONE
-    # from a server that is none of the known providers, the same words stay soft
-    assert smtp_reason(550, "", text, recipient="x@example.org").cause is Cause.SOFT
+    assert smtp_reason(550, "", text, recipient="x@hotmail.com").sure
+    # from a server that is none of the known providers, the same words read gone
+    # only in doubt: the address leaves at a second letter refused so
+    reading = smtp_reason(550, "", text, recipient="x@example.org")
+    assert (reading.cause, reading.sure) == (Cause.GONE, False)
 
 
 def test_a_delay_is_not_a_failure_and_giving_up_is_soft():
@@ -227,9 +248,10 @@ def test_a_delay_is_not_a_failure_and_giving_up_is_soft():
     # nor its words: a 4xx is never gone (docs/design/bounces.md#bounces-rules)
     assert read("4.1.1", "450 4.1.1 <a@example.org>: Recipient address rejected: User unknown "
                 "in virtual mailbox table (in reply to RCPT TO command)", "failed").cause is Cause.SOFT
-    # "user unknown" after the letter's text is a content filter (Sisimai: filtered)
-    assert read("5.0.0", "550 Unknown user a@example.org (in reply to end of DATA command)",
-                "failed").cause is Cause.SOFT
+    # "user unknown" after the letter's text (Sisimai: filtered) is gone, in doubt
+    reading = read("5.0.0", "550 Unknown user a@example.org (in reply to end of DATA command)",
+                   "failed")
+    assert (reading.cause, reading.sure) == (Cause.GONE, False)
 
 
 # Misreadings the providers' own words correct, each in the server's words (the
@@ -352,3 +374,56 @@ if __name__ == "__main__":  # the manual's figures (docs/design/bounces.md#bounc
     print(f"rhost, each without its own provider's table: gone read as gone {found}/{total}, "
           f"others read as gone {wrong}/{others}, sender refusals read as soft {sender_soft}")
     print(f"read in {took:.2f} s: {took / len(corpus()[0]) * 1000:.1f} ms a message")
+
+
+def test_our_own_labels_name_files_of_the_corpus_and_say_why():
+    verdicts, _, _ = corpus()
+    with open(OWN_LABELS, newline="", encoding="utf-8") as table:
+        rows = list(csv.DictReader(line for line in table if not line.startswith("#")))
+    assert rows and all(row["file"].removeprefix("maildir/") in verdicts for row in rows)
+    assert all(row["label"] in ("gone", "other", "skip") and row["basis"] for row in rows)
+
+
+# The shapes of the rules (docs/design/bounces.md#bounces-rules), each read as a mail
+# system's report for people (no DSN, no stage named) or as a report's diagnostic.
+def people_report(words: str) -> bytes:
+    return ("From: MAILER-DAEMON@mx.example.org\nTo: news+bounce@example.com\n"
+            "Subject: Returned mail: see transcript for details\n\n"
+            "The original message was received at Thu, 3 Dec 2026 10:00:00 +0000\n\n"
+            "   ----- The following addresses had permanent fatal errors -----\n"
+            f"<anna@example.org>\n    (reason: {words})\n").encode()
+
+
+def test_a_plain_text_550_no_such_user_with_no_stage_is_gone_in_doubt():
+    reading = kinds.classify(people_report("550 No such user"), "+").readings["anna@example.org"]
+    assert (reading.cause, reading.sure) == (Cause.GONE, False)
+    # with no code at all, the words alone say the same
+    reading = kinds.classify(people_report("User not known"), "+").readings["anna@example.org"]
+    assert (reading.cause, reading.sure) == (Cause.GONE, False)
+
+
+def test_a_4xx_unknown_user_is_never_gone():
+    reading = kinds.classify(people_report("450 4.1.1 Unknown user"), "+").readings["anna@example.org"]
+    assert reading.cause is not Cause.GONE
+    assert read("", "451 Unknown user a@example.org (in reply to end of DATA command)",
+                "failed").cause is not Cause.GONE
+
+
+def test_a_user_unknown_that_speaks_of_spam_is_not_gone():
+    reading = kinds.classify(people_report("550 User unknown or message looks like spam"),
+                             "+").readings["anna@example.org"]
+    assert reading.cause is not Cause.GONE
+    assert read("5.0.0", "550 5.0.0 User unknown, rejected by policy (in reply to end of DATA "
+                "command)", "failed").cause is not Cause.GONE
+
+
+def test_a_disabled_account_under_5_2_1_is_gone_in_doubt():
+    reading = read("5.2.1", "smtp; 550-5.2.1 The email account that you tried to reach is "
+                   "disabled. https://support.google.com/mail/?p=DisabledUser - gsmtp", "failed",
+                   context="Remote-MTA: dns; gmail-smtp-in.l.google.com", recipient="x@gmail.com")
+    assert (reading.cause, reading.sure) == (Cause.GONE, False)
+    # the report's note beside its Status saying so does not make it soft
+    reading = read("5.2.1", "smtp;550 5.2.1 <x@example.jp>... User Unknown", "failed",
+                   context="Status: 5.2.1 (mailbox disabled, not accepting messages)",
+                   recipient="x@example.jp")
+    assert (reading.cause, reading.sure) == (Cause.GONE, False)

@@ -438,6 +438,10 @@ def _readings(message: Message, text: str, dsn: dict[str, formats.Failed], subje
             reading = reasons.read(status, failed.text, failed.action,
                                    context=f"{window}\n{failed.fields}", recipient=address,
                                    report=text[:3000])
+            if reading.rule == reasons.BY_NONE and not failed.text and text:
+                # A DSN with no diagnostic: the report's words for people say why.
+                reading = reasons.read(status, "", failed.action, context=text[:3000],
+                                       recipient=address, report=text[:3000])
         else:
             action = "delayed" if warning else ""
             reading = reasons.read("", "", action, context=window, recipient=address)

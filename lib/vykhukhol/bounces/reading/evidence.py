@@ -5,19 +5,41 @@ reputation is never read as gone by its words, and a 4xx never at all."""
 
 from __future__ import annotations
 
-from vykhukhol.bounces.reading.matching import BY_PROVIDER, BY_STATUS, CONTINUED, MAX_TEXT, match
+from vykhukhol.bounces.reading.matching import (
+    BY_PHRASE,
+    BY_PROVIDER,
+    BY_REPLY,
+    BY_STATUS,
+    CONTINUED,
+    MAX_TEXT,
+    aligned,
+    match,
+)
 
 # The enhanced codes that say the address is gone (docs/design/bounces.md#bounces-rules):
 # no such mailbox, no such domain, the account disabled.
 GONE_CODES = {"5.1.0": "userunknown", "5.1.1": "userunknown", "5.1.3": "userunknown",
-              "5.1.2": "hostunknown", "5.4.4": "hostunknown", "5.2.1": "suspend"}
-# Words that say an account is closed for good (Sisimai reads most as suspend, soft).
+              "5.1.2": "hostunknown", "5.4.4": "hostunknown", "5.2.1": "suspend",
+              "5.7.13": "suspend"}
+# Sentences single mail systems write about a recipient that does not exist,
+# whatever the command (Sisimai's lhost readers: Domino, Notes, IMail,
+# Exchange 2003, InterScan MSS, Verizon, Outlook).
+GONE_PHRASES = (
+    "not listed in domino directory", "not listed in public name & address book",
+    "no se encuentra en el directorio de domino", "non répertorié dans l'annuaire domino",
+    "domino ディレクトリには見つかりません", "ディレクトリのリストにありません",
+    "invalid final delivery userid", "unknown user:", "(000c05a6)", "unknown recipient",
+    "please check if address is correct", "no valid recipients for this mm",
+    "because the address couldn't be found",
+    "no mailbox here by that name",
+)
+GONE_PAIRS = (("interscan messaging security suite", "unable to deliver"),)
+# Words that say an account is disabled or closed (Sisimai reads most as suspend, soft).
 _DISABLED = ("account disabled", "account is disabled", "account has been disabled",
              "mailbox disabled", "mailbox is disabled", "account is deactivated",
-             "account has been deactivated", "account closed", "account has been closed")
-# Of those, the words that say so even with no code beside them: "disabled" alone
-# may be for now (Sisimai's suspend), "discontinued" is not.
-_CLOSED = ("disabled or discontinued", "is a deactivated mailbox")
+             "account has been deactivated", "account closed", "account has been closed",
+             "disabled or discontinued", "is a deactivated mailbox", "disabled recipient",
+             "account that you tried to reach is disabled")
 # Words that say a refusal was about the letter, our host or a policy, whatever
 # else it says: a refusal with these is never read as "address gone" by its words.
 _CONTENT = ("spam", "content", "policy", "policies", "reputation", "blocked", "blacklist",
@@ -26,14 +48,9 @@ _CONTENT = ("spam", "content", "policy", "policies", "reputation", "blocked", "b
             "temporar", "over quota", "quota", "mailbox full", "mailbox is full", "too many")
 
 
-def closed_for_good(text: str) -> str:
-    """The words that say the account is closed for good ("This account has
-    been disabled or discontinued"), "" when none do or the words also say
-    it is only for now, or speak of content or policy."""
-    lower = " ".join(CONTINUED.sub(" ", text[:MAX_TEXT].lower()).split())
-    if not lower or speaks_of_content(lower):
-        return ""
-    return next((words for words in _CLOSED if words in lower), "")
+def _plain(text: str) -> str:
+    """The words of ``text`` lower-cased on one line, without "550-5.1.1" continuations."""
+    return " ".join(CONTINUED.sub(" ", text[:MAX_TEXT].lower()).split())
 
 
 def speaks_of_content(text: str) -> bool:
@@ -41,28 +58,60 @@ def speaks_of_content(text: str) -> bool:
     return any(word in lower for word in _CONTENT)
 
 
-def gone_by_evidence(status: str, code: str, text: str, rule: str) -> tuple[str, str, str] | None:
-    """(reason, rule, seen) when the codes and the words prove the address gone, else None.
+def dead_words(text: str) -> tuple[str, str]:
+    """(Sisimai's reason name, the words) where ``text`` says the mailbox or the
+    domain does not exist or the account is disabled; ("", "") when it does not."""
+    lower = _plain(text)
+    for name in ("userunknown", "hostunknown"):
+        seen = match(name, lower)
+        if seen:
+            return name, seen
+    seen = next((phrase for phrase in GONE_PHRASES if phrase in lower), "") or next(
+        (" … ".join(pair) for pair in GONE_PAIRS if aligned(lower, pair)), "")
+    if seen:
+        return "userunknown", seen
+    seen = account_disabled(lower)
+    return ("suspend", seen) if seen else ("", "")
 
-    A 5.x.x code that says no such mailbox or domain (5.1.0, 5.1.1, 5.1.3,
-    5.1.2, 5.4.4) or the account disabled (5.2.1), with words that say the
-    same, is gone at any stage of the conversation, unless the words also
-    speak of content, policy or reputation. Without such a code Sisimai's
-    reading of the words and the stage stands; a 4xx is never gone
-    (:func:`read` holds that), nor a provider's own label overruled.
+
+def account_disabled(text: str) -> str:
+    """The words of ``text`` that say the account is disabled or closed, "" for none."""
+    lower = _plain(text)
+    return next((words for words in _DISABLED if words in lower), "")
+
+
+def gone_by_evidence(status: str, code: str, text: str,
+                     rule: str) -> tuple[str, str, str, bool] | None:
+    """(reason, rule, seen, sure) when the codes and the words prove the address
+    gone, else None (docs/design/bounces.md#bounces-rules).
+
+    A 4xx or a 4.x.x code is never gone, nor words that speak of content,
+    policy or reputation. A 5.x.x code that says no such mailbox or domain
+    (5.1.0, 5.1.1, 5.1.3, 5.1.2, 5.4.4) with words that say the same is gone
+    and sure, at any stage of the conversation. Any other permanent refusal —
+    a 5xx or 5.x.x code, or no code at all — whose words say the mailbox or
+    the domain does not exist, or the account is disabled, is gone in doubt,
+    whenever it was said (after the letter's text too, which Sisimai calls
+    filtered): one such letter may be a server's odd answer, a second one
+    removes the address. A provider's own label for a specific code (Facebook's
+    5.1.1 "recipient preferences") is not overruled.
     """
-    if rule == BY_PROVIDER or status.startswith("4.") or code.startswith("4"):
+    if status.startswith("4.") or code.startswith("4"):
         return None
-    if not (status.startswith("5.") or code.startswith("5")):
+    if status[:1] not in ("", "5") or code[:1] not in ("", "5"):
         return None
-    lower = " ".join(CONTINUED.sub(" ", text[:MAX_TEXT].lower()).split())
+    lower = _plain(text)
     if not lower or speaks_of_content(lower):
         return None
     by_code = GONE_CODES.get(status, "")
-    if by_code == "suspend":
-        said = next((words for words in _DISABLED if words in lower), "")
-    elif by_code:
-        said = match(by_code, lower) or match("hostunknown", lower)
-    else:
-        return None  # no code that says so: Sisimai's reading of the stage stands
-    return (by_code, BY_STATUS, status) if said else None
+    if by_code in ("userunknown", "hostunknown"):
+        if rule == BY_PROVIDER:
+            return None
+        seen = match(by_code, lower) or match("hostunknown", lower)
+        return (by_code, BY_STATUS, status, True) if seen else None
+    name, seen = dead_words(lower)
+    if not name:
+        return None
+    if by_code:
+        return name, BY_STATUS, f"{status} {seen}", False
+    return name, BY_REPLY if code else BY_PHRASE, seen, False

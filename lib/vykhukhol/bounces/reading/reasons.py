@@ -20,11 +20,13 @@ DSN's Diagnostic-Code, a transcript's last reply). The patterns are Sisimai's
 (:mod:`.patterns`) and the order of their checks follows its ``reason.Find``.
 Over Sisimai's reason name (an input, not the answer) three rules hold
 (docs/design/bounces.md#bounces-rules): a 4xx is never "address gone"; a
-5.x.x code that says the mailbox or domain does not exist or the account is
-disabled, with words that say the same, is, at any stage; words of content,
-policy or reputation keep a refusal from reading gone.
+permanent refusal (5xx, or no code) whose words say the mailbox or domain
+does not exist or the account is disabled is, at any stage — sure with a
+5.x.x code that says the same, else in doubt; words of content, policy or
+reputation keep a refusal from reading gone (:mod:`.evidence`).
 Each reading says which rule decided and whether it is sure or doubtful
-(:meth:`Reading.rule_text`); in doubt the reading leans soft.
+(:meth:`Reading.rule_text`); an address read as gone in doubt leaves at a
+second letter refused so.
 :func:`smtp_reason` reads a reply at hand-over; :func:`read` reads a
 report's fields. Both are pure functions.
 """
@@ -37,7 +39,13 @@ from enum import Enum
 
 from vykhukhol.bounces.reading import patterns, remote
 from vykhukhol.bounces.reading import words as server_words
-from vykhukhol.bounces.reading.evidence import closed_for_good, gone_by_evidence, speaks_of_content
+from vykhukhol.bounces.reading.evidence import (
+    GONE_PAIRS,
+    GONE_PHRASES,
+    account_disabled,
+    gone_by_evidence,
+    speaks_of_content,
+)
 from vykhukhol.bounces.reading.matching import (
     BY_COMMAND,
     BY_NONE,
@@ -224,7 +232,8 @@ def decide(status: str, text: str, action: str = "", said: str | None = None,
     As in Sisimai, "user unknown" is believed when the status code says so or
     the refusal answered ``RCPT TO``; said after the letter's text (some
     providers' content filters answer so), or where the report does not say
-    when, it is ``filtered`` — a soft failure, never one that deletes at once.
+    when, it is ``filtered``: never one that deletes at once (:func:`read`
+    reads it as gone in doubt, docs/design/bounces.md#bounces-rules).
     ``said`` is the SMTP command when the caller read it from more text.
     """
     said = command(text) if said is None else said
@@ -257,8 +266,8 @@ def decide(status: str, text: str, action: str = "", said: str | None = None,
             elif said == "RCPT" and seen:
                 return name, coded, seen
             elif said != "DATA":
-                own = next((phrase for phrase in _GONE_PHRASES if phrase in text), "") or next(
-                    (" … ".join(pair) for pair in _GONE_PAIRS if aligned(text, pair)), "")
+                own = next((phrase for phrase in GONE_PHRASES if phrase in text), "") or next(
+                    (" … ".join(pair) for pair in GONE_PAIRS if aligned(text, pair)), "")
                 if own:
                     return name, coded, own
                 if STRICT and not said and not by_status and seen \
@@ -307,20 +316,6 @@ def decide(status: str, text: str, action: str = "", said: str | None = None,
         return "expired", BY_NONE, ""
     return "onhold", BY_NONE, ""
 
-
-# Sentences single mail systems write about a recipient that does not exist,
-# whatever the command (Sisimai's lhost readers: Domino, Notes, IMail,
-# Exchange 2003, InterScan MSS, Verizon, Outlook).
-_GONE_PHRASES = (
-    "not listed in domino directory", "not listed in public name & address book",
-    "no se encuentra en el directorio de domino", "non répertorié dans l'annuaire domino",
-    "domino ディレクトリには見つかりません", "ディレクトリのリストにありません",
-    "invalid final delivery userid", "unknown user:", "(000c05a6)", "unknown recipient",
-    "please check if address is correct", "no valid recipients for this mm",
-    "because the address couldn't be found",
-    "no mailbox here by that name",
-)
-_GONE_PAIRS = (("interscan messaging security suite", "unable to deliver"),)
 
 # Sentences that decide alone, before Sisimai's patterns: a mailing list that
 # refuses our post (Google Groups, in English and Japanese), a block list, a
@@ -403,18 +398,12 @@ def read(status: str = "", text: str = "", action: str = "", code: str = "",
     cause = CLASS_OF.get(name, Cause.SOFT)
     sure = _sure(cause, rule, status, code)
     if name == "filtered" and included("userunknown", " ".join(text.lower().split())):
-        sure = False  # "user unknown" where we cannot tell when: read soft, in doubt
+        sure = False  # "user unknown" where we cannot tell when: in doubt
     gone = None if said in ("MAIL", "EHLO") else gone_by_evidence(
-        status, code, diagnostic or answer, rule)
-    if gone is not None:
-        name, rule, seen = gone
-        cause, sure = Cause.GONE, _sure(Cause.GONE, rule, status, code)
-    closed = "" if gone or rule == BY_PROVIDER or name != "suspend" else closed_for_good(text)
-    if closed:
-        # "This account has been disabled or discontinued" with no code that
-        # says so: Sisimai reads a suspended account (soft); the words say it
-        # is closed for good. Gone, in doubt: it leaves at a second letter.
-        cause, sure, seen = Cause.GONE, False, closed
+        status, code, diagnostic or context, rule)
+    if gone is not None and not (cause is Cause.GONE and sure):
+        name, rule, seen, sure = gone  # a sure reading of the same cause stays as it is
+        cause = Cause.GONE
     if temporary or code.startswith("4"):
         if cause is Cause.GONE:
             # A 4xx is never proof the address is gone, whatever its words:
@@ -422,15 +411,18 @@ def read(status: str = "", text: str = "", action: str = "", code: str = "",
             cause, sure = Cause.SOFT, False
     elif gone is None and cause is Cause.GONE and speaks_of_content(diagnostic or answer):
         cause, sure = Cause.SOFT, False  # "user unknown" beside "spam": about the letter
-    if cause is Cause.GONE and (report or note) and not ((gone or closed) and name == "suspend"):
+    if cause is Cause.GONE and (report or note) and not (gone and name == "suspend"):
         prose = " ".join(f"{note}\n{_PROSE_END.split(report[:MAX_TEXT], 1)[0]}".lower().split())
 
-        if any(included(soft, prose) or any(p in prose for p in patterns.FORMATS.get(soft, ()))
-               for soft in ("mailboxfull", "suspend")):
+        full, held = (included(soft, prose) or any(p in prose for p in patterns.FORMATS.get(soft, ()))
+                      for soft in ("mailboxfull", "suspend"))
+        if full or held and not account_disabled(prose):
             # The report's words for people (or the note beside its Status)
-            # say the mailbox is full or disabled, its diagnostic that the
+            # say the mailbox is full or held, its diagnostic that the
             # address is gone: in doubt, soft.
             cause, sure = Cause.SOFT, False
+        elif held:
+            sure = False  # the account disabled, in the report's words: gone, in doubt
     return Reading(cause, name, status, code, rule, seen, sure, answer)
 
 
