@@ -123,6 +123,10 @@ def import_from_arguments(p: Parser) -> None:
     p.add_argument("--show", action="store_true",
                    help="list the file's addresses under their state (with --dry-run: "
                         "who would be what, before anything changes)")
+    p.add_argument("--map", action="append", metavar="COLUMN=FIELD",
+                   help="fill the site's field FIELD (or language) from COLUMN, e.g. Town=city; "
+                        "COLUMN=- fills nothing from it (default: a column named as a field, or "
+                        "as its label, fills it); repeatable")
     p.add_argument("--series", nargs="+", default=["end"], metavar=("start|end|letter", "N"),
                    help="where the confirmed join the service's series: end (the default: "
                         "no letter of it now, one added later reaches them), start (every "
@@ -130,6 +134,7 @@ def import_from_arguments(p: Parser) -> None:
     p.epilog = examples("vykhukhol import-from mailchimp audience.zip --service news --dry-run",
                         "vykhukhol import-from csv people.csv --service news --dry-run --show",
                         "vykhukhol import-from listmonk subscribers.csv --service news",
+                        "vykhukhol import-from csv people.csv --service news --map Town=city --dry-run",
                         "vykhukhol import-from csv people.csv --service course --series letter 2")
 
 
@@ -151,14 +156,17 @@ def _read_bytes(path: str, limit: int) -> bytes:
 def cmd_import_from(ctx: Context, args) -> None:
     from vykhukhol.members import importers  # off the command line's start
     from vykhukhol.members.importers import outcome  # off the command line's start
+    from vykhukhol.members.importers.mapping import Columns  # off the command line's start
     from vykhukhol.members.importing import SeriesStart  # off the command line's start
+    from vykhukhol.settings import fields as site_fields  # off the command line's start
 
     settings = ctx.settings()
     service = svc.find_service(ctx.data, args.service)  # an unknown service before the file is read
     series = SeriesStart.parse(" ".join(args.series))
     series.check(service.name, svc.letter_count(service))
+    columns = Columns(site_fields.load(ctx.data.root), Columns.parse_map(args.map))
     raw = _read_bytes(args.file, importers.MAX_BYTES)
-    reading = importers.read(args.tool, raw, Path(args.file).name)
+    reading = importers.read(args.tool, raw, Path(args.file).name, columns=columns)
     result = outcome.apply(ctx.data, settings, args.service, reading, dry_run=args.dry_run,
                            series=series)
     for line in outcome.summary(result, option=True):

@@ -181,6 +181,8 @@ class Newcomer(NamedTuple):
     subscribed: datetime | None = None      # when they signed up (None: now)
     confirmed_at: datetime | None = None    # when they confirmed (None: now)
     ip: str = "import"                      # where the consent came from, if the file says
+    fields: dict[str, str] | None = None    # the site's fields, canonical values by name
+    language: str | None = None             # the reader's own language (ru, en)
 
 
 def add_people(data: DataDir, settings: Settings, service_name: str,
@@ -211,6 +213,7 @@ def add_people(data: DataDir, settings: Settings, service_name: str,
                            confirmed=(p.confirmed_at or moment) if p.confirmed else None,
                            sent=sent if p.confirmed else 0,
                            last_reminder=None if p.confirmed else asked, ip=p.ip)
+           .with_fields(dict(p.fields or {})).with_language(p.language)
            for p in kept]
     readers = len({sub.key for sub in new if sub.confirmed is not None} - known)
     added, duplicates = subs.add_many(service.subscribers_path, new)

@@ -9,6 +9,8 @@ gone; blocklisted, blacklisted → suppressed as blocklisted), ``subscribed``
 (or ``created_at``, ``optin_time``), ``confirmed`` (``confirm_time``) and
 ``unsubscribed_at`` (``unsub_time``, ``clean_time``: when who left did). An
 empty status cell is no status.
+Other columns fill the site's fields by their names or labels
+(:mod:`.mapping`), a ``language`` column the reader's language.
 Without a status column everyone is unconfirmed: the file does not prove
 they agreed, so the sender's reminders ask them. ``;`` separates the cells
 when the first line has more of them than commas (Russian Excel's CSV).
@@ -18,9 +20,10 @@ from __future__ import annotations
 
 import vykhukhol.members.importers.parsing as parsing
 import vykhukhol.members.importers.verdicts as verdicts
+from vykhukhol.members.importers.mapping import Columns
 
 
-def read(raw: bytes, name: str) -> tuple[list[verdicts.Person], list[verdicts.RefusedLine]]:
+def read(raw: bytes, name: str, columns: Columns) -> tuple[list[verdicts.Person], list[verdicts.RefusedLine]]:
     text = parsing.text_of(raw)
     first = text.split("\n", 1)[0]
     delimiter = ";" if first.count(";") > first.count(",") else ","
@@ -36,6 +39,8 @@ def read(raw: bytes, name: str) -> tuple[list[verdicts.Person], list[verdicts.Re
     signed_col = parsing.column(header, "subscribed", "created_at", "optin_time", "signed_up")
     confirm_col = parsing.column(header, "confirmed", "confirmed_at", "confirm_time")
     left_col = parsing.column(header, "unsubscribed_at", "unsub_time", "clean_time", "left_at")
+    mapping = columns.map(header, (email, whole, first_name, last_name, status, signed_col,
+                                   confirm_col, left_col))
     judged = []
     for row in records:
         cells = row.cells
@@ -47,5 +52,6 @@ def read(raw: bytes, name: str) -> tuple[list[verdicts.Person], list[verdicts.Re
         judged.append(verdicts.person(row, "", cells.get(email, ""),
                                       parsing.cell(cells, whole) or person_name, standing,
                                       subscribed=signed, confirmed=confirmed, why=why,
-                                      left=parsing.when(parsing.cell(cells, left_col))))
+                                      left=parsing.when(parsing.cell(cells, left_col)),
+                                      values=columns.values(mapping, cells)))
     return verdicts.sorted_out(judged)
