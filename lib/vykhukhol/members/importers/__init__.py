@@ -13,7 +13,7 @@ append to the suppression list per reason), then the subscribers through
 
 What it deliberately does not do: read a tool's API, keep the tool's tags,
 lists, or fields the site does not define (a column fills a field the
-owner defined, :mod:`.mapping`), or mail anybody (an unconfirmed
+owner defined, :mod:`vykhukhol.members.fieldmap`), or mail anybody (an unconfirmed
 import is asked to confirm by the sender's reminders, in its batches).
 """
 
@@ -26,7 +26,7 @@ import vykhukhol.members.importers.listmonk as listmonk
 import vykhukhol.members.importers.mailchimp as mailchimp
 import vykhukhol.members.importers.phplist as phplist
 from vykhukhol.errors import BadInput
-from vykhukhol.members.importers.mapping import Columns
+from vykhukhol.members.fieldmap import Columns
 from vykhukhol.members.importers.parsing import MAX_BYTES, TooLarge
 from vykhukhol.members.importers.verdicts import (  # noqa: F401 - the package's face
     SHOWN_REFUSED,
@@ -48,7 +48,7 @@ def read(tool: str, raw: bytes, name: str = "", max_bytes: int | None = None,
     :class:`TooLarge` when it, or what its zip inflates to, is over
     ``max_bytes`` (None: :data:`MAX_BYTES`, the command line's cap).
     ``columns``: the site's fields and the ``--map`` choices (None: no
-    field is filled), :mod:`.mapping`."""
+    field is filled), :mod:`vykhukhol.members.fieldmap`."""
     if tool not in TOOLS:
         raise BadInput("unknown tool {tool}: one of {tools}", tool=tool, tools=", ".join(TOOLS))
     limit = MAX_BYTES if max_bytes is None else max_bytes

@@ -10,7 +10,8 @@ gone; blocklisted, blacklisted → suppressed as blocklisted), ``subscribed``
 ``unsubscribed_at`` (``unsub_time``, ``clean_time``: when who left did). An
 empty status cell is no status.
 Other columns fill the site's fields by their names or labels
-(:mod:`.mapping`), a ``language`` column the reader's language.
+(:mod:`vykhukhol.members.fieldmap`), a ``language`` column the reader's language;
+a value this site's export defused (a leading ``'``) is read as it was stored.
 Without a status column everyone is unconfirmed: the file does not prove
 they agreed, so the sender's reminders ask them. ``;`` separates the cells
 when the first line has more of them than commas (Russian Excel's CSV).
@@ -20,7 +21,8 @@ from __future__ import annotations
 
 import vykhukhol.members.importers.parsing as parsing
 import vykhukhol.members.importers.verdicts as verdicts
-from vykhukhol.members.importers.mapping import Columns
+from vykhukhol.members.export import undefused
+from vykhukhol.members.fieldmap import Columns
 
 
 def read(raw: bytes, name: str, columns: Columns) -> tuple[list[verdicts.Person], list[verdicts.RefusedLine]]:
@@ -53,5 +55,6 @@ def read(raw: bytes, name: str, columns: Columns) -> tuple[list[verdicts.Person]
                                       parsing.cell(cells, whole) or person_name, standing,
                                       subscribed=signed, confirmed=confirmed, why=why,
                                       left=parsing.when(parsing.cell(cells, left_col)),
-                                      values=columns.values(mapping, cells)))
+                                      values=columns.values(mapping, {
+                                          k: undefused(v) for k, v in cells.items()})))
     return verdicts.sorted_out(judged)

@@ -12,7 +12,7 @@ to them, and nothing says they left). listmonk keeps double opt-in per list,
 not in this file; a ``subscription_status`` column (``unconfirmed``,
 ``confirmed``, ``unsubscribed``), if the file has one, decides instead.
 The name is ``name``, else the attributes' first and last name; the
-attributes' keys fill the site's fields (:mod:`.mapping`). Who left is
+attributes' keys fill the site's fields (:mod:`vykhukhol.members.fieldmap`). Who left is
 dated by ``updated_at``, listmonk's time of the last change (the blocklisting
 or the unsubscribe).
 """
@@ -24,7 +24,7 @@ import json
 import vykhukhol.members.importers.parsing as parsing
 import vykhukhol.members.importers.verdicts as verdicts
 from vykhukhol.errors import BadInput
-from vykhukhol.members.importers.mapping import Columns
+from vykhukhol.members.fieldmap import Columns
 
 HEADER = ("uuid", "email", "name", "attributes", "status", "created_at", "updated_at")
 

@@ -17,7 +17,7 @@ CONFIRM_TIME the opt-in), unsubscribed → suppressed as unsubscribed, cleaned
 (hard bounces, repeated soft ones) → suppressed as gone, each dated by its
 UNSUB_TIME or CLEAN_TIME; non-subscribed contacts never agreed to anything
 and are refused. The merge fields fill the site's fields by their labels
-(:mod:`.mapping`).
+(:mod:`vykhukhol.members.fieldmap`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from __future__ import annotations
 import vykhukhol.members.importers.parsing as parsing
 import vykhukhol.members.importers.verdicts as verdicts
 from vykhukhol.errors import BadInput
-from vykhukhol.members.importers.mapping import Columns
+from vykhukhol.members.fieldmap import Columns
 from vykhukhol.members.suppression import Why
 
 MAGIC_ZIP = b"PK\x03\x04"

@@ -19,7 +19,7 @@ from vykhukhol import services as svc
 from vykhukhol.datadir import DataDir
 from vykhukhol.i18n import ntr, tr
 from vykhukhol.members import importing, suppression
-from vykhukhol.members.importers.mapping import Columns
+from vykhukhol.members.fieldmap import Columns
 from vykhukhol.members.importers.verdicts import Person, Reading, RefusedLine, Standing
 from vykhukhol.members.importing import END, SeriesStart
 from vykhukhol.members.suppression import Why

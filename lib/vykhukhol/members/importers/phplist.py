@@ -20,7 +20,7 @@ from __future__ import annotations
 import vykhukhol.members.importers.parsing as parsing
 import vykhukhol.members.importers.verdicts as verdicts
 from vykhukhol.errors import BadInput
-from vykhukhol.members.importers.mapping import Columns
+from vykhukhol.members.fieldmap import Columns
 from vykhukhol.members.suppression import Why
 
 EMAIL = "Email"

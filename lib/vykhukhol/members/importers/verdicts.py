@@ -11,7 +11,7 @@ from typing import NamedTuple
 from vykhukhol.addresses import check_email, clean_name
 from vykhukhol.errors import BadInput
 from vykhukhol.i18n import tr
-from vykhukhol.members.importers.mapping import BadCell, Columns, Values
+from vykhukhol.members.fieldmap import BadCell, Columns, Values
 from vykhukhol.members.importers.parsing import Row, _
 from vykhukhol.members.suppression import Why
 

@@ -14,6 +14,9 @@ reader's own language when a value says ru or en (``ru_RU``, ``en-US``,
 What it deliberately does not do: create fields (an owner defines them,
 docs/using/fields.md#fields), or change the values of a reader who is
 subscribed already.
+
+Light at import (no csv, json or the tools' readers): every command line
+loads :mod:`vykhukhol.members.importing`, which uses it.
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from vykhukhol.errors import BadInput
-from vykhukhol.members.importers.parsing import _squash
 from vykhukhol.settings.fields import Field
 
 LANGUAGE = "language"  # what --map names the reader's language by
@@ -71,8 +73,8 @@ class Columns:
                 raise BadInput("--map {column}={name}: no field is named {name!r} (defined: "
                                "{names}); nothing was imported", column=column, name=name,
                                names=", ".join([*by_name, LANGUAGE]))
-            self.choices[_squash(column)] = name
-            self._spelled[_squash(column)] = column
+            self.choices[squash(column)] = name
+            self._spelled[squash(column)] = column
         self._by_name = by_name
         self._met: set[str] = set()
         self.seen = Mapping({}, None, ())
@@ -99,7 +101,7 @@ class Columns:
         for column in header:
             if not column.strip() or column in used:
                 continue
-            key = _squash(column)
+            key = squash(column)
             self._met.add(key)
             chosen = self.choices.get(key) or self._matching(key)
             if chosen == LANGUAGE and language is None:
@@ -115,9 +117,9 @@ class Columns:
 
     def _matching(self, key: str) -> str | None:
         for f in self.defined:
-            if key == _squash(f.name) or any(key == _squash(label) for label in f.labels.values()):
+            if key == squash(f.name) or any(key == squash(label) for label in f.labels.values()):
                 return f.name
-        return LANGUAGE if key in {_squash(c) for c in _LANGUAGE_COLUMNS} else None
+        return LANGUAGE if key in {squash(c) for c in _LANGUAGE_COLUMNS} else None
 
     def check_met(self) -> None:
         """BadInput when a ``--map`` names a column no header of the file has."""
@@ -154,6 +156,11 @@ class Columns:
         if seen.unused:
             out.append(tr(lang, "Columns left unused: {columns}.", columns=", ".join(seen.unused)))
         return out
+
+
+def squash(name: str) -> str:
+    """A column's name as matching sees it: lower case, without spaces, ``_`` or ``-``."""
+    return "".join(c for c in name.strip().lower() if not c.isspace() and c not in "_-")
 
 
 def language_of(text: str) -> str | None:
