@@ -85,6 +85,8 @@ class Columns:
         for one without ``=``."""
         choices = {}
         for item in given or []:
+            if not item.strip():
+                continue  # a blank line of the page's box
             column, equals, name = item.partition("=")
             if not equals or not column.strip():
                 raise BadInput("--map takes COLUMN=FIELD (or COLUMN=- to leave it out), not "

@@ -29,7 +29,8 @@ def import_from(admin: Admin, args: dict) -> Response:
             raise uploads.UploadRefused(admin._("Choose the tool the file comes from."), 400)
         try:
             series = SeriesStart.parse(form.get("series") or "end")
-            columns = Columns(site_fields.load(admin.data.root), lang=admin.lang)
+            choices = Columns.parse_map(form.get("map", "").splitlines())
+            columns = Columns(site_fields.load(admin.data.root), choices, admin.lang)
             # the upload's cap holds for what a zip inflates to, not only for the zip
             reading = importers.read(tool, raw, max_bytes=uploads.MAX_IMPORT_BYTES,
                                      columns=columns)

@@ -55,7 +55,8 @@ def subscribers_page(admin: Admin, args: dict, result: dict | None = None,
                       states=SubscriberState, local=lambda t: local_time(admin.settings, t),
                       import_size=uploads.MAX_IMPORT_BYTES // (1024 * 1024),
                       import_lines=uploads.MAX_IMPORT_LINES,
-                      series_letters=svc.letter_count(service))
+                      series_letters=svc.letter_count(service),
+                      field_names=[f.name for f in site_fields.load(admin.data.root)])
 
 
 def subscriber_add(admin: Admin, args: dict) -> Response:
