@@ -97,14 +97,15 @@ class Columns:
     def map(self, header: list[str], taken: tuple[str | None, ...] = ()) -> Mapping:
         """The mapping of one header; ``taken``: the columns the tool's reader
         uses itself (the address, the name, the status, the times)."""
-        used = {column for column in taken if column}
+        self._met.update(squash(column) for column in header if column.strip())
+        # a column --map names fills what it says, even one the reader uses itself
+        used = {column for column in taken if column and squash(column) not in self.choices}
         fields: dict[str, Field] = {}
         language = None
         for column in header:
             if not column.strip() or column in used:
                 continue
             key = squash(column)
-            self._met.add(key)
             chosen = self.choices.get(key) or self._matching(key)
             if chosen == LANGUAGE and language is None:
                 language = column
@@ -113,8 +114,11 @@ class Columns:
         unused = tuple(column for column in header if column.strip() and column not in used
                        and column not in fields and column != language)
         found = Mapping(fields, language, unused)
-        self.seen = Mapping({**self.seen.fields, **fields}, self.seen.language or language,
-                            tuple(dict.fromkeys((*self.seen.unused, *unused))))
+        mapped = {**self.seen.fields, **fields}
+        said = self.seen.language or language
+        self.seen = Mapping(mapped, said, tuple(dict.fromkeys(
+            column for column in (*self.seen.unused, *unused)
+            if column not in mapped and column != said)))
         return found
 
     def _matching(self, key: str) -> str | None:

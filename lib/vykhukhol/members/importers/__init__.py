@@ -11,9 +11,11 @@ append to the suppression list per reason), then the subscribers through
 :func:`vykhukhol.importing.add_people`, the final write every import shares
 (suppression skip, duplicates, the reminders of the unconfirmed).
 
+The columns that match the site's fields fill them
+(:mod:`vykhukhol.members.fieldmap`).
+
 What it deliberately does not do: read a tool's API, keep the tool's tags,
-lists, or fields the site does not define (a column fills a field the
-owner defined, :mod:`vykhukhol.members.fieldmap`), or mail anybody (an unconfirmed
+lists or fields the site does not define, or mail anybody (an unconfirmed
 import is asked to confirm by the sender's reminders, in its batches).
 """
 
