@@ -58,6 +58,10 @@ def subscriber_arguments(p: Parser) -> None:
                                 "email,name lines, or one address a line")
     a.add_argument("--confirmed", action="store_true",
                    help="they agreed already (else: asked to confirm by the sender's runs)")
+    a.add_argument("--map", action="append", metavar="COLUMN=FIELD",
+                   help="fill the site's field FIELD (or language) from the header's COLUMN, "
+                        "e.g. Town=city; COLUMN=- fills nothing (default: a column named as a "
+                        "field, or as its label, fills it); repeatable")
     a = add_command(what, "export", "write the subscribers as CSV",
                     "vykhukhol subscriber export news news.csv")
     a.add_argument("service", help=SERVICE_HELP)
@@ -92,13 +96,20 @@ def cmd_subscriber(ctx: Context, args) -> None:
         for item in subs.read(service.subscribers_path):
             print(item.to_line() if isinstance(item, subs.Subscriber) else item.text)
     elif args.action == "import":
+        from vykhukhol.members.fieldmap import Columns  # off the command line's start
+
         text = read_file(args.file, "import file")
 
-        imported = importing.import_addresses(data, settings, args.service, text, args.confirmed)
+        imported = importing.import_addresses(data, settings, args.service, text, args.confirmed,
+                                              Columns.parse_map(args.map))
         progress("")
         print(f"{imported['added']} added, {imported['duplicates']} already there, "
               f"{len(imported['invalid'])} invalid"
               + (f", {imported['suppressed']} suppressed (skipped)" if imported["suppressed"] else ""))
+        columns = imported["columns"]
+        if columns.defined or columns.choices:
+            for line in columns.lines():
+                print(line)
         for lineno, line, reason in imported["invalid"][:SHOWN_INVALID]:
             print(f"line {lineno}: {line!r}: {reason}", file=sys.stderr)
     elif args.action == "export":
@@ -106,9 +117,12 @@ def cmd_subscriber(ctx: Context, args) -> None:
 
 
 def export(data: DataDir, service_name: str, target: str | None) -> None:
+    from vykhukhol.settings import fields as site_fields  # off the command line's start
+
     service = svc.find_service(data, service_name)
+    names = [f.name for f in site_fields.load(data.root)]
     with export_target(target) as (out, counted):
-        write_csv(service.subscribers_path, out, progress=counted)
+        write_csv(service.subscribers_path, out, progress=counted, fields=names)
 
 
 def import_from_arguments(p: Parser) -> None:
@@ -123,6 +137,10 @@ def import_from_arguments(p: Parser) -> None:
     p.add_argument("--show", action="store_true",
                    help="list the file's addresses under their state (with --dry-run: "
                         "who would be what, before anything changes)")
+    p.add_argument("--map", action="append", metavar="COLUMN=FIELD",
+                   help="fill the site's field FIELD (or language) from COLUMN, e.g. Town=city; "
+                        "COLUMN=- fills nothing from it (default: a column named as a field, or "
+                        "as its label, fills it); repeatable")
     p.add_argument("--series", nargs="+", default=["end"], metavar=("start|end|letter", "N"),
                    help="where the confirmed join the service's series: end (the default: "
                         "no letter of it now, one added later reaches them), start (every "
@@ -130,6 +148,7 @@ def import_from_arguments(p: Parser) -> None:
     p.epilog = examples("vykhukhol import-from mailchimp audience.zip --service news --dry-run",
                         "vykhukhol import-from csv people.csv --service news --dry-run --show",
                         "vykhukhol import-from listmonk subscribers.csv --service news",
+                        "vykhukhol import-from csv people.csv --service news --map Town=city --dry-run",
                         "vykhukhol import-from csv people.csv --service course --series letter 2")
 
 
@@ -150,15 +169,18 @@ def _read_bytes(path: str, limit: int) -> bytes:
 
 def cmd_import_from(ctx: Context, args) -> None:
     from vykhukhol.members import importers  # off the command line's start
+    from vykhukhol.members.fieldmap import Columns  # off the command line's start
     from vykhukhol.members.importers import outcome  # off the command line's start
     from vykhukhol.members.importing import SeriesStart  # off the command line's start
+    from vykhukhol.settings import fields as site_fields  # off the command line's start
 
     settings = ctx.settings()
     service = svc.find_service(ctx.data, args.service)  # an unknown service before the file is read
     series = SeriesStart.parse(" ".join(args.series))
     series.check(service.name, svc.letter_count(service))
+    columns = Columns(site_fields.load(ctx.data.root), Columns.parse_map(args.map))
     raw = _read_bytes(args.file, importers.MAX_BYTES)
-    reading = importers.read(args.tool, raw, Path(args.file).name)
+    reading = importers.read(args.tool, raw, Path(args.file).name, columns=columns)
     result = outcome.apply(ctx.data, settings, args.service, reading, dry_run=args.dry_run,
                            series=series)
     for line in outcome.summary(result, option=True):

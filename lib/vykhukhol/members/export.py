@@ -9,7 +9,8 @@ there in one column). It starts with a UTF-8 byte order mark, without which
 spreadsheet programs on Windows read Cyrillic names as a legacy code page.
 No ``sep=`` line: with one, Excel ignores the byte order mark and garbles the
 Cyrillic names it was meant to help. The state column says what the admin
-says ("confirmed", "not confirmed", "received the whole series").
+says ("confirmed", "not confirmed", "received the whole series"); then a
+column per field of the site and the reader's ``language``.
 
 A spreadsheet runs a cell that starts with ``=``, ``+``, ``-`` or ``@`` as a
 formula (``=cmd|' /C calc'!A0``), and a subscriber chooses their own name.
@@ -74,19 +75,27 @@ def defused(cell: str) -> str:
     return "".join(piece if i % 2 else _defused_piece(piece) for i, piece in enumerate(pieces))
 
 
-def _cells(sub: subs.Subscriber) -> list[str]:
+LANGUAGE = "language"  # the column of the reader's own language, after the fields'
+
+
+def _cells(sub: subs.Subscriber, names: list[str]) -> list[str]:
     cells = sub.to_line().split("\t")[:len(subs.FIELDS)]
     cells[subs.FIELDS.index("state")] = sub.state.label("en")
-    return cells
+    values = sub.fields
+    return [*cells, *(values.get(name, "") for name in names), sub.language or ""]
 
 
 def write_csv(path: Path, out: TextIO, progress: Callable[[int], None] | None = None,
-              dialect: str = "comma") -> int:
+              dialect: str = "comma", fields: Iterable[str] = ()) -> int:
     """Write the byte order mark, the header and every subscriber of the file at
     ``path`` to ``out``; ``progress(count)`` is called every 10,000 rows.
+    After the subscriber's own columns come ``fields`` (the site's fields'
+    names, docs/using/fields.md#fields), a column each, and ``language``: an
+    import reads them back as they were (docs/using/import.md#export).
     Returns the rows written."""
-    return write_table(out, subs.FIELDS, (_cells(sub) for sub in subs.subscribers(path)), progress,
-                       dialect)
+    names = list(fields)
+    return write_table(out, [*subs.FIELDS, *names, LANGUAGE],
+                       (_cells(sub, names) for sub in subs.subscribers(path)), progress, dialect)
 
 
 def write_table(out: TextIO, header: Iterable[str], rows: Iterable[list[str]],

@@ -30,6 +30,7 @@ from vykhukhol.addresses import check_email, clean_name
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
 from vykhukhol.members.export import undefused
+from vykhukhol.members.fieldmap import BadCell, Columns, Values
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
 from vykhukhol.settings import Settings
@@ -76,10 +77,29 @@ def _records(text: str, delimiter: str) -> Iterator[tuple[int, str, list[str] | 
         yield start, "\n".join(taken).rstrip("\r"), row
 
 
+class Entry(NamedTuple):
+    """One valid record of an import: the address, the name, and the values
+    of the site's fields with the reader's language its columns give."""
+
+    email: str
+    name: str
+    values: Values = Values({}, None)
+
+
 def parse_import(text: str) -> tuple[list[tuple[str, str]], list[Invalid]]:
     """Returns (valid (email, name) pairs, invalid (line number, text, reason));
     every record that is neither blank nor a ``#`` comment is one or the other,
     so the counts always add up."""
+    entries, invalid = read_entries(text)
+    return [(entry.email, entry.name) for entry in entries], invalid
+
+
+def read_entries(text: str, columns: Columns | None = None) -> tuple[list[Entry], list[Invalid]]:
+    """:func:`parse_import` with each record's values: a header's other
+    columns fill the site's fields as ``columns`` maps them
+    (docs/using/import.md#import-fields); a value that does not fit refuses
+    its record, naming the column."""
+    columns = columns or Columns()
     text = text.removeprefix("\ufeff").replace("\r\n", "\n")
     first = next((line for line in text.split("\n") if not _skipped(line)), "")
     delimiter = ";" if first.count(";") > first.count(",") else ","
@@ -87,41 +107,63 @@ def parse_import(text: str) -> tuple[list[tuple[str, str]], list[Invalid]]:
     if len(hint) == 5 and hint.startswith("sep=") and hint[4] in ",;\t":
         delimiter = hint[4]
         text = text.replace(first, "#" + first, 1)  # a comment now: no record, no refusal
-    valid: list[tuple[str, str]] = []
+    valid: list[Entry] = []
     invalid: list[Invalid] = []
     at = 0  # no header: "address" or "address,name" a line
     name_at: int | None = 1
+    header: list[str] = []
+    mapping = None
     for number, (lineno, record, row) in enumerate(_records(text, delimiter)):
         if isinstance(row, BadInput):
             invalid.append((lineno, record[:SHOWN], row))
             continue
         if number == 0:
-            header = [cell.strip().lower() for cell in row]
-            if "email" in header:
-                at, name_at = header.index("email"), header.index("name") if "name" in header else None
+            lower = [cell.strip().lower() for cell in row]
+            if "email" in lower:
+                at, name_at = lower.index("email"), lower.index("name") if "name" in lower else None
+                header = [cell.strip() for cell in row]
+                mapping = columns.map(header, (header[at], header[name_at] if name_at is not None
+                                               else None))
                 continue
         address = row[at] if len(row) > at else ""
         person = row[name_at] if name_at is not None and len(row) > name_at else ""
         if not address.strip():
             invalid.append((lineno, record[:SHOWN], BadInput("no e-mail address on this line")))
             continue
+        values: Values | BadCell = Values({}, None)
+        if mapping is not None:
+            values = columns.values(mapping, {column: undefused(cell.strip())
+                                              for column, cell in zip(header, row, strict=False)})
         try:
-            valid.append((check_email(address), clean_name(undefused(person))))
+            entry = Entry(check_email(address), clean_name(undefused(person)), Values({}, None))
         except BadInput as exc:
             invalid.append((lineno, record[:SHOWN], exc))
+            continue
+        if isinstance(values, BadCell):
+            invalid.append((lineno, record[:SHOWN], BadInput(
+                "column {column}: {reason}", column=values.column, reason=values.why)))
+            continue
+        valid.append(entry._replace(values=values))
+    columns.check_met()
     return valid, invalid
 
 
 def import_addresses(data: DataDir, settings: Settings, service_name: str, text: str,
-                     confirmed: bool = False) -> dict:
+                     confirmed: bool = False, choices: dict[str, str] | None = None,
+                     lang: str = "en") -> dict:
     """Add every valid address at once. Unconfirmed imports are asked to confirm
     by the sender's reminders (no mass mailing from a web request). Addresses
-    on the suppression list (docs/deliverability/suppression.md#suppression-list) are skipped and counted in ``suppressed``."""
+    on the suppression list (docs/deliverability/suppression.md#suppression-list) are skipped and counted in ``suppressed``.
+    A header's columns fill the site's fields (``choices``: ``--map``'s)."""
+    from vykhukhol.settings import fields as site_fields  # off the command line's start
+
     svc.find_service(data, service_name)  # an unknown service before the file is read
-    valid, invalid = parse_import(text)
+    columns = Columns(site_fields.load(data.root), choices, lang)
+    valid, invalid = read_entries(text, columns)
     result = add_people(data, settings, service_name,
-                        [Newcomer(e, n, confirmed) for e, n in valid])
-    return {**result, "invalid": invalid}
+                        [Newcomer(e.email, e.name, confirmed, fields=e.values.fields,
+                                  language=e.values.language) for e in valid])
+    return {**result, "invalid": invalid, "columns": columns}
 
 
 @dataclass(frozen=True)
@@ -181,6 +223,8 @@ class Newcomer(NamedTuple):
     subscribed: datetime | None = None      # when they signed up (None: now)
     confirmed_at: datetime | None = None    # when they confirmed (None: now)
     ip: str = "import"                      # where the consent came from, if the file says
+    fields: dict[str, str] | None = None    # the site's fields, canonical values by name
+    language: str | None = None             # the reader's own language (ru, en)
 
 
 def add_people(data: DataDir, settings: Settings, service_name: str,
@@ -211,6 +255,7 @@ def add_people(data: DataDir, settings: Settings, service_name: str,
                            confirmed=(p.confirmed_at or moment) if p.confirmed else None,
                            sent=sent if p.confirmed else 0,
                            last_reminder=None if p.confirmed else asked, ip=p.ip)
+           .with_fields(dict(p.fields or {})).with_language(p.language)
            for p in kept]
     readers = len({sub.key for sub in new if sub.confirmed is not None} - known)
     added, duplicates = subs.add_many(service.subscribers_path, new)

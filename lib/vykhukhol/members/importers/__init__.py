@@ -11,18 +11,24 @@ append to the suppression list per reason), then the subscribers through
 :func:`vykhukhol.importing.add_people`, the final write every import shares
 (suppression skip, duplicates, the reminders of the unconfirmed).
 
+The columns that match the site's fields fill them
+(:mod:`vykhukhol.members.fieldmap`).
+
 What it deliberately does not do: read a tool's API, keep the tool's tags,
-lists or custom fields (only the name), or mail anybody (an unconfirmed
+lists or fields the site does not define, or mail anybody (an unconfirmed
 import is asked to confirm by the sender's reminders, in its batches).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import vykhukhol.members.importers.csvfile as csvfile
 import vykhukhol.members.importers.listmonk as listmonk
 import vykhukhol.members.importers.mailchimp as mailchimp
 import vykhukhol.members.importers.phplist as phplist
 from vykhukhol.errors import BadInput
+from vykhukhol.members.fieldmap import Columns
 from vykhukhol.members.importers.parsing import MAX_BYTES, TooLarge
 from vykhukhol.members.importers.verdicts import (  # noqa: F401 - the package's face
     SHOWN_REFUSED,
@@ -32,24 +38,29 @@ from vykhukhol.members.importers.verdicts import (  # noqa: F401 - the package's
     Standing,
 )
 
-_READERS = {"mailchimp": mailchimp.read, "phplist": phplist.read, "listmonk": listmonk.read,
+_READERS: dict[str, Callable[..., tuple[list[Person], list[RefusedLine]]]] = {"mailchimp": mailchimp.read, "phplist": phplist.read, "listmonk": listmonk.read,
             "csv": csvfile.read}
 TOOLS = tuple(_READERS)
 
 
-def read(tool: str, raw: bytes, name: str = "", max_bytes: int | None = None) -> Reading:
+def read(tool: str, raw: bytes, name: str = "", max_bytes: int | None = None,
+         columns: Columns | None = None) -> Reading:
     """The file's bytes as ``tool`` writes its export; :class:`BadInput` (one
     clear sentence, nothing read) when it is not that, or not text;
     :class:`TooLarge` when it, or what its zip inflates to, is over
-    ``max_bytes`` (None: :data:`MAX_BYTES`, the command line's cap)."""
+    ``max_bytes`` (None: :data:`MAX_BYTES`, the command line's cap).
+    ``columns``: the site's fields and the ``--map`` choices (None: no
+    field is filled), :mod:`vykhukhol.members.fieldmap`."""
     if tool not in TOOLS:
         raise BadInput("unknown tool {tool}: one of {tools}", tool=tool, tools=", ".join(TOOLS))
     limit = MAX_BYTES if max_bytes is None else max_bytes
     if len(raw) > limit:
         raise TooLarge("the file is larger than {size} MiB; nothing was imported",
                        size=limit // (1024 * 1024))
+    columns = columns or Columns()
     if tool == "mailchimp":  # the one export that comes zipped: the cap is on what it inflates to
-        people, refused = mailchimp.read(raw, name, max_bytes)
+        people, refused = mailchimp.read(raw, name, max_bytes, columns)
     else:
-        people, refused = _READERS[tool](raw, name)
-    return Reading(tool, people, refused)
+        people, refused = _READERS[tool](raw, name, columns)
+    columns.check_met()
+    return Reading(tool, people, refused, columns)

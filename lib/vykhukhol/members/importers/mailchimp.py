@@ -16,7 +16,8 @@ else from those columns. Subscribed → confirmed (OPTIN_TIME is the sign-up,
 CONFIRM_TIME the opt-in), unsubscribed → suppressed as unsubscribed, cleaned
 (hard bounces, repeated soft ones) → suppressed as gone, each dated by its
 UNSUB_TIME or CLEAN_TIME; non-subscribed contacts never agreed to anything
-and are refused.
+and are refused. The merge fields fill the site's fields by their labels
+(:mod:`vykhukhol.members.fieldmap`).
 """
 
 from __future__ import annotations
@@ -24,13 +25,14 @@ from __future__ import annotations
 import vykhukhol.members.importers.parsing as parsing
 import vykhukhol.members.importers.verdicts as verdicts
 from vykhukhol.errors import BadInput
+from vykhukhol.members.fieldmap import Columns
 from vykhukhol.members.suppression import Why
 
 MAGIC_ZIP = b"PK\x03\x04"
 _KINDS = ("nonsubscribed", "unsubscribed", "subscribed", "cleaned")  # "subscribed" after its longer kin
 
 
-def read(raw: bytes, name: str, max_bytes: int | None = None
+def read(raw: bytes, name: str, max_bytes: int | None = None, columns: Columns | None = None
          ) -> tuple[list[verdicts.Person], list[verdicts.RefusedLine]]:
     """``max_bytes``: the most a zip's CSV files may inflate to, together
     (None: :data:`parsing.MAX_BYTES`)."""
@@ -40,7 +42,8 @@ def read(raw: bytes, name: str, max_bytes: int | None = None
         files = [(name, raw)]
     judged: list = []
     for member, data in files:
-        judged.extend(_one_file(member, parsing.text_of(data), several=len(files) > 1))
+        judged.extend(_one_file(member, parsing.text_of(data), len(files) > 1,
+                                columns or Columns()))
     return verdicts.sorted_out(judged)
 
 
@@ -90,7 +93,7 @@ def _kind(name: str, header: list[str]) -> str:
     return "subscribed"
 
 
-def _one_file(name: str, text: str, several: bool) -> list:
+def _one_file(name: str, text: str, several: bool, columns: Columns) -> list:
     header, records = parsing.rows(text, ",", name if several else "")
     email = parsing.column(header, "Email Address")
     if email is None or not (parsing.column(header, "OPTIN_TIME", "LEID", "EUID", "MEMBER_RATING")):
@@ -110,6 +113,8 @@ def _one_file(name: str, text: str, several: bool) -> list:
     }
     standing, why = verdict[kind]
     where = name if several else ""
+    # the merge fields are written by their labels ("City"): they fill the site's fields
+    mapping = columns.map(header, (email, first, last, whole))
     out = []
     for row in records:
         cells = row.cells
@@ -122,5 +127,6 @@ def _one_file(name: str, text: str, several: bool) -> list:
                                    subscribed=optin or confirm, confirmed=confirm or optin, why=why,
                                    ip=cells.get("CONFIRM_IP") or cells.get("OPTIN_IP") or "",
                                    left=parsing.when(cells.get("UNSUB_TIME") or cells.get("CLEAN_TIME")
-                                                     or "")))
+                                                     or ""),
+                                   values=columns.values(mapping, cells)))
     return out

@@ -19,6 +19,7 @@ from vykhukhol import services as svc
 from vykhukhol.datadir import DataDir
 from vykhukhol.i18n import ntr, tr
 from vykhukhol.members import importing, suppression
+from vykhukhol.members.fieldmap import Columns
 from vykhukhol.members.importers.verdicts import Person, Reading, RefusedLine, Standing
 from vykhukhol.members.importing import END, SeriesStart
 from vykhukhol.members.suppression import Why
@@ -42,6 +43,7 @@ class Outcome(NamedTuple):
     letters: int = 0                   # the service's series, in letters
     series: SeriesStart = END          # where the readers join it
     left_here: tuple[str, ...] = ()    # subscribed here, left in the other tool: suppressed now
+    columns: Columns | None = None     # what filled the site's fields
 
 
 def _one_each(people: list[Person]) -> tuple[list[Person], int]:
@@ -88,7 +90,7 @@ def apply(data: DataDir, settings: Settings, service_name: str, reading: Reading
                       and p.standing is Standing.CONFIRMED)
         return Outcome(reading.tool, True, standing, reasons, reading.refused, twice,
                        len(free) - already, already, blocked, new_gone, readers, letters, series,
-                       left_here)
+                       left_here, reading.columns)
     moment, source = now(), f"import {reading.tool}"
     # Dated when the other tool saw them leave, where its file says (never later than now).
     times = {p.email.lower(): min(p.left, moment) for p in gone if p.left is not None}
@@ -98,10 +100,10 @@ def apply(data: DataDir, settings: Settings, service_name: str, reading: Reading
                                          why, source, moment, times)
     result = importing.add_people(data, settings, service.name, [
         importing.Newcomer(p.email, p.name, p.standing is Standing.CONFIRMED, p.subscribed,
-                           p.confirmed, p.ip) for p in joining], series)
+                           p.confirmed, p.ip, p.fields, p.language) for p in joining], series)
     return Outcome(reading.tool, False, standing, reasons, reading.refused, twice,
                    result["added"], result["duplicates"], result["suppressed"], new_gone,
-                   result["readers"], letters, series, left_here)
+                   result["readers"], letters, series, left_here, reading.columns)
 
 
 def by_state(reading: Reading, outcome: Outcome, lang: str = "en") -> list[str]:
@@ -210,6 +212,8 @@ def summary(outcome: Outcome, lang: str = "en", option: bool = False) -> list[st
             "no letter goes to them; the Subscribers page marks them.",
             len(outcome.left_here), named=named))
     lines.extend(_series_lines(outcome, lang, option))
+    if outcome.columns is not None and (outcome.columns.defined or outcome.columns.choices):
+        lines.extend(outcome.columns.lines(lang))
     if outcome.twice:
         lines.append(ntr(lang, "{n} record repeats an address met earlier in the file.",
                          "{n} records repeat an address met earlier in the file.", outcome.twice))

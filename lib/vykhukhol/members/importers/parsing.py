@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 from vykhukhol.addresses import clean_name
 from vykhukhol.errors import BadInput, Term
+from vykhukhol.members.fieldmap import squash
 from vykhukhol.timeutil import UTC
 
 MAX_BYTES = 64 * 1024 * 1024  # a file (or a zip's CSVs together): ~500 000 people
@@ -83,12 +84,8 @@ def rows(text: str, delimiter: str = ",", where: str = "") -> tuple[list[str], I
 def column(header: list[str], *names: str) -> str | None:
     """The header cell that is one of ``names`` (any case, spaces, ``_`` or
     ``-`` alike), or None."""
-    wanted = {_squash(name) for name in names}
-    return next((cell for cell in header if _squash(cell) in wanted), None)
-
-
-def _squash(name: str) -> str:
-    return re.sub(r"[\s_\-]+", "", name.strip().lower())
+    wanted = {squash(name) for name in names}
+    return next((cell for cell in header if squash(cell) in wanted), None)
 
 
 def expected(tool: str, columns: str, header: list[str]) -> BadInput:

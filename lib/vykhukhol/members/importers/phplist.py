@@ -20,6 +20,7 @@ from __future__ import annotations
 import vykhukhol.members.importers.parsing as parsing
 import vykhukhol.members.importers.verdicts as verdicts
 from vykhukhol.errors import BadInput
+from vykhukhol.members.fieldmap import Columns
 from vykhukhol.members.suppression import Why
 
 EMAIL = "Email"
@@ -34,7 +35,7 @@ def _yes(text: str) -> bool:
     return text.strip().lower() in ("1", "yes", "true", "y")
 
 
-def read(raw: bytes, name: str) -> tuple[list[verdicts.Person], list[verdicts.RefusedLine]]:
+def read(raw: bytes, name: str, columns: Columns) -> tuple[list[verdicts.Person], list[verdicts.RefusedLine]]:
     text = parsing.text_of(raw)
     first = text.split("\n", 1)[0]
     delimiter = "\t" if first.count("\t") >= first.count(",") else ","
@@ -51,6 +52,10 @@ def read(raw: bytes, name: str) -> tuple[list[verdicts.Person], list[verdicts.Re
     first_name = parsing.column(header, "First Name", "Firstname", "FNAME")
     last_name = parsing.column(header, "Last Name", "Lastname", "Surname", "LNAME")
     whole = parsing.column(header, "Name", "Full Name")
+    # the attributes fill the site's fields by their names (the address, the
+    # states and the times are phpList's own columns, read above)
+    mapping = columns.map(header, (email, confirmed, blacklisted, disabled, entered, modified,
+                                   first_name, last_name, whole))
     judged = []
     for row in records:
         cells = row.cells
@@ -69,5 +74,6 @@ def read(raw: bytes, name: str) -> tuple[list[verdicts.Person], list[verdicts.Re
         judged.append(verdicts.person(row, "", cells.get(email, ""),
                                       person_name or parsing.cell(cells, whole), standing,
                                       subscribed=signed, confirmed=signed, why=why,
-                                      left=parsing.when(parsing.cell(cells, modified))))
+                                      left=parsing.when(parsing.cell(cells, modified)),
+                                      values=columns.values(mapping, cells)))
     return verdicts.sorted_out(judged)

@@ -11,6 +11,7 @@ from typing import NamedTuple
 from vykhukhol.addresses import check_email, clean_name
 from vykhukhol.errors import BadInput
 from vykhukhol.i18n import tr
+from vykhukhol.members.fieldmap import BadCell, Columns, Values
 from vykhukhol.members.importers.parsing import Row, _
 from vykhukhol.members.suppression import Why
 
@@ -41,6 +42,8 @@ class Person(NamedTuple):
     why: Why | None = None               # a suppression.Why when SUPPRESSED
     ip: str = "import"                   # the consent's address, when the file has it
     left: datetime | None = None         # when the other tool saw them leave (SUPPRESSED)
+    fields: dict[str, str] | None = None  # the site's fields, canonical values by name
+    language: str | None = None          # the reader's own language (ru, en), if the file says
 
 
 class RefusedLine(NamedTuple):
@@ -48,24 +51,35 @@ class RefusedLine(NamedTuple):
     lineno: int         # the record's first line
     text: str           # the record, cut to SHOWN characters
     why: BadInput
+    column: str = ""    # the column whose value did not fit its field, if that was why
 
     @property
     def where(self) -> str:
-        """"line 7", or "cleaned_members_export.csv, line 7" (the CLI's English)."""
-        return f"{self.file}, line {self.lineno}" if self.file else f"line {self.lineno}"
+        """"line 7", "cleaned_members_export.csv, line 7" or "line 7, column
+        City" (the CLI's English)."""
+        return self.place("en")
+
+    def place(self, lang: str) -> str:
+        """Where the record is, in ``lang``."""
+        place = (tr(lang, "line {line}, column {column}", line=self.lineno, column=self.column)
+                 if self.column else tr(lang, "line {line}", line=self.lineno))
+        return f"{self.file}, {place}" if self.file else place
 
 
 class Reading(NamedTuple):
     tool: str
     people: list[Person]
     refused: list[RefusedLine]
+    columns: Columns | None = None   # what filled the site's fields (a dry run lists it)
 
 
 def person(row: Row, where: str, email: str, name: str, standing: Standing | BadInput,
            subscribed: datetime | None = None, confirmed: datetime | None = None,
-           why: Why | None = None, ip: str = "", left: datetime | None = None
-           ) -> Person | RefusedLine:
-    """One record's verdict: a :class:`Person`, or :class:`RefusedLine` with why."""
+           why: Why | None = None, ip: str = "", left: datetime | None = None,
+           values: Values | BadCell | None = None) -> Person | RefusedLine:
+    """One record's verdict: a :class:`Person`, or :class:`RefusedLine` with why.
+    A value that does not fit its field refuses a record that would subscribe;
+    one who left is suppressed all the same (their values are not kept)."""
     if isinstance(standing, BadInput):
         return RefusedLine(where, row.lineno, row.text, standing)
     if not email:
@@ -74,8 +88,13 @@ def person(row: Row, where: str, email: str, name: str, standing: Standing | Bad
         address = check_email(email)
     except BadInput as exc:
         return RefusedLine(where, row.lineno, row.text, exc)
+    if standing is Standing.SUPPRESSED or values is None:
+        values = Values({}, None)
+    if isinstance(values, BadCell):
+        return RefusedLine(where, row.lineno, row.text, values.why, values.column)
     return Person(address, clean_name(name), standing, subscribed, confirmed, why,
-                  _ip(ip), left if standing is Standing.SUPPRESSED else None)
+                  _ip(ip), left if standing is Standing.SUPPRESSED else None,
+                  values.fields, values.language)
 
 
 def _ip(text: str) -> str:

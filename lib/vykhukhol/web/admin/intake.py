@@ -9,9 +9,11 @@ from __future__ import annotations
 import vykhukhol.web.admin.uploads as uploads
 from vykhukhol.errors import BadInput
 from vykhukhol.members import importers
+from vykhukhol.members.fieldmap import Columns
 from vykhukhol.members.importers import outcome
 from vykhukhol.members.importing import SeriesStart
 from vykhukhol.newsletters import feed_settings
+from vykhukhol.settings import fields as site_fields
 from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.admin.services import _service, service_page
 from vykhukhol.web.admin.subscribers import subscribers_page
@@ -27,8 +29,11 @@ def import_from(admin: Admin, args: dict) -> Response:
             raise uploads.UploadRefused(admin._("Choose the tool the file comes from."), 400)
         try:
             series = SeriesStart.parse(form.get("series") or "end")
+            choices = Columns.parse_map(form.get("map", "").splitlines())
+            columns = Columns(site_fields.load(admin.data.root), choices, admin.lang)
             # the upload's cap holds for what a zip inflates to, not only for the zip
-            reading = importers.read(tool, raw, max_bytes=uploads.MAX_IMPORT_BYTES)
+            reading = importers.read(tool, raw, max_bytes=uploads.MAX_IMPORT_BYTES,
+                                     columns=columns)
         except importers.TooLarge:
             raise uploads.too_large(admin) from None
         except BadInput as exc:

@@ -10,6 +10,7 @@ from vykhukhol.errors import BadInput
 from vykhukhol.members import importing, membership, suppression
 from vykhukhol.members.export import write_csv
 from vykhukhol.services import subscribers as subs
+from vykhukhol.settings import fields as site_fields
 from vykhukhol.states import SubscriberState
 from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.admin.services import _service
@@ -54,7 +55,8 @@ def subscribers_page(admin: Admin, args: dict, result: dict | None = None,
                       states=SubscriberState, local=lambda t: local_time(admin.settings, t),
                       import_size=uploads.MAX_IMPORT_BYTES // (1024 * 1024),
                       import_lines=uploads.MAX_IMPORT_LINES,
-                      series_letters=svc.letter_count(service))
+                      series_letters=svc.letter_count(service),
+                      field_names=[f.name for f in site_fields.load(admin.data.root)])
 
 
 def subscriber_add(admin: Admin, args: dict) -> Response:
@@ -98,7 +100,7 @@ def subscribers_import(admin: Admin, args: dict) -> Response:
         content, form = uploads.read_upload(admin)
         try:
             result = importing.import_addresses(admin.data, admin.settings, service.name, content,
-                                                form.get("confirmed") == "yes")
+                                                form.get("confirmed") == "yes", lang=admin.lang)
         except csv.Error:
             raise uploads.not_csv(admin) from None
     except uploads.UploadRefused as refused:
@@ -113,5 +115,6 @@ def subscribers_import(admin: Admin, args: dict) -> Response:
 
 def subscribers_export(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
+    names = [f.name for f in site_fields.load(admin.data.root)]
     return downloads.csv_download(admin, f"{service.name}.csv", lambda out, dialect: write_csv(
-        service.subscribers_path, out, dialect=dialect))
+        service.subscribers_path, out, dialect=dialect, fields=names))

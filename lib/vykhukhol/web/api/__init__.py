@@ -6,7 +6,8 @@ Each call, in order, each refusal a JSON body ``{"error": {"code",
 token (401; from ``Authorization: Bearer`` or ``X-Api-Key``), its IP
 allow-list and scope (403), its rate (429 with ``Retry-After``), the body
 (413 past :data:`MAX_BODY`, 400 not JSON, 422 an unknown field, a wrong type
-or a missing one), then the endpoint's own checks (404, 409, 422). Every
+or a missing one), then the endpoint's own checks (400 a value that does not
+fit one of the site's fields, 404, 409, 422). Every
 call is logged in ``log/api.log`` with the token's name, never the token.
 """
 
@@ -28,7 +29,8 @@ from vykhukhol.web.http import Request, Response, wsgi_app
 
 MAX_BODY = 256 * 1024
 LOG_BYTES = 1024 * 1024
-TYPES: dict[str, type] = {"string": str, "boolean": bool, "array": list}
+TYPES: dict[str, type] = {"string": str, "boolean": bool, "array": list, "object": dict}
+_SAID = {"array": "a list of strings", "object": "an object of strings (or nulls)"}
 
 
 def answer(status: int, body: dict, headers: list[tuple[str, str]] | None = None) -> Response:
@@ -96,8 +98,10 @@ def _body(request: Request, route: Route) -> dict:
                                                 f"{', '.join(names)}")
         kind = names[key].type
         if not isinstance(value, TYPES[kind]) or \
-                (isinstance(value, list) and not all(isinstance(v, str) for v in value)):
-            raise Refused(422, "type", f"{key}: must be {'a list of strings' if kind == 'array' else 'a ' + kind}")
+                (isinstance(value, list) and not all(isinstance(v, str) for v in value)) or \
+                (isinstance(value, dict) and not all(isinstance(v, str) or v is None
+                                                     for v in value.values())):
+            raise Refused(422, "type", f"{key}: must be {_SAID.get(kind, 'a ' + kind)}")
     missing = [f.name for f in route.fields if f.required and f.name not in body]
     if missing:
         raise Refused(422, "missing_field", f"missing {', '.join(missing)}")

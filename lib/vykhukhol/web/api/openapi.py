@@ -11,7 +11,7 @@ from vykhukhol.web.api.credentials import SCOPES
 from vykhukhol.web.api.routes import ROUTES, Route
 
 REFUSALS = {
-    "400": "the body is not a JSON object",
+    "400": "the body is not a JSON object, or a value does not fit its field (the message names it)",
     "401": "no token, or not a valid one (wrong, revoked, expired)",
     "403": "the token lacks the scope, or may not be used from this address",
     "404": "no such endpoint, service, subscriber or newsletter",
@@ -46,6 +46,8 @@ def _operation(route: Route) -> dict:
             schema: dict = {"type": f.type, "description": f.what}
             if f.type == "array":
                 schema["items"] = {"type": "string"}
+            if f.type == "object":
+                schema["additionalProperties"] = {"type": ["string", "null"]}
             properties[f.name] = schema
         operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": {
             "type": "object", "additionalProperties": False, "properties": properties,

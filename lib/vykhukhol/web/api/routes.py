@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import NamedTuple
 
 from vykhukhol import newsletters
 from vykhukhol import services as svc
@@ -22,6 +23,7 @@ from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.members import membership, personal, suppression
 from vykhukhol.services import subscribers as subs
 from vykhukhol.settings import Settings
+from vykhukhol.settings import fields as site_fields
 from vykhukhol.timeutil import format_time, now, parse_time
 from vykhukhol.web.bots import Gate
 
@@ -50,7 +52,7 @@ class Call:
 @dataclass(frozen=True)
 class Field:
     name: str
-    type: str  # string, boolean, array
+    type: str  # string, boolean, array, object (of strings or nulls)
     required: bool = False
     what: str = ""
 
@@ -88,10 +90,55 @@ def list_services(call: Call) -> tuple[int, dict]:
 
 # --- subscribers ----------------------------------------------------------------
 
-def _subscriber(sub: subs.Subscriber, service: str) -> dict:
+def _subscriber(sub: subs.Subscriber, service: str, names: list[str]) -> dict:
+    values = sub.fields
     return {"service": service, "email": sub.email, "name": sub.name, "state": sub.state.value,
             "subscribed": _when(sub.subscribed), "confirmed": _when(sub.confirmed),
-            "letters_sent": sub.sent}
+            "letters_sent": sub.sent, "language": sub.language,
+            "fields": {name: values[name] for name in names if name in values}}
+
+
+LANGUAGES = ("ru", "en")  # what a reader's own language may be
+
+
+class Details(NamedTuple):
+    """A body's ``fields`` and ``language``, checked as a form checks them."""
+
+    fields: dict[str, str | None]
+    language: str | None
+    given: bool  # whether the body said either
+
+    def apply(self, sub: subs.Subscriber) -> subs.Subscriber:
+        changed = sub.with_fields(self.fields)
+        return changed.with_language(self.language) if self.language is not None else changed
+
+
+def _details(call: Call, defined: list[site_fields.Field], partial: bool) -> Details:
+    """The body's values of the site's fields (docs/using/fields.md#fields) in
+    their canonical form, and its language; 400 naming the field and why when a
+    value does not fit it, is missing though required (``partial``: a change,
+    which leaves what it does not name), or the site has no such field."""
+    raw = call.body.get("fields", {})
+    by_name = {f.name: f for f in defined}
+    unknown = [name for name in raw if name not in by_name]
+    if unknown:
+        raise Refused(400, "field", f"fields.{unknown[0][:60]}: no such field; the site's fields "
+                                    f"are {', '.join(by_name) or 'none'}")
+    for f in defined:
+        value = raw.get(f.name)
+        try:
+            if f.name in raw and value is not None:
+                # named by its name, not its label: a program reads this
+                site_fields.Field(f.name, f.kind, f.required, {}, f.choices).value_of(value)
+            if f.required and (value in ("", None) if f.name in raw else not partial):
+                raise BadInput("{field} is required", field=f.name)
+        except BadInput as exc:
+            raise Refused(400, "field", f"fields.{exc.text('en')}") from None
+    values = site_fields.check_values(defined, {k: v or "" for k, v in raw.items()}, partial=True)
+    language = call.body.get("language")
+    if language is not None and language not in LANGUAGES:
+        raise Refused(400, "language", f"language: one of {', '.join(LANGUAGES)}")
+    return Details(values, language, "fields" in call.body or "language" in call.body)
 
 
 def add_subscriber(call: Call) -> tuple[int, dict]:
@@ -106,14 +153,33 @@ def add_subscriber(call: Call) -> tuple[int, dict]:
     if not confirmed and svc.find_service(call.data, body["service"]).closed:
         raise Refused(409, "closed", "the service is closed to sign-ups (the owner may still "
                                      "add a confirmed subscriber, with the manage scope)")
+    details = _details(call, site_fields.load(call.data.root), partial=False)
+    # The line's fields and language are written before its letter goes (the
+    # letter may speak the reader's language): subscribe leaves the rest for later.
+    pending: list[Callable[[], None]] = []
     # the per-address daily cap and the alarm hold an API's requests as a form's
     joined = membership.subscribe(call.data, call.settings, body["service"], body["email"],
                                   body.get("name", ""), ip=call.remote, confirmed=bool(confirmed),
-                                  hold=Gate(call.data, call.settings).hold)
+                                  hold=Gate(call.data, call.settings).hold, later=pending.append)
+    # A known address keeps its values, unless a manager's token says otherwise:
+    # a token that may only subscribe changes nobody's details.
+    if details.given and (joined is membership.Joined.ADDED or (
+            "manage" in call.scopes and joined not in _NOTHING_STORED)):
+        subs.update_one(svc.find_service(call.data, body["service"]).subscribers_path,
+                        check_email(body["email"]), details.apply)
+    for action in pending:
+        action()
     if joined is membership.Joined.SUPPRESSED:
         raise Refused(422, "suppressed", "the address is on the suppression list: it is never "
                                          "written to again")
     return 202, {"accepted": True, "double_opt_in": not confirmed}
+
+
+_NOTHING_STORED = (membership.Joined.SUPPRESSED, membership.Joined.OVER_THE_LIMIT)
+
+
+def _names(call: Call) -> list[str]:
+    return [f.name for f in site_fields.load(call.data.root)]
 
 
 def get_subscriber(call: Call) -> tuple[int, dict]:
@@ -121,18 +187,28 @@ def get_subscriber(call: Call) -> tuple[int, dict]:
     sub = subs.find(service.subscribers_path, check_email(call.params["email"]))
     if sub is None:
         raise NotFound("no such subscriber")
-    return 200, _subscriber(sub, service.name)
+    return 200, _subscriber(sub, service.name, _names(call))
 
 
 def update_subscriber(call: Call) -> tuple[int, dict]:
+    """The name, the fields named (null removes a value) and the language,
+    each only when the body says it."""
     service = _service(call)
     email = check_email(call.params["email"])
-    name = clean_name(call.body.get("name", ""))
-    if not subs.update_one(service.subscribers_path, email, lambda s: s.replace(name=name)):
+    if not call.body:
+        raise Refused(422, "missing_field", "missing name, fields or language")
+    defined = site_fields.load(call.data.root)
+    details = _details(call, defined, partial=True)
+    name = clean_name(call.body["name"]) if "name" in call.body else None
+
+    def change(sub: subs.Subscriber) -> subs.Subscriber:
+        return details.apply(sub if name is None else sub.replace(name=name))
+
+    if not subs.update_one(service.subscribers_path, email, change):
         raise NotFound("no such subscriber")
     sub = subs.find(service.subscribers_path, email)
     assert sub is not None
-    return 200, _subscriber(sub, service.name)
+    return 200, _subscriber(sub, service.name, [f.name for f in defined])
 
 
 def unsubscribe(call: Call) -> tuple[int, dict]:
@@ -228,6 +304,9 @@ def stats(call: Call) -> tuple[int, dict]:
 
 
 EMAIL = Field("email", "string", True, "the address")
+FIELDS = Field("fields", "object", False, "values of the site's fields by name, each checked as "
+               "the form checks it (400 names the field and why); null removes one")
+LANGUAGE = Field("language", "string", False, "the reader's own language: ru or en")
 ROUTES: tuple[Route, ...] = (
     Route("GET", "/v1/services", "read", list_services, "The services (mailing lists)."),
     Route("POST", "/v1/subscribers", "subscribe", add_subscriber,
@@ -235,11 +314,13 @@ ROUTES: tuple[Route, ...] = (
           "the same for a new address and a known one; a suppressed one is refused (422).",
           (Field("service", "string", True, "the service's name"), EMAIL,
            Field("name", "string", False, "the subscriber's name"),
-           Field("confirmed", "boolean", False, "add as confirmed, without a request (needs manage)"))),
+           Field("confirmed", "boolean", False, "add as confirmed, without a request (needs manage)"),
+           FIELDS, LANGUAGE)),
     Route("GET", "/v1/subscribers/{service}/{email}", "read", get_subscriber,
           "One subscriber of a service."),
     Route("PATCH", "/v1/subscribers/{service}/{email}", "manage", update_subscriber,
-          "Change a subscriber's name.", (Field("name", "string", True, "the new name"),)),
+          "Change a subscriber's name, fields or language (each only when given).",
+          (Field("name", "string", False, "the new name"), FIELDS, LANGUAGE)),
     Route("POST", "/v1/subscribers/{service}/{email}/unsubscribe", "manage", unsubscribe,
           "Unsubscribe an address from a service."),
     Route("DELETE", "/v1/subscribers/{email}", "manage", erase,
