@@ -136,6 +136,7 @@ def test_a_language_the_site_does_not_know_leaves_the_sites(install):
 def test_the_own_page_changes_the_language_of_every_line(install):
     russian(install)
     svc.add_service(install.data, "offers", "main", {"title": "Offers"})
+    svc.add_service(install.data, "extra", "main", {"title": "Extra"})
     for service in ("news", "offers"):
         vykhukhol("--data", str(install.data_root), "subscriber", "add", service, ANNA,
                   "--confirmed")
@@ -163,6 +164,25 @@ def test_the_own_page_changes_the_language_of_every_line(install):
     assert install.subscribers("offers")[ANNA].language == "en"
     again = install.run("cgi/manage.py", query=query_of(own))  # no hl: the kept language
     assert "Your subscriptions" in again.body and '<option value="en" selected>' in again.body
+    [join] = [f for f in again.forms() if f.fields.get("action") == "join"]
+    joined = install.run("cgi/manage.py", "POST", body=join.encoded(), **SAME_SITE)
+    assert "confirmation link is on its way" in joined.body, joined.body
+    assert install.subscribers("extra")[ANNA].language == "en"
+    [request] = install.mails_to(ANNA)
+    assert request["Subject"] == "Please confirm your subscription: Extra"
     back = install.run("cgi/manage.py", "POST", body=form.encoded(language="ru"), **SAME_SITE)
     assert "Ваши подписки" in back.body and "на русском" in back.body
     assert install.subscribers("offers")[ANNA].language == "ru"
+
+
+def test_a_request_held_in_debug_mode_goes_later_in_the_readers_language(fresh_site):
+    site = fresh_site  # debug mode: the request waits for the first working run
+    site.set(language="ru")
+    site.service("news", letters=[("Lesson 1", "1d", "Hello.\n")])
+    assert site.subscribe("news", ANNA, name="Anna", language="en") == "added"
+    assert site.outbox() == []
+    site.ok("mode", "working")
+    site.run_at(now() + timedelta(minutes=1))
+    [request] = [m for m in site.outbox() if ANNA in str(m["To"])]
+    assert request["Subject"] == "Please confirm your subscription: News"
+    assert "confirm.py?" in plain_text(request) and "&hl=en" in plain_text(request)

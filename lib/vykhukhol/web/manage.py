@@ -293,7 +293,7 @@ def _leave_or_join(request: Request, site: Site, email: str, token: str, action:
             name_now = ""
     membership.subscribe(site.data, site.settings, service.name, email, name_now,
                          ip=client or "-", may_mail=hourly_cap(site.data, site, client),
-                         later=request.after)
+                         later=request.after, language=site.reader)  # the page's, as the form's
     return _own_page(site, email, token, tr(
         lang, "A letter with a confirmation link is on its way: open it to join \"{service}\".",
         service=service.title))
