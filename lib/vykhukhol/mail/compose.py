@@ -30,7 +30,7 @@ def senders(data: DataDir, settings: Settings) -> dict[str, str]:
 
 
 def context(service: Service, settings: Settings, email: str, name: str,
-            moment: datetime, job: str | None = None, web_url: str = "",
+            moment: datetime, job: str | None = None, web_url: str = "", *,
             language: str | None = None) -> dict[str, str]:
     """What a template sees; no value can end a line of the letter (see
     :func:`render.one_line_values`). A newsletter ``job``'s unsubscribe link
@@ -43,8 +43,9 @@ def context(service: Service, settings: Settings, email: str, name: str,
         "email": email,
         "service": service.title,
         "unsubscribe_url": tokens.unsubscribe_link(settings["site_url"], settings.secret,
-                                                   service.name, email, job, language),
-        "manage_url": tokens.manage_link(settings["site_url"], settings.secret, email, language),
+                                                   service.name, email, job, language=language),
+        "manage_url": tokens.manage_link(settings["site_url"], settings.secret, email,
+                                         language=language),
         "web_url": web_url,
         "date": moment.date().isoformat(),  # strftime("%Y-%m-%d"), at a tenth
     })
@@ -179,7 +180,7 @@ def series_letter(service: Service, letter: Letter, settings: Settings, email: s
 
 def confirmation(service: Service, settings: Settings, email: str, name: str, run_id: str,
                  moment: datetime,
-                 presses: Presses | None = None, reminder: bool = False,
+                 presses: Presses | None = None, reminder: bool = False, *,
                  language: str | None = None) -> mail.Outgoing:
     """The confirmation request; reminders are the same letter (docs/design/run.md#run-steps),
     with the list letters' footer (the request itself has none: docs/using/services.md#footer).
@@ -187,7 +188,7 @@ def confirmation(service: Service, settings: Settings, email: str, name: str, ru
     language = known_language(language)
     ctx = context(service, settings, email, name, moment, language=language)
     ctx["confirm_url"] = tokens.confirm_link(settings["site_url"], settings.secret,
-                                             service.name, email, language)
+                                             service.name, email, language=language)
     lang = language or settings["language"]
     subject = service.confirm_subject or texts.CONFIRM_SUBJECT[lang]
     body = service.confirm_body or texts.CONFIRM_BODY[lang]

@@ -56,7 +56,8 @@ def plain(service: Service, lang: str) -> bool:
 
 def confirmation(service: Service, settings: Settings, email: str, name: str, run_id: str,
                  moment: datetime, date: datetime | None = None,
-                 message_id: str | None = None, language: str | None = None) -> mail.Outgoing:
+                 message_id: str | None = None, *,
+                 language: str | None = None) -> mail.Outgoing:
     """The confirmation request to ``email``, as :func:`.compose.confirmation`
     writes it (``date`` and ``message_id`` as :func:`.message.build_message` takes them),
     in the reader's own ``language`` when the site speaks it, else the site's."""
@@ -76,7 +77,7 @@ def confirmation(service: Service, settings: Settings, email: str, name: str, ru
 
 def quick_bytes(service: Service, settings: Settings, email: str, name: str, run_id: str,
                 moment: datetime, date: datetime | None = None,
-                message_id: str | None = None,
+                message_id: str | None = None, *,
                 language: str | None = None) -> tuple[bytes, str] | None:
     """The bytes of :func:`confirmation` and its envelope sender, written
     without the e-mail package (:mod:`.quick_letter`); None when that cannot
@@ -90,7 +91,7 @@ def quick_bytes(service: Service, settings: Settings, email: str, name: str, run
 
 
 def hand_over(outbox: Path, service: Service, settings: Settings, email: str, name: str,
-              run_id: str, moment: datetime, language: str | None = None) -> bool | None:
+              run_id: str, moment: datetime, *, language: str | None = None) -> bool | None:
     """Write the request and hand it over as the outbox or sendmail transport
     would (the same file, the same program run), when nothing else needs the
     e-mail package: neither DKIM signing nor ``dev_redirect``, the default
@@ -141,10 +142,11 @@ def _fields(service: Service, settings: Settings, email: str, name: str, run_id:
     ctx = {key: LINE_ENDS.sub(" ", value) for key, value in {
         "name": name, "email": email, "service": service.title,
         "unsubscribe_url": tokens.unsubscribe_link(site_url, secret, service.name, email, None,
-                                                   language),
-        "manage_url": tokens.manage_link(site_url, secret, email, language),
+                                                   language=language),
+        "manage_url": tokens.manage_link(site_url, secret, email, language=language),
         "web_url": "", "date": moment.date().isoformat()}.items()}
-    ctx["confirm_url"] = tokens.confirm_link(site_url, secret, service.name, email, language)
+    ctx["confirm_url"] = tokens.confirm_link(site_url, secret, service.name, email,
+                                             language=language)
     bounce = bounce_address(service, settings, returntag.SERVICE, service.name, email)
     from_name, from_email = sender_of(service, settings)
     return {"from_name": from_name, "from_email": from_email, "run_id": run_id,

@@ -46,7 +46,7 @@ def _note_due(data: DataDir, service: svc.Service, settings: Settings,
 
 
 def send_confirmation(data: DataDir, settings: Settings, service: svc.Service,
-                      email: str, name: str, language: str | None = None) -> bool:
+                      email: str, name: str, *, language: str | None = None) -> bool:
     """Mail the confirmation request now, in the reader's own ``language``
     (None: the site's); False if the transport failed (the subscriber stays
     unconfirmed and gets a reminder later)."""
@@ -56,7 +56,7 @@ def send_confirmation(data: DataDir, settings: Settings, service: svc.Service,
 
     run_id, moment = f"web-{os.urandom(4).hex()}", now()
     handed = confirm_letter.hand_over(data.outbox, service, settings, email, name, run_id,
-                                      moment, language)  # without the e-mail package, when it can
+                                      moment, language=language)  # without the e-mail package, when it can
     if handed is not None:
         return handed
     from vykhukhol import mail  # the e-mail package, Jinja2 only for a service's own text
@@ -91,7 +91,7 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
               ip: str = "-", confirmed: bool = False, notify: bool = True,
               may_mail: Callable[[bool], bool] | None = None,
               later: Callable[[Callable[[], None]], None] | None = None,
-              hold: Callable[[str, str], bool] | None = None,
+              hold: Callable[[str, str], bool] | None = None, *,
               language: str | None = None) -> Joined:
     """Add or re-ask an address. Returns what happened (:class:`Joined`) for
     logs, the admin and the CLI — never for a public page. A suppressed address
@@ -180,7 +180,7 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
             # Noted first: if the letter does not go (mail server down, process
             # killed after the answer), the next cron run sends it.
             unsent.note_unsent(data, service.name, to, now())
-            if send_confirmation(data, settings, service, to, whom, spoken):
+            if send_confirmation(data, settings, service, to, whom, language=spoken):
                 unsent.drop_unsent(data, service.name, to)
 
         (later or _at_once)(mail_it)

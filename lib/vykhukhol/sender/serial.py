@@ -219,7 +219,7 @@ def take_lines(run: Run, service: svc.Service, rules: Rules, work: Work, fresh: 
                     letters.append(DueLetter(due, sub.email, sub.name, action.number,
                                              offsets[i]))
                 elif kind == dueindex.ASK:
-                    reminders.append(DueReminder(due, sub.email, sub.name, sub.language))
+                    reminders.append(DueReminder(due, sub.email, sub.name, language=sub.language))
                 else:
                     tidy = True
     work.letters, work.reminders, work.tidy = letters, reminders, tidy

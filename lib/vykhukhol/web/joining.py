@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def join(data: DataDir, settings: Settings, service: str, address: str, name: str,
-         client: str, allowed: bool, language: str | None = None) -> None:
+         client: str, allowed: bool, *, language: str | None = None) -> None:
     """Store ``address`` in ``service`` and mail its confirmation, as the post
     asked; ``allowed`` is what the hourly cap said before the answer (the post
     was counted then, whatever follows). A failure goes to the pages' log: the

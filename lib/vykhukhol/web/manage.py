@@ -148,7 +148,7 @@ def _mail_link(site: Site, address: str) -> None:
 
     settings = site.settings
     lang = _kept_language(site, address) or site.lang  # theirs, else the asking page's
-    link = tokens.manage_link(settings["site_url"], settings.secret, address, lang)
+    link = tokens.manage_link(settings["site_url"], settings.secret, address, language=lang)
     subject = tr(lang, "The page of your subscriptions")
     text = tr(lang, "Hello,\n\nsomeone (you, we hope) asked for the page where {email} "
                     "manages its subscriptions. Here it is:\n\n{link}\n\nIf it was not you, "

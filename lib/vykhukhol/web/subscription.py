@@ -156,7 +156,8 @@ def subscribe(data: DataDir) -> Callable:
         def join_after() -> None:
             from vykhukhol.web.joining import join
 
-            join(data, site.settings, service.name, address, name, client, allowed, language)
+            join(data, site.settings, service.name, address, name, client, allowed,
+                 language=language)
 
         request.after(join_after)
         return site.message("subscribe.check_title", "subscribe.check_text", service,
@@ -234,7 +235,7 @@ def _count_unsubscribe(data: DataDir, job: str) -> None:
 
 
 def _button_page(site: Site, purpose: str, service: svc.Service, email: str, token: str,
-                 job: str = "", hl: str | None = None) -> Response:
+                 job: str = "", *, hl: str | None = None) -> Response:
     """The GET side of a signed link: one button that POSTs the same fields back.
     Nothing changes on GET or HEAD, so mail scanners that open links are harmless.
 
@@ -253,7 +254,7 @@ def _button_page(site: Site, purpose: str, service: svc.Service, email: str, tok
         from vykhukhol import tokens
 
         extra = {"manage_url": tokens.manage_link(site.settings["site_url"], site.settings.secret,
-                                                  email, hl),
+                                                  email, language=hl),
                  "manage_text": t(site.lang, "unsubscribe.manage")}
     return site.page("button.html", service, 200, title=t(site.lang, f"{purpose}.title"),
                      text=t(site.lang, f"{purpose}.text", email=email, service=service.title),
@@ -298,7 +299,7 @@ def unsubscribe(data: DataDir) -> Callable:
             return site.message("test_link.title", "test_link.text", service)
         if request.method != "POST":
             return _button_page(site, "unsubscribe", service, email, token, job,
-                                known_language(request.query.get("hl")))
+                                hl=known_language(request.query.get("hl")))
         # RFC 8058 one-click: the POST body is "List-Unsubscribe=One-Click" and the
         # fields come in the query string; request.value() reads either.
         if _token_ok(site, service, email, "unsubscribe", token):
