@@ -18,16 +18,19 @@ from vykhukhol import sender
 from vykhukhol import services as svc
 from vykhukhol.settings import load as load_settings
 from vykhukhol.timeutil import now
+from vykhukhol.web.admin.services import form_snippet
 
 ANNA = "anna@example.org"
 SAME_SITE = {"HTTP_SEC_FETCH_SITE": "same-origin"}
 ENGLISH_BROWSER = "en-US,en;q=0.9,ru;q=0.5"
 
 
-def russian(install, **service: str) -> None:
+def russian(install, asks: bool = False) -> None:
+    """The site in Russian; ``asks``: the service's form asks the reader's language."""
     vykhukhol("--data", str(install.data_root), "settings", "set", "language", "ru")
-    if service:
-        svc.edit_service(install.data, "news", service)
+    if asks:
+        vykhukhol("--data", str(install.data_root), "service", "edit", "news",
+                  "--form-language", "yes")
 
 
 def link_in(text: str, script: str) -> str:
@@ -50,7 +53,7 @@ def press(install, page, script: str, **extra: str):
 
 
 def test_a_reader_who_chose_english_gets_english_letters_and_pages(install):
-    russian(install, form_language="yes")
+    russian(install, asks=True)
     form = install.run("cgi/subscribe.py", query="service=news")  # no Accept-Language: the site's
     assert form.status == 200 and "Подписка" in form.body, form.body
     assert '<option value="ru" selected>Русский</option>' in form.body
@@ -58,6 +61,9 @@ def test_a_reader_who_chose_english_gets_english_letters_and_pages(install):
     english = install.run("cgi/subscribe.py", query="service=news",
                           HTTP_ACCEPT_LANGUAGE=ENGLISH_BROWSER)
     assert "Subscribe: News" in english.body and '<option value="en" selected>' in english.body
+    snippet = form_snippet(load_settings(install.data.settings),
+                           svc.find_service(install.data, "news"))
+    assert '<select name="language"' in snippet and '<option value="ru" selected>' in snippet
 
     # The form's choice wins over the browser's.
     answer = post_form(install, form, "ru-RU,ru", email=ANNA, name="Anna", language="en")
@@ -118,7 +124,7 @@ def test_a_reader_by_accept_language_only_gets_english_requests_and_reminders(in
 
 
 def test_a_language_the_site_does_not_know_leaves_the_sites(install):
-    russian(install, form_language="yes")
+    russian(install, asks=True)
     form = install.run("cgi/subscribe.py", query="service=news",
                        HTTP_ACCEPT_LANGUAGE="xx;q=1, " * 1000)  # 10 kB of nothing we speak
     assert '<option value="ru" selected>' in form.body
@@ -186,3 +192,23 @@ def test_a_request_held_in_debug_mode_goes_later_in_the_readers_language(fresh_s
     [request] = [m for m in site.outbox() if ANNA in str(m["To"])]
     assert request["Subject"] == "Please confirm your subscription: News"
     assert "confirm.py?" in plain_text(request) and "&hl=en" in plain_text(request)
+
+
+def test_the_admin_turns_the_forms_choice_on_behind_csrf(site):
+    from support.servetools import admin_client
+
+    site.set(language="ru")
+    site.service("news")
+    admin = admin_client(site)
+    status, _, page = admin("GET", "/services/news")
+    assert status == 200 and 'name="form_language"' in page and '<select name="language"' not in page
+    status, _, _ = admin("POST", "/services/news", {"title": "News", "form_language": "yes"},
+                         token=False)
+    assert status == 403 and not svc.find_service(site.data, "news").form_language
+    status, _, _ = admin("POST", "/services/news", {"title": "News", "form_language": "yes"})
+    assert status == 303 and svc.find_service(site.data, "news").form_language
+    status, _, page = admin("GET", "/services/news")
+    assert "Форма подписки спрашивает язык читателя" in page
+    assert '&lt;select name=&#34;language&#34;' in page  # the snippet, as text to copy
+    status, _, _ = admin("POST", "/services/news", {"title": "News"})  # the box left empty
+    assert status == 303 and not svc.find_service(site.data, "news").form_language
