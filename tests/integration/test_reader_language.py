@@ -212,3 +212,28 @@ def test_the_admin_turns_the_forms_choice_on_behind_csrf(site):
     assert '&lt;select name=&#34;language&#34;' in page  # the snippet, as text to copy
     status, _, _ = admin("POST", "/services/news", {"title": "News"})  # the box left empty
     assert status == 303 and not svc.find_service(site.data, "news").form_language
+
+
+def test_the_link_request_speaks_the_browser_and_its_letter_the_readers(install):
+    russian(install)
+    vykhukhol("--data", str(install.data_root), "subscriber", "add", "news", ANNA, "--confirmed")
+    asked = install.run("cgi/manage.py", HTTP_ACCEPT_LANGUAGE=ENGLISH_BROWSER)
+    assert "Your subscriptions" in asked.body, asked.body
+    [form] = asked.forms()
+    time.sleep(2.1)  # a person's pace
+    sent = install.run("cgi/manage.py", "POST", body=form.encoded(email=ANNA),
+                       HTTP_ACCEPT_LANGUAGE=ENGLISH_BROWSER, **SAME_SITE)
+    assert "Check your mailbox" in sent.body, sent.body
+    [letter] = install.mails_to(ANNA)  # none kept: the asking page's language
+    assert letter["Subject"] == "The page of your subscriptions"
+    assert parse_qs(query_of(link_in(plain_text(letter), "manage.py")))["hl"] == ["en"]
+
+    from vykhukhol.members import personal
+
+    personal.set_language(install.data, ANNA, "ru")  # kept: the reader's own wins
+    again = install.run("cgi/manage.py", "POST", body=form.encoded(email=ANNA),
+                        HTTP_ACCEPT_LANGUAGE=ENGLISH_BROWSER, **SAME_SITE)
+    assert "Check your mailbox" in again.body
+    letter = install.mails_to(ANNA)[-1]
+    assert letter["Subject"] == "Страница ваших подписок"
+    assert parse_qs(query_of(link_in(plain_text(letter), "manage.py")))["hl"] == ["ru"]
