@@ -74,11 +74,65 @@ MESSAGES: dict[str, str] = {
         "secret key"
     ),
     "form.invalid_email": "This e-mail address is not valid.",
+    "subscribe.language": "Language of the letters",
+    "language.name": "English",  # each language's name in itself: «Русский» in Russian
     "click.invalid_text": (
         "This link leads nowhere: it was changed on its way, or it does not come "
         "from one of our letters."
     ),
 }
+
+
+#: The languages a page, a letter and a reader may have (the setting ``language``'s choices).
+LANGUAGES = ("ru", "en")
+MAX_ACCEPT = 512  # characters of an Accept-Language header read; the rest is not
+MAX_RANGES = 16   # language ranges of it weighed at most
+
+
+def known_language(value: object) -> str | None:
+    """``value`` if it is a language the site speaks, else None (docs/using/languages.md#reader-language)."""
+    return value if value in LANGUAGES else None
+
+
+def accepted_language(header: str) -> str | None:
+    """The language the site speaks that an ``Accept-Language`` header
+    (RFC 9110 12.5.4) prefers, or None: ``ru-RU`` counts as ``ru``, the
+    highest ``q`` wins, the first of equals; ``q=0``, ``*``, a malformed
+    weight and any other language count for nothing. Only the header's
+    first :data:`MAX_ACCEPT` characters and :data:`MAX_RANGES` ranges are
+    read, by plain string steps: a page of the start-up budget calls it."""
+    best, best_weight = None, 0
+    for part in header[:MAX_ACCEPT].split(",")[:MAX_RANGES]:
+        tag, _, params = part.partition(";")
+        primary = tag.strip().lower().partition("-")[0]
+        if primary not in LANGUAGES:
+            continue
+        weight = _weight(params)
+        if weight > best_weight:
+            best, best_weight = primary, weight
+    return best
+
+
+def _weight(params: str) -> int:
+    """A range's ``q`` in thousandths (1000 without one; 0 when malformed)."""
+    for param in params.split(";"):
+        name, _, value = param.partition("=")
+        if name.strip().lower() != "q":
+            continue
+        whole, _, fraction = value.strip().partition(".")
+        if whole not in ("0", "1") or len(fraction) > 3 \
+                or fraction and not (fraction.isascii() and fraction.isdigit()):
+            return 0
+        weight = int(whole) * 1000 + int(fraction.ljust(3, "0"))
+        return weight if weight <= 1000 else 0
+    return 1000
+
+
+def reader_language(chosen: object, accept: str) -> str | None:
+    """A reader's own language from a form: ``chosen`` if the site speaks it,
+    else the best of the browser's ``Accept-Language``, else None (the site's
+    language then speaks to them)."""
+    return known_language(chosen) or accepted_language(accept)
 
 
 _CATALOGS: dict[str, Catalog | None] = {}
@@ -173,7 +227,8 @@ class Catalog:
 
 
 #: Keys whose English is another key's too, but not their Russian: each has a msgctxt.
-CONTEXTS: dict[str, str] = {"unsubscribe.button": "button"}  # «Отписаться», not «Отписка…»
+CONTEXTS: dict[str, str] = {"unsubscribe.button": "button",  # «Отписаться», not «Отписка…»
+                            "language.name": "the language's own name"}  # «Русский»
 
 
 def t(lang: str, key: str, /, **values: object) -> str:

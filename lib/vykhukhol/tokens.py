@@ -104,23 +104,29 @@ def check(secret: bytes, service: str, email: str, purpose: str, token: str) -> 
 
 
 def link(site_url: str, script: str, secret: bytes, service: str, email: str, purpose: str,
-         job: str | None = None) -> str:
+         job: str | None = None, *, language: str | None = None) -> str:
     """The full URL of a confirm or unsubscribe page for one subscriber; ``job``
     (a newsletter's) only says which letter the link came from, for the
-    newsletters' history: it is not signed, and grants nothing."""
+    newsletters' history, and ``language`` (``hl``) the reader's own, for the
+    page's words (docs/using/languages.md#reader-language): neither is signed,
+    and neither grants anything."""
     fields = {"s": service, "e": email, "t": make(secret, service, email, purpose)}
     if job:
         fields["n"] = job
+    if language:
+        fields["hl"] = language
     return f"{site_url.rstrip('/')}/cgi/{script}?{query(fields)}"
 
 
 def unsubscribe_link(site_url: str, secret: bytes, service: str, email: str,
-                     job: str | None = None) -> str:
-    return link(site_url, "unsubscribe.py", secret, service, email, "unsubscribe", job)
+                     job: str | None = None, *, language: str | None = None) -> str:
+    return link(site_url, "unsubscribe.py", secret, service, email, "unsubscribe", job,
+                language=language)
 
 
-def confirm_link(site_url: str, secret: bytes, service: str, email: str) -> str:
-    return link(site_url, "confirm.py", secret, service, email, "confirm")
+def confirm_link(site_url: str, secret: bytes, service: str, email: str, *,
+                 language: str | None = None) -> str:
+    return link(site_url, "confirm.py", secret, service, email, "confirm", language=language)
 
 
 def view_token(secret: bytes, service: str, email: str, item: str) -> str:
@@ -156,9 +162,13 @@ def check_for_address(secret: bytes, email: str, purpose: str, token: str) -> bo
     return _equal(make_for_address(secret, email, purpose), token)
 
 
-def manage_link(site_url: str, secret: bytes, email: str) -> str:
-    """The full URL of the subscriber's own page for ``email``."""
-    fields = query({"e": email, "t": make_for_address(secret, email, "manage")})
+def manage_link(site_url: str, secret: bytes, email: str, *, language: str | None = None) -> str:
+    """The full URL of the subscriber's own page for ``email``; ``language``
+    (``hl``, unsigned) only says in which language to draw it."""
+    made = {"e": email, "t": make_for_address(secret, email, "manage")}
+    if language:
+        made["hl"] = language
+    fields = query(made)
     return f"{site_url.rstrip('/')}/cgi/manage.py?{fields}"
 
 

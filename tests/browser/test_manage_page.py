@@ -1,5 +1,5 @@
-"""The subscriber's own page in a real Chromium, in both languages: the link
-from a real letter, a pause chosen in the date field, a join, and the admin's
+"""The subscriber's own page in a real Chromium, in both languages (the
+link's): the link from a real letter, a pause chosen in the date field, a join, and the admin's
 subscriber list with the own-page link (screenshots in tests/artifacts/)."""
 
 from __future__ import annotations
@@ -25,9 +25,11 @@ def test_the_own_page_in_chromium(site, server, browser):
     site.subscriber("news", ANNA, name="Anna", ago=60)
     link = _link_from_letter(site)
     b = browser
+    # The page speaks the reader's language: the link's (hl), else the browser's
+    # (headless Chromium's English), else the site's.
     for lang, heading in (("ru", "Ваши подписки"), ("en", "Your subscriptions")):
         site.set(language=lang)
-        b.open(link[len(server.url):])
+        b.open(f"{link[len(server.url):]}&hl={lang}")
         assert b.text("h1") == heading, b.text("h1")
         assert "Staff" not in b.text()  # private, not subscribed
         b.screenshot(f"manage-page-{lang}")

@@ -16,6 +16,7 @@ from typing import TypedDict
 
 from vykhukhol import archive, mail, render, returntag, tokens
 from vykhukhol.datadir import DataDir
+from vykhukhol.i18n import known_language
 from vykhukhol.mail import texts
 from vykhukhol.mail.senders import bounce_address, sender_of, site_domain  # noqa: F401 - callers' names
 from vykhukhol.render import footer
@@ -29,19 +30,22 @@ def senders(data: DataDir, settings: Settings) -> dict[str, str]:
 
 
 def context(service: Service, settings: Settings, email: str, name: str,
-            moment: datetime, job: str | None = None, web_url: str = "") -> dict[str, str]:
+            moment: datetime, job: str | None = None, web_url: str = "", *,
+            language: str | None = None) -> dict[str, str]:
     """What a template sees; no value can end a line of the letter (see
     :func:`render.one_line_values`). A newsletter ``job``'s unsubscribe link
     names it, so the newsletters' history counts who left from it.
     ``web_url``: the letter "in the browser" (:func:`vykhukhol.archive.web_url`;
-    empty in a confirmation request)."""
+    empty in a confirmation request). ``language``: the reader's own, which
+    the links carry to the pages they open (docs/using/languages.md#reader-language)."""
     return render.one_line_values({
         "name": name,
         "email": email,
         "service": service.title,
         "unsubscribe_url": tokens.unsubscribe_link(settings["site_url"], settings.secret,
-                                                   service.name, email, job),
-        "manage_url": tokens.manage_link(settings["site_url"], settings.secret, email),
+                                                   service.name, email, job, language=language),
+        "manage_url": tokens.manage_link(settings["site_url"], settings.secret, email,
+                                         language=language),
         "web_url": web_url,
         "date": moment.date().isoformat(),  # strftime("%Y-%m-%d"), at a tenth
     })
@@ -176,13 +180,16 @@ def series_letter(service: Service, letter: Letter, settings: Settings, email: s
 
 def confirmation(service: Service, settings: Settings, email: str, name: str, run_id: str,
                  moment: datetime,
-                 presses: Presses | None = None, reminder: bool = False) -> mail.Outgoing:
+                 presses: Presses | None = None, reminder: bool = False, *,
+                 language: str | None = None) -> mail.Outgoing:
     """The confirmation request; reminders are the same letter (docs/design/run.md#run-steps),
-    with the list letters' footer (the request itself has none: docs/using/services.md#footer)."""
-    ctx = context(service, settings, email, name, moment)
+    with the list letters' footer (the request itself has none: docs/using/services.md#footer).
+    In the reader's own ``language`` when the site speaks it, else the site's."""
+    language = known_language(language)
+    ctx = context(service, settings, email, name, moment, language=language)
     ctx["confirm_url"] = tokens.confirm_link(settings["site_url"], settings.secret,
-                                             service.name, email)
-    lang = settings["language"]
+                                             service.name, email, language=language)
+    lang = language or settings["language"]
     subject = service.confirm_subject or texts.CONFIRM_SUBJECT[lang]
     body = service.confirm_body or texts.CONFIRM_BODY[lang]
     bounce = bounce_address(service, settings, returntag.SERVICE, service.name, email)

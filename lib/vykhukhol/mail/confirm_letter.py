@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from vykhukhol import mail, returntag, tokens
 from vykhukhol.errors import BadInput, StorageError
+from vykhukhol.i18n import known_language
 from vykhukhol.mail import outbox_files, plain_letters, quick_letter, texts
 from vykhukhol.mail.failures import DeliveryError
 from vykhukhol.mail.header_values import check_address
@@ -55,15 +56,18 @@ def plain(service: Service, lang: str) -> bool:
 
 def confirmation(service: Service, settings: Settings, email: str, name: str, run_id: str,
                  moment: datetime, date: datetime | None = None,
-                 message_id: str | None = None) -> mail.Outgoing:
+                 message_id: str | None = None, *,
+                 language: str | None = None) -> mail.Outgoing:
     """The confirmation request to ``email``, as :func:`.compose.confirmation`
-    writes it (``date`` and ``message_id`` as :func:`.message.build_message` takes them)."""
-    lang = settings["language"]
-    if not plain(service, lang):
+    writes it (``date`` and ``message_id`` as :func:`.message.build_message` takes them),
+    in the reader's own ``language`` when the site speaks it, else the site's."""
+    language = known_language(language)
+    if not plain(service, language or settings["language"]):
         from vykhukhol.mail import compose
 
-        return compose.confirmation(service, settings, email, name, run_id, moment)
-    fields, bounce = _fields(service, settings, email, name, run_id, moment)
+        return compose.confirmation(service, settings, email, name, run_id, moment,
+                                    language=language)
+    fields, bounce = _fields(service, settings, email, name, run_id, moment, language)
     message = mail.build_message(**fields, list_id=None, html=None, unsubscribe_url=None,
                                  unsubscribe_mailto=None, tag=None, date=date,
                                  message_id=message_id)
@@ -73,19 +77,21 @@ def confirmation(service: Service, settings: Settings, email: str, name: str, ru
 
 def quick_bytes(service: Service, settings: Settings, email: str, name: str, run_id: str,
                 moment: datetime, date: datetime | None = None,
-                message_id: str | None = None) -> tuple[bytes, str] | None:
+                message_id: str | None = None, *,
+                language: str | None = None) -> tuple[bytes, str] | None:
     """The bytes of :func:`confirmation` and its envelope sender, written
     without the e-mail package (:mod:`.quick_letter`); None when that cannot
     be done (a service's own text, a header the package would fold)."""
-    if not plain(service, settings["language"]):
+    language = known_language(language)
+    if not plain(service, language or settings["language"]):
         return None
-    fields, bounce = _fields(service, settings, email, name, run_id, moment)
+    fields, bounce = _fields(service, settings, email, name, run_id, moment, language)
     data = quick_letter.letter(**fields, date=date, message_id=message_id)
     return None if data is None else (data, bounce)
 
 
 def hand_over(outbox: Path, service: Service, settings: Settings, email: str, name: str,
-              run_id: str, moment: datetime) -> bool | None:
+              run_id: str, moment: datetime, *, language: str | None = None) -> bool | None:
     """Write the request and hand it over as the outbox or sendmail transport
     would (the same file, the same program run), when nothing else needs the
     e-mail package: neither DKIM signing nor ``dev_redirect``, the default
@@ -99,7 +105,7 @@ def hand_over(outbox: Path, service: Service, settings: Settings, email: str, na
     try:
         if settings["mail.from_email"]:
             check_address(settings["mail.from_email"], "sender address")
-        made = quick_bytes(service, settings, email, name, run_id, moment)
+        made = quick_bytes(service, settings, email, name, run_id, moment, language=language)
         if made is None:
             return None
         recipient = check_address(email, "recipient address")
@@ -128,16 +134,19 @@ def hand_over(outbox: Path, service: Service, settings: Settings, email: str, na
 
 
 def _fields(service: Service, settings: Settings, email: str, name: str, run_id: str,
-            moment: datetime) -> tuple[dict[str, str], str]:
-    """The letter's fields for the message writers, and its envelope sender."""
-    lang = settings["language"]
+            moment: datetime, language: str | None) -> tuple[dict[str, str], str]:
+    """The letter's fields for the message writers, and its envelope sender;
+    ``language``, the reader's own (None: the site's), as known_language left it."""
+    lang = language or settings["language"]
     site_url, secret = settings["site_url"], settings.secret
     ctx = {key: LINE_ENDS.sub(" ", value) for key, value in {
         "name": name, "email": email, "service": service.title,
-        "unsubscribe_url": tokens.unsubscribe_link(site_url, secret, service.name, email, None),
-        "manage_url": tokens.manage_link(site_url, secret, email),
+        "unsubscribe_url": tokens.unsubscribe_link(site_url, secret, service.name, email, None,
+                                                   language=language),
+        "manage_url": tokens.manage_link(site_url, secret, email, language=language),
         "web_url": "", "date": moment.date().isoformat()}.items()}
-    ctx["confirm_url"] = tokens.confirm_link(site_url, secret, service.name, email)
+    ctx["confirm_url"] = tokens.confirm_link(site_url, secret, service.name, email,
+                                             language=language)
     bounce = bounce_address(service, settings, returntag.SERVICE, service.name, email)
     from_name, from_email = sender_of(service, settings)
     return {"from_name": from_name, "from_email": from_email, "run_id": run_id,

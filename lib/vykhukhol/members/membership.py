@@ -46,21 +46,23 @@ def _note_due(data: DataDir, service: svc.Service, settings: Settings,
 
 
 def send_confirmation(data: DataDir, settings: Settings, service: svc.Service,
-                      email: str, name: str) -> bool:
-    """Mail the confirmation request now; False if the transport failed (the
-    subscriber stays unconfirmed and gets a reminder later)."""
+                      email: str, name: str, *, language: str | None = None) -> bool:
+    """Mail the confirmation request now, in the reader's own ``language``
+    (None: the site's); False if the transport failed (the subscriber stays
+    unconfirmed and gets a reminder later)."""
     import os
 
     from vykhukhol.mail import confirm_letter
 
     run_id, moment = f"web-{os.urandom(4).hex()}", now()
     handed = confirm_letter.hand_over(data.outbox, service, settings, email, name, run_id,
-                                      moment)  # without the e-mail package, when it can
+                                      moment, language=language)  # without the e-mail package, when it can
     if handed is not None:
         return handed
     from vykhukhol import mail  # the e-mail package, Jinja2 only for a service's own text
 
-    message = confirm_letter.confirmation(service, settings, email, name, run_id, moment)
+    message = confirm_letter.confirmation(service, settings, email, name, run_id, moment,
+                                          language=language)
     try:
         with mail.open_transport(mail.config_from_settings(settings, data.outbox)) as transport:
             transport.send(message, email)
@@ -89,7 +91,8 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
               ip: str = "-", confirmed: bool = False, notify: bool = True,
               may_mail: Callable[[bool], bool] | None = None,
               later: Callable[[Callable[[], None]], None] | None = None,
-              hold: Callable[[str, str], bool] | None = None) -> Joined:
+              hold: Callable[[str, str], bool] | None = None, *,
+              language: str | None = None) -> Joined:
     """Add or re-ask an address. Returns what happened (:class:`Joined`) for
     logs, the admin and the CLI — never for a public page. A suppressed address
     (docs/deliverability/suppression.md#suppression-list) is neither stored nor mailed, by the same steps under the same
@@ -103,13 +106,19 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
     answer (default: now): the sync of a new line, the due summary, the letter.
     ``hold(service, address)``, asked just before the letter would go, may
     keep it back (True: not sent now; held for the owner, or over a cap).
+    ``language``: the reader's own (docs/using/languages.md#reader-language),
+    stored with a new line or an unconfirmed one asked again; one the site does
+    not speak is not stored.
     """
+    from vykhukhol.i18n import known_language
+
+    language = known_language(language)
     service = svc.find_service(data, service_name)
     email = check_email(email)
     name = clean_name(name)
     moment = now()
     path = service.subscribers_path
-    letter: tuple[str, str] | None = None
+    letter: tuple[str, str, str | None] | None = None
     from vykhukhol.members import suppression  # light; here so the pages' imports stay few
 
     suppressed = suppression.blocked(data, settings, email)
@@ -130,7 +139,8 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
             new = subs.Subscriber(
                 email=email, name=name,
                 state=SubscriberState.ACTIVE if confirmed else SubscriberState.NEW,
-                subscribed=moment, confirmed=moment if confirmed else None, ip=ip or "-")
+                subscribed=moment, confirmed=moment if confirmed else None,
+                ip=ip or "-").with_language(language)
             # Under a page's `later`, the line is synced and the next-due summary
             # told after the answer, so a new address costs the answer no more
             # disk waits than a known one; both happen before its letter goes out.
@@ -139,7 +149,7 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
                 _note_due(data, service, settings, new)
             else:
                 later(lambda: _settle(data, settings, service, new))
-            outcome, letter = Joined.ADDED, (email, name)
+            outcome, letter = Joined.ADDED, (email, name, language)
         elif current.state.confirmed:
             outcome = Joined.KNOWN
         elif confirmed:
@@ -148,15 +158,16 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
         elif not _may_ask_again(current, moment):
             outcome = Joined.TOO_SOON
         else:
-            subs.update_one(path, email, lambda s: s.replace(last_reminder=moment))
+            subs.update_one(path, email, lambda s: _asked_again(s, moment, language))
             _note_due(data, service, settings, None)
-            outcome, letter = Joined.ASKED_AGAIN, (current.email, current.name)
+            outcome, letter = Joined.ASKED_AGAIN, (current.email, current.name,
+                                                   language or current.language)
     if outcome is Joined.ADDED:  # told after the answer, like the letter
         kind = "subscriber.confirmed" if confirmed else "subscriber.subscribed"
         (later or _at_once)(lambda: events.emit_quietly(data.root, kind, {"service": service.name,
                                                                           "email": email}))
     if sends and letter is not None:
-        to, whom = letter
+        to, whom, spoken = letter
 
         def mail_it() -> None:
             if hold is not None and hold(service.name, to):
@@ -169,7 +180,7 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
             # Noted first: if the letter does not go (mail server down, process
             # killed after the answer), the next cron run sends it.
             unsent.note_unsent(data, service.name, to, now())
-            if send_confirmation(data, settings, service, to, whom):
+            if send_confirmation(data, settings, service, to, whom, language=spoken):
                 unsent.drop_unsent(data, service.name, to)
 
         (later or _at_once)(mail_it)
@@ -189,6 +200,12 @@ def _settle(data: DataDir, settings: Settings, service: svc.Service, new: subs.S
         finally:
             os.close(fd)
         _note_due(data, service, settings, new)
+
+
+def _asked_again(sub: subs.Subscriber, moment: datetime, language: str | None) -> subs.Subscriber:
+    """An unconfirmed line asked once more: the time, and the language asked in."""
+    sub = sub.replace(last_reminder=moment)
+    return sub.with_language(language) if language else sub
 
 
 def _at_once(action: Callable[[], None]) -> None:

@@ -80,6 +80,17 @@ def rename(data: DataDir, email: str, name: str) -> int:
     return changed
 
 
+def set_language(data: DataDir, email: str, language: str | None) -> int:
+    """The address's own language (None: the site's) in every service it is
+    in (docs/using/languages.md#reader-language); returns how many lines changed."""
+    changed = 0
+    for service, sub in memberships(data, email):
+        if sub is not None and subs.update_one(service.subscribers_path, email,
+                                               lambda s: s.with_language(language)):
+            changed += 1
+    return changed
+
+
 def check_pause(until: datetime, moment: datetime) -> datetime:
     """A pause's end as asked for: in the future, at most :data:`MAX_PAUSE_DAYS` away."""
     if until <= moment:

@@ -219,7 +219,7 @@ def take_lines(run: Run, service: svc.Service, rules: Rules, work: Work, fresh: 
                     letters.append(DueLetter(due, sub.email, sub.name, action.number,
                                              offsets[i]))
                 elif kind == dueindex.ASK:
-                    reminders.append(DueReminder(due, sub.email, sub.name))
+                    reminders.append(DueReminder(due, sub.email, sub.name, language=sub.language))
                 else:
                     tidy = True
     work.letters, work.reminders, work.tidy = letters, reminders, tidy
@@ -274,6 +274,7 @@ def send_reminders(run: Run, worked: list[Work], book: journal.Journal) -> None:
         service = work.service
         letters = [Letter(service.name, due.email, "reminder", Copy(partial(
             compose.confirmation, service, run.settings, due.email, due.name, run.lease,
-            run.now(), run.presses, reminder=True))) for due in work.reminders]
+            run.now(), run.presses, reminder=True, language=due.language)))
+            for due in work.reminders]
         if send_batch(run, "serial_left", book, letters) is Ended.STOPPED:
             return  # a reminder that cannot be made passes over the rest of its service only

@@ -45,6 +45,7 @@ class DueReminder(NamedTuple):
     due: datetime
     email: str
     name: str
+    language: str | None = None  # the reader's own (None: the site's)
 
 
 class Settled(NamedTuple):

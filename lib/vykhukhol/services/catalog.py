@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 LOCK_STEM = "db"
 SERVICE_FIELDS = ("title", "enabled", "from_name", "from_email", "delete_finished",
-                  "send_window", "confirm_subject", "confirm_body", "public", "archive", "closed")
+                  "send_window", "confirm_subject", "confirm_body", "public", "archive", "closed",
+                  "form_language")
 
 
 def yes_no(value: str, what: str) -> bool:
@@ -63,12 +64,13 @@ class Service(Record):
 
     _fields = ("name", "db", "folder", "title", "enabled", "from_name", "from_email",
                "delete_finished", "send_window", "confirm_subject", "confirm_body", "public",
-               "archive", "closed")
+               "archive", "closed", "form_language")
 
     def __init__(self, name: str, db: str, folder: Path, title: str = "", enabled: bool = False,
                  from_name: str = "", from_email: str = "", delete_finished: bool = False,
                  send_window: str = "", confirm_subject: str = "", confirm_body: str = "",
-                 public: bool = True, archive: bool = False, closed: bool = False) -> None:
+                 public: bool = True, archive: bool = False, closed: bool = False,
+                 form_language: bool = False) -> None:
         self.name = name
         self.db = db
         self.folder = folder
@@ -86,6 +88,8 @@ class Service(Record):
         # Closed to newcomers: no sign-up, not offered on own pages; those on it
         # still get its letters (docs/using/services.md#service-switches).
         self.closed = closed
+        # Its subscribe form asks the reader's language (docs/using/languages.md#reader-language).
+        self.form_language = form_language
 
     @property
     def subscribers_path(self) -> Path:
@@ -174,7 +178,7 @@ def _load(folder: Path, db: str) -> Service:
     service = Service(name=folder.name, db=db, folder=folder)
     service.title = get("title", "") or folder.name
     for flag, default in (("enabled", "no"), ("delete_finished", "no"), ("public", "yes"),
-                          ("archive", "no"), ("closed", "no")):
+                          ("archive", "no"), ("closed", "no"), ("form_language", "no")):
         try:
             setattr(service, flag, yes_no(get(flag, default), flag))
         except BadInput:
@@ -205,7 +209,7 @@ def check_fields(values: dict[str, str]) -> dict[str, str]:
             value = clean_name(value)
         elif key == "from_email":
             value = check_mailbox(value) if value.strip() else ""
-        elif key in ("enabled", "delete_finished", "public", "archive", "closed"):
+        elif key in ("enabled", "delete_finished", "public", "archive", "closed", "form_language"):
             value = "yes" if yes_no(value, key) else "no"
         elif key == "send_window":
             value = check_window(value) if value.strip() else ""
@@ -230,6 +234,7 @@ def _write_ini(service: Service, values: dict[str, str]) -> None:
         "send_window": service.send_window, "confirm_subject": service.confirm_subject,
         "confirm_body": service.confirm_body, "public": "yes" if service.public else "no",
         "archive": "yes" if service.archive else "no", "closed": "yes" if service.closed else "no",
+        "form_language": "yes" if service.form_language else "no",
     })
     current.update(values)
     lines = ["[service]\n"]

@@ -22,11 +22,12 @@ if TYPE_CHECKING:
 
 
 def join(data: DataDir, settings: Settings, service: str, address: str, name: str,
-         client: str, allowed: bool) -> None:
+         client: str, allowed: bool, *, language: str | None = None) -> None:
     """Store ``address`` in ``service`` and mail its confirmation, as the post
     asked; ``allowed`` is what the hourly cap said before the answer (the post
     was counted then, whatever follows). A failure goes to the pages' log: the
-    page is gone, and the visitor may post again."""
+    page is gone, and the visitor may post again. ``language``: the reader's
+    own, as the post gave it (docs/using/languages.md#reader-language)."""
     from vykhukhol.errors import VykhukholError
     from vykhukhol.files.runlog import page_log
 
@@ -41,6 +42,6 @@ def join(data: DataDir, settings: Settings, service: str, address: str, name: st
 
     try:
         membership.subscribe(data, settings, service, address, name, ip=client or "-",
-                             hold=Gate(data, settings).hold)
+                             hold=Gate(data, settings).hold, language=language)
     except VykhukholError as exc:
         log.write(f"subscribe: {address} could not be stored in {service}: {exc.message}", "error")

@@ -6,7 +6,11 @@ and the address's state in each: public services it is not in come with a
 join button, private and closed ones are shown only where it is subscribed. Each change
 is one POST of a form that carries the signed fields (``e``, ``t``) as hidden
 inputs and an ``action``: ``leave``, ``join``, ``name``, ``pause``,
-``resume``, ``leave_all``, ``export`` (a JSON download) and ``erase``.
+``resume``, ``language``, ``leave_all``, ``export`` (a JSON download) and ``erase``.
+
+The page speaks the reader's language (docs/using/languages.md#reader-language):
+the link's ``hl``, else the one the address's lines keep, else the browser's,
+else the site's.
 
 As on the other public pages: a GET or HEAD changes nothing; a link whose
 token does not sign its address shows the generic "not valid" page and
@@ -32,12 +36,12 @@ from functools import partial
 
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
-from vykhukhol.i18n import tr
+from vykhukhol.i18n import LANGUAGES, known_language, t, tr
 from vykhukhol.web import templating
 from vykhukhol.web.http import HttpError, Request, Response, wsgi_app
-from vykhukhol.web.subscription import Site, hourly_cap
+from vykhukhol.web.subscription import Site, hourly_cap, link_language
 
-ACTIONS = ("leave", "join", "name", "pause", "resume", "leave_all", "export", "erase")
+ACTIONS = ("leave", "join", "name", "pause", "resume", "language", "leave_all", "export", "erase")
 LINK_WINDOW = 3600  # seconds: the link letters one address may be sent count within this
 LINK_LIMIT = 3      # link letters per address and hour, whoever asks
 
@@ -53,11 +57,15 @@ def app(data: DataDir) -> Callable:
         settings = site.settings  # 503 while there is no secret to sign with
         email, token = request.value("e").strip()[:254], request.value("t")[:100]
         if not email and not token:
+            site.reader = link_language(request)
             return _ask(request, site)
         from vykhukhol import tokens
 
         if not tokens.check_for_address(settings.secret, email, "manage", token):
+            site.reader = link_language(request)
             return site.message("link.invalid_title", "link.invalid_text", status=400)
+        site.reader = known_language(request.query.get("hl")) or _kept_language(site, email) \
+            or link_language(request)
         if request.method != "POST":
             return _own_page(site, email, token)
         from vykhukhol.web.session import cross_site
@@ -70,6 +78,14 @@ def app(data: DataDir) -> Callable:
 
 
 # --- the page without a link ---------------------------------------------------------
+
+def _kept_language(site: Site, email: str) -> str | None:
+    """The language the address's lines keep (the first the site speaks), or None."""
+    from vykhukhol.members import personal
+
+    return next((known_language(sub.language) for _, sub in personal.memberships(site.data, email)
+                 if sub is not None and known_language(sub.language)), None)
+
 
 def _ask(request: Request, site: Site) -> Response:
     lang = site.lang
@@ -131,8 +147,8 @@ def _mail_link(site: Site, address: str) -> None:
     from vykhukhol.timeutil import now
 
     settings = site.settings
-    link = tokens.manage_link(settings["site_url"], settings.secret, address)
-    lang = settings["language"]
+    lang = _kept_language(site, address) or site.lang  # theirs, else the asking page's
+    link = tokens.manage_link(settings["site_url"], settings.secret, address, language=lang)
     subject = tr(lang, "The page of your subscriptions")
     text = tr(lang, "Hello,\n\nsomeone (you, we hope) asked for the page where {email} "
                     "manages its subscriptions. Here it is:\n\n{link}\n\nIf it was not you, "
@@ -186,7 +202,9 @@ def _own_page(site: Site, email: str, token: str, notice: str = "", error: str =
                  error=error, rows=rows, name=name or kept_name,
                  member=any(sub is not None for _, sub in memberships),
                  paused=_local_date(settings, paused) if paused is not None else "",
-                 today=moment.strftime("%Y-%m-%d"))
+                 today=moment.strftime("%Y-%m-%d"),
+                 languages=[{"code": code, "name": t(code, "language.name"), "chosen": code == lang}
+                            for code in LANGUAGES])
 
 
 def _local_date(settings, moment: datetime) -> str:
@@ -236,6 +254,8 @@ def _act(request: Request, site: Site, email: str, token: str) -> Response:
         if action == "resume":
             personal.pause(data, email, None)
             return again(tr(lang, "The letters go on."))
+        if action == "language":
+            return _language(site, email, token, form.get("language", ""))
         if action == "leave_all":
             personal.leave_all(data, email)
             return again(tr(lang, "You left every list."))
@@ -273,10 +293,25 @@ def _leave_or_join(request: Request, site: Site, email: str, token: str, action:
             name_now = ""
     membership.subscribe(site.data, site.settings, service.name, email, name_now,
                          ip=client or "-", may_mail=hourly_cap(site.data, site, client),
-                         later=request.after)
+                         later=request.after, language=site.reader)  # the page's, as the form's
     return _own_page(site, email, token, tr(
         lang, "A letter with a confirmation link is on its way: open it to join \"{service}\".",
         service=service.title))
+
+
+def _language(site: Site, email: str, token: str, chosen: str) -> Response:
+    """The reader's own language, on every line of the address; the page
+    answers in it (docs/using/languages.md#reader-language)."""
+    from vykhukhol.members import personal
+
+    language = known_language(chosen)
+    if language is None:
+        return _own_page(site, email, token, error=tr(
+            site.lang, "Choose Russian or English."), status=400)
+    personal.set_language(site.data, email, language)
+    site.reader = language
+    return _own_page(site, email, token, tr(
+        language, "Your letters and these pages are in English from now on."))
 
 
 def _pause_end(site: Site, typed: str, moment: datetime) -> datetime:

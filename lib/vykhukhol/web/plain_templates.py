@@ -25,12 +25,12 @@ TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 SOURCES = {
     'base.html': 0xE3B45B35,
     'button.html': 0x7318D7EF,
-    'manage.html': 0x8CB35B67,
+    'manage.html': 0x905CB7A7,
     'manage_ask.html': 0x12885448,
     'manage_base.html': 0x73F4EF58,
     'manage_note.html': 0x4AD1434A,
     'message.html': 0xF1174CAC,
-    'subscribe.html': 0x0C39203F,
+    'subscribe.html': 0x7031635E,
 }
 #: What each page is made of: itself and the templates it extends.
 DEPENDS = {
@@ -203,6 +203,7 @@ def subscribe(lang: str, t: Callable[..., str], context: dict) -> str:
     v_challenge = context.get('challenge', "")
     v_email = context.get('email', "")
     v_error = context.get('error', "")
+    v_languages = context.get('languages', "")
     v_name = context.get('name', "")
     v_service = context.get('service', "")
     v_stamp = context.get('stamp', "")
@@ -245,6 +246,21 @@ def subscribe(lang: str, t: Callable[..., str], context: dict) -> str:
     w('">\n')
     if v_challenge:
         w(_SUBSCRIBE_3)
+    if v_languages:
+        w('  <label for="language">')
+        w(escape(t('subscribe.language')))
+        w('</label>\n'
+          '  <select id="language" name="language">')
+        for l_one in v_languages:
+            w('<option value="')
+            w(escape(_attr(l_one, 'code')))
+            w('"')
+            if _attr(l_one, 'chosen'):
+                w(' selected')
+            w('>')
+            w(escape(_attr(l_one, 'name')))
+            w('</option>')
+        w('</select>\n')
     w(_BUTTON_1)
     w(escape(t('subscribe.button')))
     w('</button>\n'
@@ -260,6 +276,7 @@ def manage(lang: str, t: Callable[..., str], context: dict) -> str:
     v__ = context.get('_', "")
     v_email = context.get('email', "")
     v_error = context.get('error', "")
+    v_languages = context.get('languages', "")
     v_member = context.get('member', "")
     v_name = context.get('name', "")
     v_notice = context.get('notice', "")
@@ -367,6 +384,27 @@ def manage(lang: str, t: Callable[..., str], context: dict) -> str:
         w(escape(v_today))
         w('">')
         w(m_submit(v__('Pause')))
+        w('</section>\n'
+          '<section><h2>')
+        w(escape(v__('Your language')))
+        w('</h2><p>')
+        w(escape(v__('The language of your letters and of these pages.')))
+        w('</p>')
+        w(m_form('language', 'block'))
+        w('<label for="language">')
+        w(escape(v__('Language')))
+        w('</label><select id="language" name="language">')
+        for l_one in v_languages:
+            w('<option value="')
+            w(escape(_attr(l_one, 'code')))
+            w('"')
+            if _attr(l_one, 'chosen'):
+                w(' selected')
+            w('>')
+            w(escape(_attr(l_one, 'name')))
+            w('</option>')
+        w('</select>')
+        w(m_submit(v__('Save the language')))
         w('</section>\n'
           '<section><h2>')
         w(escape(v__('Leave everything')))

@@ -28,7 +28,7 @@ from vykhukhol import settings as settings_mod
 from vykhukhol.addresses import check_email
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound
-from vykhukhol.i18n import t
+from vykhukhol.i18n import LANGUAGES, accepted_language, known_language, reader_language, t
 from vykhukhol.web import templating
 from vykhukhol.web.http import HttpError, Request, Response, wsgi_app
 
@@ -36,10 +36,13 @@ SUBSCRIBE_WINDOW = 3600  # seconds: subscribe_hourly_limit counts within this
 
 
 class Site:
-    """The data directory and its settings, read once per request."""
+    """The data directory and its settings, read once per request; ``reader``:
+    the language the page speaks to its reader, when not the site's
+    (docs/using/languages.md#reader-language)."""
 
-    def __init__(self, data: DataDir) -> None:
+    def __init__(self, data: DataDir, reader: str | None = None) -> None:
         self.data = data
+        self.reader = reader
         self._settings: settings_mod.Settings | None = None
 
     def _loaded(self) -> settings_mod.Settings:
@@ -61,6 +64,8 @@ class Site:
 
     @property
     def lang(self) -> str:
+        if self.reader:
+            return self.reader
         try:
             return self._loaded()["language"]
         except HttpError:
@@ -91,6 +96,14 @@ class Site:
                          home_text=t(self.lang, "page.home"))
 
 
+def link_language(request: Request) -> str | None:
+    """The language of a page a letter's link opens: the link's own ``hl``
+    (the reader's, unsigned: it changes the words, never what is done), else
+    the best of the browser's ``Accept-Language``, else None (the site's)."""
+    return known_language(request.query.get("hl")) \
+        or accepted_language(request.environ.get("HTTP_ACCEPT_LANGUAGE", ""))
+
+
 def _only(request: Request, *methods: str) -> None:
     if request.method not in methods:
         raise HttpError(405, allow=methods)
@@ -106,13 +119,19 @@ def subscribe(data: DataDir) -> Callable:
             if request.query.get("part"):
                 return bots.part(site.settings, request.query["part"])
             service = site.service(request.query.get("service", ""))
+            if service.form_language:  # the form asks: it is drawn in the browser's language
+                site.reader = link_language(request)
             if service.closed:
                 return _closed(site, service, 200)
             return bots.allow_widget(site.page(
                 "subscribe.html", service, 200, service=service, email="", name="",
-                **bots.fields(site.settings)), site.settings)
+                languages=_choice(site, service), **bots.fields(site.settings)), site.settings)
         form = request.form()
         service = site.service(form.get("service", ""))
+        language = reader_language(form.get("language"), request.environ.get(
+            "HTTP_ACCEPT_LANGUAGE", ""))
+        if service.form_language:  # the answer in the language the reader chose
+            site.reader = language
         if service.closed:
             return _closed(site, service, 403)
         email, name = form.get("email", "").strip(), form.get("name", "")
@@ -128,8 +147,8 @@ def subscribe(data: DataDir) -> Callable:
         except BadInput:
             return bots.allow_widget(site.page(
                 "subscribe.html", service, 400, service=service, email=email[:254], name=name[:100],
-                error=t(site.lang, "form.invalid_email"), **bots.fields(site.settings)),
-                site.settings)
+                error=t(site.lang, "form.invalid_email"), languages=_choice(site, service),
+                **bots.fields(site.settings)), site.settings)
         # Counted alike for every post; the file is read after the answer
         # (web/joining.py), so the answer's cost does not depend on the address.
         allowed = hourly_cap(data, site, client)(True)
@@ -137,13 +156,24 @@ def subscribe(data: DataDir) -> Callable:
         def join_after() -> None:
             from vykhukhol.web.joining import join
 
-            join(data, site.settings, service.name, address, name, client, allowed)
+            join(data, site.settings, service.name, address, name, client, allowed,
+                 language=language)
 
         request.after(join_after)
         return site.message("subscribe.check_title", "subscribe.check_text", service,
                             email=address, service=service.title)
 
     return wsgi_app(handle, lambda: Site(data).lang)
+
+
+def _choice(site: Site, service: svc.Service) -> list[dict[str, object]]:
+    """The form's language choice (none unless the service offers it), the
+    page's own language chosen: each its code, its name in itself, and
+    whether it is the one chosen."""
+    if not service.form_language:
+        return []
+    return [{"code": code, "name": t(code, "language.name"), "chosen": code == site.lang}
+            for code in LANGUAGES]
 
 
 def _closed(site: Site, service: svc.Service, status: int) -> Response:
@@ -205,7 +235,7 @@ def _count_unsubscribe(data: DataDir, job: str) -> None:
 
 
 def _button_page(site: Site, purpose: str, service: svc.Service, email: str, token: str,
-                 job: str = "") -> Response:
+                 job: str = "", *, hl: str | None = None) -> Response:
     """The GET side of a signed link: one button that POSTs the same fields back.
     Nothing changes on GET or HEAD, so mail scanners that open links are harmless.
 
@@ -213,7 +243,8 @@ def _button_page(site: Site, purpose: str, service: svc.Service, email: str, tok
     theirs; any other link gets the generic "not valid" page. Else a stranger
     could make the site print any text under its name ("Confirm that
     <your bank wants your password>"). The token says nothing of whether the
-    address is subscribed, so this tells nobody who is."""
+    address is subscribed, so this tells nobody who is. The link's language
+    (``hl``) goes on to the page the button opens."""
     if not _token_ok(site, service, email, purpose, token):
         return site.message("link.invalid_title", "link.invalid_text", service, 400)
     extra: dict[str, str] = {}
@@ -223,11 +254,12 @@ def _button_page(site: Site, purpose: str, service: svc.Service, email: str, tok
         from vykhukhol import tokens
 
         extra = {"manage_url": tokens.manage_link(site.settings["site_url"], site.settings.secret,
-                                                  email),
+                                                  email, language=hl),
                  "manage_text": t(site.lang, "unsubscribe.manage")}
     return site.page("button.html", service, 200, title=t(site.lang, f"{purpose}.title"),
                      text=t(site.lang, f"{purpose}.text", email=email, service=service.title),
-                     button=t(site.lang, f"{purpose}.button"), action=f"{purpose}.py",
+                     button=t(site.lang, f"{purpose}.button"),
+                     action=f"{purpose}.py?hl={hl}" if hl else f"{purpose}.py",
                      s=service.name, e=email, token=token, n=job, **extra)
 
 
@@ -241,10 +273,11 @@ def _token_ok(site: Site, service: svc.Service, email: str, purpose: str, token:
 def confirm(data: DataDir) -> Callable:
     def handle(request: Request) -> Response:
         _only(request, "GET", "HEAD", "POST")
-        site = Site(data)
+        site = Site(data, link_language(request))
         service, email, token = _link(request, site)
         if request.method != "POST":
-            return _button_page(site, "confirm", service, email, token)
+            return _button_page(site, "confirm", service, email, token,
+                                hl=known_language(request.query.get("hl")))
         from vykhukhol.members import membership
 
         if not _token_ok(site, service, email, "confirm", token) \
@@ -259,13 +292,14 @@ def confirm(data: DataDir) -> Callable:
 def unsubscribe(data: DataDir) -> Callable:
     def handle(request: Request) -> Response:
         _only(request, "GET", "HEAD", "POST")
-        site = Site(data)
+        site = Site(data, link_language(request))
         service, email, token = _link(request, site)
         job = _job(request)
         if _from_test_letter(site, service, email, token):
             return site.message("test_link.title", "test_link.text", service)
         if request.method != "POST":
-            return _button_page(site, "unsubscribe", service, email, token, job)
+            return _button_page(site, "unsubscribe", service, email, token, job,
+                                hl=known_language(request.query.get("hl")))
         # RFC 8058 one-click: the POST body is "List-Unsubscribe=One-Click" and the
         # fields come in the query string; request.value() reads either.
         if _token_ok(site, service, email, "unsubscribe", token):

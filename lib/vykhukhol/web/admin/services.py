@@ -124,7 +124,21 @@ def form_snippet(settings: settings_mod.Settings, service: svc.Service) -> str:
             'style="position:absolute;left:-10000px" aria-hidden="true">\n'
             '  <input type="hidden" name="ts" value="">\n'
             '  <input type="hidden" name="altcha" value="">\n'
+            f'{_language_choice(lang) if service.form_language else ""}'
             f'  <button type="submit">{escape(tr(lang, "Subscribe"))}</button>\n</form>')
+
+
+def _language_choice(lang: str) -> str:
+    """The snippet's choice of the reader's language, the site's chosen
+    (docs/using/languages.md#reader-language)."""
+    from html import escape
+
+    from vykhukhol.i18n import LANGUAGES, t
+
+    options = "".join(f'<option value="{code}"{" selected" if code == lang else ""}>'
+                      f'{escape(t(code, "language.name"))}</option>' for code in LANGUAGES)
+    return (f'  <select name="language" aria-label="{escape(t(lang, "subscribe.language"))}">'
+            f'{options}</select>\n')
 
 
 def service_edit(admin: Admin, args: dict) -> Response:
