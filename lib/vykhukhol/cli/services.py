@@ -75,6 +75,9 @@ def service_arguments(p: Parser) -> None:
         a.add_argument("--public", choices=["yes", "no"],
                        help="yes (the default): every subscriber's own page offers it with a join "
                             "button; no: shown there only to its subscribers")
+        a.add_argument("--form-fields", metavar="LIST",
+                       help='the site\'s fields its subscribe form asks for, e.g. "city, plan" '
+                            '("": none; `vykhukhol field list` names them)')
         a.add_argument("--confirm-subject", metavar="TEMPLATE",
                        help="the confirmation request's subject (empty: the default)")
         a.add_argument("--confirm-body", metavar="TEMPLATE",
@@ -110,7 +113,7 @@ def _service_values(args) -> dict[str, str]:
     for option, key in (("title", "title"), ("from_name", "from_name"), ("from_email", "from_email"),
                         ("delete_finished", "delete_finished"), ("send_window", "send_window"),
                         ("public", "public"), ("confirm_subject", "confirm_subject"),
-                        ("confirm_body", "confirm_body")):
+                        ("confirm_body", "confirm_body"), ("form_fields", "form_fields")):
         value = getattr(args, option, None)
         if value is not None:
             values[key] = value

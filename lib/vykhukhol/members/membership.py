@@ -89,7 +89,8 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
               ip: str = "-", confirmed: bool = False, notify: bool = True,
               may_mail: Callable[[bool], bool] | None = None,
               later: Callable[[Callable[[], None]], None] | None = None,
-              hold: Callable[[str, str], bool] | None = None) -> Joined:
+              hold: Callable[[str, str], bool] | None = None,
+              fields: dict[str, str | None] | None = None) -> Joined:
     """Add or re-ask an address. Returns what happened (:class:`Joined`) for
     logs, the admin and the CLI — never for a public page. A suppressed address
     (docs/deliverability/suppression.md#suppression-list) is neither stored nor mailed, by the same steps under the same
@@ -103,6 +104,9 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
     answer (default: now): the sync of a new line, the due summary, the letter.
     ``hold(service, address)``, asked just before the letter would go, may
     keep it back (True: not sent now; held for the owner, or over a cap).
+    ``fields``: values of the site's fields, checked already, stored with the
+    line, a new one or the one there (a re-subscribe updates those it gives;
+    docs/using/fields.md#fields-forms).
     """
     service = svc.find_service(data, service_name)
     email = check_email(email)
@@ -131,6 +135,8 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
                 email=email, name=name,
                 state=SubscriberState.ACTIVE if confirmed else SubscriberState.NEW,
                 subscribed=moment, confirmed=moment if confirmed else None, ip=ip or "-")
+            if fields:
+                new = new.with_fields(fields)
             # Under a page's `later`, the line is synced and the next-due summary
             # told after the answer, so a new address costs the answer no more
             # disk waits than a known one; both happen before its letter goes out.
@@ -151,6 +157,10 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
             subs.update_one(path, email, lambda s: s.replace(last_reminder=moment))
             _note_due(data, service, settings, None)
             outcome, letter = Joined.ASKED_AGAIN, (current.email, current.name)
+        given: dict[str, str | None] = {k: v for k, v in (fields or {}).items() if v}
+        if current is not None and given and current.with_fields(given).fields != current.fields:
+            # What a form left empty does not clear a value: only the own page does.
+            subs.update_one(path, email, lambda s: s.with_fields(given))
     if outcome is Joined.ADDED:  # told after the answer, like the letter
         kind = "subscriber.confirmed" if confirmed else "subscriber.subscribed"
         (later or _at_once)(lambda: events.emit_quietly(data.root, kind, {"service": service.name,
