@@ -55,14 +55,17 @@ def plain(service: Service, lang: str) -> bool:
 
 def confirmation(service: Service, settings: Settings, email: str, name: str, run_id: str,
                  moment: datetime, date: datetime | None = None,
-                 message_id: str | None = None) -> mail.Outgoing:
+                 message_id: str | None = None, fields: dict[str, str] | None = None
+                 ) -> mail.Outgoing:
     """The confirmation request to ``email``, as :func:`.compose.confirmation`
-    writes it (``date`` and ``message_id`` as :func:`.message.build_message` takes them)."""
+    writes it (``date`` and ``message_id`` as :func:`.message.build_message` takes
+    them; ``fields``, the reader's values, only a service's own text reads)."""
     lang = settings["language"]
     if not plain(service, lang):
         from vykhukhol.mail import compose
 
-        return compose.confirmation(service, settings, email, name, run_id, moment)
+        return compose.confirmation(service, settings, email, name, run_id, moment,
+                                    fields=fields)
     fields, bounce = _fields(service, settings, email, name, run_id, moment)
     message = mail.build_message(**fields, list_id=None, html=None, unsubscribe_url=None,
                                  unsubscribe_mailto=None, tag=None, date=date,

@@ -46,9 +46,10 @@ def _note_due(data: DataDir, service: svc.Service, settings: Settings,
 
 
 def send_confirmation(data: DataDir, settings: Settings, service: svc.Service,
-                      email: str, name: str) -> bool:
+                      email: str, name: str, fields: dict[str, str] | None = None) -> bool:
     """Mail the confirmation request now; False if the transport failed (the
-    subscriber stays unconfirmed and gets a reminder later)."""
+    subscriber stays unconfirmed and gets a reminder later). ``fields``: the
+    reader's values, for a service's own text that reads them."""
     import os
 
     from vykhukhol.mail import confirm_letter
@@ -60,7 +61,8 @@ def send_confirmation(data: DataDir, settings: Settings, service: svc.Service,
         return handed
     from vykhukhol import mail  # the e-mail package, Jinja2 only for a service's own text
 
-    message = confirm_letter.confirmation(service, settings, email, name, run_id, moment)
+    message = confirm_letter.confirmation(service, settings, email, name, run_id, moment,
+                                          fields=fields)
     try:
         with mail.open_transport(mail.config_from_settings(settings, data.outbox)) as transport:
             transport.send(message, email)
@@ -113,12 +115,13 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
     name = clean_name(name)
     moment = now()
     path = service.subscribers_path
-    letter: tuple[str, str] | None = None
+    letter: tuple[str, str, dict[str, str]] | None = None
     from vykhukhol.members import suppression  # light; here so the pages' imports stay few
 
     suppressed = suppression.blocked(data, settings, email)
     with files.record_lock(path):
         current = subs.find(path, email)
+        given: dict[str, str | None] = {k: v for k, v in (fields or {}).items() if v}
         if suppressed:
             if may_mail is not None:
                 may_mail(False)  # the counter is written as for anyone: the same time taken
@@ -135,8 +138,8 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
                 email=email, name=name,
                 state=SubscriberState.ACTIVE if confirmed else SubscriberState.NEW,
                 subscribed=moment, confirmed=moment if confirmed else None, ip=ip or "-")
-            if fields:
-                new = new.with_fields(fields)
+            if given:
+                new = new.with_fields(given)
             # Under a page's `later`, the line is synced and the next-due summary
             # told after the answer, so a new address costs the answer no more
             # disk waits than a known one; both happen before its letter goes out.
@@ -145,7 +148,7 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
                 _note_due(data, service, settings, new)
             else:
                 later(lambda: _settle(data, settings, service, new))
-            outcome, letter = Joined.ADDED, (email, name)
+            outcome, letter = Joined.ADDED, (email, name, new.fields)
         elif current.state.confirmed:
             outcome = Joined.KNOWN
         elif confirmed:
@@ -156,8 +159,8 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
         else:
             subs.update_one(path, email, lambda s: s.replace(last_reminder=moment))
             _note_due(data, service, settings, None)
-            outcome, letter = Joined.ASKED_AGAIN, (current.email, current.name)
-        given: dict[str, str | None] = {k: v for k, v in (fields or {}).items() if v}
+            outcome = Joined.ASKED_AGAIN
+            letter = (current.email, current.name, current.with_fields(given).fields)
         if current is not None and given and current.with_fields(given).fields != current.fields:
             # What a form left empty does not clear a value: only the own page does.
             subs.update_one(path, email, lambda s: s.with_fields(given))
@@ -166,7 +169,7 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
         (later or _at_once)(lambda: events.emit_quietly(data.root, kind, {"service": service.name,
                                                                           "email": email}))
     if sends and letter is not None:
-        to, whom = letter
+        to, whom, values = letter
 
         def mail_it() -> None:
             if hold is not None and hold(service.name, to):
@@ -179,7 +182,7 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
             # Noted first: if the letter does not go (mail server down, process
             # killed after the answer), the next cron run sends it.
             unsent.note_unsent(data, service.name, to, now())
-            if send_confirmation(data, settings, service, to, whom):
+            if send_confirmation(data, settings, service, to, whom, values):
                 unsent.drop_unsent(data, service.name, to)
 
         (later or _at_once)(mail_it)

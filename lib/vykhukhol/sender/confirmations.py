@@ -40,7 +40,8 @@ def resend_confirmations(run: Run) -> None:
             break
         try:
             message = compose.confirmation(service, run.settings, sub.email, sub.name,
-                                           run.lease, run.now(), run.presses)
+                                           run.lease, run.now(), run.presses,
+                                           fields=sub.fields)
             run.sending.transport().send(message, sub.email)
         except BadInput as exc:
             run.log.error(f"{name}: the confirmation for {sub.email} cannot be made: {exc.message}")
