@@ -203,7 +203,8 @@ def own_contexts(name: str):
             rows = [{"title": value, "name": other, "state": value, "member": True},
                     {"title": other, "name": value, "state": other, "member": False}]
             yield {"email": value, "token": other, "rows": rows, "member": True, "name": value,
-                   "paused": other, "today": value, "notice": value, "error": other}
+                   "paused": other, "today": value, "notice": value, "error": other,
+                   "form_fields": asked(value, other)}
             yield {"email": other, "token": value, "rows": [], "member": False, "name": "",
                    "paused": "", "today": other, "notice": "", "error": ""}
 

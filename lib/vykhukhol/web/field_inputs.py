@@ -79,6 +79,21 @@ def _chosen(field: definitions.Field, value: str) -> str:
         return ""
 
 
+def own_inputs(root: str | os.PathLike[str], lang: str, lines: list, typed: dict[str, str]
+               ) -> list[dict]:
+    """The own page's inputs: every field of the site, showing what the
+    reader's ``lines`` (one per service they are on; the first that has a
+    value gives it) keep, or what a post that did not fit typed."""
+    fields = asked(root)
+    if not fields or not lines:
+        return []
+    kept: dict[str, str] = {}
+    for line in lines:
+        for name, value in line.fields.items():
+            kept.setdefault(name, value)
+    return inputs(fields, lang, {**kept, **typed})
+
+
 def snippet(root: str | os.PathLike[str], names: tuple[str, ...], lang: str) -> str:
     """The inputs of a service's fields as the admin's form for the owner's
     site has them (templates/fields_inputs.html, drawn by Jinja2)."""

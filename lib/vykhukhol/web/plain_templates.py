@@ -27,7 +27,7 @@ SOURCES = {
     'base.html': 0xE3B45B35,
     'button.html': 0x7318D7EF,
     'fields_inputs.html': 0x2A34D24B,
-    'manage.html': 0x8CB35B67,
+    'manage.html': 0x3D732DCD,
     'manage_ask.html': 0x12885448,
     'manage_base.html': 0x73F4EF58,
     'manage_note.html': 0x4AD1434A,
@@ -39,7 +39,7 @@ DEPENDS = {
     'message.html': ('message.html', 'base.html'),
     'button.html': ('button.html', 'base.html'),
     'subscribe.html': ('subscribe.html', 'base.html', 'fields_inputs.html'),
-    'manage.html': ('manage.html', 'manage_base.html', 'base.html'),
+    'manage.html': ('manage.html', 'manage_base.html', 'base.html', 'fields_inputs.html'),
     'manage_ask.html': ('manage_ask.html', 'manage_base.html', 'base.html'),
     'manage_note.html': ('manage_note.html', 'manage_base.html', 'base.html'),
 }
@@ -91,6 +91,10 @@ _BASE_5 = ('</main>\n'
            '</html>')
 _BUTTON_1 = ('  <button type="submit">')
 _SUBSCRIBE_1 = ('<p class="error" role="alert">')
+_FIELDS_INPUTS_1 = ('>\n'
+                    '    <option value="">—</option>\n')
+_FIELDS_INPUTS_2 = ('  <input type="text" id="')
+_FIELDS_INPUTS_3 = (' inputmode="decimal"')
 _SUBSCRIBE_2 = ('</label>\n'
                 '    <input type="text" id="website" name="website" value="" tabindex="-1" autocomplete="off">\n'
                 '  </div>\n'
@@ -255,8 +259,7 @@ def subscribe(lang: str, t: Callable[..., str], context: dict) -> str:
                 w('"')
                 if _attr(l_f, 'required'):
                     w(' required')
-                w('>\n'
-                  '    <option value="">—</option>\n')
+                w(_FIELDS_INPUTS_1)
                 for l_o in _attr(l_f, 'options'):
                     w('    <option value="')
                     w(escape(_attr(l_o, 'value')))
@@ -268,7 +271,7 @@ def subscribe(lang: str, t: Callable[..., str], context: dict) -> str:
                     w('</option>\n')
                 w('  </select>\n')
             else:
-                w('  <input type="text" id="')
+                w(_FIELDS_INPUTS_2)
                 w(escape(_attr(l_f, 'id')))
                 w('" name="')
                 w(escape(_attr(l_f, 'name')))
@@ -276,7 +279,7 @@ def subscribe(lang: str, t: Callable[..., str], context: dict) -> str:
                 w(escape(_attr(l_f, 'value')))
                 w('" maxlength="200"')
                 if _attr(l_f, 'number'):
-                    w(' inputmode="decimal"')
+                    w(_FIELDS_INPUTS_3)
                 if _attr(l_f, 'hint'):
                     w(' placeholder="')
                     w(escape(_attr(l_f, 'hint')))
@@ -303,10 +306,11 @@ def subscribe(lang: str, t: Callable[..., str], context: dict) -> str:
 
 
 def manage(lang: str, t: Callable[..., str], context: dict) -> str:
-    """manage.html on manage_base.html on base.html."""
+    """manage.html on manage_base.html on base.html on fields_inputs.html."""
     v__ = context.get('_', "")
     v_email = context.get('email', "")
     v_error = context.get('error', "")
+    v_form_fields = context.get('form_fields', "")
     v_member = context.get('member', "")
     v_name = context.get('name', "")
     v_notice = context.get('notice', "")
@@ -394,8 +398,58 @@ def manage(lang: str, t: Callable[..., str], context: dict) -> str:
         w(escape(v_name))
         w('" autocomplete="name">')
         w(m_submit(v__('Save the name')))
-        w('</section>\n'
-          '<section><h2>')
+        w('</section>\n')
+        if v_form_fields:
+            w('<section><h2>')
+            w(escape(v__('Your details')))
+            w('</h2>')
+            w(m_form('fields', 'block'))
+            w('\n')
+            for l_f in v_form_fields:
+                w('  <label for="')
+                w(escape(_attr(l_f, 'id')))
+                w('">')
+                w(escape(_attr(l_f, 'label')))
+                w('</label>\n')
+                if _attr(l_f, 'list'):
+                    w('  <select id="')
+                    w(escape(_attr(l_f, 'id')))
+                    w('" name="')
+                    w(escape(_attr(l_f, 'name')))
+                    w('"')
+                    if _attr(l_f, 'required'):
+                        w(' required')
+                    w(_FIELDS_INPUTS_1)
+                    for l_o in _attr(l_f, 'options'):
+                        w('    <option value="')
+                        w(escape(_attr(l_o, 'value')))
+                        w('"')
+                        if _attr(l_o, 'selected'):
+                            w(' selected')
+                        w('>')
+                        w(escape(_attr(l_o, 'text')))
+                        w('</option>\n')
+                    w('  </select>\n')
+                else:
+                    w(_FIELDS_INPUTS_2)
+                    w(escape(_attr(l_f, 'id')))
+                    w('" name="')
+                    w(escape(_attr(l_f, 'name')))
+                    w('" value="')
+                    w(escape(_attr(l_f, 'value')))
+                    w('" maxlength="200"')
+                    if _attr(l_f, 'number'):
+                        w(_FIELDS_INPUTS_3)
+                    if _attr(l_f, 'hint'):
+                        w(' placeholder="')
+                        w(escape(_attr(l_f, 'hint')))
+                        w('"')
+                    if _attr(l_f, 'required'):
+                        w(' required')
+                    w('>\n')
+            w(m_submit(v__('Save the details')))
+            w('</section>\n')
+        w('<section><h2>')
         w(escape(v__('A pause')))
         w('</h2>')
         if v_paused:
