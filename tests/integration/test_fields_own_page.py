@@ -98,3 +98,26 @@ def test_an_erase_takes_the_values_with_the_lines(install):
     subs.update_one(path, "bob@example.org", lambda s: s.with_fields({"city": "Omsk"}))
     vykhukhol("--data", str(install.data_root), "subscriber", "remove", "news", "bob@example.org")
     assert "Omsk" not in path.read_text(encoding="utf-8")
+
+
+def test_the_admins_delete_takes_the_values_and_its_service_form_keeps_form_fields(site):
+    from support.servetools import admin_client
+
+    site.ok("field", "add", "city", "--type", "text")
+    site.service("news")
+    site.ok("service", "edit", "news", "--form-fields", "city")
+    site.subscribe("news", ANNA, fields={"city": "Tver"})
+    request = admin_client(site)
+    status, _, page = request("GET", "/services/news")
+    assert status == 200 and 'id="form_fields" name="form_fields" value="city"' in page
+    service = svc.find_service(site.data, "news")
+    status, _, _ = request("POST", "/services/news", {
+        "title": "News", "from_name": "", "from_email": "", "send_window": "",
+        "form_fields": "city", "confirm_subject": "", "confirm_body": ""})
+    assert status == 303 and svc.find_service(site.data, "news").form_fields == ("city",)
+    status, _, page = request("POST", "/services/news", {"title": "News", "form_fields": "town"})
+    assert status == 400 and "поля &#39;town&#39; нет" in page  # the site speaks Russian
+    status, _, _ = request("POST", "/services/news/subscribers/delete",
+                           {"email": ANNA, "confirm": "yes"})
+    assert status == 303
+    assert "Tver" not in service.subscribers_path.read_text(encoding="utf-8")
