@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 from support.webkit import wait_for
+from vykhukhol import services as svc
 from vykhukhol.settings import fields
 
 
@@ -70,6 +71,7 @@ def test_the_fields_page_in_both_languages(site, server, browser):
     b.press("#confirm-delete")
     assert "Field city removed." in b.flash()
     assert [f.name for f in fields.load(site.root)] == ["plan"]
+    assert svc.find_service(site.data, "news").form_fields == ("plan",)  # its form stops asking
 
     site.set(language="ru")
     b.open("/admin/fields")

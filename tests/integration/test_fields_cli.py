@@ -24,8 +24,12 @@ def test_a_field_added_is_listed_kept_in_fields_ini_and_removed(site):
     text = (site.root / "fields.ini").read_text(encoding="utf-8")
     assert "[city]\ntype = text\nrequired = no\nlabel_en = City\nlabel_ru = Город\n" in text
 
+    site.service("news")
+    site.cli("service", "edit", "news", "--form-fields", "plan, city")
     removed = site.cli("field", "remove", "city")
     assert removed.stdout.startswith("field city removed")
+    assert "service news: its subscribe form no longer asks for it" in removed.stdout
+    assert "form_fields = plan\n" in (site.data.db("main") / "news" / "service.ini").read_text()
     assert [f["name"] for f in json.loads(site.cli("field", "list", "--json").stdout)] == ["plan"]
 
 

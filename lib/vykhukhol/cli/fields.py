@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from vykhukhol import services as svc
 from vykhukhol.cli.common import Context, Parser, actions, add_command, print_table
 from vykhukhol.settings import fields
 
@@ -59,3 +60,5 @@ def cmd_field(ctx: Context, args) -> None:
     else:
         field = fields.remove(root, args.name)
         print(f"field {field.name} removed; readers' values stay on their lines, unused")
+        for name in svc.drop_form_field(ctx.data, field.name):
+            print(f"service {name}: its subscribe form no longer asks for it")

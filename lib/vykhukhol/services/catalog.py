@@ -269,6 +269,19 @@ def _check_defined(data: DataDir, values: dict[str, str]) -> None:
                            "names the site's fields", name=name)
 
 
+def drop_form_field(data: DataDir, name: str) -> list[str]:
+    """The services whose form asked for field ``name``, which no longer do
+    (its definition is being removed)."""
+    dropped = []
+    for service in load_services(data):
+        if name in service.form_fields:
+            kept = ", ".join(other for other in service.form_fields if other != name)
+            with files.record_lock(service.ini_path):
+                _write_ini(_load(service.folder, service.db), {"form_fields": kept})
+            dropped.append(service.name)
+    return dropped
+
+
 def add_service(data: DataDir, name: str, db: str, values: dict[str, str]) -> Service:
     check_name(name, "service name")
     if not data.db(db).is_dir():

@@ -64,4 +64,5 @@ def fields_remove(admin: Admin, args: dict) -> Response:
         fields.remove(admin.data.root, name)
     except NotFound as exc:
         return fields_page(admin, args, error=exc.text(admin.lang), status=404)
+    svc.drop_form_field(admin.data, name)  # the forms that asked for it stop asking
     return admin.done("/fields", admin._("Field {name} removed.", name=name))
