@@ -18,10 +18,11 @@ as autoescape does (markupsafe's five characters); a macro's output, like
 Jinja2's Markup, is not escaped again.
 
 Only what these templates use is compiled: text, ``{{ expression }}``,
-``if``/``elif``/``else``, ``for``/``else`` (without ``loop``), ``macro`` and
-blocks. An expression is a name, a constant, ``a.b``, a call, ``x if c else y``,
-``and``/``or``/``not`` and comparisons. Anything else (a filter, ``set``,
-``include``, ``super()``…) stops the script with the template and line, so a
+``if``/``elif``/``else``, ``for``/``else`` (without ``loop``), ``macro``,
+blocks and ``include`` of a constant name (its text written in place, seeing
+what the place sees). An expression is a name, a constant, ``a.b``, a call,
+``x if c else y``, ``and``/``or``/``not`` and comparisons. Anything else (a
+filter, ``set``, ``super()``…) stops the script with the template and line, so a
 template never silently means something else in its plain form.
 """
 
@@ -66,6 +67,7 @@ import os
 TYPE_CHECKING = False  # collections (with typing's Callable) would cost every public page
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
 '''
@@ -81,7 +83,7 @@ def escape(value: object) -> str:
             .replace("'", "&#39;").replace('"', "&#34;"))
 
 
-def _attr(value: object, name: str) -> object:
+def _attr(value: object, name: str) -> Any:
     """``value.name`` as Jinja2 reads it: the attribute, else the item, else nothing."""
     try:
         return getattr(value, name)
@@ -162,7 +164,7 @@ class Page:
         self.nodes = nodes
         self.env = env
         self.template = template
-        self.chain: list[str] = []  # the template, then each it extends
+        self.chain: list[str] = []  # the template, then each it extends or includes
         self.blocks: dict[str, tuple[str, list]] = {}
         self.origin = template  # the template whose text is being written
         self.context: dict[str, str] = {}  # context name -> its local variable
@@ -255,8 +257,30 @@ class Page:
             self._for(node, scope)
         elif isinstance(node, nodes.Macro):
             self._macro(node, scope)
+        elif isinstance(node, nodes.Include):
+            self._include(node, scope)
         else:
             raise self._fail(node)
+
+    def _include(self, node, scope: dict[str, str]) -> None:
+        """An included template's text in place, with the context and the loops
+        around it (Jinja2's include "with context")."""
+        nodes = self.nodes
+        if not isinstance(node.template, nodes.Const) or node.ignore_missing \
+                or not node.with_context:
+            raise self._fail(node, "an include of a name that is not a constant, or without context")
+        name = node.template.value
+        tree = self._parse(name)
+        if any(isinstance(n, (nodes.Extends, nodes.Block)) for n in tree.find_all(
+                (nodes.Extends, nodes.Block))):
+            raise self._fail(node, "an included template with extends or blocks")
+        if name not in self.chain:
+            self.chain.append(name)
+        self._flush()
+        outer, self.origin = self.origin, name
+        self._statements(tree.body, dict(scope))
+        self._flush()
+        self.origin = outer
 
     def _suite(self, body: list, scope: dict[str, str]) -> None:
         self._flush()
@@ -422,7 +446,7 @@ def generate() -> str:
     for template in sources:
         crc = zlib.crc32((TEMPLATES / template).read_bytes())
         parts.append(f"    {template!r}: 0x{crc:08X},\n")
-    parts.append("}\n#: What each page is made of: itself and the templates it extends.\n"
+    parts.append("}\n#: What each page is made of: itself and the templates it extends or includes.\n"
                  "DEPENDS = {\n")
     for name, page in compiled.items():
         parts.append(f"    {name!r}: {tuple(page.chain)!r},\n")

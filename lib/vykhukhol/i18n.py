@@ -42,6 +42,10 @@ MESSAGES: dict[str, str] = {
         "confirmation link is on its way. Open it to start receiving the "
         "letters."
     ),
+    "fields.optional": "(optional)",
+    "fields.yes": "Yes",
+    "fields.no": "No",
+    "fields.date_hint": "YYYY-MM-DD",
     "subscribe.closed_title": "This list is closed",
     "subscribe.closed_text": "“{service}” takes no new subscribers now.",
     "confirm.title": "Confirm your subscription",

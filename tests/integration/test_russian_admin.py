@@ -198,6 +198,9 @@ def busy_site(site: Any, feed_url: str) -> dict[str, str]:
 
     dispatch.send_test(site.data, "course", debug=False)
     site.ok("token", "add", "course", "--scopes", "read")
+    site.ok("field", "add", "city", "--type", "choice", "--choices", "Москва|Тверь",
+            "--label-ru", "Город", "--label-en", "City")
+    site.ok("service", "edit", "course", "--form-fields", "city")
     kept = sorted(site.data.root.rglob("[0-9]*-[0-9]*-*.eml"))
     letters = sorted(site.data.outbox.glob("*.eml"))
     assert kept and letters, "the site has a message kept for the admin and letters in the outbox"
@@ -210,7 +213,7 @@ def pages(parts: dict[str, str]) -> list[str]:
             "/services/course/subscribers", "/newsletters", "/newsletters/new",
             f"/newsletters/{parts['job']}/edit", f"/newsletters/{parts['job']}/failed", "/outbox", f"/outbox/{parts['letter']}",
             "/bounces", f"/bounces/kept/{parts['kept']}", "/deliverability", "/suppressed",
-            "/removed", "/twofactor", "/webhooks", "/held", "/tokens", "/services/nosuch"]
+            "/removed", "/twofactor", "/webhooks", "/held", "/tokens", "/fields", "/services/nosuch"]
 
 
 #: GET pages that are files, not pages: the exports' CSV columns are a format.
@@ -231,7 +234,8 @@ FILLED = {"/": ['id="pace"', 'id="runs"', "0.40 %"], "/services": ['id="braked-c
           "/services/course/subscribers": ["anna@example.com"], "/newsletters": ["braked-", "history-"],
           "/bounces": ['id="bounces"', 'id="kept"'], "/removed": ["dead@example.com"],
           "/suppressed": ["spam@example.net"], "/outbox": ["anna@example.com"],
-          "/webhooks": ['class="deliveries"'], "/tokens": ['id="tokens"']}
+          "/webhooks": ['class="deliveries"'], "/tokens": ['id="tokens"'],
+          "/fields": ['id="fields"', "<code>course</code>"]}
 
 
 def page_of(app: Any, cookie: str, path: str) -> str:

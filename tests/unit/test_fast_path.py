@@ -96,7 +96,8 @@ def test_a_services_own_page_is_the_full_apps(lists) -> None:
 
 @pytest.mark.parametrize("case", ["no such service", "a bad name", "an escape", "https",
                                   "a proxy's scheme", "no secret", "a short secret",
-                                  "an odd language", "a continued line", "a broken service.ini"])
+                                  "an odd language", "a continued line", "a broken service.ini",
+                                  "a form asking for fields"])
 def test_what_the_fast_path_leaves_is_the_full_apps(lists, case) -> None:
     query, extra = "service=news", {}
     settings_ini = lists.data.settings
@@ -126,6 +127,11 @@ def test_what_the_fast_path_leaves_is_the_full_apps(lists, case) -> None:
     elif case == "a broken service.ini":
         ini = lists.data.services / "main" / "news" / "service.ini"
         ini.write_text(ini.read_text(encoding="utf-8") + "[service]\n", encoding="utf-8")
+    elif case == "a form asking for fields":
+        lists.ok("field", "add", "city", "--type", "text")
+        lists.ok("service", "edit", "news", "--form-fields", "city")
     ours, theirs, fast = both(lists, query, **extra)
     assert not fast, case
+    if case == "a form asking for fields":
+        assert b'name="f.city"' in ours
     assert ours == theirs, case

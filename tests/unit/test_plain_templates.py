@@ -49,6 +49,21 @@ def contexts(name: str):
             service = SimpleNamespace(title=value, name=other)
             yield {"service": service, "email": value, "name": other}
             yield {"service": service, "email": other, "name": value, "error": value}
+            yield {"service": service, "email": value, "name": other, "error": other,
+                   "form_fields": asked(value, other)}
+
+
+def asked(value: str, other: str) -> list[dict]:
+    """The inputs of a form asking for one field of each kind, labels,
+    choices and typed values hostile."""
+    from vykhukhol.settings.fields import Field
+    from vykhukhol.web.field_inputs import inputs
+
+    fields = [Field("city", "text", False, {"en": value}), Field("age", "number", True),
+              Field("plan", "choice", True, {"ru": other}, (value or "x", "b<")),
+              Field("born", "date"), Field("customer", "yesno", False, {"en": other})]
+    return inputs(fields, "en", {"city": value, "age": other, "plan": value, "born": other,
+                                 "customer": "yes"})
 
 
 @pytest.mark.parametrize("lang", ["en", "ru"])
@@ -159,7 +174,8 @@ def test_the_scripts_check_fails_on_a_stale_file(tmp_path, monkeypatch):
     "{{ title|upper }}",                              # a filter
     "{% set x = 1 %}{{ x }}",                         # an assignment
     "{% for r in rows %}{{ loop.index }}{% endfor %}",  # the loop variable
-    "{% include 'other.html' %}",
+    "{% include name %}",                             # an include of a name not known here
+    "{% include 'other.html' ignore missing %}",
     "{% extends 'base.html' %}{% block body %}{{ super() }}{% endblock %}",
     "{% macro m() %}{{ caller() }}{% endmacro %}",
 ])
@@ -187,7 +203,8 @@ def own_contexts(name: str):
             rows = [{"title": value, "name": other, "state": value, "member": True},
                     {"title": other, "name": value, "state": other, "member": False}]
             yield {"email": value, "token": other, "rows": rows, "member": True, "name": value,
-                   "paused": other, "today": value, "notice": value, "error": other}
+                   "paused": other, "today": value, "notice": value, "error": other,
+                   "form_fields": asked(value, other)}
             yield {"email": other, "token": value, "rows": [], "member": False, "name": "",
                    "paused": "", "today": other, "notice": "", "error": ""}
 

@@ -18,6 +18,7 @@ from typing import NamedTuple
 from vykhukhol.cli import (
     bounces,
     configure,
+    fields,
     newsletters,
     services,
     site,
@@ -74,6 +75,8 @@ COMMANDS = (
             services.letter_arguments, services.cmd_letter),
     Command("subscriber", "a service's subscribers: add, remove, list, import, export",
             subscribers.subscriber_arguments, subscribers.cmd_subscriber),
+    Command("field", "the site's fields, what is kept about a reader: add, list, remove",
+            fields.field_arguments, fields.cmd_field),
     Command("import-from", "move a list in from another tool's export",
             subscribers.import_from_arguments, subscribers.cmd_import_from),
     Command("newsletter", "letters to all subscribers of some services: create, follow, cancel",

@@ -78,6 +78,9 @@ def service_arguments(p: Parser) -> None:
         a.add_argument("--form-language", choices=["yes", "no"],
                        help="yes: its subscribe form asks the reader's language (Russian or "
                             "English); no (the default): the browser's language is taken")
+        a.add_argument("--form-fields", metavar="LIST",
+                       help='the site\'s fields its subscribe form asks for, e.g. "city, plan" '
+                            '("": none; `vykhukhol field list` names them)')
         a.add_argument("--confirm-subject", metavar="TEMPLATE",
                        help="the confirmation request's subject (empty: the default)")
         a.add_argument("--confirm-body", metavar="TEMPLATE",
@@ -113,7 +116,8 @@ def _service_values(args) -> dict[str, str]:
     for option, key in (("title", "title"), ("from_name", "from_name"), ("from_email", "from_email"),
                         ("delete_finished", "delete_finished"), ("send_window", "send_window"),
                         ("public", "public"), ("confirm_subject", "confirm_subject"),
-                        ("confirm_body", "confirm_body"), ("form_language", "form_language")):
+                        ("confirm_body", "confirm_body"), ("form_language", "form_language"),
+                        ("form_fields", "form_fields")):
         value = getattr(args, option, None)
         if value is not None:
             values[key] = value

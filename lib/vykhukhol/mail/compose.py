@@ -1,8 +1,8 @@
 """Turn a letter template and a recipient into an e-mail message.
 
 One place for the context every template sees (``name``, ``email``,
-``service``, ``unsubscribe_url``, ``manage_url``, ``web_url``, ``date``, and
-``confirm_url`` in confirmation requests), the sender's name and address, the list headers, and
+``service``, ``unsubscribe_url``, ``manage_url``, ``web_url``, ``date``, the
+reader's ``fields``, and ``confirm_url`` in confirmation requests), the sender's name and address, the list headers, and
 the envelope sender (docs/reference/transports.md#transports-envelope): every letter made here leaves from its own
 tagged bounce address, which also stands in ``List-Unsubscribe`` as the
 ``mailto:``. Letters are returned written out (:class:`mail.Outgoing`), with
@@ -11,8 +11,9 @@ that envelope sender on them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from vykhukhol import archive, mail, render, returntag, tokens
 from vykhukhol.datadir import DataDir
@@ -30,15 +31,19 @@ def senders(data: DataDir, settings: Settings) -> dict[str, str]:
 
 
 def context(service: Service, settings: Settings, email: str, name: str,
-            moment: datetime, job: str | None = None, web_url: str = "", *,
-            language: str | None = None) -> dict[str, str]:
+            moment: datetime, job: str | None = None, web_url: str = "",
+            fields: Mapping[str, str] | None = None, *,
+            language: str | None = None) -> dict[str, Any]:
     """What a template sees; no value can end a line of the letter (see
     :func:`render.one_line_values`). A newsletter ``job``'s unsubscribe link
     names it, so the newsletters' history counts who left from it.
     ``web_url``: the letter "in the browser" (:func:`vykhukhol.archive.web_url`;
-    empty in a confirmation request). ``language``: the reader's own, which
-    the links carry to the pages they open (docs/using/languages.md#reader-language)."""
+    empty in a confirmation request). ``fields``: the reader's values of the
+    site's fields (``Subscriber.fields``; docs/using/fields.md#fields-templates).
+    ``language``: the reader's own, which the links carry to the pages they
+    open (docs/using/languages.md#reader-language)."""
     return render.one_line_values({
+        "fields": render.fields_context(fields),
         "name": name,
         "email": email,
         "service": service.title,
@@ -168,9 +173,10 @@ def _message(service: Service, settings: Settings, email: str, name: str, subjec
 
 def series_letter(service: Service, letter: Letter, settings: Settings, email: str,
                   name: str, run_id: str, moment: datetime,
-                  presses: Presses | None = None) -> mail.Outgoing:
+                  presses: Presses | None = None,
+                  fields: Mapping[str, str] | None = None) -> mail.Outgoing:
     web_url = archive.web_url(settings, service, str(letter.number), email, letter.public)
-    ctx = context(service, settings, email, name, moment, web_url=web_url)
+    ctx = context(service, settings, email, name, moment, web_url=web_url, fields=fields)
     made = returntag.make(settings.secret, returntag.SERVICE, service.name, email)
     bounce = bounce_address(service, settings, returntag.SERVICE, service.name, email, made)
     text, html = letter.parts()
@@ -180,13 +186,14 @@ def series_letter(service: Service, letter: Letter, settings: Settings, email: s
 
 def confirmation(service: Service, settings: Settings, email: str, name: str, run_id: str,
                  moment: datetime,
-                 presses: Presses | None = None, reminder: bool = False, *,
+                 presses: Presses | None = None, reminder: bool = False,
+                 fields: Mapping[str, str] | None = None, *,
                  language: str | None = None) -> mail.Outgoing:
     """The confirmation request; reminders are the same letter (docs/design/run.md#run-steps),
     with the list letters' footer (the request itself has none: docs/using/services.md#footer).
     In the reader's own ``language`` when the site speaks it, else the site's."""
     language = known_language(language)
-    ctx = context(service, settings, email, name, moment, language=language)
+    ctx = context(service, settings, email, name, moment, fields=fields, language=language)
     ctx["confirm_url"] = tokens.confirm_link(settings["site_url"], settings.secret,
                                              service.name, email, language=language)
     lang = language or settings["language"]
@@ -200,16 +207,17 @@ def confirmation(service: Service, settings: Settings, email: str, name: str, ru
 def newsletter(service: Service, subject: str, text: str, html: str | None,
                settings: Settings, email: str, name: str, run_id: str,
                moment: datetime, presses: Presses | None = None,
-               job: str | None = None) -> mail.Outgoing:
+               job: str | None = None, fields: Mapping[str, str] | None = None) -> mail.Outgoing:
     """A letter of newsletter ``job``; ``service`` is the one of the job's
     services the recipient is subscribed to, so its unsubscribe link works and
     its From address is the envelope's. Without ``job`` (the admin's test
-    letter) the envelope is tagged for the service."""
+    letter) the envelope is tagged for the service. ``fields``: the
+    recipient's values as the newsletter's snapshot kept them."""
     # A newsletter's archive page is written when the job ends, so while it
     # is sent its letters link the recipient's own copy, which then leads on
     # to the archive page (README "The public archive").
     ctx = context(service, settings, email, name, moment, job,
-                  archive.web_url(settings, service, job or archive.PREVIEW, email, False))
+                  archive.web_url(settings, service, job or archive.PREVIEW, email, False), fields)
     kind, target = (returntag.SERVICE, service.name) if job is None else (returntag.NEWSLETTER, job)
     made = returntag.make(settings.secret, kind, target, email)
     bounce = bounce_address(service, settings, kind, target, email, made)

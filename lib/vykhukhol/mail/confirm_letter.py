@@ -56,17 +56,18 @@ def plain(service: Service, lang: str) -> bool:
 
 def confirmation(service: Service, settings: Settings, email: str, name: str, run_id: str,
                  moment: datetime, date: datetime | None = None,
-                 message_id: str | None = None, *,
+                 message_id: str | None = None, fields: dict[str, str] | None = None, *,
                  language: str | None = None) -> mail.Outgoing:
     """The confirmation request to ``email``, as :func:`.compose.confirmation`
-    writes it (``date`` and ``message_id`` as :func:`.message.build_message` takes them),
+    writes it (``date`` and ``message_id`` as :func:`.message.build_message` takes
+    them; ``fields``, the reader's values, only a service's own text reads),
     in the reader's own ``language`` when the site speaks it, else the site's."""
     language = known_language(language)
     if not plain(service, language or settings["language"]):
         from vykhukhol.mail import compose
 
         return compose.confirmation(service, settings, email, name, run_id, moment,
-                                    language=language)
+                                    fields=fields, language=language)
     fields, bounce = _fields(service, settings, email, name, run_id, moment, language)
     message = mail.build_message(**fields, list_id=None, html=None, unsubscribe_url=None,
                                  unsubscribe_mailto=None, tag=None, date=date,

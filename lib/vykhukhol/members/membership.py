@@ -46,10 +46,12 @@ def _note_due(data: DataDir, service: svc.Service, settings: Settings,
 
 
 def send_confirmation(data: DataDir, settings: Settings, service: svc.Service,
-                      email: str, name: str, *, language: str | None = None) -> bool:
+                      email: str, name: str, fields: dict[str, str] | None = None, *,
+                      language: str | None = None) -> bool:
     """Mail the confirmation request now, in the reader's own ``language``
     (None: the site's); False if the transport failed (the subscriber stays
-    unconfirmed and gets a reminder later)."""
+    unconfirmed and gets a reminder later). ``fields``: the reader's values,
+    for a service's own text that reads them."""
     import os
 
     from vykhukhol.mail import confirm_letter
@@ -62,7 +64,7 @@ def send_confirmation(data: DataDir, settings: Settings, service: svc.Service,
     from vykhukhol import mail  # the e-mail package, Jinja2 only for a service's own text
 
     message = confirm_letter.confirmation(service, settings, email, name, run_id, moment,
-                                          language=language)
+                                          fields=fields, language=language)
     try:
         with mail.open_transport(mail.config_from_settings(settings, data.outbox)) as transport:
             transport.send(message, email)
@@ -91,7 +93,8 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
               ip: str = "-", confirmed: bool = False, notify: bool = True,
               may_mail: Callable[[bool], bool] | None = None,
               later: Callable[[Callable[[], None]], None] | None = None,
-              hold: Callable[[str, str], bool] | None = None, *,
+              hold: Callable[[str, str], bool] | None = None,
+              fields: dict[str, str | None] | None = None, *,
               language: str | None = None) -> Joined:
     """Add or re-ask an address. Returns what happened (:class:`Joined`) for
     logs, the admin and the CLI — never for a public page. A suppressed address
@@ -106,6 +109,9 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
     answer (default: now): the sync of a new line, the due summary, the letter.
     ``hold(service, address)``, asked just before the letter would go, may
     keep it back (True: not sent now; held for the owner, or over a cap).
+    ``fields``: values of the site's fields, checked already, stored with the
+    line, a new one or the one there (a re-subscribe updates those it gives;
+    docs/using/fields.md#fields-forms).
     ``language``: the reader's own (docs/using/languages.md#reader-language),
     stored with a new line or an unconfirmed one asked again; one the site does
     not speak is not stored.
@@ -118,12 +124,13 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
     name = clean_name(name)
     moment = now()
     path = service.subscribers_path
-    letter: tuple[str, str, str | None] | None = None
+    letter: tuple[str, str, dict[str, str], str | None] | None = None
     from vykhukhol.members import suppression  # light; here so the pages' imports stay few
 
     suppressed = suppression.blocked(data, settings, email)
     with files.record_lock(path):
         current = subs.find(path, email)
+        given: dict[str, str | None] = {k: v for k, v in (fields or {}).items() if v}
         if suppressed:
             if may_mail is not None:
                 may_mail(False)  # the counter is written as for anyone: the same time taken
@@ -141,6 +148,8 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
                 state=SubscriberState.ACTIVE if confirmed else SubscriberState.NEW,
                 subscribed=moment, confirmed=moment if confirmed else None,
                 ip=ip or "-").with_language(language)
+            if given:
+                new = new.with_fields(given)
             # Under a page's `later`, the line is synced and the next-due summary
             # told after the answer, so a new address costs the answer no more
             # disk waits than a known one; both happen before its letter goes out.
@@ -149,7 +158,7 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
                 _note_due(data, service, settings, new)
             else:
                 later(lambda: _settle(data, settings, service, new))
-            outcome, letter = Joined.ADDED, (email, name, language)
+            outcome, letter = Joined.ADDED, (email, name, new.fields, language)
         elif current.state.confirmed:
             outcome = Joined.KNOWN
         elif confirmed:
@@ -160,14 +169,18 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
         else:
             subs.update_one(path, email, lambda s: _asked_again(s, moment, language))
             _note_due(data, service, settings, None)
-            outcome, letter = Joined.ASKED_AGAIN, (current.email, current.name,
-                                                   language or current.language)
+            outcome = Joined.ASKED_AGAIN
+            letter = (current.email, current.name, current.with_fields(given).fields,
+                      language or current.language)
+        if current is not None and given and current.with_fields(given).fields != current.fields:
+            # What a form left empty does not clear a value: only the own page does.
+            subs.update_one(path, email, lambda s: s.with_fields(given))
     if outcome is Joined.ADDED:  # told after the answer, like the letter
         kind = "subscriber.confirmed" if confirmed else "subscriber.subscribed"
         (later or _at_once)(lambda: events.emit_quietly(data.root, kind, {"service": service.name,
                                                                           "email": email}))
     if sends and letter is not None:
-        to, whom, spoken = letter
+        to, whom, values, spoken = letter
 
         def mail_it() -> None:
             if hold is not None and hold(service.name, to):
@@ -180,7 +193,7 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
             # Noted first: if the letter does not go (mail server down, process
             # killed after the answer), the next cron run sends it.
             unsent.note_unsent(data, service.name, to, now())
-            if send_confirmation(data, settings, service, to, whom, language=spoken):
+            if send_confirmation(data, settings, service, to, whom, values, language=spoken):
                 unsent.drop_unsent(data, service.name, to)
 
         (later or _at_once)(mail_it)

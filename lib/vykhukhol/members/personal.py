@@ -91,6 +91,19 @@ def set_language(data: DataDir, email: str, language: str | None) -> int:
     return changed
 
 
+def set_fields(data: DataDir, email: str, values: dict[str, str | None]) -> int:
+    """The address's values of the site's fields (checked already; None
+    clears one) on every line it has: a person has one city, whichever list
+    asked. Returns how many lines changed."""
+    changed = 0
+    for service, sub in memberships(data, email):
+        if sub is not None and sub.with_fields(values).fields != sub.fields \
+                and subs.update_one(service.subscribers_path, email,
+                                    lambda s: s.with_fields(values)):
+            changed += 1
+    return changed
+
+
 def check_pause(until: datetime, moment: datetime) -> datetime:
     """A pause's end as asked for: in the future, at most :data:`MAX_PAUSE_DAYS` away."""
     if until <= moment:
@@ -146,7 +159,8 @@ def export(data: DataDir, settings: Settings, email: str, moment: datetime) -> d
             fields = dict(zip(subs.FIELDS, sub.to_line().split("\t"), strict=False))
             fields["paused_until"] = format_time(sub.paused_until)
             result["subscriptions"].append({"service": service.name, "title": service.title,
-                                            "fields": fields, "line": sub.to_line()})
+                                            "fields": fields, "values": sub.fields,
+                                            "line": sub.to_line()})
     key = email_key(email)
     for job in newsletters.list_jobs(data):
         for row in newsletters.read_rows(data.job(job.name, "list")):

@@ -62,9 +62,10 @@ from vykhukhol.render.engine import (
     uses,
     variables,
 )
+from vykhukhol.render.fields import FieldValues, fields_context
 
 __all__ = [
-    "KNOWN_VARIABLES", "PARTS", "SAMPLE_CONTEXT", "TIME_BUDGET", "Budget", "check_syntax",
-    "check_template", "one_line_values", "render", "render_html", "unknown_variables", "uses",
+    "KNOWN_VARIABLES", "PARTS", "SAMPLE_CONTEXT", "TIME_BUDGET", "Budget", "FieldValues",
+    "check_syntax", "check_template", "fields_context", "one_line_values", "render", "render_html", "unknown_variables", "uses",
     "variables",
 ]

@@ -41,7 +41,7 @@ def resend_confirmations(run: Run) -> None:
         try:
             message = compose.confirmation(service, run.settings, sub.email, sub.name,
                                            run.lease, run.now(), run.presses,
-                                           language=sub.language)
+                                           fields=sub.fields, language=sub.language)
             run.sending.transport().send(message, sub.email)
         except BadInput as exc:
             run.log.error(f"{name}: the confirmation for {sub.email} cannot be made: {exc.message}")

@@ -217,9 +217,10 @@ def take_lines(run: Run, service: svc.Service, rules: Rules, work: Work, fresh: 
                 due = datetime.fromtimestamp(dues[i], timezone.utc)
                 if kind == dueindex.SEND:
                     letters.append(DueLetter(due, sub.email, sub.name, action.number,
-                                             offsets[i]))
+                                             offsets[i], sub.fields))
                 elif kind == dueindex.ASK:
-                    reminders.append(DueReminder(due, sub.email, sub.name, language=sub.language))
+                    reminders.append(DueReminder(due, sub.email, sub.name, sub.fields,
+                                                 language=sub.language))
                 else:
                     tidy = True
     work.letters, work.reminders, work.tidy = letters, reminders, tidy
@@ -242,7 +243,7 @@ def send_letters(run: Run, work: Work, book: journal.Journal) -> None:
     broken: set[str] = set()  # letters that cannot be made: skipped for the rest of the run
     counted: dict[int, svc.Letter] = {}  # letters with "Clicks: yes", their links rewritten
 
-    def make(number: int, email: str, name: str) -> Outgoing:
+    def make(number: int, email: str, name: str, fields: dict[str, str] | None) -> Outgoing:
         if str(number) in broken:  # not made again (a heavy template costs its whole budget)
             raise BadInput(f"letter {number} cannot be made")
         letter = letters[number - 1]
@@ -252,11 +253,11 @@ def send_letters(run: Run, work: Work, book: journal.Journal) -> None:
                                                      run.settings.secret, service.name, letter)
             letter = counted[number]
         return compose.series_letter(service, letter, run.settings, email, name,
-                                     run.lease, run.now(), run.presses)
+                                     run.lease, run.now(), run.presses, fields)
 
     send_batch(run, "serial_left", book, [
         Letter(service.name, due.email, str(due.number),
-               Copy(partial(make, due.number, due.email, due.name)),
+               Copy(partial(make, due.number, due.email, due.name, due.fields)),
                partial(settle_ahead, run, work, book, due.offset, str(due.number)))
         for due in work.letters], broken)
 
@@ -274,7 +275,7 @@ def send_reminders(run: Run, worked: list[Work], book: journal.Journal) -> None:
         service = work.service
         letters = [Letter(service.name, due.email, "reminder", Copy(partial(
             compose.confirmation, service, run.settings, due.email, due.name, run.lease,
-            run.now(), run.presses, reminder=True, language=due.language)))
+            run.now(), run.presses, reminder=True, fields=due.fields, language=due.language)))
             for due in work.reminders]
         if send_batch(run, "serial_left", book, letters) is Ended.STOPPED:
             return  # a reminder that cannot be made passes over the rest of its service only

@@ -37,6 +37,7 @@ class DueLetter(NamedTuple):
     name: str
     number: int  # the letter's place in the series, from 1
     offset: int = -1  # where its line is in the file (Scan.rows)
+    fields: dict[str, str] | None = None  # the reader's values of the site's fields
 
 
 class DueReminder(NamedTuple):
@@ -45,6 +46,7 @@ class DueReminder(NamedTuple):
     due: datetime
     email: str
     name: str
+    fields: dict[str, str] | None = None  # the reader's values of the site's fields
     language: str | None = None  # the reader's own (None: the site's)
 
 

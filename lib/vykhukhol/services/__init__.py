@@ -22,6 +22,7 @@ from vykhukhol.services.catalog import (
     add_service,
     check_fields,
     db_lock,
+    drop_form_field,
     edit_service,
     find_service,
     list_dbs,
@@ -50,7 +51,7 @@ from vykhukhol.services.series import (
 
 __all__ = [
     "LOCK_STEM", "MARKDOWN", "MAX_LETTERS", "SERVICE_FIELDS", "Letter", "Service", "add_db", "add_letter",
-    "add_service", "check_fields", "check_letter", "check_parts", "db_lock", "edit_letter", "edit_service",
+    "add_service", "check_fields", "check_letter", "check_parts", "db_lock", "drop_form_field", "edit_letter", "edit_service",
     "find_service", "format_letter", "given_html", "letter_count", "letter_delays",
     "list_dbs", "load_letters", "load_services", "move_letter", "parse_letter", "remove_db",
     "remove_letter", "remove_service", "sent_parts",

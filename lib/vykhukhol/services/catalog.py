@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 LOCK_STEM = "db"
 SERVICE_FIELDS = ("title", "enabled", "from_name", "from_email", "delete_finished",
                   "send_window", "confirm_subject", "confirm_body", "public", "archive", "closed",
-                  "form_language")
+                  "form_language", "form_fields")
 
 
 def yes_no(value: str, what: str) -> bool:
@@ -64,13 +64,13 @@ class Service(Record):
 
     _fields = ("name", "db", "folder", "title", "enabled", "from_name", "from_email",
                "delete_finished", "send_window", "confirm_subject", "confirm_body", "public",
-               "archive", "closed", "form_language")
+               "archive", "closed", "form_language", "form_fields")
 
     def __init__(self, name: str, db: str, folder: Path, title: str = "", enabled: bool = False,
                  from_name: str = "", from_email: str = "", delete_finished: bool = False,
                  send_window: str = "", confirm_subject: str = "", confirm_body: str = "",
                  public: bool = True, archive: bool = False, closed: bool = False,
-                 form_language: bool = False) -> None:
+                 form_language: bool = False, form_fields: tuple[str, ...] = ()) -> None:
         self.name = name
         self.db = db
         self.folder = folder
@@ -90,6 +90,9 @@ class Service(Record):
         self.closed = closed
         # Its subscribe form asks the reader's language (docs/using/languages.md#reader-language).
         self.form_language = form_language
+        # The site's fields its subscribe form asks for, in this order
+        # (docs/using/fields.md#fields-forms).
+        self.form_fields = form_fields
 
     @property
     def subscribers_path(self) -> Path:
@@ -188,7 +191,13 @@ def _load(folder: Path, db: str) -> Service:
     service.send_window = get("send_window", "")
     service.confirm_subject = get("confirm_subject", "").replace("\\n", "\n")
     service.confirm_body = get("confirm_body", "").replace("\\n", "\n")
+    service.form_fields = field_names(get("form_fields", ""))
     return service
+
+
+def field_names(text: str) -> tuple[str, ...]:
+    """``form_fields = city, plan`` as the names it lists, in order."""
+    return tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
 
 
 def check_fields(values: dict[str, str]) -> dict[str, str]:
@@ -213,6 +222,10 @@ def check_fields(values: dict[str, str]) -> dict[str, str]:
             value = "yes" if yes_no(value, key) else "no"
         elif key == "send_window":
             value = check_window(value) if value.strip() else ""
+        elif key == "form_fields":
+            from vykhukhol.settings.fields import check_field_name
+
+            value = ", ".join(check_field_name(name) for name in field_names(value))
         elif key in ("confirm_subject", "confirm_body"):
             if key == "confirm_subject" and any(c in value for c in "\r\n"):
                 raise BadInput("confirm_subject: must be one line")
@@ -235,6 +248,7 @@ def _write_ini(service: Service, values: dict[str, str]) -> None:
         "confirm_body": service.confirm_body, "public": "yes" if service.public else "no",
         "archive": "yes" if service.archive else "no", "closed": "yes" if service.closed else "no",
         "form_language": "yes" if service.form_language else "no",
+        "form_fields": ", ".join(service.form_fields),
     })
     current.update(values)
     lines = ["[service]\n"]
@@ -244,11 +258,39 @@ def _write_ini(service: Service, values: dict[str, str]) -> None:
     files.atomic_write(service.ini_path, lines)
 
 
+def _check_defined(data: DataDir, values: dict[str, str]) -> None:
+    """A form asks only for fields the site defines (data/fields.ini)."""
+    asked = field_names(values.get("form_fields", ""))
+    if not asked:
+        return
+    from vykhukhol.settings import fields
+
+    defined = {field.name for field in fields.load(data.root)}
+    for name in asked:
+        if name not in defined:
+            raise BadInput("form_fields: no field named {name!r}; `vykhukhol field list` "
+                           "names the site's fields", name=name)
+
+
+def drop_form_field(data: DataDir, name: str) -> list[str]:
+    """The services whose form asked for field ``name``, which no longer do
+    (its definition is being removed)."""
+    dropped = []
+    for service in load_services(data):
+        if name in service.form_fields:
+            kept = ", ".join(other for other in service.form_fields if other != name)
+            with files.record_lock(service.ini_path):
+                _write_ini(_load(service.folder, service.db), {"form_fields": kept})
+            dropped.append(service.name)
+    return dropped
+
+
 def add_service(data: DataDir, name: str, db: str, values: dict[str, str]) -> Service:
     check_name(name, "service name")
     if not data.db(db).is_dir():
         raise NotFound("no DB {db}", db=repr(db))
     values = check_fields({"title": name, **values})
+    _check_defined(data, values)
     try:
         find_service(data, name)
     except NotFound:
@@ -278,6 +320,7 @@ def add_service(data: DataDir, name: str, db: str, values: dict[str, str]) -> Se
 def edit_service(data: DataDir, name: str, values: dict[str, str]) -> Service:
     service = find_service(data, name)
     values = check_fields(values)
+    _check_defined(data, values)
     with files.record_lock(service.ini_path):
         _write_ini(_load(service.folder, service.db), values)
     return _load(service.folder, service.db)

@@ -20,7 +20,7 @@ query with anything but plain names, https (the HSTS header) or a proxy's
 ``X-Forwarded-Proto``, a settings.ini or service.ini outside the light
 reader's part, a language or secret the full reader would refuse or replace,
 no such service (the 404 page), a service whose form asks the reader's
-language (docs/using/languages.md#reader-language).
+language (docs/using/languages.md#reader-language) or for fields.
 """
 
 from __future__ import annotations
@@ -105,6 +105,8 @@ def find_service(root: str, name: str) -> Service | None:
                 return None  # closed to sign-ups (or a value to read): the full app says so
             if sections.get("service", {}).get("form_language", "no") not in ("", "no"):
                 return None  # the form asks the reader's language: the full app draws it
+            if sections.get("service", {}).get("form_fields", "").strip():
+                return None  # a form asking for fields: the full app draws their inputs
             title = sections.get("service", {}).get("title", "") or name
             return Service(name, title, folder)
     return None

@@ -22,8 +22,10 @@ if TYPE_CHECKING:
 
 
 def join(data: DataDir, settings: Settings, service: str, address: str, name: str,
-         client: str, allowed: bool, *, language: str | None = None) -> None:
-    """Store ``address`` in ``service`` and mail its confirmation, as the post
+         client: str, allowed: bool, fields: dict[str, str | None] | None = None, *,
+         language: str | None = None) -> None:
+    """Store ``address`` in ``service`` (with the values of the site's
+    ``fields`` its form asked for) and mail its confirmation, as the post
     asked; ``allowed`` is what the hourly cap said before the answer (the post
     was counted then, whatever follows). A failure goes to the pages' log: the
     page is gone, and the visitor may post again. ``language``: the reader's
@@ -42,6 +44,6 @@ def join(data: DataDir, settings: Settings, service: str, address: str, name: st
 
     try:
         membership.subscribe(data, settings, service, address, name, ip=client or "-",
-                             hold=Gate(data, settings).hold, language=language)
+                             hold=Gate(data, settings).hold, fields=fields, language=language)
     except VykhukholError as exc:
         log.write(f"subscribe: {address} could not be stored in {service}: {exc.message}", "error")

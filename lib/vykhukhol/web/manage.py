@@ -5,8 +5,10 @@ letter as ``{{ manage_url }}``) opens a page with every service of the site
 and the address's state in each: public services it is not in come with a
 join button, private and closed ones are shown only where it is subscribed. Each change
 is one POST of a form that carries the signed fields (``e``, ``t``) as hidden
-inputs and an ``action``: ``leave``, ``join``, ``name``, ``pause``,
-``resume``, ``language``, ``leave_all``, ``export`` (a JSON download) and ``erase``.
+inputs and an ``action``: ``leave``, ``join``, ``name``, ``fields`` (the
+reader's values of the site's fields, docs/using/fields.md#fields-own-page),
+``pause``, ``resume``, ``language``, ``leave_all``, ``export`` (a JSON download)
+and ``erase``.
 
 The page speaks the reader's language (docs/using/languages.md#reader-language):
 the link's ``hl``, else the one the address's lines keep, else the browser's,
@@ -41,7 +43,8 @@ from vykhukhol.web import templating
 from vykhukhol.web.http import HttpError, Request, Response, wsgi_app
 from vykhukhol.web.subscription import Site, hourly_cap, link_language
 
-ACTIONS = ("leave", "join", "name", "pause", "resume", "language", "leave_all", "export", "erase")
+ACTIONS = ("leave", "join", "name", "fields", "pause", "resume", "language", "leave_all", "export",
+           "erase")
 LINK_WINDOW = 3600  # seconds: the link letters one address may be sent count within this
 LINK_LIMIT = 3      # link letters per address and hour, whoever asks
 
@@ -177,10 +180,12 @@ def _state_label(lang: str, sub) -> str:
 
 
 def _own_page(site: Site, email: str, token: str, notice: str = "", error: str = "",
-              status: int = 200, kept_name: str = "") -> Response:
+              status: int = 200, kept_name: str = "", typed: dict[str, str] | None = None
+              ) -> Response:
     """The own page; ``kept_name`` is the name of a list just left, which the
     join buttons carry when no list holds a name any more (a re-join keeps it;
-    the site stores nothing of a person who left)."""
+    the site stores nothing of a person who left). ``typed``: field values a
+    post typed that did not fit, shown again."""
     from vykhukhol.members import personal
     from vykhukhol.timeutil import now
 
@@ -204,7 +209,19 @@ def _own_page(site: Site, email: str, token: str, notice: str = "", error: str =
                  paused=_local_date(settings, paused) if paused is not None else "",
                  today=moment.strftime("%Y-%m-%d"),
                  languages=[{"code": code, "name": t(code, "language.name"), "chosen": code == lang}
-                            for code in LANGUAGES])
+                            for code in LANGUAGES],
+                 form_fields=_field_inputs(site, [sub for _, sub in memberships if sub], typed))
+
+
+def _field_inputs(site: Site, lines: list, typed: dict[str, str] | None) -> list[dict]:
+    """The inputs of the site's fields, if it has any: a site without
+    fields.ini (:data:`vykhukhol.settings.fields.FILE`, named here so that
+    its module stays off the page's start-up) loads none of their machinery."""
+    if not lines or not (site.data.root / "fields.ini").exists():
+        return []
+    from vykhukhol.web import field_inputs
+
+    return field_inputs.own_inputs(site.data.root, site.lang, lines, typed or {})
 
 
 def _local_date(settings, moment: datetime) -> str:
@@ -247,6 +264,8 @@ def _act(request: Request, site: Site, email: str, token: str) -> Response:
         if action == "name":
             personal.rename(data, email, form.get("name", ""))
             return again(tr(lang, "The name is saved."))
+        if action == "fields":
+            return _save_fields(site, email, token, form)
         if action == "pause":
             until = _pause_end(site, form.get("until", ""), now())
             personal.pause(data, email, until)
@@ -312,6 +331,23 @@ def _language(site: Site, email: str, token: str, chosen: str) -> Response:
     site.reader = language
     return _own_page(site, email, token, tr(
         language, "Your letters and these pages are in English from now on."))
+
+
+def _save_fields(site: Site, email: str, token: str, form: dict[str, str]) -> Response:
+    """The reader's values, on every line of the address; a value that does
+    not fit changes nothing and shows the page again with what was typed."""
+    from vykhukhol.members import personal
+    from vykhukhol.web import field_inputs
+
+    lang = site.lang
+    fields = field_inputs.asked(site.data.root)
+    try:
+        values = field_inputs.read(fields, form, lang, partial=True)
+    except BadInput as exc:
+        return _own_page(site, email, token, error=exc.text(lang), status=400,
+                         typed=field_inputs.typed(fields, form))
+    personal.set_fields(site.data, email, values)
+    return _own_page(site, email, token, tr(lang, "Your details are saved."))
 
 
 def _pause_end(site: Site, typed: str, moment: datetime) -> datetime:

@@ -19,25 +19,27 @@ import os
 TYPE_CHECKING = False  # collections (with typing's Callable) would cost every public page
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
 #: CRC-32 of each template the functions below were made from.
 SOURCES = {
     'base.html': 0xE3B45B35,
     'button.html': 0x7318D7EF,
-    'manage.html': 0x905CB7A7,
+    'fields_inputs.html': 0x2A34D24B,
+    'manage.html': 0xA0C697A6,
     'manage_ask.html': 0x12885448,
     'manage_base.html': 0x73F4EF58,
     'manage_note.html': 0x4AD1434A,
     'message.html': 0xF1174CAC,
-    'subscribe.html': 0x7031635E,
+    'subscribe.html': 0xB68A192E,
 }
-#: What each page is made of: itself and the templates it extends.
+#: What each page is made of: itself and the templates it extends or includes.
 DEPENDS = {
     'message.html': ('message.html', 'base.html'),
     'button.html': ('button.html', 'base.html'),
-    'subscribe.html': ('subscribe.html', 'base.html'),
-    'manage.html': ('manage.html', 'manage_base.html', 'base.html'),
+    'subscribe.html': ('subscribe.html', 'base.html', 'fields_inputs.html'),
+    'manage.html': ('manage.html', 'manage_base.html', 'base.html', 'fields_inputs.html'),
     'manage_ask.html': ('manage_ask.html', 'manage_base.html', 'base.html'),
     'manage_note.html': ('manage_note.html', 'manage_base.html', 'base.html'),
 }
@@ -53,7 +55,7 @@ def escape(value: object) -> str:
             .replace("'", "&#39;").replace('"', "&#34;"))
 
 
-def _attr(value: object, name: str) -> object:
+def _attr(value: object, name: str) -> Any:
     """``value.name`` as Jinja2 reads it: the attribute, else the item, else nothing."""
     try:
         return getattr(value, name)
@@ -89,6 +91,10 @@ _BASE_5 = ('</main>\n'
            '</html>')
 _BUTTON_1 = ('  <button type="submit">')
 _SUBSCRIBE_1 = ('<p class="error" role="alert">')
+_FIELDS_INPUTS_1 = ('>\n'
+                    '    <option value="">—</option>\n')
+_FIELDS_INPUTS_2 = ('  <input type="text" id="')
+_FIELDS_INPUTS_3 = (' inputmode="decimal"')
 _SUBSCRIBE_2 = ('</label>\n'
                 '    <input type="text" id="website" name="website" value="" tabindex="-1" autocomplete="off">\n'
                 '  </div>\n'
@@ -199,10 +205,11 @@ def button(lang: str, t: Callable[..., str], context: dict) -> str:
 
 
 def subscribe(lang: str, t: Callable[..., str], context: dict) -> str:
-    """subscribe.html on base.html."""
+    """subscribe.html on base.html on fields_inputs.html."""
     v_challenge = context.get('challenge', "")
     v_email = context.get('email', "")
     v_error = context.get('error', "")
+    v_form_fields = context.get('form_fields', "")
     v_languages = context.get('languages', "")
     v_name = context.get('name', "")
     v_service = context.get('service', "")
@@ -237,8 +244,51 @@ def subscribe(lang: str, t: Callable[..., str], context: dict) -> str:
     w('</label>\n'
       '  <input type="text" id="name" name="name" value="')
     w(escape(v_name))
-    w('" maxlength="100" autocomplete="name">\n'
-      '  <div class="trap" aria-hidden="true">\n'
+    w('" maxlength="100" autocomplete="name">\n')
+    if v_form_fields:
+        for l_f in v_form_fields:
+            w('  <label for="')
+            w(escape(_attr(l_f, 'id')))
+            w('">')
+            w(escape(_attr(l_f, 'label')))
+            w('</label>\n')
+            if _attr(l_f, 'list'):
+                w('  <select id="')
+                w(escape(_attr(l_f, 'id')))
+                w('" name="')
+                w(escape(_attr(l_f, 'name')))
+                w('"')
+                if _attr(l_f, 'required'):
+                    w(' required')
+                w(_FIELDS_INPUTS_1)
+                for l_o in _attr(l_f, 'options'):
+                    w('    <option value="')
+                    w(escape(_attr(l_o, 'value')))
+                    w('"')
+                    if _attr(l_o, 'selected'):
+                        w(' selected')
+                    w('>')
+                    w(escape(_attr(l_o, 'text')))
+                    w('</option>\n')
+                w('  </select>\n')
+            else:
+                w(_FIELDS_INPUTS_2)
+                w(escape(_attr(l_f, 'id')))
+                w('" name="')
+                w(escape(_attr(l_f, 'name')))
+                w('" value="')
+                w(escape(_attr(l_f, 'value')))
+                w('" maxlength="200"')
+                if _attr(l_f, 'number'):
+                    w(_FIELDS_INPUTS_3)
+                if _attr(l_f, 'hint'):
+                    w(' placeholder="')
+                    w(escape(_attr(l_f, 'hint')))
+                    w('"')
+                if _attr(l_f, 'required'):
+                    w(' required')
+                w('>\n')
+    w('  <div class="trap" aria-hidden="true">\n'
       '    <label for="website">')
     w(escape(t('subscribe.honeypot')))
     w(_SUBSCRIBE_2)
@@ -272,10 +322,11 @@ def subscribe(lang: str, t: Callable[..., str], context: dict) -> str:
 
 
 def manage(lang: str, t: Callable[..., str], context: dict) -> str:
-    """manage.html on manage_base.html on base.html."""
+    """manage.html on manage_base.html on base.html on fields_inputs.html."""
     v__ = context.get('_', "")
     v_email = context.get('email', "")
     v_error = context.get('error', "")
+    v_form_fields = context.get('form_fields', "")
     v_languages = context.get('languages', "")
     v_member = context.get('member', "")
     v_name = context.get('name', "")
@@ -364,8 +415,58 @@ def manage(lang: str, t: Callable[..., str], context: dict) -> str:
         w(escape(v_name))
         w('" autocomplete="name">')
         w(m_submit(v__('Save the name')))
-        w('</section>\n'
-          '<section><h2>')
+        w('</section>\n')
+        if v_form_fields:
+            w('<section><h2>')
+            w(escape(v__('Your details')))
+            w('</h2>')
+            w(m_form('fields', 'block'))
+            w('\n')
+            for l_f in v_form_fields:
+                w('  <label for="')
+                w(escape(_attr(l_f, 'id')))
+                w('">')
+                w(escape(_attr(l_f, 'label')))
+                w('</label>\n')
+                if _attr(l_f, 'list'):
+                    w('  <select id="')
+                    w(escape(_attr(l_f, 'id')))
+                    w('" name="')
+                    w(escape(_attr(l_f, 'name')))
+                    w('"')
+                    if _attr(l_f, 'required'):
+                        w(' required')
+                    w(_FIELDS_INPUTS_1)
+                    for l_o in _attr(l_f, 'options'):
+                        w('    <option value="')
+                        w(escape(_attr(l_o, 'value')))
+                        w('"')
+                        if _attr(l_o, 'selected'):
+                            w(' selected')
+                        w('>')
+                        w(escape(_attr(l_o, 'text')))
+                        w('</option>\n')
+                    w('  </select>\n')
+                else:
+                    w(_FIELDS_INPUTS_2)
+                    w(escape(_attr(l_f, 'id')))
+                    w('" name="')
+                    w(escape(_attr(l_f, 'name')))
+                    w('" value="')
+                    w(escape(_attr(l_f, 'value')))
+                    w('" maxlength="200"')
+                    if _attr(l_f, 'number'):
+                        w(_FIELDS_INPUTS_3)
+                    if _attr(l_f, 'hint'):
+                        w(' placeholder="')
+                        w(escape(_attr(l_f, 'hint')))
+                        w('"')
+                    if _attr(l_f, 'required'):
+                        w(' required')
+                    w('>\n')
+            w(m_submit(v__('Save the details')))
+            w('</section>\n')
+        w('<section><h2>')
         w(escape(v__('A pause')))
         w('</h2>')
         if v_paused:

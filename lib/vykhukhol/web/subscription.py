@@ -123,9 +123,7 @@ def subscribe(data: DataDir) -> Callable:
                 site.reader = link_language(request)
             if service.closed:
                 return _closed(site, service, 200)
-            return bots.allow_widget(site.page(
-                "subscribe.html", service, 200, service=service, email="", name="",
-                languages=_choice(site, service), **bots.fields(site.settings)), site.settings)
+            return _form(site, service, 200)
         form = request.form()
         service = site.service(form.get("service", ""))
         language = reader_language(form.get("language"), request.environ.get(
@@ -145,10 +143,16 @@ def subscribe(data: DataDir) -> Callable:
         try:
             address = check_email(email)
         except BadInput:
-            return bots.allow_widget(site.page(
-                "subscribe.html", service, 400, service=service, email=email[:254], name=name[:100],
-                error=t(site.lang, "form.invalid_email"), languages=_choice(site, service),
-                **bots.fields(site.settings)), site.settings)
+            return _form(site, service, 400, email, name, t(site.lang, "form.invalid_email"), form)
+        values = None
+        if service.form_fields:  # docs/using/fields.md#fields-forms
+            from vykhukhol.web import field_inputs
+
+            try:
+                values = field_inputs.read(field_inputs.asked(data.root, service.form_fields),
+                                           form, site.lang)
+            except BadInput as exc:
+                return _form(site, service, 400, email, name, exc.text(site.lang), form)
         # Counted alike for every post; the file is read after the answer
         # (web/joining.py), so the answer's cost does not depend on the address.
         allowed = hourly_cap(data, site, client)(True)
@@ -156,7 +160,7 @@ def subscribe(data: DataDir) -> Callable:
         def join_after() -> None:
             from vykhukhol.web.joining import join
 
-            join(data, site.settings, service.name, address, name, client, allowed,
+            join(data, site.settings, service.name, address, name, client, allowed, values,
                  language=language)
 
         request.after(join_after)
@@ -174,6 +178,25 @@ def _choice(site: Site, service: svc.Service) -> list[dict[str, object]]:
         return []
     return [{"code": code, "name": t(code, "language.name"), "chosen": code == site.lang}
             for code in LANGUAGES]
+
+
+def _form(site: Site, service: svc.Service, status: int, email: str = "", name: str = "",
+          error: str = "", form: dict[str, str] | None = None) -> Response:
+    """The subscribe form: empty, or again with ``error`` and what the post typed."""
+    from vykhukhol.web import bots
+
+    asking: dict[str, object] = {}
+    if service.form_fields:
+        from vykhukhol.web import field_inputs
+
+        fields = field_inputs.asked(site.data.root, service.form_fields)
+        asking["form_fields"] = field_inputs.inputs(fields, site.lang,
+                                                    field_inputs.typed(fields, form or {}))
+    extra = {"error": error} if error else {}
+    return bots.allow_widget(site.page(
+        "subscribe.html", service, status, service=service, email=email[:254], name=name[:100],
+        languages=_choice(site, service), **extra, **asking, **bots.fields(site.settings)),
+        site.settings)
 
 
 def _closed(site: Site, service: svc.Service, status: int) -> Response:

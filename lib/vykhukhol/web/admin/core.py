@@ -93,7 +93,7 @@ class Admin:
         return []
 
 
-NAV = [("/", "Status"), ("/settings", "Settings"), ("/services", "Services"),
+NAV = [("/", "Status"), ("/settings", "Settings"), ("/services", "Services"), ("/fields", "Fields"),
        ("/newsletters/new", "Letter to all users"), ("/newsletters", "Newsletters"),
        ("/outbox", "Outbox"), ("/bounces", "Bounces"), ("/deliverability", "Deliverability"),
        ("/password", "Password")]

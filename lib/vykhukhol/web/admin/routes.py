@@ -19,6 +19,7 @@ import vykhukhol.web.admin.apitokens as apitokens
 import vykhukhol.web.admin.bounces as bounces
 import vykhukhol.web.admin.dashboard as dashboard
 import vykhukhol.web.admin.deliverability as deliverability
+import vykhukhol.web.admin.fields as fields
 import vykhukhol.web.admin.footer as footer
 import vykhukhol.web.admin.held as held
 import vykhukhol.web.admin.intake as intake
@@ -59,6 +60,10 @@ ROUTES: list[Rule] = [
     Rule("POST", "/settings", settings.settings_save),
     Rule("POST", "/settings/test", once_only(settings.settings_test)),
     Rule("POST", "/settings/footer", footer.footer_save),
+
+    Rule("GET", "/fields", fields.fields_page),
+    Rule("POST", "/fields", fields.fields_add),
+    Rule("POST", "/fields/remove", fields.fields_remove),
 
     Rule("GET", "/services", services.services_page),
     Rule("POST", "/dbs", once_only(services.db_add)),

@@ -3,6 +3,8 @@ subscribe form's HTML to paste into a site."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from vykhukhol import archive
 from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
@@ -83,7 +85,7 @@ def service_page(admin: Admin, args: dict, error: str = "", status: int = 200,
         letters_error = ""
     except BadInput as exc:
         letters, letters_error = [], exc.text(admin.lang)
-    snippet = form_snippet(admin.settings, service)
+    snippet = form_snippet(admin.settings, service, admin.data.root)
 
     moment = now()
     try:
@@ -104,11 +106,16 @@ def service_page(admin: Admin, args: dict, error: str = "", status: int = 200,
                       backlog=backlog, **feed_context(admin, service))
 
 
-def form_snippet(settings: settings_mod.Settings, service: svc.Service) -> str:
-    """The subscribe form to paste into a site. Escaped although settings
+def form_snippet(settings: settings_mod.Settings, service: svc.Service,
+                 root: Path | None = None) -> str:
+    """The subscribe form to paste into a site, with the inputs of the fields
+    it asks for (docs/using/fields.md#fields-forms; ``root``: the data directory
+    that defines them). Escaped although settings
     refuse a site_url with quotes: a hand-edited settings.ini is not checked
     until it is loaded, and the snippet goes into the owner's own pages."""
     from html import escape
+
+    from vykhukhol.web import field_inputs
 
     lang = settings["language"]  # the words a visitor of the owner's site reads
     action = escape(f"{settings['site_url']}/cgi/subscribe.py")
@@ -120,7 +127,9 @@ def form_snippet(settings: settings_mod.Settings, service: svc.Service) -> str:
             f'  <input type="hidden" name="service" value="{escape(service.name)}">\n'
             f'  <input type="email" name="email" required placeholder="{escape(tr(lang, "e-mail"))}">\n'
             f'  <input type="text" name="name" placeholder="{escape(tr(lang, "name"))}">\n'
-            '  <input type="text" name="website" value="" tabindex="-1" autocomplete="off" '
+            + (field_inputs.snippet(root, service.form_fields, lang)
+               if root is not None and service.form_fields else "")
+            + '  <input type="text" name="website" value="" tabindex="-1" autocomplete="off" '
             'style="position:absolute;left:-10000px" aria-hidden="true">\n'
             '  <input type="hidden" name="ts" value="">\n'
             '  <input type="hidden" name="altcha" value="">\n'
