@@ -142,8 +142,8 @@ def chosen(data: DataDir, services: str, typed: str, language: str) -> segments.
     where = where_of(data, typed, language)
     if where is not None:
         count = newsletters.count_chosen(data, services_of(services), where)
-        print(f"{numbered(count, 'subscriber')} chosen by: {where.text}", file=sys.stderr)
         segments.must_choose(count, where)
+        print(f"{numbered(count, 'subscriber')} chosen by: {where.text}", file=sys.stderr)
     return where
 
 
