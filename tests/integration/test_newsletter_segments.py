@@ -140,6 +140,12 @@ def test_the_admin_counts_without_making_anything_and_creates_to_the_segment(sit
     [job] = [p.stem for p in site.data.newsletters.glob("*.job")]
     assert ledger(site, job) == ["anna@example.org", "boris@example.org"]
     shown = admin.get(done.headers["location"])
-    assert f"Newsletter {job} created: 2 recipients." in shown.body
+    assert f"Newsletter {job} created. Recipients: 2." in shown.body
     assert 'only those who match <code translate="no">city = &#34;тверь&#34;' in shown.body \
         or 'only those who match <code translate="no">city = &quot;тверь&quot;' in shown.body
+    site.cli("cron")
+    history = admin.get("/admin/newsletters").body.replace("&#34;", '"').replace("&quot;", '"')
+    row = history[history.index(f'id="history-{job}"'):]
+    row = row[:row.index("</tr>")]
+    assert 'only those who match <code translate="no">city = "тверь" and joined &gt; 2026-01-01' \
+        '</code> (2 chosen)' in row

@@ -110,10 +110,14 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
                                   clicks=fields["clicks"] == "yes", markdown=markdown, where=where)
     except BadInput as exc:
         return newsletter_form(admin, args, fields, exc.text(admin.lang), status=400)
-    total = int(newsletters.read_job(admin.data, name).values.get("total", "0"))
+    said = admin._("Newsletter {name} created.", name=name)
+    try:  # how many it goes to (a run may have finished a tiny one already)
+        said += " " + admin._("Recipients: {n}.", n=newsletters.read_job(admin.data, name)
+                              .values.get("total", "0"))
+    except (BadInput, NotFound):
+        pass
     return admin.done("/newsletters", saved_message(
-        admin, admin._n("Newsletter {name} created: {n} recipient.",
-                        "Newsletter {name} created: {n} recipients.", total, name=name),
+        admin, said,
         {"subject": fields["subject"], "body": fields["text"], "html": fields["html"]}))
 
 
