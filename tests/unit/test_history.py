@@ -91,3 +91,11 @@ def test_a_segments_condition_and_count_ride_at_the_end_and_an_older_line_still_
     assert entry.to_json()["where"] == values["where"] and old.to_json()["where"] is None
     # a reader that knows the first thirteen fields reads the newer line as before
     assert line[:13] == entry.to_line().split("\t")[:13]
+
+
+def test_a_conditions_own_spaces_are_kept_and_nothing_breaks_its_line(data):
+    values = {"where": 'city = "Old  Town"\tand\u2028x', "matched": "1"}
+    history.begin(data, JOB, "News", ["news"], MOMENT, values)
+    [entry] = history.entries(data)
+    assert entry.where == 'city = "Old  Town" and x'
+    assert len(history.path(data).read_text(encoding="utf-8").splitlines()) == 2

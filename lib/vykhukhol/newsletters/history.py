@@ -83,7 +83,7 @@ class Entry:
         return "\t".join((clean(self.job), clean(self.subject), clean(",".join(self.services)),
                           clean(self.started), clean(self.finished),
                           *(str(getattr(self, name)) for name in NUMBERS), clean(self.once),
-                          CANCELLED if self.cancelled else "-", clean(self.where),
+                          CANCELLED if self.cancelled else "-", one_field(self.where),
                           "-" if self.matched is None else str(self.matched)))
 
     def to_json(self) -> dict:
@@ -95,6 +95,13 @@ class Entry:
             values[key] = None if values[key] == "-" else values[key]
         values["where"] = self.where or None
         return values
+
+
+def one_field(text: str) -> str:
+    """``text`` as one field of a line, its own spaces kept (a condition's
+    quoted text means them): only what would break the line becomes a space."""
+    return "".join(" " if char in "\t\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029" else char
+                   for char in text) or "-"
 
 
 def path(data: DataDir) -> Path:
