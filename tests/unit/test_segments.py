@@ -76,6 +76,14 @@ def test_a_missing_value_matches_only_is_empty_and_not_equal():
         assert not chooses("age < 10 or age >= 10", spoiled)
 
 
+def test_a_field_named_as_a_word_of_the_language_is_named_through_fields():
+    named = [Field("contains"), Field("empty", "number")]
+    condition = segments.parse('fields.contains = "x" and fields.empty is empty', named)
+    assert condition.text == 'fields.contains = "x" and fields.empty is empty'
+    assert segments.parse(condition.text, named).text == condition.text
+    assert condition.matches(reader(contains="X"), "news")
+
+
 def test_and_or_not_and_parentheses():
     sub = reader(city="Тверь", plan="pro", vip="yes")
     assert chooses('plan = "pro" and (city = "Тула" or vip = yes)', sub)

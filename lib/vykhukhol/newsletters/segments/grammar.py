@@ -129,12 +129,13 @@ class Compare:
     values: tuple[str, ...]
 
     def shown(self) -> str:
+        name = f"fields.{self.name}" if self.name in KEYWORDS else self.name  # reads back
         if self.op in ("empty", "not empty"):
-            return f"{self.name} is {self.op}"
+            return f"{name} is {self.op}"
         values = [_shown_value(v, self.kind) for v in self.values]
         if self.op == "in":
-            return f"{self.name} in ({', '.join(values)})"
-        return f"{self.name} {self.op} {values[0]}"
+            return f"{name} in ({', '.join(values)})"
+        return f"{name} {self.op} {values[0]}"
 
 
 @dataclass(frozen=True)
