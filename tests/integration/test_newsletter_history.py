@@ -94,7 +94,8 @@ def test_a_finished_newsletter_stays_in_the_history_and_late_reports_keep_counti
     assert entry == {"job": job, "subject": "Issue News", "services": ["news"],
                      "started": entry["started"], "finished": entry["finished"],
                      "handed": 4, "failed": 0, "in_doubt": 0, "bounced": 0, "complaints": 0,
-                     "unsubscribed": 0, "cancelled": False, "clicks": None, "links": []}
+                     "unsubscribed": 0, "cancelled": False, "where": None, "matched": None,
+                     "clicks": None, "links": []}
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", entry["started"])
     assert entry["finished"] >= entry["started"]
 
@@ -118,7 +119,8 @@ def test_a_finished_newsletter_stays_in_the_history_and_late_reports_keep_counti
     plain = site.cli("newsletter", "history").stdout.splitlines()
     assert plain[0].startswith("#job\tstarted\tfinished\thanded over\tfailed")
     assert plain[1].split("\t")[:1] + plain[1].split("\t")[3:] == [
-        job, "4", "0", "0", "1", "1", "2", "-", "news", "Issue News"]  # "-": clicks not counted
+        job, "4", "0", "0", "1", "1", "2", "-", "news", "Issue News", "-", "-"]  # "-": clicks not
+    # counted; "-", "-": a newsletter to all (no condition, no count)
 
 
 def test_a_link_naming_another_or_no_newsletter_makes_no_line(site):

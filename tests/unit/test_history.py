@@ -74,3 +74,28 @@ def test_the_older_finished_txt_still_names_its_jobs_services(data):
     (data.newsletters / "finished.txt").write_text(f"{OTHER}\tnews,offers\t2026-11-01T09:00:00Z\n")
     history.count(data, {(OTHER, "bounced"): 1}, once="b")  # a line without services
     assert history.finished_jobs(data) == [(OTHER, ["news", "offers"])]
+
+
+def test_a_segments_condition_and_count_ride_at_the_end_and_an_older_line_still_reads(data):
+    values = {"where": 'city = "Тверь" and joined > 2026-01-01', "matched": "2", "total": "2"}
+    history.begin(data, JOB, "News", ["news"], MOMENT, values)
+    history.close(data, JOB, ["news"], {"handed": 2}, MOMENT.replace(hour=10), segment=values)
+    older = "\t".join([OTHER, "Old", "news", "-", "-", "5", "0", "0", "0", "0", "0", "-", "-"])
+    with history.path(data).open("a", encoding="utf-8") as handle:
+        handle.write(older + "\n")
+    entry, old = history.entries(data)
+    assert (entry.where, entry.matched, entry.handed) == (values["where"], 2, 2)
+    assert (old.where, old.matched, old.handed) == ("", None, 5)
+    line = history.path(data).read_text(encoding="utf-8").splitlines()[1].split("\t")
+    assert line[13:] == [values["where"], "2"] and len(line) == 15
+    assert entry.to_json()["where"] == values["where"] and old.to_json()["where"] is None
+    # a reader that knows the first thirteen fields reads the newer line as before
+    assert line[:13] == entry.to_line().split("\t")[:13]
+
+
+def test_a_conditions_own_spaces_are_kept_and_nothing_breaks_its_line(data):
+    values = {"where": 'city = "Old  Town"\tand\u2028x', "matched": "1"}
+    history.begin(data, JOB, "News", ["news"], MOMENT, values)
+    [entry] = history.entries(data)
+    assert entry.where == 'city = "Old  Town" and x'
+    assert len(history.path(data).read_text(encoding="utf-8").splitlines()) == 2

@@ -220,3 +220,35 @@ def test_any_subscriber_files_give_the_ledger_of_the_plain_reading(site, first, 
         assert ledger(site, job) == reference(site, ["first", "second"])
     finally:
         newsletters.delete(site.data, job)
+
+
+def test_a_segment_chooses_among_the_same_confirmed_lines_and_an_address_once(site):
+    """A condition (docs/using/newsletters.md#newsletter-segments) sees exactly the lines
+    the plain reading calls confirmed, hand-spelled ones too; an address in two
+    services is chosen when its line in either matches; ``only`` still narrows."""
+    from vykhukhol.newsletters import segments
+    from vykhukhol.settings.fields import Field
+
+    site.service("one", enabled=False)
+    site.service("two", enabled=False)
+    write_raw(site, "one", [
+        line("a@example.org", "A", "active", T, T, "0", "-", "0", "-", "0", "-", "f.city=Тверь"),
+        line("b@example.org", "B", "active", T, T, "0", "-", "0", "-", "0", "-", "f.city=Тула"),
+        line("c@example.org", "C", "new", T, "-", "0", "-", "0", "-", "0", "-", "f.city=Тверь"),
+        line("d@example.org", "D", "done", "2024-02-29T10:00:00Z", T, "3", "-", "0", "-", "0",
+             "-", "f.city=тверь"),  # a leap day: parse_line decides
+    ])
+    write_raw(site, "two", [
+        line("B@example.org", "B2", "active", T, T, "0", "-", "0", "-", "0", "-", "f.city=тверь"),
+        line("a@example.org", "A2", "active", T, T, "0", "-", "0", "-", "0", "-", "f.city=Тверь"),
+    ])
+    where = segments.parse('city = "ТВЕРЬ"', [Field("city")])
+    assert newsletters.count_chosen(site.data, ["one", "two"], where) == 3
+    job = newsletters.create(site.data, ["one", "two"], "S", "text", where=where)
+    assert [row.split("\t")[0] for row in ledger(site, job)] == [
+        "a@example.org", "d@example.org", "B@example.org"]
+    values = newsletters.read_job(site.data, job).values
+    assert (values["where"], values["matched"], values["total"]) == ('city = "ТВЕРЬ"', "3", "3")
+    narrowed = newsletters.create(site.data, ["one", "two"], "S", "text", where=where,
+                                  only={"b@example.org"})
+    assert [row.split("\t")[0] for row in ledger(site, narrowed)] == ["B@example.org"]

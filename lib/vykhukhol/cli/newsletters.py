@@ -22,11 +22,13 @@ from vykhukhol.cli.common import (
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
 from vykhukhol.files.runlog import one_line
-from vykhukhol.newsletters import clicks, missed
+from vykhukhol.newsletters import clicks, missed, segments
 from vykhukhol.timeutil import format_time, now, parse_local_time
 from vykhukhol.watch import brakes, forecast
 
 JOB_HELP = "its name, as create printed it"
+WHERE_HELP = ('only the confirmed subscribers it chooses, e.g. \'city = "Тверь" and joined > '
+              '2026-01-01\' (the manual, docs/using/newsletters.md, Segments)')
 
 
 def newsletter_arguments(p: Parser) -> None:
@@ -44,6 +46,11 @@ def newsletter_arguments(p: Parser) -> None:
                      "count its links' clicks through cgi/go.py (no address, no IP; off by default)")
     a.add_argument("--at", metavar="YYYY-MM-DD HH:MM",
                    help='start time in timezone, e.g. "2026-12-01 09:00" (default: now; not in the past)')
+    a.add_argument("--where", metavar="CONDITION", default="", help=WHERE_HELP)
+    a = add_command(what, "count", "how many confirmed subscribers a newsletter would go to now",
+                    'vykhukhol newsletter count --services news --where \'city = "Тверь"\'')
+    a.add_argument("--services", required=True, help="service names, e.g. news,offers")
+    a.add_argument("--where", metavar="CONDITION", default="", help=WHERE_HELP)
     add_command(what, "list", "the jobs and their progress")
     a = add_command(what, "history", "every newsletter: handed over, failed, bounced, "
                                      "complaints, unsubscribed (newest first)")
@@ -69,14 +76,19 @@ def cmd_newsletter(ctx: Context, args) -> None:
                 if args.at else None
         except BadInput as exc:
             raise BadInput(f"--at: {exc.message}") from None
+        where = chosen(data, args.services, args.where, settings["language"])
         name = newsletters.create(data, args.services.split(","), args.subject, letter_body(args), html,
                                   start, progress=lambda n: progress(f"recipients: {n}"),
-                                  public=args.public, clicks=args.clicks, markdown=args.markdown)
+                                  public=args.public, clicks=args.clicks, markdown=args.markdown,
+                                  where=where)
         progress("")
         warn_unknown(args.subject, letter_body(args), html)
         total = newsletters.read_job(data, name).values.get("total", "0")
         print(name)
         print(numbered(int(total), "recipient"), file=sys.stderr)
+    elif args.action == "count":
+        where = where_of(data, args.where, settings["language"])
+        print(newsletters.count_chosen(data, services_of(args.services), where))
     elif args.action == "cancel":
         newsletters.cancel(data, args.job)
         print(f"newsletter {args.job} cancelled")
@@ -111,6 +123,28 @@ def cmd_newsletter(ctx: Context, args) -> None:
         if paused:
             print("a paused newsletter goes on with: vykhukhol newsletter resume JOB",
                   file=sys.stderr)
+
+
+def services_of(typed: str) -> list[str]:
+    return [name.strip() for name in typed.split(",") if name.strip()]
+
+
+def where_of(data: DataDir, typed: str, language: str) -> segments.Condition | None:
+    try:
+        return segments.of_site(data, typed, language)
+    except BadInput as exc:
+        raise BadInput("--where: {reason}", reason=exc) from None
+
+
+def chosen(data: DataDir, services: str, typed: str, language: str) -> segments.Condition | None:
+    """``--where`` read, and how many it chooses said before the job is made
+    (refused when nobody)."""
+    where = where_of(data, typed, language)
+    if where is not None:
+        count = newsletters.count_chosen(data, services_of(services), where)
+        segments.must_choose(count, where)
+        print(f"{numbered(count, 'subscriber')} chosen by: {where.text}", file=sys.stderr)
+    return where
 
 
 def print_failed(rows: list[missed.Missed], as_csv: bool) -> None:
@@ -148,9 +182,10 @@ def print_history(entries: list, as_json: bool, data: DataDir) -> None:
                           for entry in entries], ensure_ascii=False, indent=1))
         return
     print("#job\tstarted\tfinished\thanded over\tfailed\tin doubt\tbounced\tcomplaints\t"
-          "unsubscribed\tclicks\tservices\tsubject")
+          "unsubscribed\tclicks\tservices\tsubject\twhere\tmatched")
     for e in entries:
         shown = str(clicks.total(counted[e.job])) if e.job in counted else "-"
         print("\t".join((e.job, e.started, e.finished, str(e.handed), str(e.failed),
                          str(e.in_doubt), str(e.bounced), str(e.complaints),
-                         str(e.unsubscribed), shown, ",".join(e.services) or "-", e.subject or "-")))
+                         str(e.unsubscribed), shown, ",".join(e.services) or "-", e.subject or "-",
+                         e.where or "-", "-" if e.matched is None else str(e.matched))))

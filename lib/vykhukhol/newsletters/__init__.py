@@ -9,6 +9,7 @@ What the package offers, by module:
 - :mod:`~vykhukhol.newsletters.lifecycle`: making a job, ending it, cancelling it;
 - :mod:`~vykhukhol.newsletters.history`: ``history.txt``, a line for every job, kept after it;
 - :mod:`~vykhukhol.newsletters.missed`: ``<job>.missed``, who did not get it and why;
+- :mod:`~vykhukhol.newsletters.segments`: the condition of a newsletter to part of its services;
 - :mod:`~vykhukhol.newsletters.clicks`: the counted links of a letter;
 - :mod:`~vykhukhol.newsletters.feeds`: a job for each new item of a site's feed
   (its settings in :mod:`.feed_settings`, the HTTP read in :mod:`.feed_fetch`).
@@ -52,6 +53,7 @@ from vykhukhol.newsletters.recipients import (
     BOUNCED_LEASE,
     LIST_HEADER,
     Row,
+    count_chosen,
     counts,
     handed_counts,
     read_rows,
@@ -61,7 +63,7 @@ from vykhukhol.newsletters.recipients import (
 
 __all__ = [
     "BOUNCED_LEASE", "HTML_MARK", "LIST_HEADER", "LOCK_STEM", "PAST_GRACE", "Job", "Row",
-    "cancel", "change_job", "check_letter", "check_start", "counts", "create", "delete",
+    "cancel", "change_job", "check_letter", "check_start", "count_chosen", "counts", "create", "delete",
     "edit_letter", "finished_jobs", "handed_counts", "history", "history_now", "list_jobs",
     "lock", "missed", "paths", "read_job", "read_letter", "read_source", "reschedule", "resend",
     "rewrite_rows", "read_rows",

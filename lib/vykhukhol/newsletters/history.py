@@ -5,7 +5,7 @@ One line per newsletter, tab-separated, kept after the job's own files are
 deleted (and never pruned: a line is some 150 bytes, a newsletter a day is
 55 KB a year)::
 
-    #job  subject  services  started  finished  handed  failed  in_doubt  bounced  complaints  unsubscribed  once  end
+    #job  subject  services  started  finished  handed  failed  in_doubt  bounced  complaints  unsubscribed  once  end  where  matched
 
 - ``subject``: as its recipients read it (rendered for a recipient without a
   name); ``services``: comma-separated; ``started``/``finished``: UTC times,
@@ -20,7 +20,14 @@ deleted (and never pruned: a line is some 150 bytes, a newsletter a day is
   killed one before the next, so only the last batch can come round twice:
   a batch already on the line counts nothing again;
 - ``end``: ``cancelled`` for a job the admin cancelled (its ``finished`` is
-  when), ``-`` otherwise (a line written before this field was too).
+  when), ``-`` otherwise (a line written before this field was too);
+- ``where``: the condition of a newsletter to part of its services (a
+  segment, docs/using/newsletters.md#newsletter-segments) as the job kept it, and
+  ``matched`` how many it chose when the job was made; ``-`` for a newsletter
+  to all (and on a line written before these fields).
+
+A new field is appended at the end of the line: a reader that knows fewer
+fields reads a newer line, and a line with fewer fields reads with ``-``.
 
 The line is begun when the job's first run starts (:func:`begin`) and
 completed when its files are deleted (:func:`close`); a report about a job
@@ -46,7 +53,7 @@ if TYPE_CHECKING:
 #: What :func:`count` may grow.
 LATE = ("bounced", "complaints", "unsubscribed")
 HEADER = ("#job\tsubject\tservices\tstarted\tfinished\thanded\tfailed\tin_doubt\tbounced\t"
-          "complaints\tunsubscribed\tonce\tend")
+          "complaints\tunsubscribed\tonce\tend\twhere\tmatched")
 CANCELLED = "cancelled"
 NUMBERS = ("handed", "failed", "in_doubt", "bounced", "complaints", "unsubscribed")
 
@@ -66,6 +73,8 @@ class Entry:
     unsubscribed: int = 0
     once: str = "-"
     cancelled: bool = False
+    where: str = ""  # a segment's condition; "" for a newsletter to all
+    matched: int | None = None  # how many the condition chose when the job was made
 
     def to_line(self) -> str:
         def clean(text: str) -> str:  # one field of one line, whatever was typed
@@ -74,7 +83,8 @@ class Entry:
         return "\t".join((clean(self.job), clean(self.subject), clean(",".join(self.services)),
                           clean(self.started), clean(self.finished),
                           *(str(getattr(self, name)) for name in NUMBERS), clean(self.once),
-                          CANCELLED if self.cancelled else "-"))
+                          CANCELLED if self.cancelled else "-", one_field(self.where),
+                          "-" if self.matched is None else str(self.matched)))
 
     def to_json(self) -> dict:
         """The entry as ``newsletter history --json`` prints it."""
@@ -83,7 +93,15 @@ class Entry:
         values["services"] = list(self.services)
         for key in ("started", "finished"):
             values[key] = None if values[key] == "-" else values[key]
+        values["where"] = self.where or None
         return values
+
+
+def one_field(text: str) -> str:
+    """``text`` as one field of a line, its own spaces kept (a condition's
+    quoted text means them): only what would break the line becomes a space."""
+    return "".join(" " if char in "\t\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029" else char
+                   for char in text) or "-"
 
 
 def path(data: DataDir) -> Path:
@@ -103,10 +121,12 @@ def parse(line: str) -> Entry | None:
     for name, text in zip(NUMBERS, parts[5:11], strict=True):
         numbers[name] = int(text) if text.isdigit() else 0
     subject = "" if parts[1] == "-" else parts[1]
+    where = "" if parts[13] == "-" else parts[13]
+    matched = int(parts[14]) if parts[14].isdigit() else None
     return Entry(job=parts[0], subject=subject,
                  services=tuple(s for s in parts[2].split(",") if s and s != "-"),
                  started=parts[3], finished=parts[4], once=parts[11],
-                 cancelled=parts[12] == CANCELLED, **numbers)
+                 cancelled=parts[12] == CANCELLED, where=where, matched=matched, **numbers)
 
 
 def entries(data: DataDir) -> list[Entry]:
@@ -141,22 +161,36 @@ def _change(data: DataDir, jobs: Iterable[str], change) -> None:
 
 
 def begin(data: DataDir, job: str, subject: str, services: Iterable[str],
-          started: datetime) -> None:
+          started: datetime, segment: Mapping[str, str] | None = None) -> None:
     """A job's first run began: its line, unless it has one (a line a late
-    report began keeps its counts and gets the subject and start)."""
+    report began keeps its counts and gets the subject and start).
+    ``segment``: the job's values, whose ``where`` and ``matched`` the line keeps."""
     def change(table: dict[str, Entry]) -> None:
         old = table.get(job, Entry(job))
         table[job] = replace(old, subject=subject, services=tuple(services),
-                             started=old.started if old.started != "-" else format_time(started))
+                             started=old.started if old.started != "-" else format_time(started),
+                             **_segment(old, segment))
     _change(data, [job], change)
 
 
+def _segment(old: Entry, values: Mapping[str, str] | None) -> dict:
+    """The ``where`` and ``matched`` of a job's values, for its line (the line's own
+    when the values have none)."""
+    if not values or not values.get("where"):
+        return {}
+    matched = values.get("matched", "")
+    return {"where": values["where"],
+            "matched": int(matched) if matched.isdigit() else old.matched}
+
+
 def close(data: DataDir, job: str, services: Iterable[str], ledger: Mapping[str, int],
-          finished: datetime, subject: str | None = None, cancelled: bool = False) -> None:
+          finished: datetime, subject: str | None = None, cancelled: bool = False,
+          segment: Mapping[str, str] | None = None) -> None:
     """A job's files are being deleted (finished, cancelled, or unusable): its
     line gets the end and the ledger's counts. ``ledger`` holds ``handed``,
     ``failed`` and ``in_doubt``; ``subject`` (as sent) replaces the line's when given;
-    ``cancelled``: the admin cancelled it (History says so)."""
+    ``cancelled``: the admin cancelled it (History says so); ``segment``: as
+    for :func:`begin`."""
     def change(table: dict[str, Entry]) -> None:
         old = table.get(job, Entry(job))
         table[job] = replace(
@@ -164,7 +198,7 @@ def close(data: DataDir, job: str, services: Iterable[str], ledger: Mapping[str,
             subject=subject if subject is not None else old.subject,
             finished=format_time(finished), cancelled=cancelled,
             handed=int(ledger.get("handed", 0)), failed=int(ledger.get("failed", 0)),
-            in_doubt=int(ledger.get("in_doubt", 0)))
+            in_doubt=int(ledger.get("in_doubt", 0)), **_segment(old, segment))
     _change(data, [job], change)
 
 

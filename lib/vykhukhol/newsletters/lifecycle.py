@@ -23,6 +23,7 @@ from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.newsletters.jobs import Job, lock, paths, read_job, write_job
 from vykhukhol.newsletters.letter import check_letter, letter_file, read_letter
 from vykhukhol.newsletters.recipients import LIST_HEADER, Row, confirmed_recipients, handed_counts
+from vykhukhol.newsletters.segments import Condition, must_choose
 from vykhukhol.services import find_service, given_html, sent_parts
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import now
@@ -32,7 +33,8 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
            html: str | None = None, start: datetime | None = None,
            progress: Callable[[int], None] | None = None, public: bool = False,
            job_name: str | None = None, clicks: bool = False, markdown: bool = False,
-           only: Collection[str] | None = None, resend_of: str = "") -> str:
+           only: Collection[str] | None = None, resend_of: str = "",
+           where: Condition | None = None) -> str:
     """Make a job; returns its name. Nothing is left behind when it fails.
     ``job_name``: the job's name chosen by the caller (a feed's item names its
     letter, so making it again after a kill makes the same job).
@@ -41,7 +43,10 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
     ``clicks``: its links are counted (:mod:`vykhukhol.newsletters.clicks`).
     ``markdown``: the text is Markdown (docs/using/newsletters.md#newsletter-markdown).
     ``only``: the address keys it goes to (of the services' confirmed
-    subscribers); ``resend_of``: the job it sends again (:func:`resend`)."""
+    subscribers); ``resend_of``: the job it sends again (:func:`resend`);
+    ``where``: only the confirmed subscribers it chooses (a segment,
+    docs/using/newsletters.md#newsletter-segments), refused when it chooses
+    nobody; the job and its history keep it and how many it chose."""
     html = given_html(html)
     services = [check_name(s.strip(), "service name") for s in services if s.strip()]
     if not services:
@@ -62,7 +67,7 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
     def rows() -> Iterator[str]:
         nonlocal total
         yield LIST_HEADER + "\n"
-        for email, person in confirmed_recipients(data, services):
+        for email, person in confirmed_recipients(data, services, where):
             if only is not None and email_key(email) not in only:
                 continue
             total += 1
@@ -75,10 +80,13 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
         archive.keep_newsletter(data, name, services, subject,
                                 *sent_parts(text or "", html, markdown), public)
         files.atomic_write(list_path, rows())
+        if where is not None:
+            must_choose(total, where)
         job = Job(name=name, services=services, start=start or moment, created=moment,
                   values={"cursor": "0", "total": str(total), "runs": "0",
                           **({"clicks": "yes"} if clicks else {}),
-                          **({"resend_of": resend_of} if resend_of else {})})
+                          **({"resend_of": resend_of} if resend_of else {}),
+                          **({"where": where.text, "matched": str(total)} if where else {})})
         write_job(data, job)
     except BaseException:
         for path in (job_path, letter_path, list_path):
@@ -103,7 +111,7 @@ def delete(data: DataDir, name: str, subject: str | None = None, cancelled: bool
             except NotFound:
                 subject = ""
         history.close(data, name, job.services, handed_counts(data.job(name, "list")), now(),
-                      subject, cancelled)
+                      subject, cancelled, job.values)
     except (BadInput, NotFound):
         pass
     for path in paths(data, name):

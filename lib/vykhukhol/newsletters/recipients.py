@@ -19,6 +19,7 @@ from vykhukhol import files
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
 from vykhukhol.newsletters.jobs import list_jobs
+from vykhukhol.newsletters.segments import Condition
 from vykhukhol.services import find_service, subscribers
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import format_time, now
@@ -115,16 +116,38 @@ def handed_counts(path: Path) -> dict[str, int]:
     return result
 
 
-def confirmed_recipients(data: DataDir, services: list[str]) -> Iterator[tuple[str, str]]:
-    """Confirmed subscribers of the services, each address once, in service order."""
+def confirmed_recipients(data: DataDir, services: list[str], where: Condition | None = None
+                         ) -> Iterator[tuple[str, str]]:
+    """Confirmed subscribers of the services, each address once, in service order.
+    ``where``: only those it chooses (docs/using/newsletters.md#newsletter-segments);
+    an address in two services is chosen when its line in either is."""
     seen: set[str] = set()
     for name in services:
         service = find_service(data, name)
+        if where is not None:
+            yield from _chosen(service.subscribers_path, name, where, seen)
+            continue
         for email, person in subscribers.confirmed(service.subscribers_path):
             key = email_key(email)
             if key not in seen:
                 seen.add(key)
                 yield email, person
+
+
+def _chosen(path: Path, service: str, where: Condition, seen: set[str]
+            ) -> Iterator[tuple[str, str]]:
+    test = where.test
+    for parts in subscribers.confirmed_lines(path):
+        if test(parts, service):
+            key = email_key(parts[0])
+            if key not in seen:
+                seen.add(key)
+                yield parts[0], parts[1]
+
+
+def count_chosen(data: DataDir, services: list[str], where: Condition | None = None) -> int:
+    """How many a newsletter to ``services`` (and ``where``) would go to now."""
+    return sum(1 for _ in confirmed_recipients(data, services, where))
 
 
 def skip_address(data: DataDir, service: str, email: str) -> int:

@@ -120,7 +120,7 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
         # Its line in the history, which outlives the job's files
         # (docs/using/newsletters.md#newsletter-history).
         history.begin(data, job.name, subject_as_sent(data, job, subject, run.now()),
-                      job.services, run.now())
+                      job.services, run.now(), job.values)
     rows = (row for row in newsletters.read_rows(list_path, job.cursor)
             if row.state is LedgerState.PENDING)
     while run.may_send("news_left"):

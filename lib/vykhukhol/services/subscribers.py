@@ -286,6 +286,28 @@ def confirmed(path: Path) -> Iterator[tuple[str, str]]:
         yield sub.email, sub.name
 
 
+def confirmed_lines(path: Path) -> Iterator[list[str]]:
+    """The confirmed subscribers' lines of a subscriber file as
+    :meth:`Subscriber.to_line` writes them, in file order, each split at its
+    first eleven tabs (the eleven fields, then the trailing ones in one
+    string when there are any): the lines :func:`confirmed` chooses, for a
+    reader that needs more than the address and the name (a segment's
+    condition)."""
+    fullmatch = _confirmed_line().fullmatch
+    for line in files.read_lines(path):
+        if fullmatch(line):
+            yield line.split("\t", len(FIELDS))
+            continue
+        parts = line.split("\t", 3)
+        if len(parts) < 3 or parts[2] not in _CONFIRMED_STATES or line.startswith("#"):
+            continue
+        try:
+            sub = parse_line(line)
+        except BadInput:
+            continue
+        yield sub.to_line().split("\t", len(FIELDS))
+
+
 def among(path: Path, keys: Collection[str]) -> Iterator[Subscriber]:
     """The subscribers whose address (as :func:`email_key` has it) is one of
     ``keys``, in file order: :func:`subscribers` filtered, but only those lines

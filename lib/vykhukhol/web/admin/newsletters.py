@@ -13,7 +13,7 @@ from vykhukhol.datadir import check_name
 from vykhukhol.errors import BadInput, NotFound, VykhukholError
 from vykhukhol.mail import compose
 from vykhukhol.members import suppression
-from vykhukhol.newsletters import clicks
+from vykhukhol.newsletters import clicks, segments
 from vykhukhol.services import subscribers as subs
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import now, parse_local_time
@@ -37,6 +37,7 @@ class Fields(TypedDict):
     test_to: str
     clicks: str
     markdown: str
+    where: str  # a segment's condition; "" for all
 
 
 def _audience(admin: Admin) -> tuple[list[dict], int]:
@@ -52,12 +53,14 @@ def _audience(admin: Admin) -> tuple[list[dict], int]:
 
 
 def newsletter_form(admin: Admin, args: dict, fields: Fields | None = None, error: str = "",
-                    preview: dict | None = None, status: int = 200) -> Response:
+                    preview: dict | None = None, status: int = 200, chosen: str = "") -> Response:
+    """``chosen``: what the Count button found (docs/using/newsletters.md#newsletter-segments)."""
     audience, unique = _audience(admin)
     fields = fields or {"services": [], "subject": "", "text": "", "html": "", "at": "", "public": "",
-                        "test_to": admin.settings["admin_email"], "clicks": "", "markdown": ""}
+                        "test_to": admin.settings["admin_email"], "clicks": "", "markdown": "",
+                        "where": ""}
     return admin.page("newsletter_new.html", status, audience=audience, unique=unique,
-                      fields=fields, error=error, preview=preview or {})
+                      fields=fields, error=error, preview=preview or {}, chosen=chosen)
 
 
 def newsletter_create(admin: Admin, args: dict) -> Response:
@@ -68,9 +71,11 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
         "html": form.get("html", ""), "at": form.get("at", "").replace("T", " "),
         "public": "yes" if form.get("public") == "yes" else "", "test_to": form.get("test_to", ""),
         "clicks": "yes" if form.get("clicks") == "yes" else "",
-        "markdown": "yes" if form.get("markdown") == "yes" else ""}
+        "markdown": "yes" if form.get("markdown") == "yes" else "", "where": form.get("where", "")}
     markdown = fields["markdown"] == "yes"
     action = form.get("action", "create")
+    if action == "count":
+        return newsletter_count(admin, args, fields)
     if action in ("preview", "test"):
         service = None
         for name in chosen:
@@ -99,14 +104,41 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
         start = newsletters.check_start(parse_local_time(fields["at"], admin.settings["timezone"]),
                                          fields["at"]) \
             if fields["at"].strip() else None
+        where = segments.of_site(admin.data, fields["where"], admin.settings["language"])
         name = newsletters.create(admin.data, chosen, fields["subject"], fields["text"],
                                   fields["html"] or None, start, public=fields["public"] == "yes",
-                                  clicks=fields["clicks"] == "yes", markdown=markdown)
+                                  clicks=fields["clicks"] == "yes", markdown=markdown, where=where)
     except BadInput as exc:
         return newsletter_form(admin, args, fields, exc.text(admin.lang), status=400)
+    said = admin._("Newsletter {name} created.", name=name)
+    try:  # how many it goes to (a run may have finished a tiny one already)
+        said += " " + admin._("Recipients: {n}.", n=newsletters.read_job(admin.data, name)
+                              .values.get("total", "0"))
+    except (BadInput, NotFound):
+        pass
     return admin.done("/newsletters", saved_message(
-        admin, admin._("Newsletter {name} created.", name=name),
+        admin, said,
         {"subject": fields["subject"], "body": fields["text"], "html": fields["html"]}))
+
+
+def newsletter_count(admin: Admin, args: dict, fields: Fields) -> Response:
+    """The Count button: how many the chosen services and the condition would
+    reach now, or the condition's error with its column; nothing is made."""
+    try:
+        if not fields["services"]:
+            raise BadInput("choose at least one service")
+        where = segments.of_site(admin.data, fields["where"], admin.settings["language"])
+        count = newsletters.count_chosen(admin.data, fields["services"], where)
+    except (BadInput, NotFound) as exc:
+        return newsletter_form(admin, args, fields, exc.text(admin.lang), status=400)
+    if where is None:
+        said = admin._n("{n} confirmed subscriber.", "{n} confirmed subscribers.", count)
+    elif count:
+        said = admin._n("The condition chooses {n} subscriber.",
+                        "The condition chooses {n} subscribers.", count)
+    else:
+        said = admin._("No subscriber matches the condition: a newsletter would go to nobody.")
+    return newsletter_form(admin, args, fields, chosen=said)
 
 
 def newsletters_page(admin: Admin, args: dict) -> Response:
