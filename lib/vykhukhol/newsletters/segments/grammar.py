@@ -283,6 +283,6 @@ class Parser:
             raise error(token.column, BadInput("a date such as 2026-01-01"))
         if kind == "yesno":
             if token.kind != "word" or token.text.lower() not in ("yes", "no"):
-                raise error(token.column, BadInput("yes or no"))
+                raise error(token.column, BadInput("the word yes or no"))
             return token.text.lower()
         return token.text
