@@ -100,3 +100,21 @@ def test_a_subscribe_token_does_not_change_a_known_readers_values(site, api):
     assert api("POST", "/subscribers", writer, again)[0] == 202
     status, body = api("GET", "/subscribers/news/anna@example.org", reader)
     assert body["fields"] == {"plan": "Pro"} and body["language"] is None
+
+
+def test_a_newsletter_through_the_api_may_go_to_part_of_a_list(site, api):
+    key = token(site, "crm", "--scopes", "subscribe,read,manage,send")
+    for email, city in (("anna@example.org", "Тверь"), ("boris@example.org", "Ржев")):
+        assert api("POST", "/subscribers", key, {
+            "service": "news", "email": email, "confirmed": True,
+            "fields": {"city": city, "plan": "Free"}})[0] in (201, 202)
+    status, body = api("POST", "/newsletters", key, {
+        "services": ["news"], "subject": "Hi", "text": "Hello", "where": 'cty = "тверь"'})
+    assert status == 422 and "where: column 1" in body["error"]["message"], body
+    status, body = api("POST", "/newsletters", key, {
+        "services": ["news"], "subject": "Hi", "text": "Hello", "where": 'city = "москва"'})
+    assert status == 422 and "no subscriber matches" in body["error"]["message"], body
+    status, body = api("POST", "/newsletters", key, {
+        "services": ["news"], "subject": "Hi", "text": "Hello", "where": 'city = "тверь"'})
+    assert status == 201, body
+    assert body["recipients"] == 1 and body["where"] == 'city = "тверь"'

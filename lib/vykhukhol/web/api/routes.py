@@ -21,6 +21,7 @@ from vykhukhol.addresses import check_email, clean_name
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.members import membership, personal, suppression
+from vykhukhol.newsletters import segments
 from vykhukhol.services import subscribers as subs
 from vykhukhol.settings import Settings
 from vykhukhol.settings import fields as site_fields
@@ -240,6 +241,7 @@ def _job(call: Call, name: str) -> dict:
     count = newsletters.counts(list_path)
     return {"id": job.name, "services": job.services, "start": _when(job.start),
             "created": _when(job.created), "recipients": count.pop("total", 0),
+            "where": job.values.get("where") or None,
             "counts": {k.replace(" ", "_"): v for k, v in count.items()}}
 
 
@@ -248,15 +250,20 @@ def list_newsletters(call: Call) -> tuple[int, dict]:
     past = [{"id": e.job, "subject": e.subject, "services": list(e.services), "started": e.started,
              "finished": e.finished, "handed_over": e.handed, "failed": e.failed,
              "in_doubt": e.in_doubt, "bounced": e.bounced, "complaints": e.complaints,
-             "unsubscribed": e.unsubscribed, "cancelled": e.cancelled}
+             "unsubscribed": e.unsubscribed, "cancelled": e.cancelled,
+             "where": e.where or None}
             for e in newsletters.history_now(call.data)]
     return 200, {"newsletters": jobs, "history": past}
 
 
 def create_newsletter(call: Call) -> tuple[int, dict]:
     body = call.body
+    try:  # docs/using/newsletters.md#newsletter-segments
+        where = segments.of_site(call.data, str(body.get("where") or ""), call.settings["language"])
+    except BadInput as exc:
+        raise BadInput("where: {reason}", reason=exc) from None
     name = newsletters.create(call.data, list(body["services"]), body["subject"], body["text"],
-                              body.get("html") or None, _start(body.get("start")))
+                              body.get("html") or None, _start(body.get("start")), where=where)
     return 201, _job(call, name)
 
 
@@ -331,7 +338,8 @@ ROUTES: tuple[Route, ...] = (
           (Field("services", "array", True, "service names"), Field("subject", "string", True),
            Field("text", "string", True, "the plain-text body"),
            Field("html", "string", False, "an HTML body"),
-           Field("start", "string", False, "when to start, ISO 8601 (default: now)"))),
+           Field("start", "string", False, "when to start, ISO 8601 (default: now)"),
+           Field("where", "string", False, "a condition choosing part of the subscribers"))),
     Route("GET", "/v1/newsletters/{id}", "read", get_newsletter, "One newsletter and its counts."),
     Route("POST", "/v1/newsletters/{id}/schedule", "send", schedule_newsletter,
           "Move a newsletter's start.", (Field("start", "string", True, "ISO 8601"),)),
