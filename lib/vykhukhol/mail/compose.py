@@ -12,7 +12,7 @@ that envelope sender on them.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from vykhukhol import archive, mail, render, returntag, tokens
 from vykhukhol.datadir import DataDir
@@ -29,13 +29,16 @@ def senders(data: DataDir, settings: Settings) -> dict[str, str]:
 
 
 def context(service: Service, settings: Settings, email: str, name: str,
-            moment: datetime, job: str | None = None, web_url: str = "") -> dict[str, str]:
+            moment: datetime, job: str | None = None, web_url: str = "",
+            fields: dict[str, str] | None = None) -> dict[str, Any]:
     """What a template sees; no value can end a line of the letter (see
     :func:`render.one_line_values`). A newsletter ``job``'s unsubscribe link
     names it, so the newsletters' history counts who left from it.
     ``web_url``: the letter "in the browser" (:func:`vykhukhol.archive.web_url`;
-    empty in a confirmation request)."""
+    empty in a confirmation request). ``fields``: the reader's values of the
+    site's fields, ``{{ fields.city }}`` (a field without one is empty)."""
     return render.one_line_values({
+        "fields": render.one_line_values(fields or {}),
         "name": name,
         "email": email,
         "service": service.title,
@@ -53,12 +56,13 @@ Presses = dict[tuple[str, bool, str], mail.Press]
 
 def footed_parts(service: Service, settings: Settings, ctx: dict[str, str], text: str,
                  html: str | None, budget: render.Budget | None = None,
-                 run_id: str = "") -> tuple[str, str | None]:
+                 run_id: str = "", lang: str | None = None) -> tuple[str, str | None]:
     """The text and HTML parts of a list letter rendered with their footer:
     where the template places ``{{ footer }}``, else at the end (docs/using/services.md#footer).
-    ``run_id``: a sender's run, which looks the footer files up once."""
+    ``run_id``: a sender's run, which looks the footer files up once; ``lang``:
+    the letter's language (None: the site's)."""
     budget = budget or render.Budget()
-    found = _footer(service, settings, ctx, run_id)  # looked up once for both parts
+    found = _footer(service, settings, ctx, run_id, lang)  # looked up once for both parts
     body = footed_text(service, settings, ctx, text, budget, found)
     return body, footed_html(service, settings, ctx, html, budget, found) \
         if html is not None else None
@@ -69,9 +73,9 @@ Footer = tuple[tuple[str, str], dict[str, str]]
 
 
 def _footer(service: Service, settings: Settings, ctx: dict[str, str],
-            run_id: str = "") -> Footer:
-    sources = footer.sources(service.folder, service.folder.parents[2], settings["language"],
-                             run_id)
+            run_id: str = "", lang: str | None = None) -> Footer:
+    sources = footer.sources(service.folder, service.folder.parents[2],
+                             lang or settings["language"], run_id, settings["language"])
     # ctx is one line a value already (see context()); the address is new here.
     return sources, {**ctx, **render.one_line_values({"postal_address": settings["postal_address"]})}
 
@@ -128,15 +132,17 @@ def _shared(service: Service, settings: Settings, run_id: str, list_letter: bool
 def _message(service: Service, settings: Settings, email: str, name: str, subject: str,
              text: str, html: str | None, run_id: str, ctx: dict[str, str], bounce: str,
              list_letter: bool = True, presses: Presses | None = None,
-             tag: str | None = None, footed: bool | None = None) -> mail.Outgoing:
+             tag: str | None = None, footed: bool | None = None,
+             lang: str | None = None) -> mail.Outgoing:
     """The letter written by the e-mail package, or by the run's press when
     ``presses`` is given (the same bytes, made faster), leaving from ``bounce``.
-    A list letter (or one ``footed``) carries the footer in both parts."""
+    A list letter (or one ``footed``) carries the footer in both parts, in
+    ``lang`` (None: the site's language)."""
     budget = render.Budget()  # the letter's parts share one time budget (docs/using/services.md#template-bounds)
     html = given_html(html)
     if list_letter if footed is None else footed:
         body, html_part = footed_parts(service, settings, ctx, text, html, budget,
-                                       run_id if presses is not None else "")
+                                       run_id if presses is not None else "", lang)
     else:
         body = render.render(text, ctx, "text", budget)
         html_part = render.render_html(html, ctx, "HTML", budget) if html else None
@@ -164,14 +170,16 @@ def _message(service: Service, settings: Settings, email: str, name: str, subjec
 
 def series_letter(service: Service, letter: Letter, settings: Settings, email: str,
                   name: str, run_id: str, moment: datetime,
-                  presses: Presses | None = None) -> mail.Outgoing:
+                  presses: Presses | None = None, lang: str | None = None) -> mail.Outgoing:
+    """Series ``letter`` as written in ``lang`` (None: the site's language),
+    whose footer it gets (docs/using/services.md#letter-languages)."""
     web_url = archive.web_url(settings, service, str(letter.number), email, letter.public)
     ctx = context(service, settings, email, name, moment, web_url=web_url)
     made = returntag.make(settings.secret, returntag.SERVICE, service.name, email)
     bounce = bounce_address(service, settings, returntag.SERVICE, service.name, email, made)
     text, html = letter.parts()
     return _message(service, settings, email, name, letter.subject, text, html,
-                    run_id, ctx, bounce, presses=presses, tag=made)
+                    run_id, ctx, bounce, presses=presses, tag=made, lang=lang)
 
 
 def confirmation(service: Service, settings: Settings, email: str, name: str, run_id: str,
@@ -193,21 +201,25 @@ def confirmation(service: Service, settings: Settings, email: str, name: str, ru
 def newsletter(service: Service, subject: str, text: str, html: str | None,
                settings: Settings, email: str, name: str, run_id: str,
                moment: datetime, presses: Presses | None = None,
-               job: str | None = None) -> mail.Outgoing:
+               job: str | None = None, lang: str | None = None,
+               fields: dict[str, str] | None = None) -> mail.Outgoing:
     """A letter of newsletter ``job``; ``service`` is the one of the job's
     services the recipient is subscribed to, so its unsubscribe link works and
     its From address is the envelope's. Without ``job`` (the admin's test
-    letter) the envelope is tagged for the service."""
+    letter) the envelope is tagged for the service. ``lang``: the language
+    the body is in, whose footer it gets (None: the site's); ``fields``: the
+    reader's values as the job was made (docs/using/newsletters.md#letter-languages)."""
     # A newsletter's archive page is written when the job ends, so while it
     # is sent its letters link the recipient's own copy, which then leads on
     # to the archive page (README "The public archive").
     ctx = context(service, settings, email, name, moment, job,
-                  archive.web_url(settings, service, job or archive.PREVIEW, email, False))
+                  archive.web_url(settings, service, job or archive.PREVIEW, email, False),
+                  fields)
     kind, target = (returntag.SERVICE, service.name) if job is None else (returntag.NEWSLETTER, job)
     made = returntag.make(settings.secret, kind, target, email)
     bounce = bounce_address(service, settings, kind, target, email, made)
     return _message(service, settings, email, name, subject, text, html, run_id, ctx, bounce,
-                    presses=presses, tag=made)
+                    presses=presses, tag=made, lang=lang)
 
 
 def plain_letter(settings: Settings, email: str, subject: str, text: str,

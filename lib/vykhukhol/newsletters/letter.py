@@ -6,17 +6,22 @@ blank line, the text, and optionally a line ``=== html ===`` followed by the
 HTML alternative. A file without ``Format`` is plain text, as every letter was
 before. A copy of the parts as sent is kept for the archive
 (:func:`vykhukhol.archive.keep_newsletter`).
+
+``<job>.<language>.letter`` (``<job>.en.letter``), of the same form, is the
+letter in another language (docs/using/newsletters.md#letter-languages): a
+recipient whose own language it is gets it, everyone else the main one.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from vykhukhol import archive, files
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, LockBusy, NotFound, StorageError
 from vykhukhol.newsletters.jobs import lock, read_job
-from vykhukhol.services import MARKDOWN, check_parts, given_html, sent_parts
+from vykhukhol.services import LANGUAGES, MARKDOWN, check_parts, given_html, sent_parts
 
 HTML_MARK = "=== html ==="
 
@@ -26,6 +31,10 @@ def read_source(data: DataDir, name: str) -> tuple[str, str, str | None, bool]:
     text = files.read_text(data.job(name, "letter"))
     if text is None:
         raise NotFound(f"newsletter {name!r} has no letter file")
+    return _parse(text)
+
+
+def _parse(text: str) -> tuple[str, str, str | None, bool]:
     head, _, body = text.partition("\n\n")
     subject, markdown = "", False
     for line in head.split("\n"):  # not splitlines(): a subject may hold U+2028 and kin
@@ -46,6 +55,30 @@ def read_letter(data: DataDir, name: str) -> tuple[str, str, str | None]:
     letter's two parts made from it); NotFound when the file is missing."""
     subject, body, html, markdown = read_source(data, name)
     return (subject, *sent_parts(body, html, markdown))
+
+
+def version_path(data: DataDir, name: str, language: str) -> Path:
+    """Where job ``name`` keeps its letter in ``language``."""
+    return data.job(name, f"{language}.letter")
+
+
+def read_version_sources(data: DataDir, name: str) -> dict[str, tuple[str, str, str | None, bool]]:
+    """(subject, text, html, markdown) of the job's letter in each other
+    language it has, as written."""
+    found = {}
+    for language in LANGUAGES:
+        text = files.read_text(version_path(data, name, language))
+        if text is not None:
+            found[language] = _parse(text)
+    return found
+
+
+def read_versions(data: DataDir, name: str) -> dict[str, tuple[str, str, str | None]]:
+    """(subject, text, html) templates of the job's letter in each other
+    language it has, as they are sent."""
+    return {language: (subject, *sent_parts(body, html, markdown))
+            for language, (subject, body, html, markdown)
+            in read_version_sources(data, name).items()}
 
 
 def letter_file(subject: str, text: str, html: str | None, markdown: bool = False) -> str:

@@ -1,7 +1,8 @@
 """A newsletter job from its making to its line in the history.
 
-:func:`create` writes its three files (nothing is left behind when it fails);
-:func:`delete` and :func:`cancel` remove them, the ``.job`` first. The job's
+:func:`create` writes its three files, and beside them its letter in other
+languages and its readers' snapshot (nothing is left behind when it fails);
+:func:`delete` and :func:`cancel` remove them all, the ``.job`` first. The job's
 line in ``history.txt`` (:mod:`vykhukhol.newsletters.history`) outlives its
 files: what it handed over, and its services, so a bounce that comes back
 after its job finished still finds its recipient (:mod:`vykhukhol.bounces`).
@@ -16,14 +17,15 @@ from pathlib import Path
 
 import vykhukhol.newsletters.history as history
 import vykhukhol.newsletters.missed as missed
+import vykhukhol.newsletters.snapshot as snapshot
 from vykhukhol import archive, files
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir, check_name
 from vykhukhol.errors import BadInput, NotFound
-from vykhukhol.newsletters.jobs import Job, lock, paths, read_job, write_job
-from vykhukhol.newsletters.letter import check_letter, letter_file, read_letter
-from vykhukhol.newsletters.recipients import LIST_HEADER, Row, confirmed_recipients, handed_counts
-from vykhukhol.services import find_service, given_html, sent_parts
+from vykhukhol.newsletters.jobs import Job, lock, paths, read_job, side_paths, write_job
+from vykhukhol.newsletters.letter import check_letter, letter_file, read_letter, version_path
+from vykhukhol.newsletters.recipients import LIST_HEADER, Row, confirmed_readers, handed_counts
+from vykhukhol.services import check_language, find_service, given_html, sent_parts
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import now
 
@@ -32,7 +34,8 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
            html: str | None = None, start: datetime | None = None,
            progress: Callable[[int], None] | None = None, public: bool = False,
            job_name: str | None = None, clicks: bool = False, markdown: bool = False,
-           only: Collection[str] | None = None, resend_of: str = "") -> str:
+           only: Collection[str] | None = None, resend_of: str = "",
+           versions: dict[str, tuple[str, str, str | None]] | None = None) -> str:
     """Make a job; returns its name. Nothing is left behind when it fails.
     ``job_name``: the job's name chosen by the caller (a feed's item names its
     letter, so making it again after a kill makes the same job).
@@ -41,7 +44,9 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
     ``clicks``: its links are counted (:mod:`vykhukhol.newsletters.clicks`).
     ``markdown``: the text is Markdown (docs/using/newsletters.md#newsletter-markdown).
     ``only``: the address keys it goes to (of the services' confirmed
-    subscribers); ``resend_of``: the job it sends again (:func:`resend`)."""
+    subscribers); ``resend_of``: the job it sends again (:func:`resend`).
+    ``versions``: the letter in other languages, (subject, text, html) by
+    language (docs/using/newsletters.md#letter-languages)."""
     html = given_html(html)
     services = [check_name(s.strip(), "service name") for s in services if s.strip()]
     if not services:
@@ -49,6 +54,9 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
     for name in services:
         find_service(data, name)
     subject = check_letter(subject, text, html, markdown)
+    other = {check_language(language): (check_letter(v_subject, v_text, given_html(v_html), markdown),
+                                         v_text, given_html(v_html))
+             for language, (v_subject, v_text, v_html) in (versions or {}).items()}
     moment = now()
     name = check_name(job_name, "job name") if job_name \
         else f"{moment:%Y%m%d-%H%M%S}-{os.urandom(3).hex()}"
@@ -58,13 +66,16 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
     # Row(index, email, name, PENDING).to_line() less its first two fields, made
     # once: a Row per recipient would cost a second or two at a million.
     pending = "\t".join((LedgerState.PENDING.value, Row.time, Row.lease, Row.why))
+    readers: list[tuple[int, list[str]]] = []  # the rows with a language or field values
 
     def rows() -> Iterator[str]:
         nonlocal total
         yield LIST_HEADER + "\n"
-        for email, person in confirmed_recipients(data, services):
+        for email, person, extra in confirmed_readers(data, services):
             if only is not None and email_key(email) not in only:
                 continue
+            if extra and (kept := snapshot.kept(extra)):
+                readers.append((total, kept))
             total += 1
             if progress and total % 10000 == 0:
                 progress(total)
@@ -74,14 +85,20 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
         files.atomic_write(letter_path, letter_file(subject, text, html, markdown))
         archive.keep_newsletter(data, name, services, subject,
                                 *sent_parts(text or "", html, markdown), public)
+        for language, (v_subject, v_text, v_html) in other.items():
+            files.atomic_write(version_path(data, name, language),
+                               letter_file(v_subject, v_text, v_html, markdown))
+            archive.keep_version(data, name, language, v_subject,
+                                 *sent_parts(v_text or "", v_html, markdown))
         files.atomic_write(list_path, rows())
+        snapshot.write(data, name, readers)
         job = Job(name=name, services=services, start=start or moment, created=moment,
                   values={"cursor": "0", "total": str(total), "runs": "0",
                           **({"clicks": "yes"} if clicks else {}),
                           **({"resend_of": resend_of} if resend_of else {})})
         write_job(data, job)
     except BaseException:
-        for path in (job_path, letter_path, list_path):
+        for path in (job_path, letter_path, list_path, *side_paths(data, name)):
             files.remove(path)
         archive.forget_newsletter(data, name)
         raise
@@ -89,7 +106,7 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
 
 
 def delete(data: DataDir, name: str, subject: str | None = None, cancelled: bool = False) -> None:
-    """Remove a job's three files, the .job first so no run picks it up meanwhile,
+    """Remove a job's files, the .job first so no run picks it up meanwhile,
     then its lock files (one held at this moment is left to :func:`sweep_locks`).
     Its line in the history gets its end and counts first (``subject``: as sent,
     when known) and keeps its services for bounces that come back later;
@@ -106,7 +123,7 @@ def delete(data: DataDir, name: str, subject: str | None = None, cancelled: bool
                       subject, cancelled)
     except (BadInput, NotFound):
         pass
-    for path in paths(data, name):
+    for path in (*paths(data, name), *side_paths(data, name)):
         files.remove(path)
     for path in _locked(data, name):
         files.drop_lock(path)
@@ -182,7 +199,8 @@ def resend(data: DataDir, job: str, suppressed: Container[str]) -> tuple[str, in
                        "while is still subscribed, or it was sent again already)", job=job)
     missed.mark_resent(data, job, chosen)  # first: a failure below loses a resend, never doubles one
     name = create(data, kept.services or missed.services_of(data, job), kept.subject, kept.text,
-                  kept.html, only={email_key(m.email) for m in chosen}, resend_of=job)
+                  kept.html, only={email_key(m.email) for m in chosen}, resend_of=job,
+                  versions=archive.kept_versions(data, job))
     return name, len(chosen)
 
 

@@ -127,6 +127,19 @@ def confirmed_recipients(data: DataDir, services: list[str]) -> Iterator[tuple[s
                 yield email, person
 
 
+def confirmed_readers(data: DataDir, services: list[str]) -> Iterator[tuple[str, str, list[str]]]:
+    """:func:`confirmed_recipients` with each one's trailing fields as kept
+    (their language and field values: :mod:`vykhukhol.newsletters.snapshot`)."""
+    seen: set[str] = set()
+    for name in services:
+        service = find_service(data, name)
+        for email, person, extra in subscribers.confirmed_details(service.subscribers_path):
+            key = email_key(email)
+            if key not in seen:
+                seen.add(key)
+                yield email, person, extra
+
+
 def skip_address(data: DataDir, service: str, email: str) -> int:
     """Unsubscribe: pending rows of this address become ``skipped`` in every job
     that includes ``service``. Returns how many rows changed."""

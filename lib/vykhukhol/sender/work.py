@@ -37,6 +37,7 @@ class DueLetter(NamedTuple):
     name: str
     number: int  # the letter's place in the series, from 1
     offset: int = -1  # where its line is in the file (Scan.rows)
+    language: str | None = None  # the reader's own (None: the site's is theirs)
 
 
 class DueReminder(NamedTuple):

@@ -261,7 +261,7 @@ def _confirmed_line() -> re.Pattern[str]:
     return re.compile(
         f"(?!#)({_BEFORE_AT}@{_TEXT})\t({_TEXT})\t(?:{'|'.join(sorted(_CONFIRMED_STATES))})"
         f"\t{_TIME}\t{_TIME}\t{_COUNT}\t{_TIME}\t{_COUNT}\t{_TIME}\t{_COUNT}\t{_TEXT}"
-        "(?:\t[^\udc80-\udcff]*)?")
+        "(?:\t([^\udc80-\udcff]*))?")  # the trailing fields: confirmed_details
 
 
 def confirmed(path: Path) -> Iterator[tuple[str, str]]:
@@ -284,6 +284,26 @@ def confirmed(path: Path) -> Iterator[tuple[str, str]]:
         except BadInput:
             continue  # malformed: skipped, as by every reader of the file
         yield sub.email, sub.name
+
+
+def confirmed_details(path: Path) -> Iterator[tuple[str, str, list[str]]]:
+    """(email, name, trailing fields as kept) of the confirmed subscribers, in
+    file order: :func:`confirmed` with what follows the eleven fields (the
+    reader's language and field values, escaped as on the line)."""
+    fullmatch = _confirmed_line().fullmatch
+    for line in files.read_lines(path):
+        match = fullmatch(line)
+        if match:
+            yield match[1], match[2], match[3].split("\t") if match[3] else []
+            continue
+        parts = line.split("\t", 3)
+        if len(parts) < 3 or parts[2] not in _CONFIRMED_STATES or line.startswith("#"):
+            continue
+        try:
+            sub = parse_line(line)
+        except BadInput:
+            continue
+        yield sub.email, sub.name, sub.extra
 
 
 def among(path: Path, keys: Collection[str]) -> Iterator[Subscriber]:

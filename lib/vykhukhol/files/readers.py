@@ -1,0 +1,45 @@
+"""A newsletter job's readers, ``<job>.readers``, written and read here only
+(docs/using/newsletters.md#letter-languages).
+
+Beside the ledger ``<job>.list`` (whose format stays as it is), the job keeps
+what its letters need to know of each recipient as the job was made: one line
+per ledger row that has something to keep, ``<index>\\t<fields>``, where
+``<index>`` is the row's place in the ledger (from 0) and ``<fields>`` are the
+subscriber line's own trailing fields ``lang=`` and ``f.<name>=``, tab-
+separated and escaped as on that line (docs/using/services.md#subscriber-details).
+A row without a line has no language and no values: the site's language is
+used, and every field is empty.
+
+Written once, atomically, when the job is made, and only when some recipient
+has a language or a field value; read once by each run that sends the job;
+deleted with the job. It does not say what the fields mean
+(:mod:`vykhukhol.newsletters.readers` does).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+from vykhukhol import files
+
+HEADER = "#index\tfields"
+
+
+def write_readers(path: str | os.PathLike[str], rows: Iterable[tuple[int, list[str]]]) -> None:
+    """The file of these (index, trailing fields) rows, atomically."""
+    files.atomic_write(path, [HEADER + "\n", *(f"{index}\t" + "\t".join(kept) + "\n"
+                                               for index, kept in rows)])
+
+
+def read_readers(path: str | os.PathLike[str]) -> dict[int, list[str]]:
+    """Each row's kept trailing fields by ledger index (empty: no file); a
+    line that does not read is passed over, as a row with nothing kept."""
+    result: dict[int, list[str]] = {}
+    for line in files.read_lines(path):
+        if not line or line.startswith("#"):
+            continue
+        index, _, kept = line.partition("\t")
+        if index.isdigit() and kept:
+            result[int(index)] = kept.split("\t")
+    return result

@@ -1,0 +1,72 @@
+"""What a newsletter's letters know of each recipient: their language and
+field values as the job was made (docs/using/newsletters.md#letter-languages).
+
+The ledger row names the recipient; ``<job>.readers`` (its format:
+:mod:`vykhukhol.files.readers`) keeps, by the row's index, the reader's
+``lang=`` and ``f.<name>=`` fields from their subscriber line. So a letter is
+made the same in every run, a run killed midway included, whatever the reader
+changes on their own page meanwhile. It does not choose the body
+(:func:`body_for` does, from what it is given) nor write the ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import NamedTuple
+
+from vykhukhol.datadir import DataDir
+from vykhukhol.files.readers import read_readers, write_readers
+from vykhukhol.services import subscribers as subs
+
+KEPT = (subs.LANGUAGE, subs.FIELD)  # the trailing fields of a subscriber line a job keeps
+
+
+class Reader(NamedTuple):
+    """One recipient as the job was made."""
+
+    language: str | None  # their own (None: none said, the site's is theirs)
+    fields: dict[str, str]  # their values of the site's fields
+
+
+NOBODY = Reader(None, {})  # a row the file says nothing of
+
+
+def kept(extra: list[str]) -> list[str]:
+    """The trailing fields of a subscriber line that the job keeps."""
+    return [value for value in extra if value.startswith(KEPT)]
+
+
+def path(data: DataDir, job: str) -> Path:
+    return data.job(job, "readers")
+
+
+def write(data: DataDir, job: str, rows: Iterable[tuple[int, list[str]]]) -> None:
+    """The job's readers file, when some row has something to keep."""
+    rows = list(rows)
+    if rows:
+        write_readers(path(data, job), rows)
+
+
+def read(data: DataDir, job: str) -> dict[int, Reader]:
+    """Each row's reader by ledger index (rows absent: :data:`NOBODY`)."""
+    return {index: reader_of(values) for index, values in read_readers(path(data, job)).items()}
+
+
+def reader_of(values: list[str]) -> Reader:
+    """The reader these trailing fields describe, read as a subscriber line's."""
+    line = subs.Subscriber("", extra=values)
+    return Reader(line.language, line.fields)
+
+
+Letter = tuple[str, str, "str | None"]  # subject, text and HTML templates
+
+
+def body_for(reader: Reader, main: Letter, versions: dict[str, Letter],
+             site_language: str) -> tuple[Letter, str | None]:
+    """The letter ``reader`` gets and the language it is in (None: the main
+    one, in the site's): the version in their language, else in the site's,
+    else the main one."""
+    language = reader.language or site_language
+    version = versions.get(language)
+    return (main, None) if version is None else (version, language)
