@@ -1,5 +1,5 @@
 """Series letters and newsletters in the reader's language
-(docs/using/services.md#letter-languages, docs/using/newsletters.md#letter-languages):
+(docs/using/services.md#letter-languages, docs/using/newsletters.md#newsletter-languages):
 a Russian site whose letters also exist in English sends each reader the
 letter of their own language, with the footer of that language, and everyone
 else the site's; a newsletter keeps each reader's language and field values

@@ -6,7 +6,7 @@ after it ends, for the archive and for the recipients' own copies
 newsletter waits for its end (:data:`WAITING`, then :data:`SENT` once a letter
 of it has gone out: a job that ends without one publishes nothing).
 ``letters/<job>.<language>.letter`` keeps the letter in another language
-when the job has one (docs/using/newsletters.md#letter-languages), so a
+when the job has one (docs/using/newsletters.md#newsletter-languages), so a
 resend sends each reader the same one again.
 """
 

@@ -1,5 +1,5 @@
 """A newsletter job's readers, ``<job>.readers``, written and read here only
-(docs/using/newsletters.md#letter-languages).
+(docs/using/newsletters.md#newsletter-languages).
 
 Beside the ledger ``<job>.list`` (whose format stays as it is), the job keeps
 what its letters need to know of each recipient as the job was made: one line

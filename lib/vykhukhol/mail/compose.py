@@ -208,7 +208,7 @@ def newsletter(service: Service, subject: str, text: str, html: str | None,
     its From address is the envelope's. Without ``job`` (the admin's test
     letter) the envelope is tagged for the service. ``lang``: the language
     the body is in, whose footer it gets (None: the site's); ``fields``: the
-    reader's values as the job was made (docs/using/newsletters.md#letter-languages)."""
+    reader's values as the job was made (docs/using/newsletters.md#newsletter-languages)."""
     # A newsletter's archive page is written when the job ends, so while it
     # is sent its letters link the recipient's own copy, which then leads on
     # to the archive page (README "The public archive").

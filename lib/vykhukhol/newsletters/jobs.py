@@ -47,7 +47,7 @@ def paths(data: DataDir, job: str) -> tuple[Path, Path, Path]:
 
 def side_paths(data: DataDir, job: str) -> list[Path]:
     """The job's files beside its three, each there or not: its letter in
-    other languages and its readers (docs/using/newsletters.md#letter-languages)."""
+    other languages and its readers (docs/using/newsletters.md#newsletter-languages)."""
     return [*(data.job(job, f"{language}.letter") for language in LANGUAGES),
             data.job(job, "readers")]
 

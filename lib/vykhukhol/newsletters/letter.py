@@ -8,7 +8,7 @@ before. A copy of the parts as sent is kept for the archive
 (:func:`vykhukhol.archive.keep_newsletter`).
 
 ``<job>.<language>.letter`` (``<job>.en.letter``), of the same form, is the
-letter in another language (docs/using/newsletters.md#letter-languages): a
+letter in another language (docs/using/newsletters.md#newsletter-languages): a
 recipient whose own language it is gets it, everyone else the main one.
 """
 

@@ -46,7 +46,7 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
     ``only``: the address keys it goes to (of the services' confirmed
     subscribers); ``resend_of``: the job it sends again (:func:`resend`).
     ``versions``: the letter in other languages, (subject, text, html) by
-    language (docs/using/newsletters.md#letter-languages)."""
+    language (docs/using/newsletters.md#newsletter-languages)."""
     html = given_html(html)
     services = [check_name(s.strip(), "service name") for s in services if s.strip()]
     if not services:

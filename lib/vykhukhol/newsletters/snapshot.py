@@ -1,5 +1,5 @@
 """What a newsletter's letters know of each recipient: their language and
-field values as the job was made (docs/using/newsletters.md#letter-languages).
+field values as the job was made (docs/using/newsletters.md#newsletter-languages).
 
 The ledger row names the recipient; ``<job>.readers`` (its format:
 :mod:`vykhukhol.files.readers`) keeps, by the row's index, the reader's
