@@ -8,6 +8,7 @@ command line and sent by real ``vykhukhol cron`` processes to aiosmtpd."""
 
 from __future__ import annotations
 
+import html as html_lib
 import os
 import re
 import signal
@@ -18,7 +19,11 @@ from datetime import timedelta
 from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
+import pytest
+
+from support.servetools import call, environ, log_in
 from vykhukhol import services as svc
 from vykhukhol.mail import compose
 from vykhukhol.newsletters import read_rows
@@ -26,6 +31,7 @@ from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
 from vykhukhol.states import LedgerState, SubscriberState
 from vykhukhol.timeutil import now
+from vykhukhol.web import admin as admin_mod
 
 LIB = Path(__file__).resolve().parents[2] / "lib"
 ADMIN = "admin@example.org"
@@ -329,3 +335,84 @@ def test_the_ledger_keeps_its_format_beside_the_readers_file(site, smtp_server) 
     assert (row.email, row.name, row.state) == (ANNA, "Anna", LedgerState.PENDING)
     assert site.data.job(job, "list").read_text(encoding="utf-8").splitlines()[1] == \
         f"{ANNA}\tAnna\tpending\t-\t-\t-"
+
+
+# --- the admin's forms -----------------------------------------------------------------
+
+FORM = "application/x-www-form-urlencoded"
+
+
+@pytest.fixture
+def admin(site):
+    """The admin of a Russian site: its letters' other language is English."""
+    app = admin_mod.app(site.data, site.cgi_dir)
+    cookie, csrf = log_in(app)
+
+    def request(path: str, fields: dict | None = None) -> tuple[int, str]:
+        if fields is None:
+            status, _, page, _ = call(app, environ("GET", path, "", b"", "", "missing",
+                                                  script="/admin", HTTP_COOKIE=cookie))
+            return status, page
+        body = urlencode({"csrf": csrf, **fields}).encode()
+        status, _, page, _ = call(app, environ("POST", path, "", body, FORM, str(len(body)),
+                                              script="/admin", HTTP_COOKIE=cookie))
+        return status, page
+
+    return request
+
+
+def shown(page: str, preview_id: str) -> tuple[str, str]:
+    """(subject, text) a preview of the page shows."""
+    subject = re.search(rf'<strong id="{preview_id}-subject">(.*?)</strong>', page, re.S)
+    text = re.search(rf'<pre id="{preview_id}-text"[^>]*>(.*?)</pre>', page, re.S)
+    assert subject and text, page
+    return html_lib.unescape(subject.group(1)), html_lib.unescape(text.group(1))
+
+
+def test_the_admins_letter_form_previews_and_saves_the_letter_in_english_too(site, admin) -> None:
+    service = site.service("course", letters=[])
+    status, page = admin("/services/course/letters/new")
+    assert status == 200 and 'id="other_subject"' in page and "На английском" in page
+    letter = {"subject": "Урок {{ name }}", "delay": "0s", "body": "Здравствуйте.", "html": "",
+              "other_subject": "Lesson {{ name }}", "other_body": "Hello.", "other_html": ""}
+    status, page = admin("/services/course/letters", {**letter, "action": "preview"})
+    assert status == 200
+    subject, text = shown(page, "preview")
+    assert subject.startswith("Урок ") and WHY_RU in text
+    subject, text = shown(page, "preview-other")
+    assert subject.startswith("Lesson ") and text.startswith("Hello.\n\n-- \n")
+    assert WHY_EN in text
+    status, _ = admin("/services/course/letters", {**letter, "action": "save"})
+    assert status == 303
+    [saved] = svc.load_letters(service)
+    assert saved.subject == "Урок {{ name }}" and saved.versions["en"].subject == "Lesson {{ name }}"
+    status, page = admin("/services/course/letters/1")
+    assert status == 200 and 'value="Lesson {{ name }}"' in html_lib.unescape(page)
+    # an English version that cannot be made: refused, the letter unchanged
+    status, page = admin("/services/course/letters/1",
+                         {**letter, "other_body": "{% if %}", "action": "save"})
+    assert status == 400
+    assert svc.load_letters(service)[0].versions["en"].body == "Hello."
+    # emptied on the form: the English version goes
+    status, _ = admin("/services/course/letters/1", {**letter, "other_subject": "", "other_body": "",
+                                                     "action": "save"})
+    assert status == 303 and svc.load_letters(service)[0].versions == {}
+    assert not (service.letters_dir / "001.en.txt").exists()
+
+
+def test_the_admins_newsletter_form_previews_both_bodies_and_creates_the_job_with_both(
+        site, admin) -> None:
+    site.service("course")
+    reader(site, "course", ANNA, "Anna", "en")
+    letter = {"svc_course": "1", "subject": "Новости", "text": "Привет.", "html": "",
+              "other_subject": "News", "other_body": "Hello.", "other_html": ""}
+    status, page = admin("/newsletters/new", {**letter, "action": "preview"})
+    assert status == 200
+    assert shown(page, "preview")[0] == "Новости"
+    subject, text = shown(page, "preview-other")
+    assert subject == "News" and WHY_EN in text
+    status, _ = admin("/newsletters/new", {**letter, "action": "create"})
+    assert status == 303
+    [job] = [path.stem for path in site.data.newsletters.glob("*.job")]
+    assert site.data.job(job, "en.letter").read_text(encoding="utf-8") == "Subject: News\n\nHello."
+    assert site.data.job(job, "readers").exists()

@@ -81,20 +81,22 @@ def _footer(service: Service, settings: Settings, ctx: dict[str, str],
 
 
 def footed_text(service: Service, settings: Settings, ctx: dict[str, str], text: str,
-                budget: render.Budget | None = None, found: Footer | None = None) -> str:
+                budget: render.Budget | None = None, found: Footer | None = None,
+                lang: str | None = None) -> str:
     """The text part with the service's footer (see :func:`footed_parts`)."""
-    (source, _), values = found or _footer(service, settings, ctx)
+    (source, _), values = found or _footer(service, settings, ctx, lang=lang)
     foot = render.render(source, values, "footer", budget)
     body = render.render(text, {**ctx, "footer": foot}, "text", budget)
     return body if footer.placed(text) else footer.add_text(body, foot)
 
 
 def footed_html(service: Service, settings: Settings, ctx: dict[str, str], html: str,
-                budget: render.Budget | None = None, found: Footer | None = None) -> str:
+                budget: render.Budget | None = None, found: Footer | None = None,
+                lang: str | None = None) -> str:
     """The HTML part with the service's footer (see :func:`footed_parts`)."""
     from markupsafe import Markup
 
-    (_, source), values = found or _footer(service, settings, ctx)
+    (_, source), values = found or _footer(service, settings, ctx, lang=lang)
     foot = render.render_html(source, values, "footer", budget)
     part = render.render_html(html, {**ctx, "footer": Markup(foot)}, "HTML", budget)
     return part if footer.placed(html) else footer.add_html(part, foot)

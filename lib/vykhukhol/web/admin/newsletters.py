@@ -18,9 +18,10 @@ from vykhukhol.services import subscribers as subs
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import now, parse_local_time
 from vykhukhol.watch import forecast
+from vykhukhol.web.admin import letter_versions
 from vykhukhol.web.admin.brakes import braked, resume
 from vykhukhol.web.admin.core import Admin, local_time
-from vykhukhol.web.admin.series import preview_letter, saved_message
+from vykhukhol.web.admin.series import preview_both, preview_letter, saved_message
 from vykhukhol.web.admin.testletters import mark, send_test
 from vykhukhol.web.http import Response
 
@@ -37,6 +38,10 @@ class Fields(TypedDict):
     test_to: str
     clicks: str
     markdown: str
+    other_subject: str  # the letter in the other language (web/admin/letter_versions.py)
+    other_body: str
+    other_html: str
+    other_language: str
 
 
 def _audience(admin: Admin) -> tuple[list[dict], int]:
@@ -55,7 +60,9 @@ def newsletter_form(admin: Admin, args: dict, fields: Fields | None = None, erro
                     preview: dict | None = None, status: int = 200) -> Response:
     audience, unique = _audience(admin)
     fields = fields or {"services": [], "subject": "", "text": "", "html": "", "at": "", "public": "",
-                        "test_to": admin.settings["admin_email"], "clicks": "", "markdown": ""}
+                        "test_to": admin.settings["admin_email"], "clicks": "", "markdown": "",
+                        "other_subject": "", "other_body": "", "other_html": "",
+                        "other_language": letter_versions.other_language(admin)}
     return admin.page("newsletter_new.html", status, audience=audience, unique=unique,
                       fields=fields, error=error, preview=preview or {})
 
@@ -63,12 +70,15 @@ def newsletter_form(admin: Admin, args: dict, fields: Fields | None = None, erro
 def newsletter_create(admin: Admin, args: dict) -> Response:
     form = admin.request.form()
     chosen = [k[len("svc_"):] for k in form if k.startswith("svc_")]
+    other = letter_versions.from_form(admin)
     fields: Fields = {
         "services": chosen, "subject": form.get("subject", ""), "text": form.get("text", ""),
         "html": form.get("html", ""), "at": form.get("at", "").replace("T", " "),
         "public": "yes" if form.get("public") == "yes" else "", "test_to": form.get("test_to", ""),
         "clicks": "yes" if form.get("clicks") == "yes" else "",
-        "markdown": "yes" if form.get("markdown") == "yes" else ""}
+        "markdown": "yes" if form.get("markdown") == "yes" else "",
+        "other_subject": other["other_subject"], "other_body": other["other_body"],
+        "other_html": other["other_html"], "other_language": other["other_language"]}
     markdown = fields["markdown"] == "yes"
     action = form.get("action", "create")
     if action in ("preview", "test"):
@@ -82,9 +92,9 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
         if service is None:
             return newsletter_form(admin, args, fields, admin._("Choose at least one service."), status=400)
         letter = {"subject": fields["subject"], "body": fields["text"], "html": fields["html"],
-                  "markdown": fields["markdown"]}
+                  "markdown": fields["markdown"], **other}
         if action == "preview":
-            return newsletter_form(admin, args, fields, preview=preview_letter(admin, service, letter))
+            return newsletter_form(admin, args, fields, preview=preview_both(admin, service, letter))
         try:
             said = send_test(admin, fields["test_to"], lambda email, name: compose.newsletter(
                 service, mark(admin, fields["subject"]),
@@ -101,7 +111,8 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
             if fields["at"].strip() else None
         name = newsletters.create(admin.data, chosen, fields["subject"], fields["text"],
                                   fields["html"] or None, start, public=fields["public"] == "yes",
-                                  clicks=fields["clicks"] == "yes", markdown=markdown)
+                                  clicks=fields["clicks"] == "yes", markdown=markdown,
+                                  versions=letter_versions.versions(admin, other))
     except BadInput as exc:
         return newsletter_form(admin, args, fields, exc.text(admin.lang), status=400)
     return admin.done("/newsletters", saved_message(
