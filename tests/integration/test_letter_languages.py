@@ -416,3 +416,19 @@ def test_the_admins_newsletter_form_previews_both_bodies_and_creates_the_job_wit
     [job] = [path.stem for path in site.data.newsletters.glob("*.job")]
     assert site.data.job(job, "en.letter").read_text(encoding="utf-8") == "Subject: News\n\nHello."
     assert site.data.job(job, "readers").exists()
+
+
+def test_erasing_an_address_forgets_what_a_waiting_newsletter_kept_of_them(site, smtp_server) -> None:
+    from vykhukhol.members import personal
+
+    site.service("course")
+    reader(site, "course", ANNA, "Anna", "en", city="Tver")
+    reader(site, "course", BORIS, "Boris", "ru")
+    job = news(site, smtp_server, "--at", "2099-01-01 09:00")
+    settings = site.settings()
+    [row] = personal.export(site.data, settings, ANNA, now())["newsletter_rows"]
+    assert (row["language"], row["fields"]) == ("en", {"city": "Tver"})
+    personal.erase(site.data, settings, ANNA, now())
+    assert site.data.job(job, "readers").read_text(encoding="utf-8").splitlines()[1:] == ["1\tlang=ru"]
+    personal.erase(site.data, settings, BORIS, now())
+    assert not site.data.job(job, "readers").exists()

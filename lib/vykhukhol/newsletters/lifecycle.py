@@ -129,12 +129,13 @@ def delete(data: DataDir, name: str, subject: str | None = None, cancelled: bool
         files.drop_lock(path)
 
 
-def _locked(data: DataDir, name: str) -> tuple[Path, Path]:
-    """The files of a job that are changed under a record lock (``<file>.lock``)."""
-    return data.job(name, "job"), data.job(name, "list")
+def _locked(data: DataDir, name: str) -> tuple[Path, ...]:
+    """The files of a job that are changed under a record lock (``<file>.lock``;
+    the readers' when an erased address leaves it)."""
+    return data.job(name, "job"), data.job(name, "list"), snapshot.path(data, name)
 
 
-_LOCK_SUFFIXES = (".job.lock", ".list.lock", ".missed.lock")
+_LOCK_SUFFIXES = (".job.lock", ".list.lock", ".missed.lock", ".readers.lock")
 
 
 def sweep_locks(data: DataDir) -> int:
@@ -142,8 +143,8 @@ def sweep_locks(data: DataDir) -> int:
     how many went. Run by every sender run (a finished job's files are
     deleted: docs/reference/data-files.md#data-files-writes).
 
-    * ``<job>.job.lock``, ``<job>.list.lock`` and ``<job>.missed.lock`` (a resend
-      marks the kept rows under it) once ``<job>.job`` is gone (a
+    * ``<job>.job.lock``, ``<job>.list.lock``, ``<job>.readers.lock`` and
+      ``<job>.missed.lock`` (a resend marks the kept rows under it) once ``<job>.job`` is gone (a
       finished or cancelled job whose lock was held when it was deleted, or a
       start of a job that never was): every change under them reads the .job
       or the ledger first and finds nothing to change. Job names are never

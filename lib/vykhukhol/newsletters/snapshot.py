@@ -11,10 +11,11 @@ changes on their own page meanwhile. It does not choose the body
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import NamedTuple
 
+from vykhukhol import files
 from vykhukhol.datadir import DataDir
 from vykhukhol.files.readers import read_readers, write_readers
 from vykhukhol.services import subscribers as subs
@@ -51,6 +52,22 @@ def write(data: DataDir, job: str, rows: Iterable[tuple[int, list[str]]]) -> Non
 def read(data: DataDir, job: str) -> dict[int, Reader]:
     """Each row's reader by ledger index (rows absent: :data:`NOBODY`)."""
     return {index: reader_of(values) for index, values in read_readers(path(data, job)).items()}
+
+
+def forget(data: DataDir, job: str, indexes: Collection[int]) -> bool:
+    """The rows ``indexes`` no longer kept (an erased address); the file goes
+    when nothing is left. False: none of them was kept."""
+    where = path(data, job)
+    with files.record_lock(where):
+        rows = read_readers(where)
+        if not rows.keys() & set(indexes):
+            return False
+        left = [(index, values) for index, values in rows.items() if index not in indexes]
+        if left:
+            write_readers(where, left)
+        else:
+            files.remove(where)
+    return True
 
 
 def reader_of(values: list[str]) -> Reader:
