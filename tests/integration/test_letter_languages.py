@@ -143,6 +143,8 @@ def test_letter_language_writes_and_removes_one_letters_version(site) -> None:
     assert second.versions["en"].subject == "Lesson 2"
     letter, language = second.for_reader("en")
     assert (letter.subject, letter.body, letter.delay, language) == ("Lesson 2", "More.", 86400, "en")
+    assert site.cli("letter", "list", "course").stdout.splitlines()[1:] == [
+        "1\t0s\tУрок 1\t-\t-\t-", "2\t1d\tУрок 2\t-\t-\ten"]
     # the version moves with its letter, and goes with it
     site.cli("letter", "remove", "course", "1")
     [first] = svc.load_letters(service)

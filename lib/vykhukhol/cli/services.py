@@ -225,7 +225,8 @@ def letter_arguments(p: Parser) -> None:
                       help="remove it: those readers get the letter in the site's language")
     a.add_argument("--html-file", help="a UTF-8 file with an HTML version (optional)")
     a.add_argument("--markdown", action="store_true", help="the text is Markdown")
-    add_command(what, "list", "the series, a header row first").add_argument(
+    add_command(what, "list", "the series, a header row first (also in: the other languages "
+                              "each letter is written in)").add_argument(
         "service", help=SERVICE_HELP)
     a = add_command(what, "remove", "remove a letter; later letters move up",
                     "vykhukhol letter remove news 2")
@@ -256,11 +257,11 @@ def cmd_letter(ctx: Context, args) -> None:
         print(f"letter {args.number} removed from {service.name}; later letters moved up")
     else:
         letters = svc.load_letters(service)  # a letter that does not parse: nothing printed
-        print("\t".join(("#number", "delay", "subject", "html", "public")))
+        print("\t".join(("#number", "delay", "subject", "html", "public", "also in")))
         for letter in letters:
             print(f"{letter.number}\t{format_duration(letter.delay)}\t{letter.subject}"
                   f"\t{'(markdown)' if letter.markdown else '(html)' if letter.html else '-'}"
-                  f"\t{'public' if letter.public else '-'}")
+                  f"\t{'public' if letter.public else '-'}\t{','.join(letter.versions) or '-'}")
 
 
 def cmd_letter_language(service: svc.Service, args) -> None:
