@@ -434,3 +434,27 @@ def test_erasing_an_address_forgets_what_a_waiting_newsletter_kept_of_them(site,
     assert site.data.job(job, "readers").read_text(encoding="utf-8").splitlines()[1:] == ["1\tlang=ru"]
     personal.erase(site.data, settings, BORIS, now())
     assert not site.data.job(job, "readers").exists()
+
+
+def test_a_waiting_newsletters_letter_in_english_is_changed_or_removed_on_its_edit_page(
+        site, admin) -> None:
+    site.service("course")
+    reader(site, "course", ANNA, "Anna", "en")
+    job = site.cli("newsletter", "create", "--services", "course", "--subject", "Новости",
+                   "--body", "Привет.", "--subject-en", "News", "--body-en", "Hello.",
+                   "--at", "2099-01-01 09:00").stdout.split()[0]
+    status, page = admin(f"/newsletters/{job}/edit")
+    assert status == 200 and 'value="News"' in page and "Hello.</textarea>" in page
+    letter = {"subject": "Новости", "text": "Привет.", "html": "",
+              "other_subject": "More news", "other_body": "Hello again.", "other_html": ""}
+    status, page = admin(f"/newsletters/{job}/edit", {**letter, "action": "preview"})
+    assert status == 200 and shown(page, "preview-other")[0] == "More news"
+    status, _ = admin(f"/newsletters/{job}/edit", {**letter, "action": "save"})
+    assert status == 303
+    assert site.data.job(job, "en.letter").read_text(encoding="utf-8") == \
+        "Subject: More news\n\nHello again."
+    assert "Hello again." in (site.data.root / "letters" / f"{job}.en.letter").read_text("utf-8")
+    status, _ = admin(f"/newsletters/{job}/edit", {**letter, "other_subject": "", "other_body": "",
+                                                   "action": "save"})
+    assert status == 303 and not site.data.job(job, "en.letter").exists()
+    assert not (site.data.root / "letters" / f"{job}.en.letter").exists()

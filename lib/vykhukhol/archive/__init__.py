@@ -54,6 +54,7 @@ from vykhukhol.archive.copies import (
     WAITING,
     Kept,
     forget_newsletter,
+    forget_version,
     keep_newsletter,
     keep_version,
     kept_newsletter,
@@ -72,6 +73,6 @@ from vykhukhol.archive.locations import (
 
 __all__ = [
     "FILE_NAME", "HTML_MARK", "PREVIEW", "SENT", "WAITING", "Entry", "Kept", "add_entries",
-    "entries", "entries_path", "folder", "forget_newsletter", "index_url", "keep_newsletter",
+    "entries", "entries_path", "folder", "forget_newsletter", "forget_version", "index_url", "keep_newsletter",
     "keep_version", "kept_newsletter", "kept_versions", "page_name", "page_url", "web_url",
 ]

@@ -57,6 +57,11 @@ def keep_version(data: DataDir, job: str, language: str, subject: str, text: str
                        f"Subject: {subject}\n\n" + text + (f"\n{HTML_MARK}\n{html}" if html else ""))
 
 
+def forget_version(data: DataDir, job: str, language: str) -> None:
+    """The kept copy of ``job``'s letter in ``language`` goes (the job no longer has it)."""
+    files.remove(data.letters / f"{check_name(job, 'newsletter name')}.{language}.letter")
+
+
 def kept_versions(data: DataDir, job: str) -> dict[str, tuple[str, str, str | None]]:
     """(subject, text, html) of the kept copies of ``job``'s letter in other languages."""
     found = {}

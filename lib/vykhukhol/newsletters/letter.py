@@ -99,15 +99,22 @@ def check_letter(subject: str, text: str, html: str | None, markdown: bool = Fal
 
 
 def edit_letter(data: DataDir, name: str, subject: str, text: str, html: str | None,
-                markdown: bool = False) -> None:
+                markdown: bool = False,
+                versions: dict[str, tuple[str, str, str | None] | None] | None = None) -> None:
     """A waiting job's new subject, text and HTML. Changed under the
     newsletters' lock, the one a run holds from before it reads a job's letter
     until it has handed its letters over: so a run sends either the old letter
     or the new one, never half of each, and once a run has begun the job
     (``first_run``, written under that lock before its first letter leaves)
-    it is refused. A run holding the lock right now: refused, try again."""
+    it is refused. A run holding the lock right now: refused, try again.
+    ``versions``: the letter in other languages, (subject, text, html) by
+    language, None for one that goes; a language not named stays as it is."""
     html = given_html(html)
     subject = check_letter(subject, text, html, markdown)
+    changed = {language: None if version is None else
+               (check_letter(version[0], version[1], given_html(version[2]), markdown),
+                version[1], given_html(version[2]))
+               for language, version in (versions or {}).items()}
     news = lock(data)
     news.ensure()
     try:
@@ -124,5 +131,13 @@ def edit_letter(data: DataDir, name: str, subject: str, text: str, html: str | N
         kept = archive.kept_newsletter(data, name)
         archive.keep_newsletter(data, name, job.services, subject,
                                 *sent_parts(text, html, markdown), kept.public if kept else False)
+        for language, version in changed.items():
+            if version is None:
+                files.remove(version_path(data, name, language))
+                archive.forget_version(data, name, language)
+            else:
+                files.atomic_write(version_path(data, name, language), letter_file(*version, markdown))
+                archive.keep_version(data, name, language, version[0],
+                                     *sent_parts(version[1], version[2], markdown))
     finally:
         news.release()

@@ -41,6 +41,23 @@ def of_letter(admin: Admin, letter: svc.Letter) -> dict[str, str]:
             "other_html": version.html or "", "other_language": other_language(admin)}
 
 
+def of_job(admin: Admin, sources: dict[str, tuple[str, str, str | None, bool]]) -> dict[str, str]:
+    """The form's fields of a waiting newsletter's letter in the other
+    language (``sources``: :func:`newsletters.read_version_sources`)."""
+    found = sources.get(other_language(admin))
+    if found is None:
+        return blank(admin)
+    subject, text, html, _ = found
+    return {"other_subject": subject, "other_body": text, "other_html": html or "",
+            "other_language": other_language(admin)}
+
+
+def changes(admin: Admin, fields: dict[str, str]) -> dict[str, tuple[str, str, str | None] | None]:
+    """The letter in the other language as the form has it, for
+    ``newsletters.edit_letter``: None when the form's fields are empty (it goes)."""
+    return {other_language(admin): versions(admin, fields).get(other_language(admin))}
+
+
 def given(fields: dict[str, str]) -> bool:
     """Whether the form carries the letter in the other language at all."""
     return any(fields.get(name, "").strip() for name in FIELDS)

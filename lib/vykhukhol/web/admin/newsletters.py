@@ -21,7 +21,7 @@ from vykhukhol.watch import forecast
 from vykhukhol.web.admin import letter_versions
 from vykhukhol.web.admin.brakes import braked, resume
 from vykhukhol.web.admin.core import Admin, local_time
-from vykhukhol.web.admin.series import preview_both, preview_letter, saved_message
+from vykhukhol.web.admin.series import preview_both, saved_message
 from vykhukhol.web.admin.testletters import mark, send_test
 from vykhukhol.web.http import Response
 
@@ -231,7 +231,9 @@ def newsletter_edit_form(admin: Admin, args: dict, fields: dict | None = None, e
     except (BadInput, NotFound):
         raise NotFound(admin._("No such newsletter.")) from None
     fields = fields or {"subject": subject, "text": text, "html": html or "",
-                        "markdown": "yes" if markdown else ""}
+                        "markdown": "yes" if markdown else "",
+                        **letter_versions.of_job(admin, newsletters.read_version_sources(
+                            admin.data, name))}
     if job.values.get("first_run", "-") != "-" and not error:
         error = admin._("Its first letter has left: it can no longer be changed.")
     return admin.page("newsletter_edit.html", status, job=job, fields=fields, error=error,
@@ -243,17 +245,19 @@ def newsletter_edit(admin: Admin, args: dict) -> Response:
     form = admin.request.form()
     fields = {key: form.get(key, "") for key in ("subject", "text", "html")}
     fields["markdown"] = "yes" if form.get("markdown") == "yes" else ""
+    fields.update(letter_versions.from_form(admin))
     if form.get("action") == "preview":
         try:
             service = svc.find_service(admin.data, newsletters.read_job(admin.data, name).services[0])
         except (BadInput, NotFound, IndexError):
             raise NotFound(admin._("No such newsletter.")) from None
         letter = {"subject": fields["subject"], "body": fields["text"], "html": fields["html"],
-                  "markdown": fields["markdown"]}
-        return newsletter_edit_form(admin, args, fields, preview=preview_letter(admin, service, letter))
+                  "markdown": fields["markdown"], **letter_versions.from_form(admin)}
+        return newsletter_edit_form(admin, args, fields, preview=preview_both(admin, service, letter))
     try:
         newsletters.edit_letter(admin.data, name, fields["subject"], fields["text"],
-                                fields["html"] or None, fields["markdown"] == "yes")
+                                fields["html"] or None, fields["markdown"] == "yes",
+                                letter_versions.changes(admin, fields))
     except NotFound:
         raise NotFound(admin._("No such newsletter.")) from None
     except BadInput as exc:
