@@ -458,3 +458,23 @@ def test_a_waiting_newsletters_letter_in_english_is_changed_or_removed_on_its_ed
                                                    "action": "save"})
     assert status == 303 and not site.data.job(job, "en.letter").exists()
     assert not (site.data.root / "letters" / f"{job}.en.letter").exists()
+
+
+def test_a_job_whose_readers_file_cannot_be_written_leaves_no_file_behind(
+        site, monkeypatch) -> None:
+    from vykhukhol import newsletters
+    from vykhukhol.errors import StorageError
+
+    site.service("course")
+    reader(site, "course", ANNA, "Anna", "en")
+
+    def full_disk(*args: object) -> None:
+        raise StorageError("No space left on device")
+
+    monkeypatch.setattr(newsletters.snapshot, "write_readers", full_disk)
+    with pytest.raises(StorageError):
+        newsletters.create(site.data, ["course"], "Новости", "Привет.",
+                           versions={"en": ("News", "Hello.", None)})
+    assert not any(site.data.newsletters.glob("*.*letter")) and not any(
+        site.data.newsletters.glob("*.list"))
+    assert not any((site.data.root / "letters").glob("*.letter"))
