@@ -48,7 +48,7 @@ SAMPLE_CONTEXT = {
 
 #: Every name a letter's template is given (docs/using/services.md#services-letters), the footer's too;
 #: Jinja2's own globals (``range``, ``loop``…) are not context and never reported.
-KNOWN_VARIABLES = frozenset({*SAMPLE_CONTEXT, "footer", "postal_address", "range", "lipsum",
+KNOWN_VARIABLES = frozenset({*SAMPLE_CONTEXT, "footer", "postal_address", "fields", "range", "lipsum",
                              "dict", "cycler", "joiner", "namespace"})
 
 _TEMPLATE_FILE = "<template>"  # the file name Jinja gives templates made from strings
