@@ -10,16 +10,17 @@ separated and escaped as on that line (docs/using/services.md#subscriber-details
 A row without a line has no language and no values: the site's language is
 used, and every field is empty.
 
-Written once, atomically, when the job is made, and only when some recipient
-has a language or a field value; read once by each run that sends the job;
-deleted with the job. It does not say what the fields mean
+Written once, atomically, in ledger order, when the job is made, and only
+when some recipient has a language or a field value; read alongside the
+ledger by each run that sends the job (so a million rows are never held at
+once); an erase rewrites it without the erased rows; deleted with the job. It does not say what the fields mean
 (:mod:`vykhukhol.newsletters.readers` does).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from vykhukhol import files
 
@@ -33,13 +34,16 @@ def write_readers(path: str | os.PathLike[str], rows: Iterable[tuple[int, list[s
 
 
 def read_readers(path: str | os.PathLike[str]) -> dict[int, list[str]]:
-    """Each row's kept trailing fields by ledger index (empty: no file); a
+    """Each row's kept trailing fields by ledger index (empty: no file)."""
+    return dict(iter_readers(path))
+
+
+def iter_readers(path: str | os.PathLike[str]) -> Iterator[tuple[int, list[str]]]:
+    """(index, kept trailing fields) of each line, in file order, streamed; a
     line that does not read is passed over, as a row with nothing kept."""
-    result: dict[int, list[str]] = {}
     for line in files.read_lines(path):
         if not line or line.startswith("#"):
             continue
         index, _, kept = line.partition("\t")
         if index.isdigit() and kept:
-            result[int(index)] = kept.split("\t")
-    return result
+            yield int(index), kept.split("\t")

@@ -11,13 +11,13 @@ changes on their own page meanwhile. It does not choose the body
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import NamedTuple
 
 from vykhukhol import files
 from vykhukhol.datadir import DataDir
-from vykhukhol.files.readers import read_readers, write_readers
+from vykhukhol.files.readers import iter_readers, read_readers, write_readers
 from vykhukhol.services import subscribers as subs
 
 KEPT = (subs.LANGUAGE, subs.FIELD)  # the trailing fields of a subscriber line a job keeps
@@ -52,6 +52,23 @@ def write(data: DataDir, job: str, rows: Iterable[tuple[int, list[str]]]) -> Non
 def read(data: DataDir, job: str) -> dict[int, Reader]:
     """Each row's reader by ledger index (rows absent: :data:`NOBODY`)."""
     return {index: reader_of(values) for index, values in read_readers(path(data, job)).items()}
+
+
+def follow(data: DataDir, job: str) -> Callable[[int], Reader]:
+    """The reader of a ledger row, asked for in rising row order (as a run
+    serves a job): the file, written in ledger order, is read alongside and
+    never held whole, whatever the job's size."""
+    rows = iter_readers(path(data, job))
+    at: list[tuple[int, list[str]] | None] = [next(rows, None)]
+
+    def reader(index: int) -> Reader:
+        current = at[0]
+        while current is not None and current[0] < index:
+            current = next(rows, None)
+        at[0] = current
+        return reader_of(current[1]) if current is not None and current[0] == index else NOBODY
+
+    return reader
 
 
 def forget(data: DataDir, job: str, indexes: Collection[int]) -> bool:

@@ -129,13 +129,13 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
                       job.services, run.now())
     rows = (row for row in newsletters.read_rows(list_path, job.cursor)
             if row.state is LedgerState.PENDING)
-    # Each reader's language and values as the job was made: read once a run.
-    readers = newsletters.snapshot.read(data, job.name)
+    # Each reader's language and values as the job was made, read alongside the rows.
+    reader_of = newsletters.snapshot.follow(data, job.name)
     main = (subject, text, html)
     site_language = run.settings["language"]
 
     def copy(service: svc.Service, row: newsletters.Row) -> Copy:
-        reader = readers.get(row.index, newsletters.snapshot.NOBODY)
+        reader = reader_of(row.index)
         (its_subject, its_text, its_html), language = newsletters.snapshot.body_for(
             reader, main, versions, site_language)
         return Copy(partial(compose.newsletter, service, its_subject, its_text, its_html,
