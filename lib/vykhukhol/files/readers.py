@@ -27,10 +27,9 @@ from vykhukhol import files
 HEADER = "#index\tfields"
 
 
-def write_readers(path: str | os.PathLike[str], rows: Iterable[tuple[int, list[str]]]) -> None:
-    """The file of these (index, trailing fields) rows, atomically."""
-    files.atomic_write(path, [HEADER + "\n", *(f"{index}\t" + "\t".join(kept) + "\n"
-                                               for index, kept in rows)])
+def write_readers(path: str | os.PathLike[str], rows: Iterable[tuple[int, str]]) -> None:
+    """The file of these (index, trailing fields tab-separated) rows, atomically."""
+    files.atomic_write(path, [HEADER + "\n", *(f"{index}\t{kept}\n" for index, kept in rows)])
 
 
 def read_readers(path: str | os.PathLike[str]) -> dict[int, list[str]]:

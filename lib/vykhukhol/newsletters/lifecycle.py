@@ -66,7 +66,7 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
     # Row(index, email, name, PENDING).to_line() less its first two fields, made
     # once: a Row per recipient would cost a second or two at a million.
     pending = "\t".join((LedgerState.PENDING.value, Row.time, Row.lease, Row.why))
-    readers: list[tuple[int, list[str]]] = []  # the rows with a language or field values
+    readers: list[tuple[int, str]] = []  # the rows with a language or field values
 
     def rows() -> Iterator[str]:
         nonlocal total
@@ -74,7 +74,7 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
         for email, person, extra in confirmed_readers(data, services):
             if only is not None and email_key(email) not in only:
                 continue
-            if extra and (kept := snapshot.kept(extra)):
+            if extra and (kept := snapshot.kept(extra)):  # one string a row: a million fit
                 readers.append((total, kept))
             total += 1
             if progress and total % 10000 == 0:

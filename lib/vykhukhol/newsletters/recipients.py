@@ -127,9 +127,9 @@ def confirmed_recipients(data: DataDir, services: list[str]) -> Iterator[tuple[s
                 yield email, person
 
 
-def confirmed_readers(data: DataDir, services: list[str]) -> Iterator[tuple[str, str, list[str]]]:
-    """:func:`confirmed_recipients` with each one's trailing fields as kept
-    (their language and field values: :mod:`vykhukhol.newsletters.snapshot`)."""
+def confirmed_readers(data: DataDir, services: list[str]) -> Iterator[tuple[str, str, str]]:
+    """:func:`confirmed_recipients` with each one's trailing fields as the
+    line has them (their language and field values: :mod:`vykhukhol.newsletters.snapshot`)."""
     seen: set[str] = set()
     for name in services:
         service = find_service(data, name)

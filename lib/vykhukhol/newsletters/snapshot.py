@@ -33,16 +33,19 @@ class Reader(NamedTuple):
 NOBODY = Reader(None, {})  # a row the file says nothing of
 
 
-def kept(extra: list[str]) -> list[str]:
-    """The trailing fields of a subscriber line that the job keeps."""
-    return [value for value in extra if value.startswith(KEPT)]
+def kept(extra: str) -> str:
+    """The trailing fields of a subscriber line (tab-separated) that the job
+    keeps, tab-separated ("": none)."""
+    if "lang=" not in extra and "f." not in extra:  # most lines: nothing to split
+        return ""
+    return "\t".join(value for value in extra.split("\t") if value.startswith(KEPT))
 
 
 def path(data: DataDir, job: str) -> Path:
     return data.job(job, "readers")
 
 
-def write(data: DataDir, job: str, rows: Iterable[tuple[int, list[str]]]) -> None:
+def write(data: DataDir, job: str, rows: Iterable[tuple[int, str]]) -> None:
     """The job's readers file, when some row has something to keep."""
     rows = list(rows)
     if rows:
@@ -79,7 +82,8 @@ def forget(data: DataDir, job: str, indexes: Collection[int]) -> bool:
         rows = read_readers(where)
         if not rows.keys() & set(indexes):
             return False
-        left = [(index, values) for index, values in rows.items() if index not in indexes]
+        left = [(index, "\t".join(values)) for index, values in rows.items()
+                if index not in indexes]
         if left:
             write_readers(where, left)
         else:

@@ -286,15 +286,16 @@ def confirmed(path: Path) -> Iterator[tuple[str, str]]:
         yield sub.email, sub.name
 
 
-def confirmed_details(path: Path) -> Iterator[tuple[str, str, list[str]]]:
-    """(email, name, trailing fields as kept) of the confirmed subscribers, in
-    file order: :func:`confirmed` with what follows the eleven fields (the
-    reader's language and field values, escaped as on the line)."""
+def confirmed_details(path: Path) -> Iterator[tuple[str, str, str]]:
+    """(email, name, trailing fields) of the confirmed subscribers, in file
+    order: :func:`confirmed` with what follows the eleven fields as the line
+    has it, tab-separated ("": nothing; the reader's language and field
+    values, escaped as on the line)."""
     fullmatch = _confirmed_line().fullmatch
     for line in files.read_lines(path):
         match = fullmatch(line)
         if match:
-            yield match[1], match[2], match[3].split("\t") if match[3] else []
+            yield match[1], match[2], match[3] or ""
             continue
         parts = line.split("\t", 3)
         if len(parts) < 3 or parts[2] not in _CONFIRMED_STATES or line.startswith("#"):
@@ -303,7 +304,7 @@ def confirmed_details(path: Path) -> Iterator[tuple[str, str, list[str]]]:
             sub = parse_line(line)
         except BadInput:
             continue
-        yield sub.email, sub.name, sub.extra
+        yield sub.email, sub.name, "\t".join(sub.extra)
 
 
 def among(path: Path, keys: Collection[str]) -> Iterator[Subscriber]:
