@@ -29,7 +29,12 @@ HEADER = "#index\tfields"
 
 def write_readers(path: str | os.PathLike[str], rows: Iterable[tuple[int, str]]) -> None:
     """The file of these (index, trailing fields tab-separated) rows, atomically."""
-    files.atomic_write(path, [HEADER + "\n", *(f"{index}\t{kept}\n" for index, kept in rows)])
+    def lines() -> Iterator[str]:  # streamed: a million rows are never one list
+        yield HEADER + "\n"
+        for index, kept in rows:
+            yield f"{index}\t{kept}\n"
+
+    files.atomic_write(path, lines())
 
 
 def read_readers(path: str | os.PathLike[str]) -> dict[int, list[str]]:

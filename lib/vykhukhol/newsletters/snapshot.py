@@ -11,6 +11,7 @@ changes on their own page meanwhile. It does not choose the body
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import NamedTuple
@@ -47,9 +48,10 @@ def path(data: DataDir, job: str) -> Path:
 
 def write(data: DataDir, job: str, rows: Iterable[tuple[int, str]]) -> None:
     """The job's readers file, when some row has something to keep."""
-    rows = list(rows)
-    if rows:
-        write_readers(path(data, job), rows)
+    rows = iter(rows)
+    first = next(rows, None)
+    if first is not None:
+        write_readers(path(data, job), itertools.chain((first,), rows))
 
 
 def read(data: DataDir, job: str) -> dict[int, Reader]:
