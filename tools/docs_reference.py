@@ -312,6 +312,9 @@ TABLE_FILES = (
      "A newsletter job's recipients and how far each has got."),
     ("newsletters/<job>.missed", "vykhukhol.newsletters", "LIST_HEADER",
      "A finished job's rows that did not get it and why, kept 90 days (`newsletter failed`)."),
+    ("newsletters/<job>.readers", "vykhukhol.files.readers", "HEADER",
+     "Each recipient's language and field values as the job was made, by ledger row; "
+     "only when some recipient has one."),
     ("newsletters/history.txt", "vykhukhol.newsletters.history", "HEADER",
      "One line per newsletter, kept after its job's files are deleted."),
 )
@@ -322,7 +325,8 @@ FOLDERS = {
     "settings": "the settings: see {doc}`settings`",
     "services": "a folder per DB, and in it a folder per service: `service.ini`, "
                 "`subscribers.txt` and the letters of its series",
-    "newsletters": "the newsletter jobs (`<job>.job`, `<job>.letter`, `<job>.list`), who "
+    "newsletters": "the newsletter jobs (`<job>.job`, `<job>.letter`, `<job>.list`; "
+                   "`<job>.<language>.letter` and `<job>.readers` when it has them), who "
                    "did not get a finished one (`<job>.missed`) and `history.txt`",
     "state": "what the sender and the pages keep between runs: the block, the counters, "
              "the alerts' last mailings",

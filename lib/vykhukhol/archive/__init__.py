@@ -30,6 +30,8 @@ Where things are kept, in the data directory (never served):
   beside it while a public newsletter waits for its end (``waiting``, then
   ``sent`` once a letter of it has gone out: a job that ends without one, all
   its recipients gone meanwhile, publishes nothing).
+* ``letters/<job>.<language>.letter`` — the copy of its letter in another
+  language, when it has one.
 
 The archive's files are rebuilt whole (they are few) each time something is
 published or the switch is moved; a page whose letter is no longer public or
@@ -52,8 +54,11 @@ from vykhukhol.archive.copies import (
     WAITING,
     Kept,
     forget_newsletter,
+    forget_version,
     keep_newsletter,
+    keep_version,
     kept_newsletter,
+    kept_versions,
 )
 from vykhukhol.archive.listing import Entry, add_entries, entries, entries_path
 from vykhukhol.archive.locations import (
@@ -68,6 +73,6 @@ from vykhukhol.archive.locations import (
 
 __all__ = [
     "FILE_NAME", "HTML_MARK", "PREVIEW", "SENT", "WAITING", "Entry", "Kept", "add_entries",
-    "entries", "entries_path", "folder", "forget_newsletter", "index_url", "keep_newsletter",
-    "kept_newsletter", "page_name", "page_url", "web_url",
+    "entries", "entries_path", "folder", "forget_newsletter", "forget_version", "index_url", "keep_newsletter",
+    "keep_version", "kept_newsletter", "kept_versions", "page_name", "page_url", "web_url",
 ]

@@ -18,6 +18,7 @@ from vykhukhol import files
 from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import DataDir, locate
 from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.services.series import LANGUAGES
 from vykhukhol.watch import brakes
 
 NAME_HELP = "lower-case letters, digits, - and _, e.g. news"
@@ -127,6 +128,38 @@ def letter_text_arguments(p: Parser, public_help: str, clicks_help: str) -> None
                         "(without --html-file; docs/using/services.md#markdown)")
     p.add_argument("--public", action="store_true", help=public_help)
     p.add_argument("--clicks", action="store_true", help=clicks_help)
+
+
+def language_arguments(p: Parser) -> None:
+    """The letter in each other language a reader may have: ``--subject-en``,
+    ``--body-en`` or ``--body-file-en``, ``--html-file-en`` (and ``-ru``)."""
+    for language in LANGUAGES:
+        p.add_argument(f"--subject-{language}", metavar="SUBJECT",
+                       help=f"the subject for readers whose language is {language} "
+                            "(docs/using/services.md#letter-languages)")
+        p.add_argument(f"--body-{language}", metavar="TEXT", help=f"its text in {language}")
+        p.add_argument(f"--body-file-{language}", metavar="FILE",
+                       help=f"a UTF-8 file with its text in {language}")
+        p.add_argument(f"--html-file-{language}", metavar="FILE",
+                       help=f"a UTF-8 file with its HTML version in {language} (optional)")
+
+
+def language_versions(args: argparse.Namespace) -> dict[str, tuple[str, str, str | None]]:
+    """(subject, text, html) by language of what :func:`language_arguments` gave."""
+    found = {}
+    for language in LANGUAGES:
+        subject, body = getattr(args, f"subject_{language}"), getattr(args, f"body_{language}")
+        body_file, html_file = (getattr(args, f"body_file_{language}"),
+                                getattr(args, f"html_file_{language}"))
+        if subject is None and body is None and body_file is None and html_file is None:
+            continue
+        if subject is None or (body is None) == (body_file is None):
+            raise BadInput(f"the letter in {language}: give --subject-{language} and one of "
+                           f"--body-{language} or --body-file-{language}")
+        text = body if body is not None else read_file(body_file, f"--body-file-{language}")
+        html = read_file(html_file, f"--html-file-{language}") if html_file else None
+        found[language] = (subject, text, html)
+    return found
 
 
 def letter_body(args: argparse.Namespace) -> str:

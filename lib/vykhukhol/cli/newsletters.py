@@ -11,6 +11,8 @@ from vykhukhol.cli.common import (
     Parser,
     actions,
     add_command,
+    language_arguments,
+    language_versions,
     letter_body,
     letter_text_arguments,
     numbered,
@@ -39,11 +41,14 @@ def newsletter_arguments(p: Parser) -> None:
                     'vykhukhol newsletter create --services news --subject "December" '
                     "--body-file december.md --markdown",
                     'vykhukhol newsletter create --services news,offers --subject "Sale" '
-                    '--body "…" --at "2026-12-01 09:00" --public')
+                    '--body "…" --at "2026-12-01 09:00" --public',
+                    'vykhukhol newsletter create --services news --subject "Новости" '
+                    '--body-file news.ru.txt --subject-en "News" --body-file-en news.en.txt')
     a.add_argument("--services", required=True, help="service names, e.g. news,offers")
     a.add_argument("--subject", required=True, help='a template, e.g. "News for {{ name }}"')
     letter_text_arguments(a, "publish it in its services' archives once it has gone out",
                      "count its links' clicks through cgi/go.py (no address, no IP; off by default)")
+    language_arguments(a)
     a.add_argument("--at", metavar="YYYY-MM-DD HH:MM",
                    help='start time in timezone, e.g. "2026-12-01 09:00" (default: now; not in the past)')
     a.add_argument("--where", metavar="CONDITION", default="", help=WHERE_HELP)
@@ -76,13 +81,15 @@ def cmd_newsletter(ctx: Context, args) -> None:
                 if args.at else None
         except BadInput as exc:
             raise BadInput(f"--at: {exc.message}") from None
+        versions = language_versions(args)
         where = chosen(data, args.services, args.where, settings["language"])
         name = newsletters.create(data, args.services.split(","), args.subject, letter_body(args), html,
                                   start, progress=lambda n: progress(f"recipients: {n}"),
                                   public=args.public, clicks=args.clicks, markdown=args.markdown,
-                                  where=where)
+                                  where=where, versions=versions)
         progress("")
-        warn_unknown(args.subject, letter_body(args), html)
+        warn_unknown(args.subject, letter_body(args), html,
+                     *(part for version in versions.values() for part in version))
         total = newsletters.read_job(data, name).values.get("total", "0")
         print(name)
         print(numbered(int(total), "recipient"), file=sys.stderr)

@@ -16,6 +16,8 @@ from vykhukhol.cli.common import (
     actions,
     add_command,
     examples,
+    language_arguments,
+    language_versions,
     letter_body,
     letter_text_arguments,
     numbered,
@@ -214,7 +216,24 @@ def letter_arguments(p: Parser) -> None:
                    help="after the confirmation (letter 1) or the previous letter, e.g. 2d, 12h, 0s")
     letter_text_arguments(a, "publish it in the service's archive once it has gone out (Public: yes)",
                      "count its links' clicks through cgi/go.py (Clicks: yes; no address, no IP)")
-    add_command(what, "list", "the series, a header row first").add_argument(
+    language_arguments(a)
+    a = add_command(what, "language", "write (or --remove) a letter in another language: readers "
+                                      "whose own language it is get it instead",
+                    'vykhukhol letter language news 2 en --subject "Lesson 2" --body-file lesson2.en.txt',
+                    "vykhukhol letter language news 2 en --remove")
+    a.add_argument("service", help=SERVICE_HELP)
+    a.add_argument("number", type=int, help="its position, e.g. 2")
+    a.add_argument("language", choices=svc.LANGUAGES, help="the readers' language")
+    a.add_argument("--subject", help='a template, e.g. "Lesson 2 for {{ name }}"')
+    body = a.add_mutually_exclusive_group()
+    body.add_argument("--body", help="the text, a template")
+    body.add_argument("--body-file", help="a UTF-8 file with the text")
+    body.add_argument("--remove", action="store_true",
+                      help="remove it: those readers get the letter in the site's language")
+    a.add_argument("--html-file", help="a UTF-8 file with an HTML version (optional)")
+    a.add_argument("--markdown", action="store_true", help="the text is Markdown")
+    add_command(what, "list", "the series, a header row first (also in: the other languages "
+                              "each letter is written in)").add_argument(
         "service", help=SERVICE_HELP)
     a = add_command(what, "remove", "remove a letter; later letters move up",
                     "vykhukhol letter remove news 2")
@@ -227,20 +246,46 @@ def cmd_letter(ctx: Context, args) -> None:
     service = svc.find_service(ctx.data, args.service)
     if args.action == "add":
         html = read_file(args.html_file, "--html-file") if args.html_file else None
+        versions = language_versions(args)
+        for subject, text, other_html in versions.values():  # checked before anything is written
+            svc.check_letter(subject, "0s", text, other_html, args.markdown)
         number = svc.add_letter(service, args.subject, args.delay, letter_body(args), html,
                                 public=args.public, clicks=args.clicks, markdown=args.markdown)
-        print(f"letter {number} added to {service.name}")
-        warn_unknown(args.subject, letter_body(args), html)
+        for language, (subject, text, other_html) in versions.items():
+            svc.set_version(service, number, language, subject, text, other_html, args.markdown)
+        print(f"letter {number} added to {service.name}"
+              + "".join(f", also in {language}" for language in versions))
+        warn_unknown(args.subject, letter_body(args), html,
+                     *(part for version in versions.values() for part in version))
+    elif args.action == "language":
+        cmd_letter_language(service, args)
     elif args.action == "remove":
         svc.remove_letter(service, args.number)
         print(f"letter {args.number} removed from {service.name}; later letters moved up")
     else:
         letters = svc.load_letters(service)  # a letter that does not parse: nothing printed
-        print("\t".join(("#number", "delay", "subject", "html", "public")))
+        print("\t".join(("#number", "delay", "subject", "html", "public", "also in")))
         for letter in letters:
             print(f"{letter.number}\t{format_duration(letter.delay)}\t{letter.subject}"
                   f"\t{'(markdown)' if letter.markdown else '(html)' if letter.html else '-'}"
-                  f"\t{'public' if letter.public else '-'}")
+                  f"\t{'public' if letter.public else '-'}\t{','.join(letter.versions) or '-'}")
+
+
+def cmd_letter_language(service: svc.Service, args) -> None:
+    """``letter language``: one letter's version in another language written or removed."""
+    if args.remove:
+        if not svc.remove_version(service, args.number, args.language):
+            raise BadInput(f"letter {args.number} of {service.name} has no version in {args.language}")
+        print(f"letter {args.number} of {service.name} removed in {args.language}: those readers "
+              "get it in the site's language")
+        return
+    if args.subject is None or (args.body is None and args.body_file is None):
+        raise BadInput("give --subject and --body or --body-file (or --remove)")
+    html = read_file(args.html_file, "--html-file") if args.html_file else None
+    text = letter_body(args)
+    svc.set_version(service, args.number, args.language, args.subject, text, html, args.markdown)
+    print(f"letter {args.number} of {service.name} written in {args.language}")
+    warn_unknown(args.subject, text, html)
 
 
 def archive_arguments(p: Parser) -> None:

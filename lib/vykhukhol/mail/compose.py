@@ -62,12 +62,13 @@ Presses = dict[tuple[str, bool, str], mail.Press]
 
 def footed_parts(service: Service, settings: Settings, ctx: dict[str, str], text: str,
                  html: str | None, budget: render.Budget | None = None,
-                 run_id: str = "") -> tuple[str, str | None]:
+                 run_id: str = "", lang: str | None = None) -> tuple[str, str | None]:
     """The text and HTML parts of a list letter rendered with their footer:
     where the template places ``{{ footer }}``, else at the end (docs/using/services.md#footer).
-    ``run_id``: a sender's run, which looks the footer files up once."""
+    ``run_id``: a sender's run, which looks the footer files up once; ``lang``:
+    the letter's language (None: the site's)."""
     budget = budget or render.Budget()
-    found = _footer(service, settings, ctx, run_id)  # looked up once for both parts
+    found = _footer(service, settings, ctx, run_id, lang)  # looked up once for both parts
     body = footed_text(service, settings, ctx, text, budget, found)
     return body, footed_html(service, settings, ctx, html, budget, found) \
         if html is not None else None
@@ -78,28 +79,30 @@ Footer = tuple[tuple[str, str], dict[str, str]]
 
 
 def _footer(service: Service, settings: Settings, ctx: dict[str, str],
-            run_id: str = "") -> Footer:
-    sources = footer.sources(service.folder, service.folder.parents[2], settings["language"],
-                             run_id)
+            run_id: str = "", lang: str | None = None) -> Footer:
+    sources = footer.sources(service.folder, service.folder.parents[2],
+                             lang or settings["language"], run_id, settings["language"])
     # ctx is one line a value already (see context()); the address is new here.
     return sources, {**ctx, **render.one_line_values({"postal_address": settings["postal_address"]})}
 
 
 def footed_text(service: Service, settings: Settings, ctx: dict[str, str], text: str,
-                budget: render.Budget | None = None, found: Footer | None = None) -> str:
+                budget: render.Budget | None = None, found: Footer | None = None,
+                lang: str | None = None) -> str:
     """The text part with the service's footer (see :func:`footed_parts`)."""
-    (source, _), values = found or _footer(service, settings, ctx)
+    (source, _), values = found or _footer(service, settings, ctx, lang=lang)
     foot = render.render(source, values, "footer", budget)
     body = render.render(text, {**ctx, "footer": foot}, "text", budget)
     return body if footer.placed(text) else footer.add_text(body, foot)
 
 
 def footed_html(service: Service, settings: Settings, ctx: dict[str, str], html: str,
-                budget: render.Budget | None = None, found: Footer | None = None) -> str:
+                budget: render.Budget | None = None, found: Footer | None = None,
+                lang: str | None = None) -> str:
     """The HTML part with the service's footer (see :func:`footed_parts`)."""
     from markupsafe import Markup
 
-    (_, source), values = found or _footer(service, settings, ctx)
+    (_, source), values = found or _footer(service, settings, ctx, lang=lang)
     foot = render.render_html(source, values, "footer", budget)
     part = render.render_html(html, {**ctx, "footer": Markup(foot)}, "HTML", budget)
     return part if footer.placed(html) else footer.add_html(part, foot)
@@ -137,15 +140,17 @@ def _shared(service: Service, settings: Settings, run_id: str, list_letter: bool
 def _message(service: Service, settings: Settings, email: str, name: str, subject: str,
              text: str, html: str | None, run_id: str, ctx: dict[str, str], bounce: str,
              list_letter: bool = True, presses: Presses | None = None,
-             tag: str | None = None, footed: bool | None = None) -> mail.Outgoing:
+             tag: str | None = None, footed: bool | None = None,
+             lang: str | None = None) -> mail.Outgoing:
     """The letter written by the e-mail package, or by the run's press when
     ``presses`` is given (the same bytes, made faster), leaving from ``bounce``.
-    A list letter (or one ``footed``) carries the footer in both parts."""
+    A list letter (or one ``footed``) carries the footer in both parts, in
+    ``lang`` (None: the site's language)."""
     budget = render.Budget()  # the letter's parts share one time budget (docs/using/services.md#template-bounds)
     html = given_html(html)
     if list_letter if footed is None else footed:
         body, html_part = footed_parts(service, settings, ctx, text, html, budget,
-                                       run_id if presses is not None else "")
+                                       run_id if presses is not None else "", lang)
     else:
         body = render.render(text, ctx, "text", budget)
         html_part = render.render_html(html, ctx, "HTML", budget) if html else None
@@ -174,14 +179,18 @@ def _message(service: Service, settings: Settings, email: str, name: str, subjec
 def series_letter(service: Service, letter: Letter, settings: Settings, email: str,
                   name: str, run_id: str, moment: datetime,
                   presses: Presses | None = None,
-                  fields: Mapping[str, str] | None = None) -> mail.Outgoing:
+                  fields: Mapping[str, str] | None = None, lang: str | None = None) -> mail.Outgoing:
+    """Series ``letter`` as written in ``lang`` (None: the site's language),
+    whose footer it gets and whose pages its links open
+    (docs/using/services.md#letter-languages); ``fields``: the reader's values."""
     web_url = archive.web_url(settings, service, str(letter.number), email, letter.public)
-    ctx = context(service, settings, email, name, moment, web_url=web_url, fields=fields)
+    ctx = context(service, settings, email, name, moment, web_url=web_url, fields=fields,
+                  language=lang)
     made = returntag.make(settings.secret, returntag.SERVICE, service.name, email)
     bounce = bounce_address(service, settings, returntag.SERVICE, service.name, email, made)
     text, html = letter.parts()
     return _message(service, settings, email, name, letter.subject, text, html,
-                    run_id, ctx, bounce, presses=presses, tag=made)
+                    run_id, ctx, bounce, presses=presses, tag=made, lang=lang)
 
 
 def confirmation(service: Service, settings: Settings, email: str, name: str, run_id: str,
@@ -201,28 +210,32 @@ def confirmation(service: Service, settings: Settings, email: str, name: str, ru
     body = service.confirm_body or texts.CONFIRM_BODY[lang]
     bounce = bounce_address(service, settings, returntag.SERVICE, service.name, email)
     return _message(service, settings, email, name, subject, body, None, run_id, ctx, bounce,
-                    list_letter=False, presses=presses, footed=reminder)
+                    list_letter=False, presses=presses, footed=reminder, lang=language)
 
 
 def newsletter(service: Service, subject: str, text: str, html: str | None,
                settings: Settings, email: str, name: str, run_id: str,
                moment: datetime, presses: Presses | None = None,
-               job: str | None = None, fields: Mapping[str, str] | None = None) -> mail.Outgoing:
+               job: str | None = None, lang: str | None = None,
+               fields: Mapping[str, str] | None = None) -> mail.Outgoing:
     """A letter of newsletter ``job``; ``service`` is the one of the job's
     services the recipient is subscribed to, so its unsubscribe link works and
     its From address is the envelope's. Without ``job`` (the admin's test
-    letter) the envelope is tagged for the service. ``fields``: the
-    recipient's values as the newsletter's snapshot kept them."""
+    letter) the envelope is tagged for the service. ``lang``: the language
+    the body is in, whose footer it gets and whose pages its links open
+    (None: the site's); ``fields``: the reader's values as the job was made
+    (docs/using/newsletters.md#newsletter-languages)."""
     # A newsletter's archive page is written when the job ends, so while it
     # is sent its letters link the recipient's own copy, which then leads on
     # to the archive page (README "The public archive").
     ctx = context(service, settings, email, name, moment, job,
-                  archive.web_url(settings, service, job or archive.PREVIEW, email, False), fields)
+                  archive.web_url(settings, service, job or archive.PREVIEW, email, False),
+                  fields, language=lang)
     kind, target = (returntag.SERVICE, service.name) if job is None else (returntag.NEWSLETTER, job)
     made = returntag.make(settings.secret, kind, target, email)
     bounce = bounce_address(service, settings, kind, target, email, made)
     return _message(service, settings, email, name, subject, text, html, run_id, ctx, bounce,
-                    presses=presses, tag=made)
+                    presses=presses, tag=made, lang=lang)
 
 
 def plain_letter(settings: Settings, email: str, subject: str, text: str,

@@ -163,11 +163,15 @@ def export(data: DataDir, settings: Settings, email: str, moment: datetime) -> d
                                             "line": sub.to_line()})
     key = email_key(email)
     for job in newsletters.list_jobs(data):
+        readers = newsletters.snapshot.read(data, job.name)
         for row in newsletters.read_rows(data.job(job.name, "list")):
             if email_key(row.email) == key:
+                reader = readers.get(row.index, newsletters.snapshot.NOBODY)
                 result["newsletter_rows"].append({
                     "newsletter": job.name, "email": row.email, "name": row.name,
-                    "state": row.state.value, "time": row.time})
+                    "state": row.state.value, "time": row.time,
+                    **({"language": reader.language} if reader.language else {}),
+                    **({"fields": reader.fields} if reader.fields else {})})
     hashed = suppression.hashed(settings.secret, email)
     for entry in suppression.entries(data):
         if entry.address in (key, hashed):
@@ -196,7 +200,8 @@ def export(data: DataDir, settings: Settings, email: str, moment: datetime) -> d
 def _hash_ledger_rows(data: DataDir, settings: Settings, email: str) -> int:
     """Newsletter rows of the address keep their place (a job's cursor and the
     sender's journal count rows by position) but name nobody: the address
-    becomes its keyed hash, the name goes, a pending row is skipped."""
+    becomes its keyed hash, the name goes, a pending row is skipped; the
+    language and values the job kept of them go too."""
     from vykhukhol import newsletters
     from vykhukhol.members import suppression
     from vykhukhol.states import LedgerState
@@ -208,15 +213,19 @@ def _hash_ledger_rows(data: DataDir, settings: Settings, email: str) -> int:
         if not any(email_key(row.email) == key for row in newsletters.read_rows(path)):
             continue
 
-        def blank(row: newsletters.Row) -> newsletters.Row:
+        blanked: set[int] = set()
+
+        def blank(row: newsletters.Row, blanked: set[int] = blanked) -> newsletters.Row:
             nonlocal changed
             if email_key(row.email) != key:
                 return row
             changed += 1
+            blanked.add(row.index)
             moved = LedgerState.SKIPPED if row.state is LedgerState.PENDING else row.state
             return newsletters.Row(row.index, hashed, "", moved, row.time, "erased")
 
         newsletters.rewrite_rows(path, blank)
+        newsletters.snapshot.forget(data, job.name, blanked)
     return changed
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from vykhukhol import files
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.services.series import LANGUAGES
 from vykhukhol.timeutil import format_time, now, parse_time
 
 LOCK_STEM = "news"
@@ -42,6 +43,13 @@ def lock(data: DataDir) -> files.RenameLock:
 
 def paths(data: DataDir, job: str) -> tuple[Path, Path, Path]:
     return data.job(job, "job"), data.job(job, "letter"), data.job(job, "list")
+
+
+def side_paths(data: DataDir, job: str) -> list[Path]:
+    """The job's files beside its three, each there or not: its letter in
+    other languages and its readers (docs/using/newsletters.md#newsletter-languages)."""
+    return [*(data.job(job, f"{language}.letter") for language in LANGUAGES),
+            data.job(job, "readers")]
 
 
 def read_job(data: DataDir, name: str) -> Job:

@@ -1,7 +1,8 @@
 """A newsletter job from its making to its line in the history.
 
-:func:`create` writes its three files (nothing is left behind when it fails);
-:func:`delete` and :func:`cancel` remove them, the ``.job`` first. The job's
+:func:`create` writes its three files, and beside them its letter in other
+languages and its readers' snapshot (nothing is left behind when it fails);
+:func:`delete` and :func:`cancel` remove them all, the ``.job`` first. The job's
 line in ``history.txt`` (:mod:`vykhukhol.newsletters.history`) outlives its
 files: what it handed over, and its services, so a bounce that comes back
 after its job finished still finds its recipient (:mod:`vykhukhol.bounces`).
@@ -10,21 +11,23 @@ after its job finished still finds its recipient (:mod:`vykhukhol.bounces`).
 from __future__ import annotations
 
 import os
+from array import array
 from collections.abc import Callable, Collection, Container, Iterator
 from datetime import datetime
 from pathlib import Path
 
 import vykhukhol.newsletters.history as history
 import vykhukhol.newsletters.missed as missed
+import vykhukhol.newsletters.snapshot as snapshot
 from vykhukhol import archive, files
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir, check_name
 from vykhukhol.errors import BadInput, NotFound
-from vykhukhol.newsletters.jobs import Job, lock, paths, read_job, write_job
-from vykhukhol.newsletters.letter import check_letter, letter_file, read_letter
-from vykhukhol.newsletters.recipients import LIST_HEADER, Row, confirmed_recipients, handed_counts
+from vykhukhol.newsletters.jobs import Job, lock, paths, read_job, side_paths, write_job
+from vykhukhol.newsletters.letter import check_letter, letter_file, read_letter, version_path
+from vykhukhol.newsletters.recipients import LIST_HEADER, Row, confirmed_readers, handed_counts
 from vykhukhol.newsletters.segments import Condition, must_choose
-from vykhukhol.services import find_service, given_html, sent_parts
+from vykhukhol.services import check_language, find_service, given_html, sent_parts
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import now
 
@@ -34,7 +37,8 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
            progress: Callable[[int], None] | None = None, public: bool = False,
            job_name: str | None = None, clicks: bool = False, markdown: bool = False,
            only: Collection[str] | None = None, resend_of: str = "",
-           where: Condition | None = None) -> str:
+           where: Condition | None = None,
+           versions: dict[str, tuple[str, str, str | None]] | None = None) -> str:
     """Make a job; returns its name. Nothing is left behind when it fails.
     ``job_name``: the job's name chosen by the caller (a feed's item names its
     letter, so making it again after a kill makes the same job).
@@ -46,7 +50,9 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
     subscribers); ``resend_of``: the job it sends again (:func:`resend`);
     ``where``: only the confirmed subscribers it chooses (a segment,
     docs/using/newsletters.md#newsletter-segments), refused when it chooses
-    nobody; the job and its history keep it and how many it chose."""
+    nobody; the job and its history keep it and how many it chose.
+    ``versions``: the letter in other languages, (subject, text, html) by
+    language (docs/using/newsletters.md#newsletter-languages)."""
     html = given_html(html)
     services = [check_name(s.strip(), "service name") for s in services if s.strip()]
     if not services:
@@ -54,6 +60,9 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
     for name in services:
         find_service(data, name)
     subject = check_letter(subject, text, html, markdown)
+    other = {check_language(language): (check_letter(v_subject, v_text, given_html(v_html), markdown),
+                                         v_text, given_html(v_html))
+             for language, (v_subject, v_text, v_html) in (versions or {}).items()}
     moment = now()
     name = check_name(job_name, "job name") if job_name \
         else f"{moment:%Y%m%d-%H%M%S}-{os.urandom(3).hex()}"
@@ -63,13 +72,19 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
     # Row(index, email, name, PENDING).to_line() less its first two fields, made
     # once: a Row per recipient would cost a second or two at a million.
     pending = "\t".join((LedgerState.PENDING.value, Row.time, Row.lease, Row.why))
+    # The rows with a language or field values, as two plain arrays: ~90 bytes
+    # a row, where a tuple a row cost twice that at a million.
+    kept_rows, kept_values = array("q"), []
 
     def rows() -> Iterator[str]:
         nonlocal total
         yield LIST_HEADER + "\n"
-        for email, person in confirmed_recipients(data, services, where):
+        for email, person, extra in confirmed_readers(data, services, where):
             if only is not None and email_key(email) not in only:
                 continue
+            if extra and (kept := snapshot.kept(extra)):
+                kept_rows.append(total)
+                kept_values.append(kept)
             total += 1
             if progress and total % 10000 == 0:
                 progress(total)
@@ -79,9 +94,15 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
         files.atomic_write(letter_path, letter_file(subject, text, html, markdown))
         archive.keep_newsletter(data, name, services, subject,
                                 *sent_parts(text or "", html, markdown), public)
+        for language, (v_subject, v_text, v_html) in other.items():
+            files.atomic_write(version_path(data, name, language),
+                               letter_file(v_subject, v_text, v_html, markdown))
+            archive.keep_version(data, name, language, v_subject,
+                                 *sent_parts(v_text or "", v_html, markdown))
         files.atomic_write(list_path, rows())
         if where is not None:
             must_choose(total, where)
+        snapshot.write(data, name, zip(kept_rows, kept_values, strict=True))
         job = Job(name=name, services=services, start=start or moment, created=moment,
                   values={"cursor": "0", "total": str(total), "runs": "0",
                           **({"clicks": "yes"} if clicks else {}),
@@ -89,7 +110,7 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
                           **({"where": where.text, "matched": str(total)} if where else {})})
         write_job(data, job)
     except BaseException:
-        for path in (job_path, letter_path, list_path):
+        for path in (job_path, letter_path, list_path, *side_paths(data, name)):
             files.remove(path)
         archive.forget_newsletter(data, name)
         raise
@@ -97,7 +118,7 @@ def create(data: DataDir, services: list[str], subject: str, text: str,
 
 
 def delete(data: DataDir, name: str, subject: str | None = None, cancelled: bool = False) -> None:
-    """Remove a job's three files, the .job first so no run picks it up meanwhile,
+    """Remove a job's files, the .job first so no run picks it up meanwhile,
     then its lock files (one held at this moment is left to :func:`sweep_locks`).
     Its line in the history gets its end and counts first (``subject``: as sent,
     when known) and keeps its services for bounces that come back later;
@@ -114,18 +135,19 @@ def delete(data: DataDir, name: str, subject: str | None = None, cancelled: bool
                       subject, cancelled, job.values)
     except (BadInput, NotFound):
         pass
-    for path in paths(data, name):
+    for path in (*paths(data, name), *side_paths(data, name)):
         files.remove(path)
     for path in _locked(data, name):
         files.drop_lock(path)
 
 
-def _locked(data: DataDir, name: str) -> tuple[Path, Path]:
-    """The files of a job that are changed under a record lock (``<file>.lock``)."""
-    return data.job(name, "job"), data.job(name, "list")
+def _locked(data: DataDir, name: str) -> tuple[Path, ...]:
+    """The files of a job that are changed under a record lock (``<file>.lock``;
+    the readers' when an erased address leaves it)."""
+    return data.job(name, "job"), data.job(name, "list"), snapshot.path(data, name)
 
 
-_LOCK_SUFFIXES = (".job.lock", ".list.lock", ".missed.lock")
+_LOCK_SUFFIXES = (".job.lock", ".list.lock", ".missed.lock", ".readers.lock")
 
 
 def sweep_locks(data: DataDir) -> int:
@@ -133,8 +155,8 @@ def sweep_locks(data: DataDir) -> int:
     how many went. Run by every sender run (a finished job's files are
     deleted: docs/reference/data-files.md#data-files-writes).
 
-    * ``<job>.job.lock``, ``<job>.list.lock`` and ``<job>.missed.lock`` (a resend
-      marks the kept rows under it) once ``<job>.job`` is gone (a
+    * ``<job>.job.lock``, ``<job>.list.lock``, ``<job>.readers.lock`` and
+      ``<job>.missed.lock`` (a resend marks the kept rows under it) once ``<job>.job`` is gone (a
       finished or cancelled job whose lock was held when it was deleted, or a
       start of a job that never was): every change under them reads the .job
       or the ledger first and finds nothing to change. Job names are never
@@ -190,7 +212,8 @@ def resend(data: DataDir, job: str, suppressed: Container[str]) -> tuple[str, in
                        "while is still subscribed, or it was sent again already)", job=job)
     missed.mark_resent(data, job, chosen)  # first: a failure below loses a resend, never doubles one
     name = create(data, kept.services or missed.services_of(data, job), kept.subject, kept.text,
-                  kept.html, only={email_key(m.email) for m in chosen}, resend_of=job)
+                  kept.html, only={email_key(m.email) for m in chosen}, resend_of=job,
+                  versions=archive.kept_versions(data, job))
     return name, len(chosen)
 
 

@@ -150,6 +150,24 @@ def count_chosen(data: DataDir, services: list[str], where: Condition | None = N
     return sum(1 for _ in confirmed_recipients(data, services, where))
 
 
+def confirmed_readers(data: DataDir, services: list[str], where: Condition | None = None
+                      ) -> Iterator[tuple[str, str, str]]:
+    """:func:`confirmed_recipients` with each one's trailing fields as the
+    line has them (their language and field values: :mod:`vykhukhol.newsletters.snapshot`)."""
+    seen: set[str] = set()
+    last = len(subscribers.FIELDS)
+    for name in services:
+        service = find_service(data, name)
+        test = where.test if where is not None else None
+        for parts in subscribers.confirmed_lines(service.subscribers_path):
+            if test is not None and not test(parts, name):
+                continue
+            key = email_key(parts[0])
+            if key not in seen:
+                seen.add(key)
+                yield parts[0], parts[1], parts[last] if len(parts) > last else ""
+
+
 def skip_address(data: DataDir, service: str, email: str) -> int:
     """Unsubscribe: pending rows of this address become ``skipped`` in every job
     that includes ``service``. Returns how many rows changed."""

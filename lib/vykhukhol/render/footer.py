@@ -9,7 +9,12 @@ context plus ``postal_address``), looked up in this order:
 1. the service's own folder: ``footer.txt`` / ``footer.html``;
 2. the site's: ``data/footer.txt`` / ``data/footer.html`` (the admin's
    Settings page writes them);
-3. the default of the site's language, below.
+3. the default of the letter's language, below.
+
+A letter in another language than the site's (docs/using/services.md#letter-languages)
+looks for ``footer.<language>.txt`` / ``.html`` in the same places instead
+(``footer.en.txt``), since the site's own are written in the site's language;
+a letter in the site's language takes such a file first too.
 
 A letter whose template places ``{{ footer }}`` itself gets it there and not
 again at its end; any other letter gets it appended (in HTML, before
@@ -94,31 +99,45 @@ _RUN: tuple[str, dict[tuple[Path | None, Path, str], tuple[str, str]]] = ("", {}
 
 
 def sources(service_folder: Path | None, data_root: Path, lang: str,
-            run_id: str = "") -> tuple[str, str]:
-    """The footer templates (text, HTML) a letter of the service in
+            run_id: str = "", site_lang: str | None = None) -> tuple[str, str]:
+    """The footer templates (text, HTML) a letter in ``lang`` of the service in
     ``service_folder`` gets: the service's own, else the site's, else the default.
+    ``site_lang``: the site's language, when the letter may be in another
+    (then only the files of ``lang`` are its own; None: ``lang`` is the site's).
     With ``run_id`` (the sender's run) they are looked up once for that run."""
     global _RUN
+    site_lang = site_lang or lang
     if not run_id:
-        return _sources(service_folder, data_root, lang)
+        return _sources(service_folder, data_root, lang, site_lang)
     current = _RUN  # read once: under `vykhukhol serve` another thread may start a run
     if current[0] != run_id:
         current = _RUN = (run_id, {})
-    key = (service_folder, data_root, lang)
+    key = (service_folder, data_root, f"{lang}/{site_lang}")
     found = current[1].get(key)
     if found is None:
-        found = current[1][key] = _sources(service_folder, data_root, lang)
+        found = current[1][key] = _sources(service_folder, data_root, lang, site_lang)
     return found
 
 
-def _sources(service_folder: Path | None, data_root: Path, lang: str) -> tuple[str, str]:
+def _sources(service_folder: Path | None, data_root: Path, lang: str,
+             site_lang: str) -> tuple[str, str]:
+    own = lang == site_lang  # the files without a language are in the site's
     lang = lang if lang in DEFAULT_TEXT else "en"
-    site_text, site_html = site_footer_paths(data_root)
-    text = (_own(service_folder / TEXT_NAME) if service_folder else None) \
-        or _own(site_text) or DEFAULT_TEXT[lang]
-    html = (_own(service_folder / HTML_NAME) if service_folder else None) \
-        or _own(site_html) or DEFAULT_HTML[lang]
+    folders = [folder for folder in (service_folder, data_root) if folder is not None]
+    text = _first(folders, TEXT_NAME, lang, own) or DEFAULT_TEXT[lang]
+    html = _first(folders, HTML_NAME, lang, own) or DEFAULT_HTML[lang]
     return text, html
+
+
+def _first(folders: list[Path], name: str, lang: str, own: bool) -> str | None:
+    """The first footer file of ``lang`` there is, folder by folder
+    (``footer.<lang>.txt``, then ``footer.txt`` when ``own``)."""
+    stem, _, suffix = name.rpartition(".")
+    for folder in folders:
+        found = _own(folder / f"{stem}.{lang}.{suffix}") or (_own(folder / name) if own else None)
+        if found:
+            return found
+    return None
 
 
 @functools.lru_cache(maxsize=256)

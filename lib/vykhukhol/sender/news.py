@@ -89,8 +89,10 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
     _, letter_path, list_path = newsletters.paths(data, job.name)
     try:
         subject, text, html = newsletters.read_letter(data, job.name)
-        for source, what in ((subject, "subject"), (text, "text"), (html or "", "HTML")):
-            render.check_syntax(source, what)  # its cost is met letter by letter
+        versions = newsletters.read_versions(data, job.name)
+        for parts in ((subject, text, html), *versions.values()):
+            for source, what in zip(parts, ("subject", "text", "HTML"), strict=True):
+                render.check_syntax(source or "", what)  # its cost is met letter by letter
         if not list_path.is_file():
             raise NotFound("its recipient list is missing")
         services = {}
@@ -113,6 +115,10 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
             run.log.error(f"newsletter {job.name} waits: its links cannot be counted: {exc.message}")
             return
         text, html = counted.text, counted.html
+        linked = _counted_versions(run, job.name, versions)
+        if linked is None:
+            return
+        versions = linked
     run.keep_time_for(list_path)
     if job.values.get("first_run", "-") == "-":
         newsletters.change_job(data, job.name, lambda j: j.values.update(
@@ -123,20 +129,48 @@ def serve_job(run: Run, job: newsletters.Job, book: journal.Journal) -> None:
                       job.services, run.now(), job.values)
     rows = (row for row in newsletters.read_rows(list_path, job.cursor)
             if row.state is LedgerState.PENDING)
+    # Each reader's language and values as the job was made, read alongside the rows.
+    reader_of = newsletters.snapshot.follow(data, job.name)
+    main = (subject, text, html)
+    site_language = run.settings["language"]
+
+    def copy(service: svc.Service, row: newsletters.Row) -> Copy:
+        reader = reader_of(row.index)
+        (its_subject, its_text, its_html), language = newsletters.snapshot.body_for(
+            reader, main, versions, site_language)
+        return Copy(partial(compose.newsletter, service, its_subject, its_text, its_html,
+                            run.settings, row.email, row.name, run.lease, run.now(),
+                            run.presses, job=job.name, lang=language, fields=reader.fields))
+
     while run.may_send("news_left"):
         batch = list(islice(rows, run.news_left))
         if not batch:
             break
         home = suppression_gate(services, batch, run.suppressed, run.now())
         letters = [Letter(job.name, row.email, str(row.index), None
-                          if (service := home.get(email_key(row.email))) is None else Copy(partial(
-                              compose.newsletter, service, subject, text, html, run.settings,
-                              row.email, row.name, run.lease, run.now(), run.presses,
-                              job=job.name)),
+                          if (service := home.get(email_key(row.email))) is None
+                          else copy(service, row),
                           skipped=SUPPRESSED if row.email in run.suppressed else NOT_SUBSCRIBED)
                    for row in batch]
         if send_batch(run, "news_left", book, letters) is not Ended.ALL:
             return  # stopped, or the letter cannot be made: the job waits for a fix
+
+
+def _counted_versions(run: Run, job: str, versions: dict[str, tuple[str, str, str | None]]
+                      ) -> dict[str, tuple[str, str, str | None]] | None:
+    """The job's letters in other languages with their links counted, each
+    as a letter of its own (``<job>.<language>``); None: the job waits."""
+    counted = {}
+    for language, (subject, text, html) in versions.items():
+        try:
+            made = clicks.prepare(run.data, run.settings["site_url"], run.settings.secret,
+                                  f"{job}.{language}", text, html)
+        except VykhukholError as exc:
+            run.log.error(f"newsletter {job} waits: the links of its letter in {language} "
+                          f"cannot be counted: {exc.message}")
+            return None
+        counted[language] = (subject, made.text, made.html)
+    return counted
 
 
 def suppression_gate(services: dict[str, svc.Service], batch: list,

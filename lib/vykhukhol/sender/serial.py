@@ -217,7 +217,7 @@ def take_lines(run: Run, service: svc.Service, rules: Rules, work: Work, fresh: 
                 due = datetime.fromtimestamp(dues[i], timezone.utc)
                 if kind == dueindex.SEND:
                     letters.append(DueLetter(due, sub.email, sub.name, action.number,
-                                             offsets[i], sub.fields))
+                                             offsets[i], sub.fields, sub.language))
                 elif kind == dueindex.ASK:
                     reminders.append(DueReminder(due, sub.email, sub.name, sub.fields,
                                                  language=sub.language))
@@ -241,23 +241,28 @@ def send_letters(run: Run, work: Work, book: journal.Journal) -> None:
         run.alert(alerts.CANNOT_MAKE, detail=f"{service.name}: {exc.message}")
         return
     broken: set[str] = set()  # letters that cannot be made: skipped for the rest of the run
-    counted: dict[int, svc.Letter] = {}  # letters with "Clicks: yes", their links rewritten
+    # letters with "Clicks: yes" by number and language, their links rewritten
+    counted: dict[tuple[int, str | None], svc.Letter] = {}
+    site_language = run.settings["language"]
 
-    def make(number: int, email: str, name: str, fields: dict[str, str] | None) -> Outgoing:
+    def make(number: int, email: str, name: str, fields: dict[str, str] | None,
+             language: str | None) -> Outgoing:
         if str(number) in broken:  # not made again (a heavy template costs its whole budget)
             raise BadInput(f"letter {number} cannot be made")
-        letter = letters[number - 1]
+        # In the reader's language, else the site's (docs/using/services.md#letter-languages).
+        letter, written_in = letters[number - 1].for_reader(language or site_language)
         if letter.clicks:
-            if number not in counted:
-                counted[number] = clicks.series_copy(run.data, run.settings["site_url"],
-                                                     run.settings.secret, service.name, letter)
-            letter = counted[number]
+            if (number, written_in) not in counted:
+                counted[number, written_in] = clicks.series_copy(
+                    run.data, run.settings["site_url"], run.settings.secret, service.name, letter)
+            letter = counted[number, written_in]
         return compose.series_letter(service, letter, run.settings, email, name,
-                                     run.lease, run.now(), run.presses, fields)
+                                     run.lease, run.now(), run.presses, fields=fields,
+                                     lang=written_in)
 
     send_batch(run, "serial_left", book, [
         Letter(service.name, due.email, str(due.number),
-               Copy(partial(make, due.number, due.email, due.name, due.fields)),
+               Copy(partial(make, due.number, due.email, due.name, due.fields, due.language)),
                partial(settle_ahead, run, work, book, due.offset, str(due.number)))
         for due in work.letters], broken)
 

@@ -38,6 +38,7 @@ class DueLetter(NamedTuple):
     number: int  # the letter's place in the series, from 1
     offset: int = -1  # where its line is in the file (Scan.rows)
     fields: dict[str, str] | None = None  # the reader's values of the site's fields
+    language: str | None = None  # the reader's own (None: the site's is theirs)
 
 
 class DueReminder(NamedTuple):

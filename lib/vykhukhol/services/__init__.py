@@ -31,10 +31,12 @@ from vykhukhol.services.catalog import (
     remove_service,
 )
 from vykhukhol.services.series import (
+    LANGUAGES,
     MARKDOWN,
     MAX_LETTERS,
     Letter,
     add_letter,
+    check_language,
     check_letter,
     check_parts,
     edit_letter,
@@ -46,13 +48,16 @@ from vykhukhol.services.series import (
     move_letter,
     parse_letter,
     remove_letter,
+    remove_version,
     sent_parts,
+    set_version,
 )
 
 __all__ = [
-    "LOCK_STEM", "MARKDOWN", "MAX_LETTERS", "SERVICE_FIELDS", "Letter", "Service", "add_db", "add_letter",
-    "add_service", "check_fields", "check_letter", "check_parts", "db_lock", "drop_form_field", "edit_letter", "edit_service",
+    "LANGUAGES", "LOCK_STEM", "MARKDOWN", "MAX_LETTERS", "SERVICE_FIELDS", "Letter", "Service", "add_db",
+    "add_letter", "add_service", "check_fields", "check_language", "check_letter", "check_parts", "db_lock",
+    "drop_form_field", "edit_letter", "edit_service",
     "find_service", "format_letter", "given_html", "letter_count", "letter_delays",
     "list_dbs", "load_letters", "load_services", "move_letter", "parse_letter", "remove_db",
-    "remove_letter", "remove_service", "sent_parts",
+    "remove_letter", "remove_service", "remove_version", "sent_parts", "set_version",
 ]

@@ -6,6 +6,12 @@ line, the body. ``Format: markdown`` says the body is Markdown, which makes
 both parts (:mod:`vykhukhol.render.markdown`); a file without it is plain text,
 as every letter was before. A change to the series forgets the service's
 next-due summary.
+
+Beside a letter, ``NNN.en.txt`` / ``NNN.ru.txt`` (+ ``.html``) is the same
+letter in another language (docs/using/services.md#letter-languages): the same
+number, delay and Public and Clicks marks, its own subject, body and Format. A
+reader gets the version in their own language, else the one in the site's,
+else the letter itself; it is still one letter of the series (one ``sent``).
 """
 
 from __future__ import annotations
@@ -24,21 +30,37 @@ if TYPE_CHECKING:
 
 MAX_LETTERS = 999
 MARKDOWN = "markdown"  # the value of a letter's Format header when its body is Markdown
+LANGUAGES = ("ru", "en")  # the languages a letter may be written in: the site's choices
 
 
 class Letter(Record):
     """One letter of a series: its number, subject, delay (seconds) and bodies."""
 
-    _fields = ("number", "subject", "delay", "body", "html", "headers")
+    _fields = ("number", "subject", "delay", "body", "html", "headers", "versions")
 
     def __init__(self, number: int, subject: str, delay: int, body: str, html: str | None = None,
-                 headers: dict[str, str] | None = None) -> None:
+                 headers: dict[str, str] | None = None,
+                 versions: dict[str, Letter] | None = None) -> None:
         self.number = number
         self.subject = subject
         self.delay = delay  # seconds
         self.body = body
         self.html = html
         self.headers = {} if headers is None else headers
+        self.versions = {} if versions is None else versions  # language → the letter in it
+
+    def for_reader(self, language: str) -> tuple[Letter, str | None]:
+        """The letter a reader of ``language`` gets and the language it is in
+        (None: the letter itself, in the site's language): its version in
+        that language, with this letter's number, delay and marks."""
+        version = self.versions.get(language)
+        if version is None:
+            return self, None
+        headers = {key: value for key, value in self.headers.items() if key != "format"}
+        if version.markdown:
+            headers["format"] = MARKDOWN
+        return Letter(self.number, version.subject, self.delay, version.body, version.html,
+                      headers), language
 
     @property
     def public(self) -> bool:
@@ -145,14 +167,29 @@ def _letter_paths(service: Service) -> list[Path]:
 
 
 def load_letters(service: Service) -> list[Letter]:
-    """The series in order; a letter file that does not parse is BadInput naming it."""
+    """The series in order, each with its versions in other languages; a
+    letter file that does not parse is BadInput naming it."""
     letters = []
     for index, path in enumerate(_letter_paths(service), start=1):
-        letter = parse_letter(files.read_text(path, "") or "", index)
-        html_path = path.with_suffix(".html")
-        letter.html = given_html(files.read_text(html_path)) if html_path.exists() else None
+        letter = _read_letter(path, index)
+        for language in LANGUAGES:
+            version_path = _version_path(path, language)
+            if version_path.exists():
+                letter.versions[language] = _read_letter(version_path, index)
         letters.append(letter)
     return letters
+
+
+def _read_letter(path: Path, number: int) -> Letter:
+    letter = parse_letter(files.read_text(path, "") or "", number)
+    html_path = path.with_suffix(".html")
+    letter.html = given_html(files.read_text(html_path)) if html_path.exists() else None
+    return letter
+
+
+def _version_path(path: Path, language: str) -> Path:
+    """``NNN.<language>.txt`` beside the letter ``NNN.txt`` at ``path``."""
+    return path.with_name(f"{path.stem}.{language}.txt")
 
 
 def letter_count(service: Service) -> int:
@@ -180,12 +217,33 @@ def letter_delays(service: Service) -> list[int]:
 
 def _write_letter(service: Service, number: int, letter: Letter) -> None:
     path = service.letters_dir / f"{number:03d}.txt"
-    files.atomic_write(path, format_letter(letter))
+    _write_file(path, format_letter(letter), letter.html)
+    for language in LANGUAGES:
+        version = letter.versions.get(language)
+        if version is None:
+            _remove_file(_version_path(path, language))
+        else:
+            _write_file(_version_path(path, language), format_version(version), version.html)
+
+
+def _write_file(path: Path, text: str, html: str | None) -> None:
+    files.atomic_write(path, text)
     html_path = path.with_suffix(".html")
-    if letter.html:
-        files.atomic_write(html_path, letter.html)
+    if html:
+        files.atomic_write(html_path, html)
     else:
         files.remove(html_path)
+
+
+def _remove_file(path: Path) -> None:
+    files.remove(path.with_suffix(".html"))
+    files.remove(path)
+
+
+def format_version(letter: Letter) -> str:
+    """A letter's version in another language: its own subject, Format and body."""
+    return f"Subject: {letter.subject}\n" + ("Format: markdown\n" if letter.markdown else "") \
+        + f"\n{letter.body}"
 
 
 def add_letter(service: Service, subject: str, delay: str, body: str,
@@ -216,8 +274,46 @@ def edit_letter(service: Service, number: int, subject: str, delay: str, body: s
         if not 1 <= number <= len(letters):
             raise NotFound(f"service {service.name!r} has no letter {number}")
         _write_letter(service, number, Letter(number, subject, seconds, body or "", html or None,
-                                              _public(public, clicks, markdown)))
+                                              _public(public, clicks, markdown),
+                                              letters[number - 1].versions))
         _letters_changed(service)
+
+
+def set_version(service: Service, number: int, language: str, subject: str, body: str,
+                html: str | None = None, markdown: bool = False) -> None:
+    """Letter ``number`` in ``language`` (written anew, or for the first time)."""
+    html = given_html(html)
+    language = check_language(language)
+    subject, _ = check_letter(subject, "0s", body, html, markdown)
+    with files.record_lock(service.letters_dir / "series"):
+        letters = load_letters(service)
+        if not 1 <= number <= len(letters):
+            raise NotFound(f"service {service.name!r} has no letter {number}")
+        path = _letter_paths(service)[number - 1]
+        _write_file(_version_path(path, language),
+                    format_version(Letter(number, subject, 0, body or "", html,
+                                          _public(False, markdown=markdown))), html)
+
+
+def remove_version(service: Service, number: int, language: str) -> bool:
+    """Letter ``number`` without its version in ``language``; False: it had none."""
+    language = check_language(language)
+    with files.record_lock(service.letters_dir / "series"):
+        paths = _letter_paths(service)
+        if not 1 <= number <= len(paths):
+            raise NotFound(f"service {service.name!r} has no letter {number}")
+        path = _version_path(paths[number - 1], language)
+        had = path.exists()
+        _remove_file(path)
+    return had
+
+
+def check_language(language: str) -> str:
+    """A language a letter may be written in, or BadInput naming them."""
+    if language not in LANGUAGES:
+        raise BadInput("language {language}: use one of {languages}", language=language,
+                       languages=", ".join(LANGUAGES))
+    return language
 
 
 def _public(public: bool, clicks: bool = False, markdown: bool = False) -> dict[str, str]:
@@ -250,8 +346,9 @@ def _save_series(service: Service, letters: list[Letter]) -> None:
     for number, letter in enumerate(letters, start=1):
         _write_letter(service, number, letter)
     for stale in _letter_paths(service)[len(letters):]:
-        files.remove(stale.with_suffix(".html"))
-        files.remove(stale)
+        for language in LANGUAGES:
+            _remove_file(_version_path(stale, language))
+        _remove_file(stale)
     _letters_changed(service)
 
 

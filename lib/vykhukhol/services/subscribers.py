@@ -261,7 +261,7 @@ def _confirmed_line() -> re.Pattern[str]:
     return re.compile(
         f"(?!#)({_BEFORE_AT}@{_TEXT})\t({_TEXT})\t(?:{'|'.join(sorted(_CONFIRMED_STATES))})"
         f"\t{_TIME}\t{_TIME}\t{_COUNT}\t{_TIME}\t{_COUNT}\t{_TIME}\t{_COUNT}\t{_TEXT}"
-        "(?:\t[^\udc80-\udcff]*)?")
+        "(?:\t([^\udc80-\udcff]*))?")  # the trailing fields: confirmed_details
 
 
 def confirmed(path: Path) -> Iterator[tuple[str, str]]:
@@ -307,6 +307,16 @@ def confirmed_lines(path: Path) -> Iterator[list[str]]:
             continue
         yield sub.to_line().split("\t", len(FIELDS))
 
+
+
+def confirmed_details(path: Path) -> Iterator[tuple[str, str, str]]:
+    """(email, name, trailing fields) of the confirmed subscribers, in file
+    order: :func:`confirmed_lines` with what follows the eleven fields as the
+    line has it, tab-separated ("": nothing; the reader's language and field
+    values, escaped as on the line)."""
+    last = len(FIELDS)
+    for parts in confirmed_lines(path):
+        yield parts[0], parts[1], parts[last] if len(parts) > last else ""
 
 def among(path: Path, keys: Collection[str]) -> Iterator[Subscriber]:
     """The subscribers whose address (as :func:`email_key` has it) is one of

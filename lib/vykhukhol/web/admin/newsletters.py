@@ -18,9 +18,10 @@ from vykhukhol.services import subscribers as subs
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import now, parse_local_time
 from vykhukhol.watch import forecast
+from vykhukhol.web.admin import letter_versions
 from vykhukhol.web.admin.brakes import braked, resume
 from vykhukhol.web.admin.core import Admin, local_time
-from vykhukhol.web.admin.series import preview_letter, saved_message
+from vykhukhol.web.admin.series import preview_both, saved_message
 from vykhukhol.web.admin.testletters import mark, send_test
 from vykhukhol.web.http import Response
 
@@ -38,6 +39,10 @@ class Fields(TypedDict):
     clicks: str
     markdown: str
     where: str  # a segment's condition; "" for all
+    other_subject: str  # the letter in the other language (web/admin/letter_versions.py)
+    other_body: str
+    other_html: str
+    other_language: str
 
 
 def _audience(admin: Admin) -> tuple[list[dict], int]:
@@ -58,7 +63,9 @@ def newsletter_form(admin: Admin, args: dict, fields: Fields | None = None, erro
     audience, unique = _audience(admin)
     fields = fields or {"services": [], "subject": "", "text": "", "html": "", "at": "", "public": "",
                         "test_to": admin.settings["admin_email"], "clicks": "", "markdown": "",
-                        "where": ""}
+                        "where": "",
+                        "other_subject": "", "other_body": "", "other_html": "",
+                        "other_language": letter_versions.other_language(admin)}
     return admin.page("newsletter_new.html", status, audience=audience, unique=unique,
                       fields=fields, error=error, preview=preview or {}, chosen=chosen)
 
@@ -66,12 +73,15 @@ def newsletter_form(admin: Admin, args: dict, fields: Fields | None = None, erro
 def newsletter_create(admin: Admin, args: dict) -> Response:
     form = admin.request.form()
     chosen = [k[len("svc_"):] for k in form if k.startswith("svc_")]
+    other = letter_versions.from_form(admin)
     fields: Fields = {
         "services": chosen, "subject": form.get("subject", ""), "text": form.get("text", ""),
         "html": form.get("html", ""), "at": form.get("at", "").replace("T", " "),
         "public": "yes" if form.get("public") == "yes" else "", "test_to": form.get("test_to", ""),
         "clicks": "yes" if form.get("clicks") == "yes" else "",
-        "markdown": "yes" if form.get("markdown") == "yes" else "", "where": form.get("where", "")}
+        "markdown": "yes" if form.get("markdown") == "yes" else "", "where": form.get("where", ""),
+        "other_subject": other["other_subject"], "other_body": other["other_body"],
+        "other_html": other["other_html"], "other_language": other["other_language"]}
     markdown = fields["markdown"] == "yes"
     action = form.get("action", "create")
     if action == "count":
@@ -87,9 +97,9 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
         if service is None:
             return newsletter_form(admin, args, fields, admin._("Choose at least one service."), status=400)
         letter = {"subject": fields["subject"], "body": fields["text"], "html": fields["html"],
-                  "markdown": fields["markdown"]}
+                  "markdown": fields["markdown"], **other}
         if action == "preview":
-            return newsletter_form(admin, args, fields, preview=preview_letter(admin, service, letter))
+            return newsletter_form(admin, args, fields, preview=preview_both(admin, service, letter))
         try:
             said = send_test(admin, fields["test_to"], lambda email, name: compose.newsletter(
                 service, mark(admin, fields["subject"]),
@@ -107,7 +117,8 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
         where = segments.of_site(admin.data, fields["where"], admin.settings["language"])
         name = newsletters.create(admin.data, chosen, fields["subject"], fields["text"],
                                   fields["html"] or None, start, public=fields["public"] == "yes",
-                                  clicks=fields["clicks"] == "yes", markdown=markdown, where=where)
+                                  clicks=fields["clicks"] == "yes", markdown=markdown, where=where,
+                                  versions=letter_versions.versions(admin, other))
     except BadInput as exc:
         return newsletter_form(admin, args, fields, exc.text(admin.lang), status=400)
     said = admin._("Newsletter {name} created.", name=name)
@@ -252,7 +263,9 @@ def newsletter_edit_form(admin: Admin, args: dict, fields: dict | None = None, e
     except (BadInput, NotFound):
         raise NotFound(admin._("No such newsletter.")) from None
     fields = fields or {"subject": subject, "text": text, "html": html or "",
-                        "markdown": "yes" if markdown else ""}
+                        "markdown": "yes" if markdown else "",
+                        **letter_versions.of_job(admin, newsletters.read_version_sources(
+                            admin.data, name))}
     if job.values.get("first_run", "-") != "-" and not error:
         error = admin._("Its first letter has left: it can no longer be changed.")
     return admin.page("newsletter_edit.html", status, job=job, fields=fields, error=error,
@@ -264,17 +277,19 @@ def newsletter_edit(admin: Admin, args: dict) -> Response:
     form = admin.request.form()
     fields = {key: form.get(key, "") for key in ("subject", "text", "html")}
     fields["markdown"] = "yes" if form.get("markdown") == "yes" else ""
+    fields.update(letter_versions.from_form(admin))
     if form.get("action") == "preview":
         try:
             service = svc.find_service(admin.data, newsletters.read_job(admin.data, name).services[0])
         except (BadInput, NotFound, IndexError):
             raise NotFound(admin._("No such newsletter.")) from None
         letter = {"subject": fields["subject"], "body": fields["text"], "html": fields["html"],
-                  "markdown": fields["markdown"]}
-        return newsletter_edit_form(admin, args, fields, preview=preview_letter(admin, service, letter))
+                  "markdown": fields["markdown"], **letter_versions.from_form(admin)}
+        return newsletter_edit_form(admin, args, fields, preview=preview_both(admin, service, letter))
     try:
         newsletters.edit_letter(admin.data, name, fields["subject"], fields["text"],
-                                fields["html"] or None, fields["markdown"] == "yes")
+                                fields["html"] or None, fields["markdown"] == "yes",
+                                letter_versions.changes(admin, fields))
     except NotFound:
         raise NotFound(admin._("No such newsletter.")) from None
     except BadInput as exc:

@@ -9,12 +9,13 @@ from vykhukhol.archive import pages
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.mail import compose
 from vykhukhol.timeutil import format_duration, now
+from vykhukhol.web.admin import letter_versions
 from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.admin.services import _service
 from vykhukhol.web.admin.testletters import SAMPLE, mark, sample_name, send_test
 from vykhukhol.web.http import Response
 
-__all__ = ["SAMPLE", "preview_letter"]
+__all__ = ["SAMPLE", "preview_both", "preview_letter"]
 _SAID = {"subject": "subject", "body": "text", "html": "HTML"}
 
 
@@ -24,12 +25,25 @@ def _letter_form(admin: Admin) -> dict[str, str]:
     fields["public"] = "yes" if form.get("public") == "yes" else ""
     fields["clicks"] = "yes" if form.get("clicks") == "yes" else ""
     fields["markdown"] = "yes" if form.get("markdown") == "yes" else ""
-    return fields
+    return {**fields, **letter_versions.from_form(admin)}
 
 
-def preview_letter(admin: Admin, service: svc.Service, fields: dict[str, str]) -> dict:
+def preview_both(admin: Admin, service: svc.Service, fields: dict[str, str]) -> dict:
+    """:func:`preview_letter` of the form's letter and, under ``other``, of
+    the letter in the other language when the form has one."""
+    out = preview_letter(admin, service, fields)
+    if letter_versions.given(fields):
+        out["other"] = preview_letter(
+            admin, service, letter_versions.as_letter(fields, fields.get("markdown") == "yes"),
+            letter_versions.other_language(admin))
+    return out
+
+
+def preview_letter(admin: Admin, service: svc.Service, fields: dict[str, str],
+                   lang: str | None = None) -> dict:
     """Render a letter for a sample subscriber as it goes out (with its footer
-    and ``web_url``); template errors and unknown variables come back as text.
+    in ``lang``, None: the site's, and ``web_url``); template errors and
+    unknown variables come back as text.
     The HTML part is shown in a sandboxed frame (admin/preview.html); a
     Markdown letter (``fields["markdown"]``) shows the two parts made from it."""
     email = SAMPLE["email"]
@@ -48,9 +62,9 @@ def preview_letter(admin: Admin, service: svc.Service, fields: dict[str, str]) -
     sources = {"subject": fields.get("subject", ""), "body": text, "html": html}
     for key, make in (("subject", lambda source: render.render(source, ctx, "subject", budget)),
                       ("body", lambda source: compose.footed_text(service, admin.settings, ctx,
-                                                                  source, budget)),
+                                                                  source, budget, lang=lang)),
                       ("html", lambda source: compose.footed_html(service, admin.settings, ctx,
-                                                                  source, budget))):
+                                                                  source, budget, lang=lang))):
         source = sources[key]
         if source is None or f"{key}_error" in out:
             continue
@@ -81,18 +95,20 @@ def letter_add(admin: Admin, args: dict) -> Response:
     action = admin.request.form().get("action", "save")
     if action == "preview":
         return admin.page("letter.html", service=service, number=None, fields=fields,
-                          preview=preview_letter(admin, service, fields), error="")
+                          preview=preview_both(admin, service, fields), error="")
     if action == "test":
         return letter_test(admin, service, None, fields)
     try:
         position = int(fields["position"]) if fields["position"].strip() else None
     except ValueError:
         position = None
+    markdown = fields["markdown"] == "yes"
     try:
+        letter_versions.check(admin, fields, markdown)  # before anything is written
         number = svc.add_letter(service, fields["subject"], fields["delay"] or "0s", fields["body"],
                                 fields["html"] or None, position, public=fields["public"] == "yes",
-                                clicks=fields["clicks"] == "yes",
-                                markdown=fields["markdown"] == "yes")
+                                clicks=fields["clicks"] == "yes", markdown=markdown)
+        letter_versions.save(admin, service, number, fields, markdown)
     except BadInput as exc:
         return admin.page("letter.html", 400, service=service, number=None, fields=fields,
                           preview={}, error=exc.text(admin.lang))
@@ -107,7 +123,7 @@ def letter_new(admin: Admin, args: dict) -> Response:
     fields = {"subject": "", "delay": "0s" if first else "1d", "body": "", "html": "", "public": "",
               "clicks": "", "markdown": "",
               "position": admin.request.query.get("position", ""),
-              "test_to": admin.settings["admin_email"]}
+              "test_to": admin.settings["admin_email"], **letter_versions.blank(admin)}
     return admin.page("letter.html", service=service, number=None, fields=fields, preview={}, error="")
 
 
@@ -117,7 +133,8 @@ def letter_page(admin: Admin, args: dict) -> Response:
     fields = {"subject": letter.subject, "delay": format_duration(letter.delay),
               "body": letter.body, "html": letter.html or "", "position": "",
               "public": "yes" if letter.public else "", "test_to": admin.settings["admin_email"],
-              "clicks": "yes" if letter.clicks else "", "markdown": "yes" if letter.markdown else ""}
+              "clicks": "yes" if letter.clicks else "", "markdown": "yes" if letter.markdown else "",
+              **letter_versions.of_letter(admin, letter)}
     return admin.page("letter.html", service=service, number=letter.number, fields=fields,
                       preview={}, error="")
 
@@ -136,13 +153,16 @@ def letter_save(admin: Admin, args: dict) -> Response:
     action = admin.request.form().get("action", "save")
     if action == "preview":
         return admin.page("letter.html", service=service, number=number, fields=fields,
-                          preview=preview_letter(admin, service, fields), error="")
+                          preview=preview_both(admin, service, fields), error="")
     if action == "test":
         return letter_test(admin, service, number, fields)
+    markdown = fields["markdown"] == "yes"
     try:
+        letter_versions.check(admin, fields, markdown)  # before anything is written
         svc.edit_letter(service, number, fields["subject"], fields["delay"] or "0s",
                         fields["body"], fields["html"] or None, public=fields["public"] == "yes",
-                        clicks=fields["clicks"] == "yes", markdown=fields["markdown"] == "yes")
+                        clicks=fields["clicks"] == "yes", markdown=markdown)
+        letter_versions.save(admin, service, number, fields, markdown)
     except BadInput as exc:
         return admin.page("letter.html", 400, service=service, number=number, fields=fields,
                           preview={}, error=exc.text(admin.lang))
