@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from vykhukhol import mail, returntag, tokens
 from vykhukhol.errors import BadInput, StorageError
@@ -31,6 +30,7 @@ from vykhukhol.mail.failures import DeliveryError
 from vykhukhol.mail.header_values import check_address
 from vykhukhol.mail.senders import bounce_address, sender_of
 
+TYPE_CHECKING = False  # typing is not imported: a subscribe post pays for every import
 if TYPE_CHECKING:
     from pathlib import Path
 

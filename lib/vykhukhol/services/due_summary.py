@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import NamedTuple
 
 from vykhukhol import files
 from vykhukhol.datadir import DataDir
 from vykhukhol.files.kv import change_kv, read_kv, time_of, write_kv
+from vykhukhol.records import NamedTuple
 from vykhukhol.timeutil import format_time
 
 

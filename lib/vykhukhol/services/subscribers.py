@@ -25,11 +25,11 @@ import re
 from collections.abc import Callable, Collection, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import NamedTuple
 
 from vykhukhol import files
 from vykhukhol.addresses import email_key
 from vykhukhol.errors import BadInput, Conflict
+from vykhukhol.records import NamedTuple
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import format_time, parse_time
 
