@@ -315,43 +315,52 @@ def _lines_maybe_starting(path: Path, prefix: str) -> Iterator[str]:
     """The lines of ``path`` (as :func:`files.read_lines` has them, in file order)
     that may start with ``prefix`` once lower-cased; a superset of those that do.
 
-    In each block read, a byte search of the ASCII-lower-cased block finds where
-    ``prefix`` begins a line, and only those lines are decoded: a lookup in a big
-    file costs a byte search, not a Python loop over every line. An empty or
-    non-ASCII ``prefix`` reads every line."""
+    In each block read, one case-blind byte search for a line end followed by
+    ``prefix`` finds where it begins a line, and only those lines are decoded:
+    a lookup in a big file costs a search of its bytes, not a Python loop over
+    every line, nor a lower-cased copy of them. An empty or non-ASCII
+    ``prefix`` reads every line."""
     if not prefix or not prefix.isascii():
         yield from files.read_lines(path)
         return
     needle = prefix.encode()
     try:
-        handle = open(path, "rb")
+        handle = open(path, "rb", buffering=0)
     except FileNotFoundError:
         return
+    import re
+
+    # ASCII letters only, as bytes.lower() folds them (a bytes pattern knows no other case).
+    after_a_line_end = re.compile(b"\n" + re.escape(needle), re.IGNORECASE)
+    buffer = bytearray(_BLOCK)  # read into again and again: no new block to allocate each time
     with handle:
-        carry = [b""]  # the start of a line that the last blocks cut
+        carry: list[bytes] = [b""]  # the start of a line that the last blocks cut
         while True:
-            block = handle.read(_BLOCK)
-            if not block:
-                yield from _lines_starting(b"".join(carry), needle)  # a last line without a line end
+            size = handle.readinto(buffer)
+            block = buffer if size == _BLOCK else buffer[:size]
+            if not block:  # a last line without a line end
+                yield from _lines_starting(b"".join(carry), needle, after_a_line_end)
                 return
             first = _LINE_END.search(block)
             if first is None:  # one long line goes on; joined once when it ends,
-                carry.append(block)  # not copied again with every block
+                carry.append(bytes(block))  # not copied again with every block
                 continue
             # Copying a block costs as much as searching it: only the line cut by
             # the last read is joined up; the whole lines after it are searched in place.
             last = max(block.rfind(b"\n"), block.rfind(b"\r")) + 1
-            yield from _lines_starting(b"".join([*carry, block[:first.end()]]), needle)
-            yield from _lines_starting(block, needle, first.end(), last)
-            carry = [block[last:]]
+            yield from _lines_starting(b"".join([*carry, block[:first.end()]]), needle,
+                                       after_a_line_end)
+            yield from _lines_starting(block, needle, after_a_line_end, first.end(), last)
+            carry = [bytes(block[last:])]
 
 
-def _lines_starting(data: bytes, needle: bytes, start: int = 0, stop: int | None = None
-                    ) -> Iterator[str]:
+def _lines_starting(data: bytes | bytearray, needle: bytes, after_a_line_end: re.Pattern[bytes],
+                    start: int = 0, stop: int | None = None) -> Iterator[str]:
     """The lines of ``data`` beginning in ``data[start:stop]`` (where ``start`` and
-    ``stop`` begin lines) whose ASCII-lower-cased bytes may start with ``needle``,
-    decoded as files.read_lines decodes them. If ``data`` holds a character that
-    lower-cases to ASCII, every line there is given."""
+    ``stop`` begin lines) whose ASCII-lower-cased bytes may start with ``needle``
+    (``after_a_line_end`` finds it after a ``\\n``), decoded as files.read_lines
+    decodes them. If ``data`` holds a character that lower-cases to ASCII, every
+    line there is given."""
     stop = len(data) if stop is None else stop
     if not data.isascii() and any(char in data for char in _LOWER_TO_ASCII):
         # A \r\n cut in two reads as an extra empty line, which no prefix starts.
@@ -359,6 +368,24 @@ def _lines_starting(data: bytes, needle: bytes, start: int = 0, stop: int | None
         for line in io.StringIO(text, newline=""):
             yield line.rstrip("\r\n")
         return
+    if data.find(b"\r", start, stop) >= 0:  # a line may end with \r alone: search a lowered copy
+        yield from _lowered_lines_starting(data, needle, start, stop)
+        return
+    if start < stop and data[start:start + len(needle)].lower() == needle:
+        yield _line_at(data, start)
+    # A \n at stop - 1 begins the line at stop, which is not ours.
+    for match in after_a_line_end.finditer(data, start, stop - 1 + len(needle)):
+        yield _line_at(data, match.start() + 1)
+
+
+def _line_at(data: bytes | bytearray, at: int) -> str:
+    end = _LINE_END.search(data, at)
+    return data[at:end.start() if end else len(data)].decode("utf-8", "surrogateescape")
+
+
+def _lowered_lines_starting(data: bytes | bytearray, needle: bytes, start: int, stop: int
+                            ) -> Iterator[str]:
+    """:func:`_lines_starting` where a line may end with a lone \\r."""
     lowered = data.lower()
     limit = stop + len(needle) - 1  # a match must begin before stop
     at = lowered.find(needle, start, limit)
@@ -366,10 +393,9 @@ def _lines_starting(data: bytes, needle: bytes, start: int = 0, stop: int | None
         if at > start and lowered[at - 1] not in b"\r\n":  # inside a line
             at = lowered.find(needle, at + 1, limit)
             continue
-        end = _LINE_END.search(data, at)
-        after = end.start() if end else len(data)
-        yield data[at:after].decode("utf-8", "surrogateescape")
-        at = lowered.find(needle, after, limit)
+        line = _line_at(data, at)
+        yield line
+        at = lowered.find(needle, at + len(line.encode("utf-8", "surrogateescape")), limit)
 
 
 def find(path: Path, email: str) -> Subscriber | None:
