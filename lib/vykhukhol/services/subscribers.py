@@ -186,7 +186,14 @@ class Malformed(NamedTuple):
     reason: str
 
 
-_NOT_UTF8 = re.compile("[\udc80-\udcff]")
+_NOT_UTF8: list[re.Pattern[str]] = []  # compiled when a line that is not ASCII is first read
+
+
+def _not_utf8(line: str) -> bool:
+    """Whether ``line`` holds bytes that were not UTF-8 (surrogate escapes)."""
+    if not _NOT_UTF8:
+        _NOT_UTF8.append(re.compile("[\udc80-\udcff]"))
+    return _NOT_UTF8[0].search(line) is not None
 
 
 _STATES = {state.value: state for state in SubscriberState}
@@ -195,7 +202,7 @@ _STATES = {state.value: state for state in SubscriberState}
 def parse_line(line: str) -> Subscriber:
     # Every line a take or a scan reads comes here: the state is
     # looked up rather than called for, and the counts read one by one.
-    if not line.isascii() and _NOT_UTF8.search(line):
+    if not line.isascii() and _not_utf8(line):
         raise BadInput("the line is not UTF-8 text")
     parts = line.split("\t")
     if len(parts) < len(FIELDS):
