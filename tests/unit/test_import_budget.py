@@ -233,8 +233,8 @@ def interpreter_start() -> frozenset[str]:
 # (what it imports today): a new import fails here even when it is on the
 # path's list, say one a list allows for another reason.
 MOST = {"GET subscribe": 33,  # 30, and the form stamp: web.bots, tokens, _sha256
-        "POST subscribe": 69, "POST subscribe, whole": 98, "link page": 68, "idle tick": 24,
-        "own page": 76, "counted link": 63}
+        "POST subscribe": 69, "POST subscribe, whole": 99, "link page": 68, "idle tick": 24,
+        "own page": 76, "counted link": 64}
 
 
 def within(names: list[str], allowed: set[str], never: set[str], path: str) -> None:
@@ -351,11 +351,12 @@ POST_AFTER = POST_SOON | {
     "vykhukhol.members.held", "vykhukhol.mail", "base64", "_blake2", "vykhukhol.returntag",
     "vykhukhol.mail.outbox_files", "vykhukhol.mail.plain_letters", "vykhukhol.mail.header_values",
     "vykhukhol.mail.quick_letter", "vykhukhol.mail.texts", "vykhukhol.mail.failures",
-    "vykhukhol.mail.senders", "vykhukhol.mail.confirm_letter"}
+    "vykhukhol.mail.senders", "vykhukhol.mail.confirm_letter",
+    "gc"}  # built in: frozen before the fork that does the work (web.cgi)
 NEVER_AFTER_THE_ANSWER = NEVER_ON_A_GET - {"vykhukhol.mail", "vykhukhol.members.membership",
                                            "vykhukhol.services.subscribers"} | {
     "contextlib", "socket", "calendar", "vykhukhol.mail.compose", "vykhukhol.mail.message"}
-MOST_AFTER_THE_ANSWER = 29  # modules the work after the answer adds to the answer's
+MOST_AFTER_THE_ANSWER = 30  # modules the work after the answer adds to the answer's
 
 
 def test_the_whole_subscribe_post(pages_site) -> None:
@@ -417,7 +418,8 @@ def test_the_own_page(pages_site) -> None:
 # one format, shared with newsletters.clicks); no page drawn, no cron watch.
 # The click's line is appended after the answer, once the script's streams
 # are closed: -X importtime, which writes to stderr, sees nothing of it.
-GO_PAGE = READ | SIGNED | {"vykhukhol.web.go", "vykhukhol.files.clicklinks"}
+GO_PAGE = READ | SIGNED | {"vykhukhol.web.go", "vykhukhol.files.clicklinks",
+                           "gc"}  # built in: frozen before the click is written (web.cgi)
 
 
 def test_every_allowed_module_of_ours_is_inside_the_boundary() -> None:
