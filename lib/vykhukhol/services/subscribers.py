@@ -335,8 +335,6 @@ def _lines_maybe_starting(path: Path, prefix: str) -> Iterator[str]:
         handle = open(path, "rb", buffering=0)
     except FileNotFoundError:
         return
-    import re
-
     # ASCII letters only, as bytes.lower() folds them (a bytes pattern knows no other case).
     after_a_line_end = re.compile(b"\n" + re.escape(needle), re.IGNORECASE)
     buffer = bytearray(_BLOCK)  # read into again and again: no new block to allocate each time
@@ -400,9 +398,10 @@ def _lowered_lines_starting(data: bytes | bytearray, needle: bytes, start: int, 
         if at > start and lowered[at - 1] not in b"\r\n":  # inside a line
             at = lowered.find(needle, at + 1, limit)
             continue
-        line = _line_at(data, at)
-        yield line
-        at = lowered.find(needle, at + len(line.encode("utf-8", "surrogateescape")), limit)
+        end = _LINE_END.search(data, at)
+        after = end.start() if end else len(data)
+        yield data[at:after].decode("utf-8", "surrogateescape")
+        at = lowered.find(needle, after, limit)
 
 
 def find(path: Path, email: str) -> Subscriber | None:
