@@ -50,16 +50,22 @@ _INNER = bytes(byte ^ 0x36 for byte in range(256))
 _OUTER = bytes(byte ^ 0x5C for byte in range(256))
 
 
-def sign(secret: bytes, message: bytes) -> str:
-    """HMAC-SHA256 of ``message`` under ``secret`` in hex, cut to
-    :data:`TOKEN_LENGTH`: ``hmac.new(secret, message, hashlib.sha256)``."""
+def mac(secret: bytes, message: bytes) -> bytes:
+    """HMAC-SHA256 of ``message`` under ``secret``, its 32 bytes:
+    ``hmac.new(secret, message, hashlib.sha256).digest()``."""
     key = _sha256(secret).digest() if len(secret) > _BLOCK else bytes(secret)
     key = key.ljust(_BLOCK, b"\0")
     inner = _sha256(key.translate(_INNER))
     inner.update(message)
     outer = _sha256(key.translate(_OUTER))
     outer.update(inner.digest())
-    return outer.hexdigest()[:TOKEN_LENGTH]
+    return outer.digest()
+
+
+def sign(secret: bytes, message: bytes) -> str:
+    """HMAC-SHA256 of ``message`` under ``secret`` in hex, cut to
+    :data:`TOKEN_LENGTH`: ``hmac.new(secret, message, hashlib.sha256)``."""
+    return mac(secret, message).hex()[:TOKEN_LENGTH]
 
 
 TYPE_CHECKING = False  # a form's stamp signs with this module on the page's fast path: no re there

@@ -17,7 +17,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from vykhukhol import settings as settings_mod
-from vykhukhol.files.ini import read_ini
+from vykhukhol.files.ini import read_ini, read_sections
 
 
 def full(text: str) -> dict[str, dict[str, str]] | None:
@@ -68,6 +68,29 @@ line = st.one_of(
 @example("[main]\nx =\n\n  \n")
 def test_the_light_reader_reads_as_configparser_or_not_at_all(text: str) -> None:
     agrees(text)
+    sections_and_error_agree(text)
+
+
+def sections_and_error_agree(text: str) -> None:
+    """read_sections, which settings.ini's and service.ini's readers use: what
+    configparser reads (up to its error, as it leaves them) and its error's line."""
+    parser = configparser.ConfigParser(interpolation=None)
+    problem = None
+    try:
+        parser.read_string(text)
+    except configparser.Error as exc:
+        problem = exc.message.splitlines()[0]
+    assert read_sections(text) == (
+        {name: dict(parser.items(name, raw=True)) for name in parser.sections()}, problem), text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(line, max_size=12).map("\n".join))
+@example("[main]\nlanguage = en\n[main]\nlanguage = ru\n")
+@example("[DEFAULT]\nlanguage = en\n[main]\nx = 1\n")
+@example("x = 1\n[main]\n")
+def test_sections_are_configparser_s_wherever_it_is_needed(text: str) -> None:
+    sections_and_error_agree(text)
 
 
 def test_the_files_our_writers_make_are_read_lightly(site) -> None:

@@ -21,7 +21,8 @@ from support.importscan import modules as _modules
 
 # Bottom first: a package may import from its own row and the rows above it.
 LAYERS: list[set[str]] = [
-    {"vykhukhol", "errors", "i18n", "timeutil", "states", "addresses", "tokens", "returntag"},  # 0 base
+    {"vykhukhol", "errors", "i18n", "timeutil", "states", "addresses", "tokens", "returntag",
+     "records"},  # 0 base
     {"files", "datadir", "settings"},  # 1
     {"render"},  # 2
     {"services"},  # 3

@@ -47,3 +47,24 @@ def test_sign_at_the_block_s_edges(length: int) -> None:
     secret = bytes(range(length))
     assert tokens.sign(secret, b"news\nanna@example.org\nconfirm") == hmac.new(
         secret, b"news\nanna@example.org\nconfirm", hashlib.sha256).hexdigest()[:32]
+
+
+@given(st.binary(max_size=200), st.binary(max_size=300))
+def test_mac_is_the_hmac_module_s_whole_digest(secret: bytes, message: bytes) -> None:
+    assert tokens.mac(secret, message) == hmac.new(secret, message, hashlib.sha256).digest()
+
+
+@given(st.binary(max_size=100), st.text(max_size=40), st.emails())
+def test_a_bounce_tag_and_an_erased_entry_are_what_hashlib_makes(secret: bytes, name: str,
+                                                                address: str) -> None:
+    """returntag and the suppression list hash without hashlib (which loads
+    OpenSSL on a subscribe post), and say what hashlib and hmac say."""
+    from vykhukhol import returntag
+    from vykhukhol.members import suppression
+
+    name_id = hashlib.blake2s(name.encode(), digest_size=returntag.NAME_BYTES).digest()
+    message = "\n".join(("s", name, address.strip().lower())).encode()
+    mac = hmac.new(secret, message, hashlib.sha256).digest()[:returntag.MAC_BYTES]
+    assert returntag.parse(returntag.make(secret, "s", name, address)) == ("s", name_id, mac)
+    assert suppression.hashed(secret, address) == suppression.HASHED + hmac.new(
+        secret, b"suppressed\0" + address.strip().lower().encode(), hashlib.sha256).hexdigest()

@@ -11,8 +11,9 @@ the first ``=`` or ``:`` the delimiter, no inline comments), and returns None
 for anything else: an indented line (a continuation, in configparser), a
 duplicate section or key, ``[DEFAULT]``, a line that is neither. The caller
 then reads the file with configparser, whose answer (its errors included)
-stays the rule. tests/unit/test_ini_reader.py holds the two to each other
-on generated and hostile files.
+stays the rule: :func:`read_sections` does both, for every reader of
+settings.ini and service.ini. tests/unit/test_ini_reader.py holds the two to
+each other on generated and hostile files.
 """
 
 from __future__ import annotations
@@ -46,3 +47,23 @@ def read_ini(text: str) -> dict[str, dict[str, str]] | None:
             return None
         current[key] = stripped[cut + 1:].strip()
     return sections
+
+
+def read_sections(text: str) -> tuple[dict[str, dict[str, str]], str | None]:
+    """The sections of ``text`` as ``configparser.ConfigParser(interpolation=None)``
+    reads them (each with its ``[DEFAULT]`` keys), and the first line of its
+    error, or None when it read the whole text. On an error the sections are
+    what configparser had read by then. :func:`read_ini` answers where it can,
+    so configparser is imported only for a file outside its part."""
+    sections = read_ini(text)
+    if sections is not None:
+        return sections, None
+    import configparser
+
+    parser = configparser.ConfigParser(interpolation=None)
+    problem = None
+    try:
+        parser.read_string(text)
+    except configparser.Error as exc:
+        problem = exc.message.splitlines()[0]
+    return {name: dict(parser.items(name, raw=True)) for name in parser.sections()}, problem

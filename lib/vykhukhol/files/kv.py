@@ -28,18 +28,21 @@ def read_kv(path: str | os.PathLike[str]) -> dict[str, str]:
     return result
 
 
-def write_kv(path: str | os.PathLike[str], values: dict[str, str]) -> None:
-    files.atomic_write(path, [f"{k}\t{v}\n" for k, v in values.items()])
+def write_kv(path: str | os.PathLike[str], values: dict[str, str], synced: bool = True) -> None:
+    """``path`` rewritten atomically; ``synced=False``: without fsyncs
+    (:func:`vykhukhol.files.atomic_write`), for a file a power cut may take back."""
+    files.atomic_write(path, [f"{k}\t{v}\n" for k, v in values.items()], synced=synced)
 
 
-def change_kv(path: Path, change: Callable[[dict[str, str]], object]) -> dict[str, str]:
+def change_kv(path: Path, change: Callable[[dict[str, str]], object],
+              synced: bool = True) -> dict[str, str]:
     """Read-modify-write of one state file under its record lock (what
-    ``change`` returns is not used)."""
+    ``change`` returns is not used); ``synced`` as :func:`write_kv`'s."""
     files.make_folder(path.parent)
     with files.record_lock(path):
         values = read_kv(path)
         change(values)
-        write_kv(path, values)
+        write_kv(path, values, synced)
     return values
 
 

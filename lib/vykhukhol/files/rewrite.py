@@ -36,16 +36,21 @@ def _fsync_dir(folder: str) -> None:
         os.close(fd)
 
 
-def atomic_write(path: str | os.PathLike, content: str | Iterable[str], new_mode: int = FILE_MODE) -> None:
+def atomic_write(path: str | os.PathLike, content: str | Iterable[str], new_mode: int = FILE_MODE,
+                 synced: bool = True) -> None:
     """Replace ``path`` with ``content`` (a string, or lines each ending in \\n).
 
     The file keeps its permissions less any for others (so a group the owner
     shares with the web server keeps working, and a file written 0644 by an
     older version stops being world-readable); a new one gets ``new_mode``
-    masked by the umask."""
+    masked by the umask. ``synced=False``: neither the file nor its folder is
+    fsynced, for a file that may come back old or empty after a power cut
+    (a rate counter, a cache checked against what it summarises); the rename
+    is still atomic, so no reader ever sees half of it."""
     if isinstance(content, str):
         content = (content,)
-    _replace(path, (chunk.encode("utf-8", "surrogateescape") for chunk in content), new_mode)
+    _replace(path, (chunk.encode("utf-8", "surrogateescape") for chunk in content), new_mode,
+             synced=synced)
 
 
 def atomic_write_bytes(path: str | os.PathLike, chunks: Iterable[bytes], new_mode: int = FILE_MODE) -> None:
@@ -70,7 +75,7 @@ def write_public(path: str | os.PathLike, content: str) -> None:
 
 
 def _replace(path: str | os.PathLike, chunks: Iterable[bytes], new_mode: int,
-             public: bool = False) -> None:
+             public: bool = False, synced: bool = True) -> None:
     path = os.fspath(path)
     folder, name = os.path.split(path)
     folder = folder or os.curdir
@@ -82,7 +87,8 @@ def _replace(path: str | os.PathLike, chunks: Iterable[bytes], new_mode: int,
             for chunk in chunks:
                 out.write(chunk)
             out.flush()
-            os.fsync(out.fileno())
+            if synced:
+                os.fsync(out.fileno())
         try:
             try:
                 mode = masked(new_mode) if public else os.stat(path).st_mode & 0o777 & ~NOBODY_ELSE
@@ -93,7 +99,8 @@ def _replace(path: str | os.PathLike, chunks: Iterable[bytes], new_mode: int,
             pass
         os.replace(tmp_name, path)
         tmp_name = None
-        _fsync_dir(folder)
+        if synced:
+            _fsync_dir(folder)
     except OSError as exc:
         raise StorageError(f"cannot write {name}: {exc.strerror or exc}; the old file is kept") from exc
     finally:

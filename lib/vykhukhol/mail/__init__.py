@@ -61,8 +61,7 @@ above them; nothing imports this file from inside the package):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # typing is not imported: a subscribe post pays for every import
 if TYPE_CHECKING:  # each loaded when first named (below)
     from vykhukhol.mail.config import SECURITIES, TRANSPORTS, MailConfig, config_from_settings
     from vykhukhol.mail.headers import POLICY, check_address, clean_header_text

@@ -10,11 +10,11 @@ post writes (:mod:`.confirm_letter`) needs them without Jinja2, which
 from __future__ import annotations
 
 import ipaddress
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from vykhukhol import returntag
 
+TYPE_CHECKING = False  # typing is not imported: a subscribe post pays for every import
 if TYPE_CHECKING:
     from vykhukhol.services import Service
     from vykhukhol.settings import Settings

@@ -26,20 +26,19 @@ A batch (an import, a newsletter's gate) reads the file once into a set.
 from __future__ import annotations
 
 import enum
-import hashlib
-import hmac
 import os
 from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import TYPE_CHECKING, NamedTuple
 
-from vykhukhol import files
+from vykhukhol import files, tokens
 from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
 from vykhukhol.files import events
+from vykhukhol.records import NamedTuple
 from vykhukhol.timeutil import format_time, parse_time
 
+TYPE_CHECKING = False  # typing is not imported: a subscribe post pays for every import
 if TYPE_CHECKING:
     import mmap
 
@@ -113,8 +112,8 @@ def path(data: DataDir):
 
 def hashed(secret: bytes, email: str) -> str:
     """The entry an erased address leaves: its keyed hash, never the address."""
-    digest = hmac.new(secret, b"suppressed\0" + email_key(email).encode(), hashlib.sha256)
-    return HASHED + digest.hexdigest()
+    # tokens' HMAC-SHA256, as hmac's: hmac and hashlib would load OpenSSL on a subscribe post
+    return HASHED + tokens.mac(secret, b"suppressed\0" + email_key(email).encode()).hex()
 
 
 def _parse(line: str) -> Entry | None:

@@ -14,11 +14,11 @@ service, address, time noted, and ``debug`` for a held one.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import NamedTuple
 
 from vykhukhol import files
 from vykhukhol.datadir import DataDir
 from vykhukhol.files.kv import time_of
+from vykhukhol.records import NamedTuple
 from vykhukhol.timeutil import format_time
 
 UNSENT = "unsent-confirmations"

@@ -9,13 +9,13 @@ service's series are :mod:`vykhukhol.services.series`; its subscribers,
 
 from __future__ import annotations
 
-import configparser
 import os
 
 from vykhukhol import files
 from vykhukhol.addresses import check_mailbox, clean_name
 from vykhukhol.datadir import DataDir, check_name
 from vykhukhol.errors import BadInput, Conflict, NotFound, StorageError
+from vykhukhol.files.ini import read_sections
 
 TYPE_CHECKING = False  # typing itself is not imported: every CGI page loads this module
 if TYPE_CHECKING:
@@ -171,13 +171,10 @@ def find_service(data: DataDir, name: str) -> Service:
 
 
 def _load(folder: Path, db: str) -> Service:
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read_string(files.read_text(folder / "service.ini", "") or "")
-    except configparser.Error:
-        pass  # an unreadable service.ini reads as a disabled service with defaults
-    section = parser["service"] if parser.has_section("service") else {}
-    get = section.get if section else (lambda key, default="": default)
+    # An unreadable service.ini reads as a disabled service with defaults (what
+    # configparser read of it before its error counts, as it always did).
+    sections, _problem = read_sections(files.read_text(folder / "service.ini", "") or "")
+    get = sections.get("service", {}).get
     service = Service(name=folder.name, db=db, folder=folder)
     service.title = get("title", "") or folder.name
     for flag, default in (("enabled", "no"), ("delete_finished", "no"), ("public", "yes"),

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import NamedTuple
 
 from vykhukhol import files
 from vykhukhol.datadir import DataDir
 from vykhukhol.files.kv import change_kv, read_kv, time_of, write_kv
+from vykhukhol.records import NamedTuple
 from vykhukhol.timeutil import format_time
 
 
@@ -67,7 +67,9 @@ def lower_due(data: DataDir, service: str, moment: datetime | None, path: Path) 
         if moment is not None and (current is None or moment < current):
             values["next"] = format_time(moment)
         values["stamp"] = file_stamp(path)
-    change_kv(summary, change)
+    # Not fsynced: after a power cut an old or missing summary only costs the
+    # next run a full read (its stamp no longer matches the file, which is).
+    change_kv(summary, change, synced=False)
 
 
 def forget_due(data: DataDir, service: str) -> None:

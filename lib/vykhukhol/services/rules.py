@@ -8,15 +8,15 @@ docs/design/run.md#run-steps.
 
 from __future__ import annotations
 
-import hashlib
 from datetime import datetime
-from typing import TYPE_CHECKING, NamedTuple
 
 from vykhukhol import services as svc
+from vykhukhol.records import NamedTuple
 from vykhukhol.services.subscribers import Subscriber
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import UTC, after
 
+TYPE_CHECKING = False  # typing is not imported: a subscribe post pays for every import
 if TYPE_CHECKING:
     from vykhukhol.settings import Settings
 
@@ -39,6 +39,8 @@ class Rules(NamedTuple):  # not a dataclass: a subscribe post need not import da
         text = f"{self.delays}|{self.reminder_period}|{self.reminder_count}|{self.delete_finished}"
         if self.bounce_limit != MAX_FAILURES:  # indexes made before the setting stay good
             text += f"|{self.bounce_limit}"
+        import hashlib  # a run's: a subscribe post needs no fingerprint
+
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

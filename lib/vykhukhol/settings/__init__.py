@@ -11,10 +11,9 @@ by FTP never stops the sender.
 
 from __future__ import annotations
 
-import configparser
-
 from vykhukhol import files
 from vykhukhol.errors import BadInput
+from vykhukhol.files.ini import read_sections
 from vykhukhol.settings.keys import (  # noqa: F401 - the schema's names, as callers know them
     KEYS,
     MIN_HOOK_KEY,
@@ -40,19 +39,17 @@ if TYPE_CHECKING:
 
 
 def load(path: Path) -> Settings:
-    parser = configparser.ConfigParser(interpolation=None)
     problems: list[BadInput] = []
-    text = files.read_text(path, "") or ""
-    try:
-        parser.read_string(text)
-    except configparser.Error as exc:
+    # configparser's reading, without importing it for a file of the plain part (files.ini)
+    sections, problem = read_sections(files.read_text(path, "") or "")
+    if problem is not None:
         problems.append(BadInput("settings.ini cannot be read ({reason}); defaults are used",
-                                 reason=exc.message.splitlines()[0]))
-        parser = configparser.ConfigParser(interpolation=None)
+                                 reason=problem))
+        sections = {}
     raw = {}
     for name, spec in KEYS.items():
-        if parser.has_option(spec.section, spec.name):
-            raw[name] = parser.get(spec.section, spec.name)
+        if spec.name in sections.get(spec.section, {}):
+            raw[name] = sections[spec.section][spec.name]
     return Settings(raw, problems)
 
 

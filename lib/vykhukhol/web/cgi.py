@@ -99,6 +99,11 @@ def _after_answer(later: list) -> None:
     the work is done here, as before. A letter cut short anyway stays noted
     for the next run (members.unsent)."""
     _flush()
+    # What the process holds now is left out of the child's garbage
+    # collections, which would otherwise touch (and so copy) every page of it.
+    import gc
+
+    gc.freeze()
     # Forked before the streams close: at their end of file the web server may
     # end this process at once, and the child must exist (in its own session)
     # by then.

@@ -109,16 +109,22 @@ class Counter:
 
     A plain class, not a dataclass: a subscribe post counts its try before
     its answer, and dataclasses (with inspect, ast and dis) would cost that
-    answer a few milliseconds (docs/design/startup.md#startup-rules)."""
+    answer a few milliseconds (docs/design/startup.md#startup-rules).
 
-    __slots__ = ("path", "window")
+    ``synced=False``: the file is rewritten without fsyncs, for a count whose
+    last tries a power cut may take back without harm (a subscribe post's
+    caps: at worst a few more posts are let through after the machine comes
+    back); the login lockout keeps every try."""
 
-    def __init__(self, path: Path, window: float) -> None:
+    __slots__ = ("path", "window", "synced")
+
+    def __init__(self, path: Path, window: float, synced: bool = True) -> None:
         self.path = path
         self.window = window  # seconds
+        self.synced = synced
 
     def __repr__(self) -> str:
-        return f"Counter(path={self.path!r}, window={self.window!r})"
+        return f"Counter(path={self.path!r}, window={self.window!r}, synced={self.synced!r})"
 
     def take(self, key: str, limit: int, count: bool = True,
              clock: Callable[[], float] = time.time) -> float:
@@ -142,7 +148,7 @@ class Counter:
             self._prune(values, now)
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        kv.change_kv(self.path, change)
+        kv.change_kv(self.path, change, self.synced)
         return wait
 
     def forget(self, key: str) -> None:

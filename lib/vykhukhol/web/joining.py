@@ -14,8 +14,7 @@ This module is imported only by that work: the answer pays for none of it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # typing is not imported: a subscribe post pays for every import
 if TYPE_CHECKING:
     from vykhukhol.datadir import DataDir
     from vykhukhol.settings import Settings

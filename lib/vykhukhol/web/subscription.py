@@ -216,7 +216,7 @@ def hourly_cap(data: DataDir, site: Site, client: str) -> Callable[[bool], bool]
     def may_mail(sends: bool) -> bool:
         from vykhukhol.web.clients import Counter, client_key
 
-        counter = Counter(data.state / "subscribes", SUBSCRIBE_WINDOW)
+        counter = Counter(data.state / "subscribes", SUBSCRIBE_WINDOW, synced=False)
         return not counter.take(f"ip {client_key(client)}",
                                 site.settings["subscribe_hourly_limit"])
 
