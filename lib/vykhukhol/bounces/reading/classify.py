@@ -154,7 +154,8 @@ def classify(raw: bytes, separator: str) -> Verdict:
     try:
         text = formats.report_text(message, parts)
         dsn = {failed.address: failed for failed in
-               formats.delivery_status(parts) or formats.json_failures(text)}
+               formats.delivery_status(parts) or formats.json_failures(text)
+               or formats.text_fields(text)}
         temporary, permanent = _named_by_report(text, set(dsn), temporary, permanent)
         readings = _readings(message, text, dsn, subject, temporary | permanent)
     except Exception as exc:  # noqa: BLE001 - our own readers must never cost the library's verdict
@@ -179,7 +180,8 @@ def classify(raw: bytes, separator: str) -> Verdict:
             verdict.reason += f" ({status})"
         verdict.reason = "; ".join([verdict.reason, *notes])
         return verdict
-    if _auto_submitted(message):
+    if _auto_submitted(message) and message.get_content_type() != "multipart/report":
+        # sendmail and Postfix mark their delivery reports Auto-Submitted too.
         verdict.kind, verdict.reason = AUTO_REPLY, "an automatic reply (vacation or similar)"
     elif _looks_like_report(message, subject) or notes:
         verdict.reason = "a delivery report with no failed address that could be read"
