@@ -226,3 +226,41 @@ def test_a_delivery_report_marked_auto_submitted_is_no_automatic_reply():
     verdict = kinds.classify(raw, "+")
     assert verdict.kind == kinds.KEPT
     assert verdict.reason == "a delivery report with no failed address that could be read"
+
+
+def test_a_report_that_names_nobody_is_read_for_whom_the_returned_letter_was_carried():
+    # Exim-like words from a sender no robot's name marks ("ndr@"), the failed
+    # address only in the returned letter's last hop; its To: is a list.
+    raw = f"""\
+From: ndr@mx.example.net
+To: news+bounce@example.com
+Subject: Mail delivery failed: returning message to sender
+MIME-Version: 1.0
+Content-Type: multipart/mixed; boundary="n"
+
+--n
+Content-Type: text/plain
+
+This message was created automatically by mail delivery software.
+A message that you sent could not be delivered to one or more of its recipients.
+One or more of the recipients are not a valid user of the system.
+
+--n
+Content-Type: message/rfc822
+
+Received: from mx.example.com (mx.example.com [192.0.2.1])
+\tby mx.example.net with ESMTP id 47mmbl
+\tfor <{RECIPIENT}>; Mon, 30 Dec 2019 18:46:11 +0000
+To: "The weekly list" <weekly@example.com>
+From: news@example.com
+Subject: The weekly letter
+
+Hello.
+--n--
+""".encode()
+    verdict = kinds.classify(raw, "+")
+    assert verdict.named == {RECIPIENT}
+    assert (verdict.cause, verdict.readings[RECIPIENT].sure) == (Cause.GONE, False)
+    # a last hop "for" no address: nobody, never the letter's To:
+    unnamed = raw.replace(f"for <{RECIPIENT}>".encode(), b"for <luser@otherhost.invalid>")
+    assert kinds.classify(unnamed, "+").named == set()

@@ -390,9 +390,27 @@ _REPORT_WORDS = re.compile(r"could not be delivered|undeliverable|not delivered|
 
 def _says_undelivered(message: Message, text: str) -> bool:
     """A mail system's message whose subject says nothing ("Re: …") but whose
-    first lines say the letter was not delivered (Verizon, some carriers)."""
+    first lines say the letter was not delivered (Verizon, some carriers); or
+    one from no robot's name that says so under a report's subject and returns
+    the letter (an "ndr@" sender)."""
     sender = _first_address(_header(message, "from"))
-    return formats._ROBOTS.match(sender) is not None and bool(_REPORT_WORDS.search(text[:2000]))
+    said = bool(_REPORT_WORDS.search(text[:2000]))
+    subject = _header(message, "subject")
+    return said and (formats._ROBOTS.match(sender) is not None or (
+        bool(_REPORT_SUBJECT.search(subject)) and not _REPLY.match(subject)
+        and any(part.get_content_type() == "message/rfc822" for part in _walk(message))))
+
+
+_REPLY = re.compile(r"\s*(?:re|fwd?|aw|wg)\s*:", re.IGNORECASE)
+
+
+def _returned_to(message: Message, ours: set[str]) -> set[str]:
+    """The recipient of the letter a report returned, when its words name nobody."""
+    for part in list(_walk(message))[1:]:
+        if part.get_content_type() in ("message/rfc822", "text/rfc822-headers"):
+            address = formats.returned_recipient(_inner(part), ours)
+            return {address} if address else set()
+    return set()
 
 
 def _named_by_report(text: str, ours: set[str], temporary: set[str],
@@ -427,7 +445,7 @@ def _readings(message: Message, text: str, dsn: dict[str, formats.Failed], subje
     elif dsn:
         wanted = set(dsn)
     else:
-        wanted = set(near)
+        wanted = set(near) or _returned_to(message, ours)
     warning = formats.is_warning(subject, text)
     result = {}
     for address in wanted:

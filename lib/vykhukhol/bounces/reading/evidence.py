@@ -37,7 +37,7 @@ GONE_PHRASES = (
     "invalid final delivery userid", "unknown user:", "(000c05a6)", "unknown recipient",
     "please check if address is correct", "no valid recipients for this mm",
     "because the address couldn't be found",
-    "no mailbox here by that name",
+    "no mailbox here by that name", "not a valid user",
 )
 GONE_PAIRS = (("interscan messaging security suite", "unable to deliver"),)
 # Old directory servers' words for a name they do not hold (phquery,
@@ -124,10 +124,11 @@ def dead_words(text: str) -> tuple[str, str]:
         (" … ".join(pair) for pair in GONE_PAIRS if aligned(lower, pair)), "")
     if seen:
         return "userunknown", seen
-    seen = next((phrase for phrase in DIRECTORY_PHRASES if phrase in lower), "")
     found = _NO_MATCH.search(lower)
-    if seen or found:
-        return "userunknown", seen or found.group(0)
+    seen = next((phrase for phrase in DIRECTORY_PHRASES if phrase in lower), "") or (
+        found.group(0) if found else "")
+    if seen:
+        return "userunknown", seen
     seen = account_disabled(lower)
     return ("suspend", seen) if seen else ("", "")
 

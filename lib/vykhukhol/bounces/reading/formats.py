@@ -199,7 +199,8 @@ def report_text(message: Message, parts: list[Message]) -> str:
     for _ in range(20):
         # Headers the report quotes in its own words ("… a message you sent with
         # the following header fields:", PMDF) are not the returned letter.
-        if cut is None or not text[:cut.start()].rstrip().endswith(":"):
+        if cut is None or text[cut.start()] not in " \t" \
+                or not text[:cut.start()].rstrip().endswith(":"):
             break
         cut = _RETURNED.search(text, text.find("\n\n", cut.end()) + 1 or len(text))
     return text[:cut.start()] if cut else text
@@ -269,6 +270,22 @@ def text_failures(text: str, ours: set[str]) -> list[Failed]:
                 known.text += "\n" + _near(lines, number)
     # A postmaster is named as the failed recipient only when nobody else is.
     return list((found or robots).values())
+
+
+_FOR = re.compile(r"\bfor\s+<?([^\s<>;]{1,254}@[^\s<>;]{1,254}?)>?(?:;|\s|$)", re.IGNORECASE)
+
+
+def returned_recipient(letter: Message, ours: set[str]) -> str:
+    """The recipient a returned letter was carried to, for a report that names
+    nobody in its own words: the "for <a@b>" of its last hop (its topmost
+    Received); "" for none. Never its To:, which may be a list, or a person
+    the letter was not carried to."""
+    for received in letter.get_all("received") or []:
+        found = _FOR.search(_unfold(received))
+        if found:
+            address = checked(found.group(1))
+            return address if address and address not in ours else ""
+    return ""
 
 
 def window(text: str, address: str) -> str:
