@@ -127,6 +127,11 @@ def test_a_directory_that_holds_no_such_name_is_gone_in_doubt(words):
     assert (found.cause, found.sure) == (Cause.GONE, False)
 
 
+def test_sendmails_addressee_unknown_under_a_disabled_code_is_gone():
+    found = reading(postfix(f"550 5.2.1 <{RECIPIENT}>... Addressee unknown, relay=[192.0.2.9]"))
+    assert found.cause is Cause.GONE
+
+
 def test_mdaemons_warning_over_a_final_refusal_is_no_delay():
     raw = f"""\
 From: MDaemon@mx.example.org

@@ -37,7 +37,7 @@ GONE_PHRASES = (
     "invalid final delivery userid", "unknown user:", "(000c05a6)", "unknown recipient",
     "please check if address is correct", "no valid recipients for this mm",
     "because the address couldn't be found",
-    "no mailbox here by that name", "not a valid user",
+    "no mailbox here by that name", "not a valid user", "addressee unknown",
 )
 GONE_PAIRS = (("interscan messaging security suite", "unable to deliver"),)
 # Old directory servers' words for a name they do not hold (phquery,
