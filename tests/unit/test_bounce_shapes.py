@@ -108,6 +108,21 @@ def test_a_dead_mailbox_in_another_language_is_gone_in_doubt(words):
     assert (found.cause, found.sure) == (Cause.GONE, False)
 
 
+def test_a_dead_mailbox_in_another_language_under_exchanges_heading_is_gone():
+    raw = f"""\
+From: postmaster@mx.example.org
+To: news+bounce@example.com
+Subject: Undeliverable: The weekly letter
+MIME-Version: 1.0
+Content-Type: text/plain; charset=utf-8
+
+Error al entregar a estos destinatarios o grupos:
+{RECIPIENT}
+La dirección de correo electrónico que escribió no existe (550).
+""".encode()
+    assert reading(raw).cause is Cause.GONE
+
+
 @pytest.mark.parametrize("words", [
     "450 El buzón no existe",  # a 4xx is never gone
     "550 Le groupe n'existe pas ou vous n'êtes pas autorisé à y publier",  # a group refusing a post

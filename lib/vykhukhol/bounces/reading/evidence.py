@@ -46,9 +46,9 @@ DIRECTORY_PHRASES = ("no matches to nameserver query", "not in the directory",
                      "does not have a final email delivery point")
 _NO_MATCH = re.compile(r"did not (?:exactly )?match (?:an?|any) [\w .-]{0,40}?(?:address|user|name)")
 # Words of a dead mailbox in the languages real mail systems answer in; read
-# only from a permanent refusal that speaks of no group or permission (Google
-# Groups refuses a post in the sender's language: "le groupe … n'existe pas
-# ou … pas autorisé").
+# only from a permanent refusal that speaks of no permission (Google Groups
+# refuses a post in the sender's language: "le groupe … n'existe pas ou …
+# pas autorisé").
 FOREIGN_PHRASES = (
     # Spanish
     "no existe", "casilla ha expirado", "usuario desconocido", "destinatario desconocido",
@@ -70,9 +70,10 @@ FOREIGN_PHRASES = (
     "нет такого пользователя", "не существует", "пользователь не найден",
     "неизвестный пользователь",
 )
-_GROUP_WORDS = ("group", "groupe", "grupo", "gruppe", "gruppo", "grupa", "групп", "autoris",
-                "autoriz", "permission", "permiso", "permissão", "berechtig", "uprawnie",
-                "разреш", "прав на")
+# Its words of permission, not of the group: Exchange heads every report
+# "… recipients or groups" ("destinatarios o grupos") in the same languages.
+_GROUP_WORDS = ("autoris", "autoriz", "permission", "permiso", "permissão", "berechtig",
+                "uprawnie", "разреш", "прав на")
 # Words that say a 5.1.1 was about our envelope sender or a relay, not the
 # recipient; and Sisimai's reasons whose words, beside a 5.1.1, say the same
 # ("550 RCPT TO:<a@b> max message size exceeded" under Status: 5.1.1).
@@ -135,7 +136,8 @@ def dead_words(text: str) -> tuple[str, str]:
 
 def foreign_dead_words(text: str) -> str:
     """The words of ``text`` that say, in a language other than English, that the
-    mailbox does not exist; "" for none, or when it speaks of a group or a permission."""
+    mailbox does not exist; "" for none, or when it speaks of a permission (to post
+    to a group)."""
     lower = _plain(text)
     if any(word in lower for word in _GROUP_WORDS):
         return ""
