@@ -205,7 +205,9 @@ def test_bombs_in_the_mailbox_cannot_stop_the_sending(site, smtp_server, dovecot
     lines = bounce_log(site)
     assert sorted(line[2] for line in lines) == ["permanent"] + ["refused"] * len(BOMBS)
     for line in lines:
-        assert "b'" not in line[6] and line[6].count("@") <= 1
+        # a bomb's line names no address; the report's may quote its own words
+        # ("Recipient address: userx@sims-ms-daemon … recipient reached disk quota")
+        assert "b'" not in line[6] and line[6].count("@") <= (1 if line[2] == "refused" else 2)
     assert [line[4] for line in lines if line[2] == "permanent"] == [DEAD]
     assert dovecot.messages() == []  # nothing left to hold up the next run
     if scheme == "imaps":

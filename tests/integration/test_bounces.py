@@ -345,6 +345,29 @@ def test_a_kept_message_is_stored_for_the_admin_and_acts_on_nothing(site):
     assert bounce_log(site)[-1][2] == "kept"
 
 
+def test_a_report_naming_no_address_that_can_be_read_is_logged_and_shown_as_such(site):
+    # sendmail marks its reports Auto-Submitted; this one's only failed address is an
+    # encoded word (no address a list holds): a report kept for the admin, not an auto-reply.
+    pipe_site(site)
+    site.subscriber("course", DEAD)
+    sender = tagged_sender(site, None, "s", "course", DEAD)
+    report = dsn("=?utf-8?B?8J+QiA==?=@example.org", sender, "<lesson-1@example.com>",
+                 status="5.1.1", diagnostic="smtp; 550 5.1.1 User unknown")
+    before = snapshot(site)
+    pipe(site, report.replace(b"MIME-Version", b"Auto-Submitted: auto-generated (failure)\n"
+                                               b"MIME-Version", 1))
+    assert snapshot(site) == before
+    line = bounce_log(site)[-1]
+    assert line[2] == "kept"
+    assert "a delivery report with no failed address that could be read" in line[-1]
+    assert list((site.data.root / "bounces" / "kept").glob("*.eml"))
+    status, page = admin_get(site, "/bounces")
+    assert status == 200 and "a delivery report with no failed address that could be read" in page
+    status, page = admin_get(site, "/bounces", "ru")
+    assert "отчёт о недоставке, в котором не удалось прочесть ни одного недоставленного адреса" \
+        in page
+
+
 def test_two_readers_at_once_count_each_message_once(site):
     """The pipe and a second pipe deliver the same message together (a mail server retrying)."""
     pipe_site(site)

@@ -154,7 +154,8 @@ def classify(raw: bytes, separator: str) -> Verdict:
     try:
         text = formats.report_text(message, parts)
         dsn = {failed.address: failed for failed in
-               formats.delivery_status(parts) or formats.json_failures(text)}
+               formats.delivery_status(parts) or formats.json_failures(text)
+               or formats.text_fields(text)}
         temporary, permanent = _named_by_report(text, set(dsn), temporary, permanent)
         readings = _readings(message, text, dsn, subject, temporary | permanent)
     except Exception as exc:  # noqa: BLE001 - our own readers must never cost the library's verdict
@@ -179,7 +180,8 @@ def classify(raw: bytes, separator: str) -> Verdict:
             verdict.reason += f" ({status})"
         verdict.reason = "; ".join([verdict.reason, *notes])
         return verdict
-    if _auto_submitted(message):
+    if _auto_submitted(message) and message.get_content_type() != "multipart/report":
+        # sendmail and Postfix mark their delivery reports Auto-Submitted too.
         verdict.kind, verdict.reason = AUTO_REPLY, "an automatic reply (vacation or similar)"
     elif _looks_like_report(message, subject) or notes:
         verdict.reason = "a delivery report with no failed address that could be read"
@@ -388,9 +390,27 @@ _REPORT_WORDS = re.compile(r"could not be delivered|undeliverable|not delivered|
 
 def _says_undelivered(message: Message, text: str) -> bool:
     """A mail system's message whose subject says nothing ("Re: …") but whose
-    first lines say the letter was not delivered (Verizon, some carriers)."""
+    first lines say the letter was not delivered (Verizon, some carriers); or
+    one from no robot's name that says so under a report's subject and returns
+    the letter (an "ndr@" sender)."""
     sender = _first_address(_header(message, "from"))
-    return formats._ROBOTS.match(sender) is not None and bool(_REPORT_WORDS.search(text[:2000]))
+    said = bool(_REPORT_WORDS.search(text[:2000]))
+    subject = _header(message, "subject")
+    return said and (formats._ROBOTS.match(sender) is not None or (
+        bool(_REPORT_SUBJECT.search(subject)) and not _REPLY.match(subject)
+        and any(part.get_content_type() == "message/rfc822" for part in _walk(message))))
+
+
+_REPLY = re.compile(r"\s*(?:re|fwd?|aw|wg)\s*:", re.IGNORECASE)
+
+
+def _returned_to(message: Message, ours: set[str]) -> set[str]:
+    """The recipient of the letter a report returned, when its words name nobody."""
+    for part in list(_walk(message))[1:]:
+        if part.get_content_type() in ("message/rfc822", "text/rfc822-headers"):
+            address = formats.returned_recipient(_inner(part), ours)
+            return {address} if address else set()
+    return set()
 
 
 def _named_by_report(text: str, ours: set[str], temporary: set[str],
@@ -425,7 +445,7 @@ def _readings(message: Message, text: str, dsn: dict[str, formats.Failed], subje
     elif dsn:
         wanted = set(dsn)
     else:
-        wanted = set(near)
+        wanted = set(near) or _returned_to(message, ours)
     warning = formats.is_warning(subject, text)
     result = {}
     for address in wanted:

@@ -5,6 +5,8 @@ reputation is never read as gone by its words, and a 4xx never at all."""
 
 from __future__ import annotations
 
+import re
+
 from vykhukhol.bounces.reading.matching import (
     BY_PHRASE,
     BY_PROVIDER,
@@ -19,8 +21,12 @@ from vykhukhol.bounces.reading.matching import (
 # The enhanced codes that say the address is gone (docs/design/bounces.md#bounces-rules):
 # no such mailbox, no such domain, the account disabled.
 GONE_CODES = {"5.1.0": "userunknown", "5.1.1": "userunknown", "5.1.3": "userunknown",
-              "5.1.2": "hostunknown", "5.4.4": "hostunknown", "5.2.1": "suspend",
-              "5.7.13": "suspend"}
+              "5.1.10": "userunknown", "5.1.2": "hostunknown", "5.4.4": "hostunknown",
+              "5.2.1": "suspend", "5.7.13": "suspend"}
+# "Bad destination mailbox" (5.1.1, and Microsoft's 5.1.10 "recipient not
+# found"), "bad destination system" (5.1.2): gone whatever the words say, when
+# none of them says the refusal was about something else.
+BAD_DESTINATION = ("5.1.1", "5.1.10", "5.1.2")
 # Sentences single mail systems write about a recipient that does not exist,
 # whatever the command (Sisimai's lhost readers: Domino, Notes, IMail,
 # Exchange 2003, InterScan MSS, Verizon, Outlook).
@@ -31,9 +37,50 @@ GONE_PHRASES = (
     "invalid final delivery userid", "unknown user:", "(000c05a6)", "unknown recipient",
     "please check if address is correct", "no valid recipients for this mm",
     "because the address couldn't be found",
-    "no mailbox here by that name",
+    "no mailbox here by that name", "not a valid user", "addressee unknown",
 )
 GONE_PAIRS = (("interscan messaging security suite", "unable to deliver"),)
+# Old directory servers' words for a name they do not hold (phquery,
+# LLNL's, Domino's and others' directories): gone, in doubt.
+DIRECTORY_PHRASES = ("no matches to nameserver query", "not in the directory",
+                     "does not have a final email delivery point")
+_NO_MATCH = re.compile(r"did not (?:exactly )?match (?:an?|any) [\w .-]{0,40}?(?:address|user|name)")
+# Words of a dead mailbox in the languages real mail systems answer in; read
+# only from a permanent refusal that speaks of no permission (Google Groups
+# refuses a post in the sender's language: "le groupe … n'existe pas ou …
+# pas autorisé").
+FOREIGN_PHRASES = (
+    # Spanish
+    "no existe", "casilla ha expirado", "usuario desconocido", "destinatario desconocido",
+    "inexistente",
+    # French
+    "n'existe pas", "n’existe pas", "adresse inconnue", "utilisateur inconnu",
+    "destinataire inconnu",
+    # Polish
+    "nie istnieje", "mailbox not available", "konto niedostepne", "konto niedostępne",
+    "nieznany użytkownik", "nieznany adresat",
+    # German
+    "existiert nicht", "empfänger unbekannt", "benutzer unbekannt", "adresse unbekannt",
+    "unbekannter empfänger", "unbekannter benutzer",
+    # Portuguese
+    "não existe", "nao existe", "usuário desconhecido", "destinatário desconhecido",
+    # Italian
+    "non esiste", "utente sconosciuto", "destinatario sconosciuto", "inesistente",
+    # Russian
+    "нет такого пользователя", "не существует", "пользователь не найден",
+    "неизвестный пользователь",
+)
+# Its words of permission, not of the group: Exchange heads every report
+# "… recipients or groups" ("destinatarios o grupos") in the same languages.
+_GROUP_WORDS = ("autoris", "autoriz", "permission", "permiso", "permissão", "berechtig",
+                "uprawnie", "разреш", "прав на")
+# Words that say a 5.1.1 was about our envelope sender or a relay, not the
+# recipient; and Sisimai's reasons whose words, beside a 5.1.1, say the same
+# ("550 RCPT TO:<a@b> max message size exceeded" under Status: 5.1.1).
+_NOT_RECIPIENT = ("sender", "relaying", "relay access", "relay not", "relay denied")
+_OTHER_REASONS = ("mesgtoobig", "exceedlimit", "mailboxfull", "norelaying", "blocked",
+                  "spamdetected", "virusdetected", "policyviolation", "badreputation",
+                  "authfailure", "requireptr", "toomanyconn", "speeding")
 # Words that say an account is disabled or closed (Sisimai reads most as suspend, soft).
 _DISABLED = ("account disabled", "account is disabled", "account has been disabled",
              "mailbox disabled", "mailbox is disabled", "account is deactivated",
@@ -58,6 +105,14 @@ def speaks_of_content(text: str) -> bool:
     return any(word in lower for word in _CONTENT)
 
 
+def not_about_recipient(text: str) -> bool:
+    """Whether ``text`` says the refusal was about our sender, a relay or the
+    letter (its size, a quota, a block list …) rather than a dead mailbox."""
+    lower = _plain(text)
+    return any(word in lower for word in _NOT_RECIPIENT) or any(
+        match(name, lower) for name in _OTHER_REASONS)
+
+
 def dead_words(text: str) -> tuple[str, str]:
     """(Sisimai's reason name, the words) where ``text`` says the mailbox or the
     domain does not exist or the account is disabled; ("", "") when it does not."""
@@ -70,8 +125,23 @@ def dead_words(text: str) -> tuple[str, str]:
         (" … ".join(pair) for pair in GONE_PAIRS if aligned(lower, pair)), "")
     if seen:
         return "userunknown", seen
+    found = _NO_MATCH.search(lower)
+    seen = next((phrase for phrase in DIRECTORY_PHRASES if phrase in lower), "") or (
+        found.group(0) if found else "")
+    if seen:
+        return "userunknown", seen
     seen = account_disabled(lower)
     return ("suspend", seen) if seen else ("", "")
+
+
+def foreign_dead_words(text: str) -> str:
+    """The words of ``text`` that say, in a language other than English, that the
+    mailbox does not exist; "" for none, or when it speaks of a permission (to post
+    to a group)."""
+    lower = _plain(text)
+    if any(word in lower for word in _GROUP_WORDS):
+        return ""
+    return next((phrase for phrase in FOREIGN_PHRASES if phrase in lower), "")
 
 
 def account_disabled(text: str) -> str:
@@ -107,9 +177,14 @@ def gone_by_evidence(status: str, code: str, text: str,
     if by_code in ("userunknown", "hostunknown"):
         if rule == BY_PROVIDER:
             return None
+        if status in BAD_DESTINATION and not not_about_recipient(lower):
+            return by_code, BY_STATUS, status, True
         seen = match(by_code, lower) or match("hostunknown", lower)
         return (by_code, BY_STATUS, status, True) if seen else None
     name, seen = dead_words(lower)
+    if not name and "4" not in (status[:1], code[:1]):
+        seen = foreign_dead_words(lower)
+        name = "userunknown" if seen else ""
     if not name:
         return None
     if by_code:

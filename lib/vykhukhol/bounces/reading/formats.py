@@ -39,7 +39,8 @@ _WARNING = re.compile(r"\b(?:delayed|delay(?:ed)? notification|warning|will (?:k
 # A line that quotes the letter's sender ("MAIL FROM: a@b", "From: a@b") or
 # names whom to ask for help ("please contact <support@…>").
 _SENDER_LINE = re.compile(r"^\s*(?:mail from|from|sender|reply-to|return-path|envelope-from)\s*:|"
-                          r"contact|send mail to|ご連絡|お問い合わせ|できない場合は", re.IGNORECASE)
+                          r"(?<![\w.+-])contact(?![\w@.-])|send mail to|ご連絡|お問い合わせ|できない場合は",
+                          re.IGNORECASE)
 # Who writes reports: never the failed recipient.
 _ROBOTS = re.compile(r"^(?:mailer-daemon|post_?master|mail-daemon|mailer|daemon|root|"
                      r"no-?reply|bounce[s]?|mdaemon|nobody)(?:[+@]|$)", re.IGNORECASE)
@@ -137,6 +138,33 @@ def _blocks(part: Message) -> list[Message]:
             for chunk in re.split(r"\n\s*\n", text) if chunk.strip()]
 
 
+_TEXT_FIELDS = re.compile(r"^[ \t]*(?:final|original)-recipient:", re.IGNORECASE | re.MULTILINE)
+
+
+def text_fields(text: str) -> list[Failed]:
+    """The recipients of DSN fields a report wrote among its words for people
+    (Amazon WorkMail's "Technical report:"), where it has no delivery-status part."""
+    import email
+    from email import policy
+
+    found: list[Failed] = []
+    for chunk in re.split(r"\n[ \t]*\n", text[:MAX_TEXT]):
+        start = _TEXT_FIELDS.search(chunk)
+        if start is None:
+            continue
+        lines = chunk[chunk.rfind("\n", 0, start.start()) + 1:].splitlines()
+        block = email.message_from_string(
+            "\n".join(line.strip() if ":" in line.split(" ", 1)[0] else " " + line.strip()
+                      for line in lines) + "\n", policy=policy.compat32)
+        recipient = block.get("final-recipient") or block.get("original-recipient") or ""
+        address = checked(str(recipient).split(";", 1)[-1])
+        if address is not None and all(f.address != address for f in found):
+            found.append(Failed(address, str(block.get("action") or "").strip().lower(),
+                                str(block.get("status") or "").strip(),
+                                _unfold(block.get("diagnostic-code") or ""), _unfold(chunk[:4000])))
+    return found
+
+
 def _unfold(value: object) -> str:
     return " ".join(str(value).split())
 
@@ -158,7 +186,8 @@ def report_text(message: Message, parts: list[Message]) -> str:
             continue
         if part is not message and _inside_returned(message, part):
             continue
-        kind = part.get_content_type()
+        # "text/plain\n charset=…" (a parameter without its ";") is still text/plain.
+        kind = part.get_content_type().split(None, 1)[0]
         if kind not in ("text/plain", "text/html", "message/delivery-status") \
                 and not (part is message and kind.startswith("text/")):
             continue
@@ -167,6 +196,13 @@ def report_text(message: Message, parts: list[Message]) -> str:
             break
     text = "\n".join(texts)[:MAX_TEXT]
     cut = _RETURNED.search(text, 1)
+    for _ in range(20):
+        # Headers the report quotes in its own words ("… a message you sent with
+        # the following header fields:", PMDF) are not the returned letter.
+        if cut is None or text[cut.start()] not in " \t" \
+                or not text[:cut.start()].rstrip().endswith(":"):
+            break
+        cut = _RETURNED.search(text, text.find("\n\n", cut.end()) + 1 or len(text))
     return text[:cut.start()] if cut else text
 
 
@@ -236,6 +272,22 @@ def text_failures(text: str, ours: set[str]) -> list[Failed]:
     return list((found or robots).values())
 
 
+_FOR = re.compile(r"\bfor\s+<?([^\s<>;]{1,254}@[^\s<>;]{1,254}?)>?(?:;|\s|$)", re.IGNORECASE)
+
+
+def returned_recipient(letter: Message, ours: set[str]) -> str:
+    """The recipient a returned letter was carried to, for a report that names
+    nobody in its own words: the "for <a@b>" of its last hop (its topmost
+    Received); "" for none. Never its To:, which may be a list, or a person
+    the letter was not carried to."""
+    for received in letter.get_all("received") or []:
+        found = _FOR.search(_unfold(received))
+        if found:
+            address = checked(found.group(1))
+            return address if address and address not in ours else ""
+    return ""
+
+
 def window(text: str, address: str) -> str:
     """The lines around each mention of ``address`` in ``text`` ("" if none)."""
     lines = text.splitlines()
@@ -250,5 +302,15 @@ def _near(lines: list[str], number: int) -> str:
 
 
 def is_warning(subject: str, text: str) -> bool:
-    """Whether a report for people says it is only a warning (the letter is still queued)."""
-    return bool(_WARNING.search(subject) or _WARNING.search(text[:1500]))
+    """Whether a report for people says it is only a warning (the letter is still queued).
+
+    A subject's "Warning:" over the words of a final refusal is no delay
+    (MDaemon titles "Warning: a@b - User unknown!" a letter it will not retry)."""
+    if _WARNING.search(text[:1500]):
+        return True
+    return bool(_WARNING.search(subject)) and not _FINAL.search(f"{subject}\n{text[:1500]}")
+
+
+# Words of a final refusal: a report that says them is not a delay, whatever its subject.
+_FINAL = re.compile(r"user unknown|unknown user|no such user|does not exist|permanent|fatal",
+                    re.IGNORECASE)

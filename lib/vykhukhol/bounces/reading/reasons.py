@@ -44,6 +44,7 @@ from vykhukhol.bounces.reading.evidence import (
     GONE_PHRASES,
     account_disabled,
     gone_by_evidence,
+    not_about_recipient,
     speaks_of_content,
 )
 from vykhukhol.bounces.reading.matching import (
@@ -409,8 +410,10 @@ def read(status: str = "", text: str = "", action: str = "", code: str = "",
             # A 4xx is never proof the address is gone, whatever its words:
             # the server may take the letter on the next try.
             cause, sure = Cause.SOFT, False
-    elif gone is None and cause is Cause.GONE and speaks_of_content(diagnostic or answer):
-        cause, sure = Cause.SOFT, False  # "user unknown" beside "spam": about the letter
+    elif gone is None and cause is Cause.GONE and (
+            speaks_of_content(diagnostic or answer) or not_about_recipient(diagnostic or context)):
+        # "user unknown" beside "spam", a 5.1.1 about our "unauthorized sender": not the address
+        cause, sure = Cause.SOFT, False
     if cause is Cause.GONE and (report or note) and not (gone and name == "suspend"):
         prose = " ".join(f"{note}\n{_PROSE_END.split(report[:MAX_TEXT], 1)[0]}".lower().split())
 
