@@ -15,9 +15,10 @@ from pathlib import Path
 from vykhukhol.errors import BadInput
 
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
-# A letter whose clicks are counted: a newsletter job, or a series letter as
-# service.number.hash of its links (vykhukhol.newsletters.clicks).
-LETTER_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}(?:\.[0-9]{1,3}\.[0-9a-f]{12})?")
+# A letter whose clicks are counted: a newsletter job (its letter in another
+# language as job.en or job.ru), or a series letter as service.number.hash of
+# its links (vykhukhol.newsletters.clicks).
+LETTER_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}(?:\.[0-9]{1,3}\.[0-9a-f]{12}|\.ru|\.en)?")
 CHECKOUT = Path(__file__).resolve().parents[2]  # lib/vykhukhol/ → the checkout
 
 

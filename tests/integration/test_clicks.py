@@ -230,3 +230,38 @@ def test_clicks_of_processes_at_the_same_moment_are_each_counted_once(site, tmp_
     assert [link.clicks for link in clicks.counts(site.data, "job-1")] == [0, 12]
     assert re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d\t2\t\d+\n){1,2}",
                         (site.data.clicks / "job-1.counts").read_text())
+
+
+def test_the_clicks_of_a_newsletters_second_body_count_in_its_history(site, tmp_path) -> None:
+    """A newsletter in two languages: each body's links are counted under a letter of
+    its own, and the history and the admin's list show the job's clicks of both."""
+    from datetime import timedelta
+
+    from vykhukhol import services as svc
+    from vykhukhol.services import subscribers as subs
+    from vykhukhol.states import SubscriberState
+    from vykhukhol.timeutil import now
+
+    site.set(language="en")
+    site.service("news")
+    site.subscriber("news", "anna@example.org")
+    back = now() - timedelta(hours=1)
+    boris = subs.Subscriber("boris@example.org", "", SubscriberState.ACTIVE, back, back,
+                            ip="127.0.0.1").with_language("ru")
+    subs.add(svc.find_service(site.data, "news").subscribers_path, boris)
+    job = site.cli("newsletter", "create", "--services", "news", "--subject", "News", "--body",
+                   f"Read {POST} and {ABOUT}", "--subject-ru", "Новости", "--body-ru",
+                   f"Читайте {ABOUT} и https://example.org/ru", "--clicks").stdout.split()[0]
+    site.run_at()
+    english = GO.findall(plain_text(letters_of(site)[0]))
+    russian = GO.findall(plain_text(letters_of(site, "Новости")[0]))
+    assert parse_qs(urlsplit(russian[0]).query)["l"][0] == f"{job}.ru"
+    for link in (english[0], english[1], russian[0], russian[1], russian[1]):
+        assert go_cgi(site, urlsplit(link).query).status == 302
+
+    entry = history(site)[job]
+    assert entry["clicks"] == 5
+    assert entry["links"] == [{"number": 1, "url": POST, "clicks": 1},
+                              {"number": 2, "url": ABOUT, "clicks": 2},
+                              {"number": 3, "url": "https://example.org/ru", "clicks": 2}]
+    assert site.cli("newsletter", "history").stdout.splitlines()[1].split("\t")[9] == "5"

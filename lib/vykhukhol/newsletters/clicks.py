@@ -40,7 +40,7 @@ from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
 from vykhukhol.files import clicklinks
 from vykhukhol.files.clicklinks import MAX_LINKS
-from vykhukhol.services import Letter
+from vykhukhol.services import LANGUAGES, Letter
 
 MAX_URL = 2000  # characters: a longer link is left as it is
 _TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.S)
@@ -209,16 +209,31 @@ def total(counted: list[LinkCount]) -> int:
 
 def of_letters(data: DataDir, letters: Iterable[str]) -> dict[str, list[LinkCount]]:
     """The counts of each of ``letters`` whose clicks are counted (a
-    newsletter made without counting has no entry)."""
+    newsletter made without counting has no entry). A newsletter's letter in
+    another language counts under ``<job>.<language>``: its clicks are the
+    job's too, a link both bodies hold counted once with both bodies' clicks,
+    a link of its own listed after the main letter's."""
     result = {}
     for letter in letters:
+        found = [letter] + [f"{letter}.{language}" for language in LANGUAGES]
         try:
-            counted = counts(data, letter)
+            counted = {name: counts(data, name) for name in found
+                       if links(data, name) is not None}
         except BadInput:  # not a letter id: nothing was ever counted under it
             continue
-        if counted or links(data, letter) is not None:
-            result[letter] = counted
+        if counted:
+            result[letter] = _joined(list(counted.values()))
     return result
+
+
+def _joined(bodies: list[list[LinkCount]]) -> list[LinkCount]:
+    """The links of several bodies of one letter, the same URL's clicks added,
+    numbered in order (the main body's links keep their numbers)."""
+    clicks_of: dict[str, int] = {}
+    for body in bodies:
+        for link in body:
+            clicks_of[link.url] = clicks_of.get(link.url, 0) + link.clicks
+    return [LinkCount(i, url, n) for i, (url, n) in enumerate(clicks_of.items(), start=1)]
 
 
 def to_json(counted: list[LinkCount] | None) -> dict:
