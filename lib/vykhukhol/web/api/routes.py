@@ -21,6 +21,7 @@ from vykhukhol.addresses import check_email, clean_name
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.members import membership, personal, suppression
+from vykhukhol.newsletters import letter as newsletter_letter
 from vykhukhol.newsletters import segments
 from vykhukhol.services import subscribers as subs
 from vykhukhol.settings import Settings
@@ -263,8 +264,32 @@ def create_newsletter(call: Call) -> tuple[int, dict]:
     except BadInput as exc:
         raise BadInput("where: {reason}", reason=exc) from None
     name = newsletters.create(call.data, list(body["services"]), body["subject"], body["text"],
-                              body.get("html") or None, _start(body.get("start")), where=where)
+                              body.get("html") or None, _start(body.get("start")), where=where,
+                              versions=_versions(body))
     return 201, _job(call, name)
+
+
+def _versions(body: dict) -> dict[str, tuple[str, str, str | None]]:
+    """The letter in other languages (docs/using/newsletters.md#newsletter-languages):
+    ``subject_en``, ``text_en`` and ``html_en`` (or ``_ru``), checked as the
+    CLI checks ``--subject-en`` and ``--body-en``; 422 names the field."""
+    found = {}
+    for language in LANGUAGES:
+        subject, text, html = (body.get(f"{part}_{language}") for part in ("subject", "text", "html"))
+        if subject is None and text is None and html is None:
+            continue
+        if subject is None or text is None:
+            raise Refused(422, "invalid", f"{'text' if subject is not None else 'subject'}_{language}:"
+                                          f" the letter in {language} needs its subject and text")
+        try:
+            newsletter_letter.check_letter(subject, text, html or None)
+        except BadInput as exc:
+            part, said, reason = exc.text("en").partition(":")
+            field = f"{part.lower()}_{language}" if said and part.lower() in ("subject", "text", "html") \
+                else f"the letter in {language}"
+            raise Refused(422, "invalid", f"{field}:{reason if said else ' ' + part}") from None
+        found[language] = (subject, text, html or None)
+    return found
 
 
 def get_newsletter(call: Call) -> tuple[int, dict]:
@@ -339,7 +364,12 @@ ROUTES: tuple[Route, ...] = (
            Field("text", "string", True, "the plain-text body"),
            Field("html", "string", False, "an HTML body"),
            Field("start", "string", False, "when to start, ISO 8601 (default: now)"),
-           Field("where", "string", False, "a condition choosing part of the subscribers"))),
+           Field("where", "string", False, "a condition choosing part of the subscribers"),
+           *(Field(f"{part}_{language}", "string", False, f"{what} of the letter in {language}, "
+                   f"for the readers whose language it is")
+             for language in LANGUAGES
+             for part, what in (("subject", "the subject"), ("text", "the plain-text body"),
+                                ("html", "an HTML body"))))),
     Route("GET", "/v1/newsletters/{id}", "read", get_newsletter, "One newsletter and its counts."),
     Route("POST", "/v1/newsletters/{id}/schedule", "send", schedule_newsletter,
           "Move a newsletter's start.", (Field("start", "string", True, "ISO 8601"),)),
