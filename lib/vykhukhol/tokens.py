@@ -142,12 +142,15 @@ def view_token(secret: bytes, service: str, email: str, item: str) -> str:
     return make(secret, f"{service}:{item}", email, "view")
 
 
-def view_link(site_url: str, secret: bytes, service: str, email: str, item: str) -> str:
+def view_link(site_url: str, secret: bytes, service: str, email: str, item: str, *,
+              language: str | None = None) -> str:
     """``{{ web_url }}`` of a letter that is not in a public archive: the
-    recipient's own copy, rendered for them (cgi/view.py)."""
-    fields = query({"s": service, "l": item, "e": email,
-                       "t": view_token(secret, service, email, item)})
-    return f"{site_url.rstrip('/')}/cgi/view.py?{fields}"
+    recipient's own copy, rendered for them (cgi/view.py); ``language``
+    (``hl``, unsigned) the letter's version to show and the page's words."""
+    made = {"s": service, "l": item, "e": email, "t": view_token(secret, service, email, item)}
+    if language:
+        made["hl"] = language
+    return f"{site_url.rstrip('/')}/cgi/view.py?{query(made)}"
 
 
 def make_for_address(secret: bytes, email: str, purpose: str) -> str:

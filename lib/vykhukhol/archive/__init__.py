@@ -4,7 +4,8 @@
 
 * ``index.html`` — the published letters, newest first, with the feed linked;
 * one page per letter: ``letter-NNN.html`` (series letter NNN) and
-  ``news-<job>.html`` (a newsletter);
+  ``news-<job>.html`` (a newsletter), and ``letter-NNN.en.html`` … for its
+  version in another language (docs/using/archive.md#archive-languages);
 * ``feed.atom`` — the same letters as an Atom feed (RFC 4287).
 
 They are written by the run that publishes a letter, so a visitor costs the

@@ -16,7 +16,9 @@ if TYPE_CHECKING:
     from vykhukhol.settings import Settings
 
 #: The names a file of a service's archive may have; the web routes serve no other.
-FILE_NAME = re.compile(r"index\.html|feed\.atom|letter-[0-9]{3}\.html|news-[a-z0-9][a-z0-9_-]{0,39}\.html")
+#: A letter's page in another language than the site's is ``letter-001.en.html``.
+FILE_NAME = re.compile(r"index\.html|feed\.atom|letter-[0-9]{3}(?:\.ru|\.en)?\.html"
+                       r"|news-[a-z0-9][a-z0-9_-]{0,39}(?:\.ru|\.en)?\.html")
 PREVIEW = "preview"  # the item of the admin's test letter: no copy to show
 
 
@@ -30,17 +32,26 @@ def index_url(settings: Settings, service: str) -> str:
     return f"{settings['site_url'].rstrip('/')}/archive/{service}/"
 
 
-def page_name(kind: str, ref: str) -> str:
-    return f"letter-{int(ref):03d}.html" if kind == "letter" else f"news-{ref}.html"
+def page_name(kind: str, ref: str, language: str | None = None) -> str:
+    """The page of a published letter; ``language``: of its version in that
+    language (None: the letter in the site's)."""
+    stem = f"letter-{int(ref):03d}" if kind == "letter" else f"news-{ref}"
+    return f"{stem}.{language}.html" if language else f"{stem}.html"
 
 
-def page_url(settings: Settings, service: str, kind: str, ref: str) -> str:
-    return index_url(settings, service) + page_name(kind, ref)
+def page_url(settings: Settings, service: str, kind: str, ref: str,
+             language: str | None = None) -> str:
+    return index_url(settings, service) + page_name(kind, ref, language)
 
 
-def web_url(settings: Settings, service: svc.Service, item: str, email: str, public: bool) -> str:
+def web_url(settings: Settings, service: svc.Service, item: str, email: str, public: bool,
+            language: str | None = None) -> str:
     """``{{ web_url }}`` of a letter: its archive page when it is public there,
-    else a signed link to the recipient's own copy."""
+    else a signed link to the recipient's own copy. ``language``: the one the
+    letter is written in, when it is a version in another language than the
+    site's: the page of that version, or the copy with ``hl``
+    (docs/using/archive.md#archive-languages)."""
     if public and service.archive:
-        return page_url(settings, service.name, "letter", item)
-    return tokens.view_link(settings["site_url"], settings.secret, service.name, email, item)
+        return page_url(settings, service.name, "letter", item, language)
+    return tokens.view_link(settings["site_url"], settings.secret, service.name, email, item,
+                            language=language)

@@ -20,7 +20,7 @@ the publisher's (:mod:`vykhukhol.archive.publish`); this module only draws.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from html import escape
@@ -36,6 +36,7 @@ from vykhukhol.archive import (
     folder,
     index_url,
     kept_newsletter,
+    kept_versions,
     page_name,
 )
 from vykhukhol.datadir import DataDir
@@ -63,6 +64,10 @@ class Page:
     published: datetime
     stamp: str  # the time, RFC 3339 (the pages' <time datetime> and the feed)
     day: str    # the day in the site's time zone, as the pages show it
+    language: str = ""  # the one it is written in ("": the site's)
+    # the same letter in the other language(s): its pages, each linked from this one
+    versions: list[Page] = field(default_factory=list)
+    others: list[tuple[str, str]] = field(default_factory=list)  # (language, page name)
 
 
 def build(data: DataDir, settings: Settings, service: svc.Service) -> int:
@@ -74,13 +79,14 @@ def build(data: DataDir, settings: Settings, service: svc.Service) -> int:
         return 0
     lang = settings["language"]
     pages = _pages(data, settings, service)
-    for page in pages:
-        text = letter_page(settings, service, page, lang)
+    every = [each for page in pages for each in (page, *page.versions)]
+    for page in every:
+        text = letter_page(settings, service, page, page.language or lang)
         if files.read_text(target / page.name) != text:  # a page already right is left alone:
             files.write_public(target / page.name, text)  # a publication writes one, not all
     files.write_public(target / "index.html", index_page(settings, service, pages, lang))
     files.write_public(target / "feed.atom", feed(settings, service, pages))
-    wanted = {page.name for page in pages} | {"index.html", "feed.atom"}
+    wanted = {page.name for page in every} | {"index.html", "feed.atom"}
     for stale in target.iterdir():
         if FILE_NAME.fullmatch(stale.name) and stale.name not in wanted:
             files.remove(stale)
@@ -105,50 +111,72 @@ def neutral(lang: str) -> str:
 
 
 def _pages(data: DataDir, settings: Settings, service: svc.Service) -> list[Page]:
-    """The published letters, rendered for nobody in particular, newest first."""
-    from vykhukhol import render  # Jinja2: only when a page is drawn
-
+    """The published letters, rendered for nobody in particular, newest first;
+    each with its pages in other languages (docs/using/archive.md#archive-languages)."""
     try:
         letters = svc.load_letters(service)
     except BadInput:
         letters = []
-    lang = settings["language"]
     pages = []
     for entry in entries(data, service.name):
+        # (language, subject, text) of the letter ("": the site's), then of each version
+        written: list[tuple[str, str, str]] = []
         if entry.kind == "letter":
             number = int(entry.ref) if entry.ref.isdigit() else 0
             if not 1 <= number <= len(letters) or not letters[number - 1].public:
                 continue
-            try:
-                subject, text = letters[number - 1].subject, letters[number - 1].parts()[0]
-            except BadInput:  # a Markdown letter made too long by FTP: not shown until fixed
-                continue
+            for language in ("", *sorted(letters[number - 1].versions)):
+                letter = letters[number - 1].for_reader(language)[0] if language \
+                    else letters[number - 1]
+                try:
+                    written.append((language, letter.subject, letter.parts()[0]))
+                except BadInput:  # a Markdown letter made too long by FTP: not shown until fixed
+                    continue
         else:
             kept = kept_newsletter(data, entry.ref)
             if kept is None or not kept.public:
                 continue
-            subject, text = kept.subject, kept.text
+            written = [("", kept.subject, kept.text)] + [
+                (language, subject, text) for language, (subject, text, _)
+                in sorted(kept_versions(data, entry.ref).items())]
         try:
             published = parse_time(entry.time) or now()
         except BadInput:
             published = now()
-        name = page_name(entry.kind, entry.ref)
-        context = render.one_line_values({
-            "name": "", "email": "", "service": service.title,
-            "unsubscribe_url": neutral(lang), "manage_url": neutral(lang),
-            "web_url": index_url(settings, service.name) + name,
-            "date": published.strftime("%Y-%m-%d"),
-        })
-        budget = render.Budget()
-        try:
-            subject = " ".join(render.render(subject, context, "subject", budget).split())
-            text = render.render(text, context, "text", budget)
-        except BadInput:
-            continue  # a letter that cannot be made is not sent either
-        pages.append(Page(entry, name, subject, text, published, format_time(published),
-                          _day(published, settings)))
+        made = [page for language, subject, text in written
+                if (page := _page(settings, service, entry, published, language, subject, text))]
+        if not made or made[0].language:
+            continue  # the letter itself cannot be made: not shown, nor its versions
+        for page in made:
+            page.others = [(other.language or settings["language"], other.name)
+                           for other in made if other is not page]
+        made[0].versions = made[1:]
+        pages.append(made[0])
     pages.sort(key=lambda p: (p.published, p.name), reverse=True)
     return pages
+
+
+def _page(settings: Settings, service: svc.Service, entry: Entry, published: datetime,
+          language: str, subject: str, text: str) -> Page | None:
+    """A letter's page in ``language`` ("": the site's), None when it cannot be made."""
+    from vykhukhol import render  # Jinja2: only when a page is drawn
+
+    lang = language or settings["language"]
+    name = page_name(entry.kind, entry.ref, language or None)
+    context = render.one_line_values({
+        "name": "", "email": "", "service": service.title,
+        "unsubscribe_url": neutral(lang), "manage_url": neutral(lang),
+        "web_url": index_url(settings, service.name) + name,
+        "date": published.strftime("%Y-%m-%d"),
+    })
+    budget = render.Budget()
+    try:
+        subject = " ".join(render.render(subject, context, "subject", budget).split())
+        text = render.render(text, context, "text", budget)
+    except BadInput:
+        return None  # a letter that cannot be made is not sent either
+    return Page(entry, name, subject, text, published, format_time(published),
+                _day(published, settings), language)
 
 
 def text_html(text: str) -> str:
@@ -192,7 +220,14 @@ def draw(template: str, lang: str, **context: object) -> str:
     from functools import partial
 
     return _environment().get_template(template).render(
-        lang=lang, _=partial(tr, lang), t=partial(t, lang), **context)
+        lang=lang, _=partial(tr, lang), t=partial(t, lang), language_name=_language_name,
+        **context)
+
+
+def _language_name(language: str) -> str:
+    """A language's own name (English, Русский): a link to a letter's other
+    version says it in the language the version is in."""
+    return t(language, "language.name")
 
 
 def letter_page(settings: Settings, service: svc.Service, page: Page, lang: str) -> str:

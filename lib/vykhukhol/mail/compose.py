@@ -183,7 +183,7 @@ def series_letter(service: Service, letter: Letter, settings: Settings, email: s
     """Series ``letter`` as written in ``lang`` (None: the site's language),
     whose footer it gets and whose pages its links open
     (docs/using/services.md#letter-languages); ``fields``: the reader's values."""
-    web_url = archive.web_url(settings, service, str(letter.number), email, letter.public)
+    web_url = archive.web_url(settings, service, str(letter.number), email, letter.public, lang)
     ctx = context(service, settings, email, name, moment, web_url=web_url, fields=fields,
                   language=lang)
     made = returntag.make(settings.secret, returntag.SERVICE, service.name, email)
@@ -229,7 +229,7 @@ def newsletter(service: Service, subject: str, text: str, html: str | None,
     # is sent its letters link the recipient's own copy, which then leads on
     # to the archive page (README "The public archive").
     ctx = context(service, settings, email, name, moment, job,
-                  archive.web_url(settings, service, job or archive.PREVIEW, email, False),
+                  archive.web_url(settings, service, job or archive.PREVIEW, email, False, lang),
                   fields, language=lang)
     kind, target = (returntag.SERVICE, service.name) if job is None else (returntag.NEWSLETTER, job)
     made = returntag.make(settings.secret, kind, target, email)

@@ -27,7 +27,7 @@ from vykhukhol.archive import pages
 from vykhukhol.archive.pages import neutral
 from vykhukhol.datadir import DataDir, check_name
 from vykhukhol.errors import BadInput, NotFound
-from vykhukhol.i18n import t
+from vykhukhol.i18n import known_language, t
 from vykhukhol.services import subscribers as subs
 from vykhukhol.timeutil import now
 from vykhukhol.web.http import HttpError, Request, Response, redirect, wsgi_app
@@ -89,18 +89,20 @@ def view(data: DataDir) -> Callable:
         if request.method not in ("GET", "HEAD"):
             raise HttpError(405, allow=("GET", "HEAD"))
         settings = _settings(data)
-        lang = settings["language"]
+        # The link's hl (unsigned): the letter's version to show and the page's words.
+        wanted = known_language(request.query.get("hl"))
+        lang = wanted or settings["language"]
         if settings.secret_problem:
             raise HttpError(503, t(lang, "error.no_secret"))
         service, item = request.query.get("s", ""), request.query.get("l", "")[:60]
         email, token = request.query.get("e", "")[:254], request.query.get("t", "")[:100]
         copy = None
         if tokens.check(settings.secret, f"{service}:{item}", email, "view", token):
-            copy = own_copy(data, settings, service, item, email)
+            copy = own_copy(data, settings, service, item, email, wanted)
         if copy is None:
             return page(lang, t(lang, "link.invalid_title"), None, None, 400)
-        subject, text, public_url = copy
-        return page(lang, subject, text, public_url)
+        subject, text, public_url, written_in = copy
+        return page(written_in, subject, text, public_url)
 
     return wsgi_app(handle, lambda: _lang(data))
 
@@ -115,19 +117,20 @@ def page(lang: str, title: str, text: str | None, public_url: str | None,
 
 
 def own_copy(data: DataDir, settings: Settings, service_name: str, item: str,
-             email: str) -> tuple[str, str, str | None] | None:
-    """(subject, text, its public page or None) of letter ``item`` of the
-    service as ``email`` received it (with the name the subscriber has now,
-    and the personal links that act — unsubscribe, own page — as the
-    archive's neutral text); None when the letter is not kept any more. The
-    caller has checked the link's signature."""
+             email: str, language: str | None = None) -> tuple[str, str, str | None, str] | None:
+    """(subject, text, its public page or None, the language it is in) of
+    letter ``item`` of the service as ``email`` received it (with the name the
+    subscriber has now, and the personal links that act — unsubscribe, own
+    page — as the archive's neutral text): its version in ``language`` when
+    it has one, else the letter in the site's language; None when the letter
+    is not kept any more. The caller has checked the link's signature."""
     from vykhukhol import render, tokens  # Jinja2: only when a page is drawn
 
     try:
         service = svc.find_service(data, service_name)
     except (NotFound, BadInput):
         return None
-    public = None
+    public, written_in = None, None
     if item.isdigit() and len(item) <= 3:
         try:
             letters = svc.load_letters(service)
@@ -135,35 +138,39 @@ def own_copy(data: DataDir, settings: Settings, service_name: str, item: str,
             return None
         if not 1 <= int(item) <= len(letters):
             return None
+        letter, written_in = letters[int(item) - 1].for_reader(language or settings["language"])
         try:
-            subject, text = letters[int(item) - 1].subject, letters[int(item) - 1].parts()[0]
+            subject, text = letter.subject, letter.parts()[0]
         except BadInput:  # a Markdown letter made too long by FTP: no copy until it is fixed
             return None
-        if service.archive and letters[int(item) - 1].public and any(
+        if service.archive and letter.public and any(
                 e.kind == "letter" and e.ref == item for e in archive.entries(data, service.name)):
-            public = archive.page_url(settings, service.name, "letter", item)
+            public = archive.page_url(settings, service.name, "letter", item, written_in)
     else:
         kept = archive.kept_newsletter(data, item)
         if kept is None or service.name not in kept.services:
             return None
         subject, text = kept.subject, kept.text
+        version = archive.kept_versions(data, item).get(language) if language else None
+        if version is not None:
+            (subject, text, _), written_in = version, language
         if service.archive and kept.public and any(
                 e.kind == "news" and e.ref == item for e in archive.entries(data, service.name)):
-            public = archive.page_url(settings, service.name, "news", item)
+            public = archive.page_url(settings, service.name, "news", item, written_in)
+    lang = written_in or settings["language"]
     sub = subs.find(service.subscribers_path, email)
     # A web link is forwarded and shared: like the archive's pages, the copy
     # holds no personal link that acts (the letter in the mailbox has them).
     context = render.one_line_values({
         "name": sub.name if sub else "", "email": email, "service": service.title,
-        "unsubscribe_url": neutral(settings["language"]),
-        "manage_url": neutral(settings["language"]),
+        "unsubscribe_url": neutral(lang), "manage_url": neutral(lang),
         "web_url": tokens.view_link(settings["site_url"], settings.secret, service.name, email,
-                                    item),
+                                    item, language=written_in),
         "date": now().strftime("%Y-%m-%d"),
     })
     budget = render.Budget()
     try:
         return (" ".join(render.render(subject, context, "subject", budget).split()),
-                render.render(text, context, "text", budget), public)
+                render.render(text, context, "text", budget), public, lang)
     except BadInput:
         return None
