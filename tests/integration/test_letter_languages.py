@@ -479,3 +479,37 @@ def test_a_job_whose_readers_file_cannot_be_written_leaves_no_file_behind(
     assert not any(site.data.newsletters.glob("*.*letter")) and not any(
         site.data.newsletters.glob("*.list"))
     assert not any((site.data.root / "letters").glob("*.letter"))
+
+
+def test_the_admins_test_letter_of_a_letter_in_two_languages_is_two_letters(site, admin) -> None:
+    """Each says the language it is in and has that language's footer; a letter in
+    one language is one test letter, as before."""
+    site.service("course", letters=[])
+    letter = {"subject": "Урок {{ name }}", "delay": "0s", "body": "Здравствуйте.", "html": "",
+              "other_subject": "Lesson {{ name }}", "other_body": "Hello.", "other_html": "",
+              "test_to": "owner@example.org", "action": "test"}
+    status, page = admin("/services/course/letters", letter)
+    assert status == 200 and "Русский: " in page and "English: " in page, page
+    russian, english = site.outbox()
+    assert str(russian["Subject"]) == "[тест: Русский] Урок Иван"
+    assert str(english["Subject"]) == "[тест: English] Lesson Иван"
+    assert text_of(english).startswith("Hello.\n\n-- \n") and WHY_EN in text_of(english)
+    assert WHY_RU in text_of(russian) and str(english["To"]) == "owner@example.org"
+    # a version that cannot be made: refused, nothing sent
+    status, _ = admin("/services/course/letters", {**letter, "other_body": "{% if %}"})
+    assert status == 400 and len(site.outbox()) == 2
+    status, _ = admin("/services/course/letters", {**letter, "other_subject": "", "other_body": ""})
+    assert status == 200 and str(site.outbox()[-1]["Subject"]) == "[тест] Урок Иван"
+
+    news = {"svc_course": "1", "subject": "Новости", "text": "Привет.", "html": "",
+            "other_subject": "News", "other_body": "Hello from {{ name }}.", "other_html": "",
+            "test_to": "owner@example.org", "action": "test"}
+    status, page = admin("/newsletters/new", news)
+    assert status == 200, page
+    russian, english = site.outbox()[-2:]
+    assert str(russian["Subject"]) == "[тест: Русский] Новости"
+    assert str(english["Subject"]) == "[тест: English] News"
+    assert text_of(english).startswith("Hello from Иван.\n\n-- \n") and WHY_EN in text_of(english)
+    status, _ = admin("/newsletters/new", {**news, "other_subject": ""})
+    assert status == 400 and len(site.outbox()) == 5
+    assert not list(site.data.newsletters.glob("*.job"))

@@ -4,6 +4,7 @@ it again to them (docs/using/newsletters.md#newsletter-failed)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TypedDict
 from zoneinfo import ZoneInfo
 
@@ -100,11 +101,21 @@ def newsletter_create(admin: Admin, args: dict) -> Response:
                   "markdown": fields["markdown"], **other}
         if action == "preview":
             return newsletter_form(admin, args, fields, preview=preview_both(admin, service, letter))
+        both = letter_versions.given(other)  # then one letter in each language, each saying which
+
+        def made(subject: str, text: str, html: str, language: str | None, email: str, name: str):
+            if language:  # refused as the job would refuse it, before either letter goes
+                subject = newsletters.check_letter(subject, text, html or None, markdown)
+            marked = mark(admin, subject, (language or admin.settings["language"]) if both else None)
+            return compose.newsletter(service, marked, *svc.sent_parts(text, html or None, markdown),
+                                      admin.settings, email, name, "admin-test", now(), lang=language)
+
+        second = partial(made, other["other_subject"], other["other_body"], other["other_html"],
+                         other["other_language"]) if both else None
         try:
-            said = send_test(admin, fields["test_to"], lambda email, name: compose.newsletter(
-                service, mark(admin, fields["subject"]),
-                *svc.sent_parts(fields["text"], fields["html"] or None, markdown),
-                admin.settings, email, name, "admin-test", now()))
+            said = send_test(admin, fields["test_to"],
+                             partial(made, fields["subject"], fields["text"], fields["html"], None),
+                             second)
         except BadInput as exc:
             return newsletter_form(admin, args, fields, exc.text(admin.lang), status=400)
         admin.outcome = ("/newsletters/new", said)  # in place: the unsaved letter stays on the form

@@ -3,6 +3,8 @@ subscriber, a test letter, moving and deleting letters."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from vykhukhol import archive, render
 from vykhukhol import services as svc
 from vykhukhol.archive import pages
@@ -174,17 +176,22 @@ def letter_save(admin: Admin, args: dict) -> Response:
 def letter_test(admin: Admin, service: svc.Service, number: int | None, fields: dict) -> Response:
     """A test of the letter as it stands on the form (saved or not, ``number``
     None for a new one) to the address typed beside the button."""
-    def make(email: str, name: str):
-        markdown = fields.get("markdown") == "yes"
-        subject, delay = svc.check_letter(fields["subject"], fields["delay"] or "0s",
-                                          fields["body"], fields["html"] or None, markdown)
-        letter = svc.Letter(number or 0, mark(admin, subject), delay, fields["body"],
-                            fields["html"] or None, {"format": svc.MARKDOWN} if markdown else {})
-        return compose.series_letter(service, letter, admin.settings, email, name,
-                                     "admin-test", now())
+    markdown = fields.get("markdown") == "yes"
+    both = letter_versions.given(fields)  # then one letter in each language, each saying which
 
+    def made(letter: dict, language: str | None, email: str, name: str):
+        subject, delay = svc.check_letter(letter["subject"], fields["delay"] or "0s",
+                                          letter["body"], letter["html"] or None, markdown)
+        marked = mark(admin, subject, (language or admin.settings["language"]) if both else None)
+        test = svc.Letter(number or 0, marked, delay, letter["body"], letter["html"] or None,
+                          {"format": svc.MARKDOWN} if markdown else {})
+        return compose.series_letter(service, test, admin.settings, email, name,
+                                     "admin-test", now(), lang=language)
+
+    other = partial(made, letter_versions.as_letter(fields, markdown),
+                    letter_versions.other_language(admin)) if both else None
     try:
-        said = send_test(admin, fields.get("test_to", ""), make)
+        said = send_test(admin, fields.get("test_to", ""), partial(made, fields, None), other)
     except BadInput as exc:
         return admin.page("letter.html", 400, service=service, number=number, fields=fields,
                           preview={}, error=exc.text(admin.lang))
