@@ -513,3 +513,22 @@ def test_the_admins_test_letter_of_a_letter_in_two_languages_is_two_letters(site
     status, _ = admin("/newsletters/new", {**news, "other_subject": ""})
     assert status == 400 and len(site.outbox()) == 5
     assert not list(site.data.newsletters.glob("*.job"))
+
+
+def test_the_owner_adds_a_subscriber_with_their_language_from_the_command_line(site) -> None:
+    """`subscriber add --language en` on a Russian site: the line keeps it, and the
+    confirmation request speaks it; a language the site does not know is refused."""
+    site.service("course", letters=[])
+    site.cli("subscriber", "add", "course", "vera@example.org", "--language", "en")
+    [request] = [m for m in site.outbox() if "vera@example.org" in str(m["To"])]
+    assert str(request["Subject"]) == "Please confirm your subscription: Course"
+    site.cli("subscriber", "add", "course", "gleb@example.org", "--language", "ru", "--confirmed")
+    site.cli("subscriber", "add", "course", "ivan@example.org", "--confirmed")
+    lines = {sub.email: sub for sub in subs.subscribers(
+        svc.find_service(site.data, "course").subscribers_path)}
+    assert lines["vera@example.org"].language == "en" and lines["gleb@example.org"].language == "ru"
+    assert lines["ivan@example.org"].language is None
+    refused = site.cli("subscriber", "add", "course", "x@example.org", "--language", "xx", check=False)
+    assert refused.returncode == 2 and "--language" in refused.stderr and "'en'" in refused.stderr
+    assert "x@example.org" not in lines and "x@example.org" not in (
+        svc.find_service(site.data, "course").subscribers_path.read_text(encoding="utf-8"))

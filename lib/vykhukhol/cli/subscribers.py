@@ -45,6 +45,9 @@ def subscriber_arguments(p: Parser) -> None:
     a.add_argument("--name", help='e.g. "Anna"')
     a.add_argument("--confirmed", action="store_true",
                    help="they agreed already (else: asked to confirm by mail)")
+    a.add_argument("--language", choices=svc.LANGUAGES,
+                   help="their own language: the letters and pages meant for them speak it "
+                        "(default: none, the site's; docs/using/languages.md#reader-language)")
     a = add_command(what, "remove", "remove one address")
     a.add_argument("service", help=SERVICE_HELP)
     a.add_argument("email", help=EMAIL_HELP)
@@ -77,7 +80,7 @@ def cmd_subscriber(ctx: Context, args) -> None:
         if not args.confirmed and settings.secret_problem:  # the letter could carry no link
             raise NoSecret(settings.secret_problem)
         result = membership.subscribe(data, settings, args.service, args.email, args.name or "",
-                                      ip="cli", confirmed=args.confirmed)
+                                      ip="cli", confirmed=args.confirmed, language=args.language)
         if result == "suppressed":
             from vykhukhol.members import suppression  # off the command line's start
 
