@@ -532,3 +532,25 @@ def test_the_owner_adds_a_subscriber_with_their_language_from_the_command_line(s
     assert refused.returncode == 2 and "--language" in refused.stderr and "'en'" in refused.stderr
     assert "x@example.org" not in lines and "x@example.org" not in (
         svc.find_service(site.data, "course").subscribers_path.read_text(encoding="utf-8"))
+
+
+def test_the_admin_adds_a_subscriber_with_their_language(site, admin) -> None:
+    """The Subscribers page's add form: the language chosen is stored and the
+    confirmation request speaks it; anything else is refused, nothing stored."""
+    service = site.service("course", letters=[])
+    status, page = admin("/services/course/subscribers")
+    assert status == 200 and 'name="language"' in page and "Язык сайта" in page, page
+    status, _ = admin("/services/course/subscribers", {"email": "vera@example.org",
+                                                       "language": "en", "confirmed": "no"})
+    assert status == 303
+    [request] = [m for m in site.outbox() if "vera@example.org" in str(m["To"])]
+    assert str(request["Subject"]) == "Please confirm your subscription: Course"
+    status, page = admin("/services/course/subscribers", {"email": "gleb@example.org",
+                                                          "language": "de", "confirmed": "yes"})
+    assert status == 400 and "язык de: укажите один из ru, en" in page, page
+    lines = {sub.email: sub for sub in subs.subscribers(service.subscribers_path)}
+    assert lines["vera@example.org"].language == "en" and "gleb@example.org" not in lines
+    status, _ = admin("/services/course/subscribers", {"email": "ivan@example.org", "language": "",
+                                                       "confirmed": "yes"})
+    assert status == 303
+    assert subs.find(service.subscribers_path, "ivan@example.org").language is None

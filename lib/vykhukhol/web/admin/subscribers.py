@@ -63,10 +63,14 @@ def subscriber_add(admin: Admin, args: dict) -> Response:
     service = _service(admin, args["name"])
     form = admin.request.form()
     confirmed = form.get("confirmed") == "yes"
+    language = form.get("language", "") or None  # the reader's own: docs/using/languages.md#reader-language-source
     try:
+        if language not in (None, *svc.LANGUAGES):
+            raise BadInput("language {language}: use one of {languages}", language=language[:20],
+                           languages=", ".join(svc.LANGUAGES))
         outcome = membership.subscribe(admin.data, admin.settings, service.name,
                                        form.get("email", ""), form.get("name", ""), ip="admin",
-                                       confirmed=confirmed)
+                                       confirmed=confirmed, language=language)
     except BadInput as exc:
         return subscribers_page(admin, args, error=exc.text(admin.lang), status=400)
     if outcome == "suppressed":
