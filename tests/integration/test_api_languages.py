@@ -58,6 +58,10 @@ def test_a_newsletter_made_through_the_api_carries_its_letter_in_english(site, s
         ({"subject_en": "News", "text_en": "Hello.", "html_en": "<p>{% if %}</p>"}, "html_en"),
         ({"subject_en": "News", "text_en": "Hello.", "subject_xx": "?"}, "unknown field 'subject_xx'"),
     ]
+    status, answer = post(served, key, {**base, "start": "2099-01-01T09:00:00Z"})
+    assert status == 201 and answer["languages"] == [], answer
+    assert post(served, key, {"services": ["news"], "subject": "x"})[0] == 422  # no text
+    site.ok("newsletter", "cancel", answer["id"])
     for extra, field in refusals:
         status, answer = post(served, key, {**base, **extra})
         assert status == 422 and answer["error"]["message"].startswith(field), (extra, answer)
@@ -65,7 +69,7 @@ def test_a_newsletter_made_through_the_api_carries_its_letter_in_english(site, s
 
     status, answer = post(served, key, {**base, "subject_en": "News", "text_en": "Hello.",
                                         "html_en": "<p>Hello.</p>"})
-    assert status == 201, answer
+    assert status == 201 and answer["languages"] == ["en"], answer
     job = answer["id"]
     assert site.data.job(job, "en.letter").read_text(encoding="utf-8").startswith("Subject: News\n")
     site.run_at()

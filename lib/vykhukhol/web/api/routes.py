@@ -243,6 +243,8 @@ def _job(call: Call, name: str) -> dict:
     return {"id": job.name, "services": job.services, "start": _when(job.start),
             "created": _when(job.created), "recipients": count.pop("total", 0),
             "where": job.values.get("where") or None,
+            # the languages it has a second body in (docs/using/newsletters.md#newsletter-languages)
+            "languages": sorted(newsletter_letter.read_version_sources(call.data, name)),
             "counts": {k.replace(" ", "_"): v for k, v in count.items()}}
 
 
