@@ -165,7 +165,8 @@ def test_the_public_archive_is_served_as_static_files_and_nothing_else(apache: S
         ("settings", "set", "mail.transport", "outbox"),
         ("service", "add", "digest", "--db", "main", "--title", "Digest <b>&</b>"),
         ("letter", "add", "digest", "--subject", "Public <script>one</script>", "--delay", "0s",
-         "--body", "Hello {{ name }} <{{ email }}>, online: {{ web_url }}", "--public"),
+         "--body", "Hello {{ name }} <{{ email }}>, online: {{ web_url }}", "--public",
+         "--subject-ru", "Открытое письмо", "--body-ru", "Здравствуйте, {{ web_url }}"),
         ("archive", "on", "digest"),
         ("subscriber", "add", "digest", "apache.reader@example.com", "--name", "Apache Reader",
          "--confirmed"),
@@ -179,6 +180,11 @@ def test_the_public_archive_is_served_as_static_files_and_nothing_else(apache: S
     assert 'href="letter-001.html"' in index.body and "<script>" not in index.body, index
     page = fetch(base + "letter-001.html")
     assert page.status == 200 and "Public &lt;script&gt;one&lt;/script&gt;" in page.body, page
+    # its version in Russian (docs/using/archive.md#archive-languages), linked from the index
+    assert 'href="letter-001.ru.html"' in index.body, index
+    russian = fetch(base + "letter-001.ru.html")
+    assert russian.status == 200 and "Открытое письмо" in russian.body, russian
+    assert fetch(base + "letter-001.de.html").status in (403, 404)
     feed = fetch(base + "feed.atom")
     assert feed.status == 200, feed
     assert feed.headers["content-type"].startswith("application/atom+xml"), feed

@@ -24,14 +24,16 @@ def test_a_letters_text_is_escaped_and_its_web_addresses_become_links():
 
 
 @pytest.mark.parametrize("name", ["index.html", "feed.atom", "letter-001.html",
-                                  "news-20261201-012226-39ab8d.html"])
+                                  "news-20261201-012226-39ab8d.html", "letter-001.en.html",
+                                  "news-20261201-012226-39ab8d.ru.html"])
 def test_the_routes_accept_the_names_the_archive_writes(name):
     assert archive.FILE_NAME.fullmatch(name)
 
 
 @pytest.mark.parametrize("name", ["", ".htaccess", "index.htm", "letter-1.html", "letter-0001.html",
                                   "news-.html", "news-A.html", "notes.txt", "evil.py", "../index.html",
-                                  "index.html/", "feed.atom.py", "news-x/../../y.html"])
+                                  "index.html/", "feed.atom.py", "news-x/../../y.html",
+                                  "letter-001.de.html", "letter-001.en.en.html", "index.en.html"])
 def test_the_routes_refuse_any_other_name(name):
     assert not archive.FILE_NAME.fullmatch(name)
 
