@@ -18,7 +18,7 @@ Jinja2's sandbox anyway, so the template engine costs this page little more.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from vykhukhol import archive, tokens
 from vykhukhol import services as svc
@@ -36,6 +36,15 @@ if TYPE_CHECKING:
     from vykhukhol.settings import Settings
 
 TYPES = {".html": "text/html; charset=utf-8", ".atom": "application/atom+xml; charset=utf-8"}
+
+
+class Copy(NamedTuple):
+    """A recipient's own copy of a letter, as its page shows it."""
+
+    subject: str
+    text: str
+    public_url: str | None  # its page in the public archive, once there is one
+    language: str  # the one it is written in
 
 
 def _settings(data: DataDir):
@@ -101,8 +110,7 @@ def view(data: DataDir) -> Callable:
             copy = own_copy(data, settings, service, item, email, wanted)
         if copy is None:
             return page(lang, t(lang, "link.invalid_title"), None, None, 400)
-        subject, text, public_url, written_in = copy
-        return page(written_in, subject, text, public_url)
+        return page(copy.language, copy.subject, copy.text, copy.public_url)
 
     return wsgi_app(handle, lambda: _lang(data))
 
@@ -117,9 +125,8 @@ def page(lang: str, title: str, text: str | None, public_url: str | None,
 
 
 def own_copy(data: DataDir, settings: Settings, service_name: str, item: str,
-             email: str, language: str | None = None) -> tuple[str, str, str | None, str] | None:
-    """(subject, text, its public page or None, the language it is in) of
-    letter ``item`` of the service as ``email`` received it (with the name the
+             email: str, language: str | None = None) -> Copy | None:
+    """Letter ``item`` of the service as ``email`` received it (with the name the
     subscriber has now, and the personal links that act — unsubscribe, own
     page — as the archive's neutral text): its version in ``language`` when
     it has one, else the letter in the site's language; None when the letter
@@ -170,7 +177,7 @@ def own_copy(data: DataDir, settings: Settings, service_name: str, item: str,
     })
     budget = render.Budget()
     try:
-        return (" ".join(render.render(subject, context, "subject", budget).split()),
-                render.render(text, context, "text", budget), public, lang)
+        return Copy(" ".join(render.render(subject, context, "subject", budget).split()),
+                    render.render(text, context, "text", budget), public, lang)
     except BadInput:
         return None
