@@ -191,8 +191,11 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
                 unsent.note_unsent(data, service.name, to, now(), held=True)
                 return
             # Noted first: if the letter does not go (mail server down, process
-            # killed after the answer), the next cron run sends it.
-            unsent.note_unsent(data, service.name, to, now())
+            # killed after the answer), the next cron run sends it. Not fsynced:
+            # a kill cannot take back a write, and a power cut before the letter
+            # is out leaves the line to its first reminder
+            # (docs/design/startup.md#startup-fsyncs).
+            unsent.note_unsent(data, service.name, to, now(), synced=False)
             if send_confirmation(data, settings, service, to, whom, values, language=spoken):
                 unsent.drop_unsent(data, service.name, to)
 

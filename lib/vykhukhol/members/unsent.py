@@ -50,13 +50,21 @@ class Note(NamedTuple):
 
 
 def note_unsent(data: DataDir, service: str, email: str, moment: datetime,
-                held: bool = False) -> None:
+                held: bool = False, synced: bool = True) -> None:
     """Note a confirmation letter for the next run; ``held``: debug mode kept
-    the page from sending it, so no page is sending it now."""
+    the page from sending it, so no page is sending it now.
+
+    ``synced=False`` leaves the note to the page cache, for a letter handed
+    over at once: a killed process cannot take back a write it made (only a
+    power cut can), and the outbox's letter is fsynced with its folder before
+    the note is dropped. A power cut before the letter is out may take the
+    note with it; the subscriber's line, fsynced before, stays unconfirmed
+    and is asked again by its first reminder
+    (docs/design/startup.md#startup-fsyncs)."""
     path = data.state / UNSENT
     files.make_folder(path.parent)
     with files.record_lock(path):
-        files.append_line(path, Note(service, email, format_time(moment), held).line())
+        files.append_line(path, Note(service, email, format_time(moment), held).line(), synced)
 
 
 def notes(data: DataDir) -> list[Note]:

@@ -19,8 +19,20 @@ from __future__ import annotations
 import os
 import sys
 
+# The pages a visitor opens: a small request each, in a process that ends with
+# it. Their garbage is freed when it exits, so the cyclic collector, which
+# walks the young objects some twenty times while the modules load (about
+# 4 ms of a subscribe post's CPU, its child's included), only costs them time
+# (docs/design/startup.md#startup-rules). The admin, the archive and the cron
+# keep it: their requests may be large.
+SHORT_LIVED = frozenset({"subscribe", "confirm", "unsubscribe", "manage", "go"})
+
 
 def run(app_name: str, script: str) -> None:
+    if app_name in SHORT_LIVED:
+        import gc
+
+        gc.disable()
     if app_name == "cron":
         if _idle_answered(script):  # an idle tick answers before the rest is imported
             return

@@ -30,13 +30,11 @@ def join(data: DataDir, settings: Settings, service: str, address: str, name: st
     page is gone, and the visitor may post again. ``language``: the reader's
     own, as the post gave it (docs/using/languages.md#reader-language)."""
     from vykhukhol.errors import VykhukholError
-    from vykhukhol.files.runlog import page_log
 
-    log = page_log(data)
     if not allowed:
-        log.write(f"subscribe: {client or '?'} is over subscribe_hourly_limit "
-                  f"({settings['subscribe_hourly_limit']} an hour): {address} was not stored "
-                  f"and no confirmation was sent for {service}")
+        _log(data, f"subscribe: {client or '?'} is over subscribe_hourly_limit "
+                   f"({settings['subscribe_hourly_limit']} an hour): {address} was not stored "
+                   f"and no confirmation was sent for {service}")
         return
     from vykhukhol.members import membership
     from vykhukhol.web.bots import Gate  # the per-address cap and the alarm's hold
@@ -45,4 +43,12 @@ def join(data: DataDir, settings: Settings, service: str, address: str, name: st
         membership.subscribe(data, settings, service, address, name, ip=client or "-",
                              hold=Gate(data, settings).hold, fields=fields, language=language)
     except VykhukholError as exc:
-        log.write(f"subscribe: {address} could not be stored in {service}: {exc.message}", "error")
+        _log(data, f"subscribe: {address} could not be stored in {service}: {exc.message}", "error")
+
+
+def _log(data: DataDir, line: str, level: str = "info") -> None:
+    """One line of the pages' log (imported only for one: a post that goes
+    well writes none)."""
+    from vykhukhol.files.runlog import page_log
+
+    page_log(data).write(line, level)
