@@ -29,6 +29,7 @@ from vykhukhol.mail import compose
 from vykhukhol.newsletters import read_rows
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.states import LedgerState, SubscriberState
 from vykhukhol.timeutil import now
 from vykhukhol.web import admin as admin_mod
@@ -44,7 +45,7 @@ def reader(site: Any, service: str, email: str, name: str, language: str | None 
            **fields: str) -> None:
     """A subscriber confirmed an hour ago, with their own language and field values."""
     back = now() - timedelta(hours=1)
-    sub = subs.Subscriber(email, name, SubscriberState.ACTIVE, back, back, ip="127.0.0.1")
+    sub = Subscriber(email, name, SubscriberState.ACTIVE, back, back, ip="127.0.0.1")
     sub = sub.with_language(language).with_fields(dict(fields))
     subs.add(svc.find_service(site.data, service).subscribers_path, sub)
     due_summary.forget_due(site.data, service)  # written behind the sender's back

@@ -34,6 +34,7 @@ from support.webtools import (
 )
 from vykhukhol import tokens
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
 
@@ -559,8 +560,8 @@ def test_fifty_parallel_subscriptions_while_the_sender_rewrites_lose_nobody(
     path = site.data.services / "main" / "news" / "subscribers.txt"
     # Subscribers who finished the series make each of the sender's rewrites long
     # enough that an append it did not wait for would fall into it and be lost.
-    finished = [subs.Subscriber(email=f"done{n:04d}@example.org", state=SubscriberState.DONE,
-                                subscribed=now(), confirmed=now(), sent=3, last_sent=now())
+    finished = [Subscriber(email=f"done{n:04d}@example.org", state=SubscriberState.DONE,
+                           subscribed=now(), confirmed=now(), sent=3, last_sent=now())
                 for n in range(PADDING)]
     subs.add_many(path, finished)
     seeded = [f"seed{n:03d}@example.org" for n in range(200)]
