@@ -17,6 +17,7 @@ The names of the first two are offered here as well (``svc.find_service``).
 
 from __future__ import annotations
 
+from vykhukhol.i18n import LANGUAGES  # the languages of a letter's versions
 from vykhukhol.services.catalog import (
     LOCK_STEM,
     SERVICE_FIELDS,
@@ -34,7 +35,6 @@ from vykhukhol.services.catalog import (
     remove_service,
 )
 from vykhukhol.services.series import (
-    LANGUAGES,
     MARKDOWN,
     MAX_LETTERS,
     Letter,

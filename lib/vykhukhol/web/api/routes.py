@@ -20,6 +20,7 @@ from vykhukhol import services as svc
 from vykhukhol.addresses import check_email, clean_name
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.i18n import LANGUAGES
 from vykhukhol.members import membership, personal, suppression
 from vykhukhol.newsletters import segments
 from vykhukhol.services import subscribers as subs
@@ -99,9 +100,6 @@ def _subscriber(sub: Subscriber, service: str, names: list[str]) -> dict:
             "subscribed": _when(sub.subscribed), "confirmed": _when(sub.confirmed),
             "letters_sent": sub.sent, "language": sub.language,
             "fields": {name: values[name] for name in names if name in values}}
-
-
-LANGUAGES = ("ru", "en")  # what a reader's own language may be
 
 
 class Details(NamedTuple):
