@@ -16,7 +16,7 @@ from pathlib import Path
 
 from vykhukhol import files
 from vykhukhol.errors import BadInput
-from vykhukhol.services.subscriber_line import FIELDS, parse_line
+from vykhukhol.services.subscriber_line import FIELDS, Subscriber, parse_line
 from vykhukhol.states import SubscriberState
 
 # A subscriber line that parse_line certainly accepts, with a confirmed
@@ -54,24 +54,18 @@ def _confirmed_line() -> re.Pattern[str]:
 
 def confirmed(path: Path) -> Iterator[tuple[str, str]]:
     """(email, name) of the confirmed subscribers of a subscriber file, in file
-    order: what :func:`subscribers` yields with a confirmed state, read
-    without a Subscriber per line (newsletter creation at a million)."""
+    order: what :func:`~vykhukhol.services.subscribers.subscribers` yields with
+    a confirmed state, read without a Subscriber per line (newsletter creation
+    at a million)."""
     fullmatch = _confirmed_line().fullmatch
     for line in files.read_lines(path):
         match = fullmatch(line)
         if match:
             yield match[1], match[2]
             continue
-        # Another line: parse_line decides, unless its state field cannot be a
-        # confirmed one (then it is a new subscriber or malformed, out either way).
-        parts = line.split("\t", 3)
-        if len(parts) < 3 or parts[2] not in _CONFIRMED_STATES or line.startswith("#"):
-            continue
-        try:
-            sub = parse_line(line)
-        except BadInput:
-            continue  # malformed: skipped, as by every reader of the file
-        yield sub.email, sub.name
+        sub = _parsed_if_confirmed(line)
+        if sub is not None:
+            yield sub.email, sub.name
 
 
 def confirmed_lines(path: Path) -> Iterator[list[str]]:
@@ -86,15 +80,23 @@ def confirmed_lines(path: Path) -> Iterator[list[str]]:
         if fullmatch(line):
             yield line.split("\t", len(FIELDS))
             continue
-        parts = line.split("\t", 3)
-        if len(parts) < 3 or parts[2] not in _CONFIRMED_STATES or line.startswith("#"):
-            continue
-        try:
-            sub = parse_line(line)
-        except BadInput:
-            continue
-        yield sub.to_line().split("\t", len(FIELDS))
+        sub = _parsed_if_confirmed(line)
+        if sub is not None:
+            yield sub.to_line().split("\t", len(FIELDS))
 
+
+def _parsed_if_confirmed(line: str) -> Subscriber | None:
+    """A line the fast match did not take, as parse_line reads it when its state
+    is a confirmed one; None for any other (a new subscriber, a comment, a
+    malformed line: skipped, as by every reader of the file). Only the state
+    field is looked at first: most such lines go no further."""
+    parts = line.split("\t", 3)
+    if len(parts) < 3 or parts[2] not in _CONFIRMED_STATES or line.startswith("#"):
+        return None
+    try:
+        return parse_line(line)
+    except BadInput:
+        return None
 
 
 def confirmed_details(path: Path) -> Iterator[tuple[str, str, str]]:
