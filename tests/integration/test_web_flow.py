@@ -20,7 +20,8 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import pytest
 
-from support.webflowkit import FORM, Server, wait_for
+from support.webflowkit import FORM, Server
+from support.webkit import wait_for
 from support.webtools import (
     TRACEBACK,
     Page,
