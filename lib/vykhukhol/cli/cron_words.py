@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from vykhukhol.cli import site
+from vykhukhol.cli.site import cmd_cron
 
 
 def cron_args(words: list[str]) -> argparse.Namespace | None:
@@ -26,4 +26,4 @@ def cron_args(words: list[str]) -> argparse.Namespace | None:
         data = words[0][len("--data="):]
     else:
         return None
-    return argparse.Namespace(data=data, command="cron", func=site.cmd_cron)
+    return argparse.Namespace(data=data, command="cron", func=cmd_cron)
