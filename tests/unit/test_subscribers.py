@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 
 from vykhukhol import files
 from vykhukhol.errors import Conflict
-from vykhukhol.services import prefix_scan
 from vykhukhol.services import subscribers as subs
 from vykhukhol.services.subscriber_line import HEADER, Subscriber, parse_line
 from vykhukhol.states import SubscriberState
@@ -309,7 +308,7 @@ def test_find_answers_as_reading_every_line_does_whatever_the_blocks(
     path = tmp_path / "subscribers.txt"
     path.write_bytes((text.rstrip("\r\n") if cut_last_end else text).encode())
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(prefix_scan, "_BLOCK", block)
+        patch.setattr(subs, "_BLOCK", block)
         assert subs.find(path, email) == find_by_reading_every_line(path, email)
 
 

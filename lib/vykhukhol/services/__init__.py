@@ -7,7 +7,6 @@ What the package offers, by module:
 - :mod:`~vykhukhol.services.subscribers`: a service's ``subscribers.txt``, read and changed;
 - :mod:`~vykhukhol.services.subscriber_line`: one line of it, the subscriber record;
 - :mod:`~vykhukhol.services.confirmed`: its confirmed readers, read fast for a newsletter;
-- :mod:`~vykhukhol.services.prefix_scan`: the lines of a big file that start with an address;
 - :mod:`~vykhukhol.services.rules`: who is due which letter, and when;
 - :mod:`~vykhukhol.services.schedule`: a service's send window;
 - :mod:`~vykhukhol.services.due_summary`: the next-due summary of each service.
