@@ -34,6 +34,7 @@ from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import DataDir
 from vykhukhol.members import membership
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
 
@@ -143,14 +144,14 @@ class Site:
         """Write one subscriber line, with times ``ago`` seconds back."""
         moment = now()
         back = lambda seconds: None if seconds is None else moment - timedelta(seconds=seconds)  # noqa: E731
-        sub = subs.Subscriber(
+        sub = Subscriber(
             email=email, name=name, state=SubscriberState(state), subscribed=back(ago),
             confirmed=None if state == "new" else back(ago), sent=sent,
             last_sent=back(last_sent_ago), reminders=reminders,
             last_reminder=back(last_reminder_ago), failures=failures, ip="127.0.0.1")
         subs.add(svc.find_service(self.data, service).subscribers_path, sub)
 
-    def subscribers(self, service: str) -> dict[str, subs.Subscriber]:
+    def subscribers(self, service: str) -> dict[str, Subscriber]:
         path = svc.find_service(self.data, service).subscribers_path
         return {s.email: s for s in subs.subscribers(path)}
 

@@ -37,7 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, home of support/
 
 from support import benchkit as kit  # noqa: E402
-from vykhukhol.services.subscribers import HEADER  # noqa: E402
+from vykhukhol.services.subscriber_line import HEADER  # noqa: E402
 from vykhukhol.settings import fields  # noqa: E402
 
 CONDITION = 'city = "Тверь" and age >= 30 and born < 2000-01-01'

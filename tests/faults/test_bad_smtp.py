@@ -31,6 +31,7 @@ from vykhukhol import services as svc
 from vykhukhol.files import kv
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
 
@@ -62,8 +63,8 @@ class Campaign:
         site.service("news", enabled=False)  # a plain news list
         for name, emails in (("news", self.readers), ("course", self.course)):
             subs.add_many(svc.find_service(site.data, name).subscribers_path,
-                          [subs.Subscriber(email=e, state=SubscriberState.ACTIVE,
-                                           subscribed=confirmed, confirmed=confirmed)
+                          [Subscriber(email=e, state=SubscriberState.ACTIVE,
+                                      subscribed=confirmed, confirmed=confirmed)
                            for e in emails])
             due_summary.forget_due(site.data, name)
         self.job = newsletters.create(site.data, ["news"], ISSUE, "Hello.\n")

@@ -50,6 +50,7 @@ from vykhukhol.datadir import DataDir
 from vykhukhol.errors import StorageError
 from vykhukhol.sender import doors as locks
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
 from vykhukhol.watch import selfblock
@@ -122,9 +123,9 @@ def install() -> tuple[DataDir, set[tuple[str, str]]]:
     active = [f"a{i}@example.org" for i in range(6)]
     pending = [f"n{i}@example.org" for i in range(2)]
     subs.add_many(course.subscribers_path,
-                  [subs.Subscriber(email=e, state=SubscriberState.ACTIVE, subscribed=hour_ago,
-                                   confirmed=hour_ago) for e in active]
-                  + [subs.Subscriber(email=e, subscribed=days_ago) for e in pending])
+                  [Subscriber(email=e, state=SubscriberState.ACTIVE, subscribed=hour_ago,
+                              confirmed=hour_ago) for e in active]
+                  + [Subscriber(email=e, subscribed=days_ago) for e in pending])
     newsletters.create(data, ["course"], "Edition 1", "Hello.\n")
     owed = {(e, s) for e in active for s in ("Edition 1", "Lesson 1", "Lesson 2")}
     owed |= {(e, "Please confirm your subscription: Course") for e in pending}

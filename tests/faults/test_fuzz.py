@@ -13,7 +13,7 @@ admin forms, the command line, the settings and the subscriber file's lines.
   only one reachable: ``--data`` is never fuzzed, no word holds a ``/``, the
   working directory is a temporary one, and ``serve`` is never started.)
 * Settings: ``settings.check`` and ``settings.update`` with random values.
-* Subscriber lines: ``subscribers.parse_line``, ``read`` and ``rewrite``.
+* Subscriber lines: ``subscriber_line.parse_line``, ``subscribers.read`` and ``rewrite``.
 
 Invariants: no traceback and no 500; input that is rejected (a 4xx page, a
 non-zero exit, BadInput), a GET or HEAD, a preview, a honeypot hit changes
@@ -47,6 +47,7 @@ from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol.errors import BadInput
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import HEADER, Subscriber, parse_line
 from vykhukhol.timeutil import now
 from vykhukhol.web import admin as admin_mod
 from vykhukhol.web import subscription
@@ -549,22 +550,22 @@ def test_fuzzed_subscriber_lines_parse_or_are_kept_verbatim(tmp_path_factory, li
     """parse_line gives a Subscriber that round-trips, or BadInput; read/rewrite keep every line (malformed ones verbatim)."""
     for line in lines:
         try:
-            sub = subs.parse_line(line)
+            sub = parse_line(line)
         except BadInput:
             continue
-        again = subs.parse_line(sub.to_line())
+        again = parse_line(sub.to_line())
         # An empty ip field is written as "-"; everything else as it was.
         assert again == sub.replace(ip=sub.ip or "-"), \
             f"{line!r} → {sub.to_line()!r} reads back as {again!r}"
     path = tmp_path_factory.mktemp("subs") / "subscribers.txt"
-    content = (subs.HEADER + "\n" + "\n".join(lines) + "\n").encode("utf-8", "surrogatepass") \
+    content = (HEADER + "\n" + "\n".join(lines) + "\n").encode("utf-8", "surrogatepass") \
         + raw.replace(b"\r", b"").replace(b"\n", b"") + b"\n"
     path.write_bytes(content)
     items = list(subs.read(path))
     malformed = [i.text for i in items if isinstance(i, subs.Malformed)]
-    kept = [i.to_line() for i in items if isinstance(i, subs.Subscriber)]
+    kept = [i.to_line() for i in items if isinstance(i, Subscriber)]
     subs.rewrite(path, lambda sub: sub)
     after = list(subs.read(path))
     assert [i.text for i in after if isinstance(i, subs.Malformed)] == malformed
-    assert [i.to_line() for i in after if isinstance(i, subs.Subscriber)] == kept
+    assert [i.to_line() for i in after if isinstance(i, Subscriber)] == kept
     assert len(list(files.read_lines(path))) == 1 + len(items)

@@ -58,6 +58,7 @@ from vykhukhol import services as svc
 from vykhukhol.sender.news_report import report_subject
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import HEADER, Subscriber
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import format_time, now
 from vykhukhol.watch import alerts
@@ -100,11 +101,11 @@ def build_workload(site: Any, port: int, connections: int = 1
         expected.add((email, ISSUE))
     for name, emails in members.items():
         service = svc.find_service(site.data, name)
-        people = [subs.Subscriber(email=e, name=f"N{e[1:6]}", state=SubscriberState.ACTIVE,
-                                  subscribed=confirmed, confirmed=confirmed, ip="127.0.0.1")
+        people = [Subscriber(email=e, name=f"N{e[1:6]}", state=SubscriberState.ACTIVE,
+                             subscribed=confirmed, confirmed=confirmed, ip="127.0.0.1")
                   for e in emails]
-        people += [subs.Subscriber(email=f"p{i:05}-{name}@example.org", subscribed=now(),
-                                   ip="127.0.0.1") for i in range(PADDING)]
+        people += [Subscriber(email=f"p{i:05}-{name}@example.org", subscribed=now(),
+                              ip="127.0.0.1") for i in range(PADDING)]
         subs.add_many(service.subscribers_path, people)
         due_summary.forget_due(site.data, name)
         expected |= {(e, subject) for e in emails for subject in SERIES[name][1]}
@@ -262,7 +263,7 @@ def write_big_service(site: Any) -> tuple[Path, set[tuple[str, str]]]:
     every = BIG // BIG_RECIPIENTS
     expected = set()
     with open(service.subscribers_path, "w", encoding="utf-8", newline="\n") as out:
-        out.write(subs.HEADER + "\n")
+        out.write(HEADER + "\n")
         for start in range(0, BIG, 100_000):
             chunk = []
             for i in range(start, min(BIG, start + 100_000)):

@@ -35,6 +35,7 @@ from vykhukhol import services as svc
 from vykhukhol.files import kv
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
 
@@ -73,8 +74,8 @@ def add_round(site: Any, number: int) -> set[tuple[str, str]]:
     for name, (_, subject) in SERIES.items():
         emails = [f"{name}-{number}-{i}@example.org" for i in range(NEW_PER_ROUND)]
         path = svc.find_service(site.data, name).subscribers_path
-        subs.add_many(path, [subs.Subscriber(email=e, state=SubscriberState.ACTIVE,
-                                             subscribed=confirmed, confirmed=confirmed)
+        subs.add_many(path, [Subscriber(email=e, state=SubscriberState.ACTIVE,
+                                        subscribed=confirmed, confirmed=confirmed)
                              for e in emails])
         due_summary.forget_due(site.data, name)
         expected |= {(e, subject) for e in emails}
@@ -139,8 +140,8 @@ def test_eight_runs_started_together_never_send_on_one_lock_at_once(site, bad_sm
     site.service("readers", db="n", enabled=False)  # a plain news list
     confirmed = now() - timedelta(hours=1)
     subs.add_many(svc.find_service(site.data, "readers").subscribers_path,
-                  [subs.Subscriber(email=f"reader-{i}@example.org", state=SubscriberState.ACTIVE,
-                                   subscribed=confirmed, confirmed=confirmed)
+                  [Subscriber(email=f"reader-{i}@example.org", state=SubscriberState.ACTIVE,
+                              subscribed=confirmed, confirmed=confirmed)
                    for i in range(READERS)])
     bad_smtp.handler.delays["DATA"] = DATA_DELAY
     go = tmp_path / "go"

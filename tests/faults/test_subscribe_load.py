@@ -38,6 +38,7 @@ from vykhukhol import newsletters, tokens
 from vykhukhol import services as svc
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
 
@@ -154,8 +155,8 @@ def test_parallel_subscribes_and_unsubscribes_during_runs_lose_and_resurrect_not
     path = svc.find_service(site.data, "news").subscribers_path
     confirmed = now() - timedelta(hours=1)
     old = [f"old{i:05}@example.org" for i in range(OLD)]
-    subs.add_many(path, [subs.Subscriber(email=e, state=SubscriberState.ACTIVE, subscribed=confirmed,
-                                         confirmed=confirmed) for e in old])
+    subs.add_many(path, [Subscriber(email=e, state=SubscriberState.ACTIVE, subscribed=confirmed,
+                                    confirmed=confirmed) for e in old])
     due_summary.forget_due(site.data, "news")
     newsletters.create(site.data, ["news"], "Edition 1", "Hello.\n")  # a ledger both sides rewrite
     secret = site.settings().secret

@@ -15,6 +15,7 @@ from support.hookkit import mailgun_body
 from vykhukhol import newsletters
 from vykhukhol import services as svc
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import Subscriber
 
 LESSON = [("Lesson 1", "0s", "Hello {{ name }}.")]
 
@@ -167,7 +168,7 @@ def test_complaints_by_a_providers_callback_brake_the_service(hooked, smtp_serve
     from vykhukhol.states import SubscriberState
 
     def add(address: str) -> None:
-        subs.add(service.subscribers_path, subs.Subscriber(
+        subs.add(service.subscribers_path, Subscriber(
             email=address, name="", state=SubscriberState("active"), subscribed=now(),
             confirmed=now(), sent=0, last_sent=None, reminders=0, last_reminder=None,
             failures=0, ip="127.0.0.1"))

@@ -10,6 +10,7 @@ import io
 
 from vykhukhol import services as svc
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import FIELDS
 from vykhukhol.settings import fields as site_fields
 from vykhukhol.settings.fields import Field
 
@@ -38,7 +39,7 @@ def test_an_export_carries_the_fields_and_reads_back_the_same(site, tmp_path):
     exported = tmp_path / "news.csv"
     site.cli("subscriber", "export", "news", str(exported))
     rows = list(csv.reader(io.StringIO(exported.read_text(encoding="utf-8-sig"))))
-    assert rows[0] == [*subs.FIELDS, "city", "born", "vip", "language"]
+    assert rows[0] == [*FIELDS, "city", "born", "vip", "language"]
     anna = dict(zip(rows[0], next(r for r in rows if r[0] == "anna@example.org"), strict=True))
     assert (anna["city"], anna["born"], anna["vip"], anna["language"]) == (
         "Тверь, центр", "1990-05-01", "yes", "ru")
@@ -62,7 +63,7 @@ def test_an_export_without_fields_still_says_each_language(site, tmp_path):
     give(site, "news", "anna@example.org", {}, "en")
     out = site.cli("subscriber", "export", "news").stdout
     rows = list(csv.reader(io.StringIO(out.removeprefix("\ufeff"))))
-    assert rows[0] == [*subs.FIELDS, "language"] and rows[1][-1] == "en"
+    assert rows[0] == [*FIELDS, "language"] and rows[1][-1] == "en"
 
 
 def test_the_csv_import_refuses_a_bad_value_naming_its_line_and_column(site, tmp_path):

@@ -17,17 +17,8 @@ served = webkit.served  # the fixture: a real `vykhukhol serve`
 
 def post(browser: Browser, service: str, content: bytes, dry_run: bool, choices: str = ""
          ) -> webkit.Answer:
-    csrf = browser.csrf(f"/admin/services/{service}/subscribers")
-    boundary = "----vykhukhol-test-boundary"
-    form = [("csrf", csrf), ("tool", "csv"), ("map", choices)] + (
-        [("dry_run", "yes")] if dry_run else [])
-    fields = "".join(f"--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n"
-                     f"{value}\r\n" for name, value in form)
-    body = (fields + f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
-            "filename=\"people.csv\"\r\nContent-Type: text/csv\r\n\r\n").encode() \
-        + content + f"\r\n--{boundary}--\r\n".encode()
-    return browser.request("POST", f"/admin/services/{service}/import-from", body,
-                           headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+    form = [("tool", "csv"), ("map", choices)] + ([("dry_run", "yes")] if dry_run else [])
+    return browser.import_from(service, form, "people.csv", "text/csv", content)
 
 
 def test_the_preview_shows_the_mapping_and_the_refused_column_in_russian(site, served):

@@ -19,19 +19,18 @@ from datetime import timedelta
 from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 import pytest
 
-from support.servetools import call, environ, log_in
+from support.servetools import admin_client
 from vykhukhol import services as svc
 from vykhukhol.mail import compose
 from vykhukhol.newsletters import read_rows
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.states import LedgerState, SubscriberState
 from vykhukhol.timeutil import now
-from vykhukhol.web import admin as admin_mod
 
 LIB = Path(__file__).resolve().parents[2] / "lib"
 ADMIN = "admin@example.org"
@@ -44,7 +43,7 @@ def reader(site: Any, service: str, email: str, name: str, language: str | None 
            **fields: str) -> None:
     """A subscriber confirmed an hour ago, with their own language and field values."""
     back = now() - timedelta(hours=1)
-    sub = subs.Subscriber(email, name, SubscriberState.ACTIVE, back, back, ip="127.0.0.1")
+    sub = Subscriber(email, name, SubscriberState.ACTIVE, back, back, ip="127.0.0.1")
     sub = sub.with_language(language).with_fields(dict(fields))
     subs.add(svc.find_service(site.data, service).subscribers_path, sub)
     due_summary.forget_due(site.data, service)  # written behind the sender's back
@@ -342,26 +341,18 @@ def test_the_ledger_keeps_its_format_beside_the_readers_file(site, smtp_server) 
 
 # --- the admin's forms -----------------------------------------------------------------
 
-FORM = "application/x-www-form-urlencoded"
-
 
 @pytest.fixture
 def admin(site):
     """The admin of a Russian site: its letters' other language is English."""
-    app = admin_mod.app(site.data, site.cgi_dir)
-    cookie, csrf = log_in(app)
+    request = admin_client(site)
 
-    def request(path: str, fields: dict | None = None) -> tuple[int, str]:
-        if fields is None:
-            status, _, page, _ = call(app, environ("GET", path, "", b"", "", "missing",
-                                                  script="/admin", HTTP_COOKIE=cookie))
-            return status, page
-        body = urlencode({"csrf": csrf, **fields}).encode()
-        status, _, page, _ = call(app, environ("POST", path, "", body, FORM, str(len(body)),
-                                              script="/admin", HTTP_COOKIE=cookie))
-        return status, page
+    def page(path: str, fields: dict | None = None) -> tuple[int, str]:
+        """A POST of ``fields``, or a GET without them."""
+        status, _, text = request("GET", path) if fields is None else request("POST", path, fields)
+        return status, text
 
-    return request
+    return page
 
 
 def shown(page: str, preview_id: str) -> tuple[str, str]:

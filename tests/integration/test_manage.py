@@ -133,7 +133,7 @@ def test_leave_join_name_and_leave_all(site, server):
     assert joined.status == 200 and "confirmation" in joined.body, joined
     assert site.subscribers("offers")[ANNA].state.value == "new"
     server_letters = lambda: [m for m in site.outbox() if "confirm" in str(m["Subject"]).lower()]  # noqa: E731
-    from support.webflowkit import wait_for
+    from support.webkit import wait_for
     assert wait_for(server_letters), "no confirmation letter for the join"
 
     named = post(server, joined, "name", name="Anna Petrova")
@@ -256,7 +256,7 @@ def test_a_page_without_a_link_mails_it_the_same_way_for_anyone(site, server):
         answers[address] = answer.body.replace(address, "ADDRESS")
         assert answer.status == 200
     assert answers[ANNA] == answers["stranger@example.org"]
-    from support.webflowkit import wait_for
+    from support.webkit import wait_for
     letters = wait_for(lambda: [m for m in site.outbox() if ANNA in str(m["To"])])
     assert letters and not [m for m in site.outbox() if "stranger@" in str(m["To"])]
     link = re.findall(r"https?://\S+/cgi/manage\.py\?\S+", plain_text(letters[0]))[0]
@@ -289,7 +289,7 @@ def test_the_link_letters_are_capped_like_the_subscribe_form(site, server):
         answer = server.request("POST", "/cgi/manage.py", urlencode(
             {"action": "send_link", "email": ANNA}).encode(), FORM)
         assert answer.status == 200 and "Check your mailbox" in answer.body
-    from support.webflowkit import wait_for
+    from support.webkit import wait_for
     assert wait_for(lambda: len([m for m in site.outbox() if ANNA in str(m["To"])]) >= 2)
     import time
     time.sleep(1.0)  # letters go after the answer: give a third one the time to show up

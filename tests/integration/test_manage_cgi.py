@@ -23,7 +23,9 @@ from vykhukhol.datadir import DataDir
 from vykhukhol.files.runlog import RunLog
 from vykhukhol.members import suppression
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import HEADER, Subscriber
 from vykhukhol.settings import load as load_settings
+from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
 
 ANNA = "anna@example.org"
@@ -92,11 +94,11 @@ def _big_site(root: Path) -> DataDir:
     moment = now()
     for number in range(SERVICES):
         service = svc.add_service(data, f"list{number}", "main", {"title": f"List {number}"})
-        lines = [subs.Subscriber(f"user{i}@example.org", f"User {i}", subs.SubscriberState.ACTIVE,
-                                 moment, moment).to_line() for i in range(LINES)]
-        lines.insert(LINES // 2, subs.Subscriber(ANNA, "Anna", subs.SubscriberState.ACTIVE,
-                                                 moment, moment).to_line())
-        service.subscribers_path.write_text(subs.HEADER + "\n" + "\n".join(lines) + "\n")
+        lines = [Subscriber(f"user{i}@example.org", f"User {i}", SubscriberState.ACTIVE,
+                            moment, moment).to_line() for i in range(LINES)]
+        lines.insert(LINES // 2, Subscriber(ANNA, "Anna", SubscriberState.ACTIVE,
+                                            moment, moment).to_line())
+        service.subscribers_path.write_text(HEADER + "\n" + "\n".join(lines) + "\n")
     log = RunLog(data, "test")
     for i in range(LOG_LINES):
         log.write(f"line {i}: {ANNA if i % 100 == 0 else f'user{i}@example.org'} did something")

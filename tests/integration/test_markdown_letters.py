@@ -13,19 +13,16 @@ from __future__ import annotations
 
 import html as html_lib
 import re
-from urllib.parse import urlencode
 
 import pytest
 
-from support.servetools import call, environ, log_in
+from support.servetools import admin_client
 from vykhukhol import archive, newsletters
 from vykhukhol import services as svc
-from vykhukhol.web import admin as admin_mod
 
 ADMIN = "admin@example.org"
 BOB, EVE = "bob@example.org", "eve@example.org"
 HOSTILE_NAME = "<b>Eve</b> *starred* [click](https://evil.example/)"
-FORM = "application/x-www-form-urlencoded"
 
 LETTER = """# Big news for {{ name }}
 
@@ -207,21 +204,14 @@ def test_a_markdown_series_letter_goes_out_in_two_parts_and_an_old_file_stays_pl
 @pytest.fixture
 def admin(site):
     site.set(language="en")
-    app = admin_mod.app(site.data, site.cgi_dir)
-    cookie, csrf = log_in(app)
+    request = admin_client(site)
 
-    def request(path: str, fields: dict | None = None) -> tuple[int, str]:
+    def page(path: str, fields: dict | None = None) -> tuple[int, str]:
         """A POST of ``fields``, or a GET without them."""
-        if fields is None:
-            status, _, page, _ = call(app, environ("GET", path, "", b"", "", "missing",
-                                                  script="/admin", HTTP_COOKIE=cookie))
-            return status, page
-        body = urlencode({"csrf": csrf, **fields}).encode()
-        status, _, page, _ = call(app, environ("POST", path, "", body, FORM, str(len(body)),
-                                              script="/admin", HTTP_COOKIE=cookie))
-        return status, page
+        status, _, text = request("GET", path) if fields is None else request("POST", path, fields)
+        return status, text
 
-    return request
+    return page
 
 
 def preview_of(page: str) -> tuple[str, str]:

@@ -20,6 +20,7 @@ from support.clikit import refused, snapshot
 from support.webkit import Browser
 from vykhukhol import services as svc
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.settings import fields
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
@@ -43,8 +44,8 @@ def segment_site(site) -> None:
     moment = now()
     for email, city, days, lang in PEOPLE:
         joined = moment - timedelta(days=days)
-        sub = subs.Subscriber(email, email.split("@")[0].title(), SubscriberState.ACTIVE, joined,
-                              joined, ip="127.0.0.1")
+        sub = Subscriber(email, email.split("@")[0].title(), SubscriberState.ACTIVE, joined,
+                         joined, ip="127.0.0.1")
         sub = sub.with_language(lang).with_fields({"city": city})
         subs.add(svc.find_service(site.data, "news").subscribers_path, sub)
     # a subscriber of another service: not among news' recipients

@@ -55,6 +55,7 @@ from support.apachekit import (  # the mod_cgi test's installation steps and HTT
     upload,
 )
 from support.vendorkit import vendor
+from support.webkit import wait_for
 
 PASSENGER = MODULES / "mod_passenger.so"
 PASSENGER_CONF = Path("/etc/apache2/mods-available/passenger.conf")  # Debian's, names PassengerRoot
@@ -296,7 +297,7 @@ def test_vykhukhol_data_set_in_the_apache_config_reaches_the_app(passenger: Pass
     assert "News at /other" in form_page.body, form_page
     answer = fetch(f"{other.base}/cgi/subscribe.py", {"service": "news", "email": "far@example.com"})
     assert answer.status == 200, (answer, other.error_log())
-    assert other.subscriber_states("news") == {"far@example.com": "new"}
+    assert wait_for(lambda: other.subscriber_states("news")) == {"far@example.com": "new"}  # stored after the answer
     assert passenger.subscriber_states("news").get("far@example.com") is None
 
 

@@ -18,9 +18,10 @@ import pytest
 
 from vykhukhol import services as svc
 from vykhukhol.sender import dueindex, serial
-from vykhukhol.services import due_summary
+from vykhukhol.services import due_summary, subscriber_line
 from vykhukhol.services import rules as series
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import Subscriber, parse_line
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
 
@@ -119,8 +120,8 @@ def series_of_runs(site, path: Path, keep_index: bool, monkeypatch, base) -> lis
 
     def subscribe_meanwhile(run, work, book):
         real(run, work, book)
-        subs.add(path, subs.Subscriber(f"meanwhile{len(results)}@example.org", "M",
-                                       SubscriberState.ACTIVE, run.now(), run.now()))
+        subs.add(path, Subscriber(f"meanwhile{len(results)}@example.org", "M",
+                                  SubscriberState.ACTIVE, run.now(), run.now()))
 
     results, first = [], None
     for step, moment in enumerate(moments):
@@ -176,8 +177,9 @@ def test_a_run_with_a_sound_index_reads_only_the_lines_it_takes(site, monkeypatc
     letters(site)
     assert (site.data.state / "index" / "course.due").exists()
     parsed = []
-    real = subs.parse_line
-    monkeypatch.setattr(subs, "parse_line", lambda line: parsed.append(line) or real(line))
+    real = parse_line
+    for module in (subs, subscriber_line):  # the rewrite's reads and the index's own
+        monkeypatch.setattr(module, "parse_line", lambda line: parsed.append(line) or real(line))
     site.run_at(now() + timedelta(minutes=2))
     monkeypatch.undo()
     # 3 letters and the reminders; the expired and failing went in the first run.
@@ -191,8 +193,9 @@ def test_lines_appended_are_read_without_reading_the_rest(site, monkeypatch):
     site.run_at(now() + timedelta(minutes=1))
     site.subscriber("course", "added@example.org", ago=60)
     parsed = []
-    real, quick = subs.parse_line, dueindex.quick_due
-    monkeypatch.setattr(subs, "parse_line", lambda line: parsed.append(line) or real(line))
+    real, quick = parse_line, dueindex.quick_due
+    for module in (subs, subscriber_line):  # the rewrite's reads and the index's own
+        monkeypatch.setattr(module, "parse_line", lambda line: parsed.append(line) or real(line))
     monkeypatch.setattr(dueindex, "quick_due",
                         lambda line, rules: parsed.append(line) or quick(line, rules))
     site.run_at(now() + timedelta(minutes=2))
@@ -315,8 +318,9 @@ def test_an_edit_by_hand_costs_reading_the_file_from_the_edit_on(site, monkeypat
         out.seek(at)
         out.write(b"MORE35@")
     read = []
-    real, quick = subs.parse_line, dueindex.quick_due
-    monkeypatch.setattr(subs, "parse_line", lambda line: read.append(line) or real(line))
+    real, quick = parse_line, dueindex.quick_due
+    for module in (subs, subscriber_line):  # the rewrite's reads and the index's own
+        monkeypatch.setattr(module, "parse_line", lambda line: read.append(line) or real(line))
     monkeypatch.setattr(dueindex, "quick_due",
                         lambda line, rules: read.append(line) or quick(line, rules))
     site.run_at(now() + timedelta(minutes=3))

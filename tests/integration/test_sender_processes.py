@@ -27,6 +27,7 @@ import pytest
 from vykhukhol.newsletters import read_rows
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import parse_line
 from vykhukhol.states import LedgerState
 
 LIB = Path(__file__).resolve().parents[2] / "lib"
@@ -137,7 +138,7 @@ def assert_subscriber_file_is_whole(site: Any, service: str, expected: int) -> N
     lines = [line for line in listing.stdout.splitlines() if line and not line.startswith("#")]
     assert len(lines) == expected
     for line in lines:
-        subs.parse_line(line)  # raises on a torn or malformed line
+        parse_line(line)  # raises on a torn or malformed line
     status = site.cli("status").stdout
     assert "malformed" not in status, status
     path = site.data.root / "services" / "main" / service / "subscribers.txt"

@@ -1,7 +1,7 @@
 """A hostile line in a subscriber file must not stall the CLI.
 
 The attack: one subscriber line of 20,000 ``@`` made the fast reader of
-newsletter creation (``subscribers._confirmed_line``) backtrack once per ``@``
+newsletter creation (``services.confirmed``) backtrack once per ``@``
 and again per ``@`` — 5.4 s, and 13 s of ``vykhukhol newsletter create`` on a
 line of 30,000; the time grew with the square of the line. A hand edit, an FTP
 upload or a bad export puts such a line in ``subscribers.txt``.
@@ -20,7 +20,7 @@ import time
 
 from vykhukhol import newsletters
 from vykhukhol import services as svc
-from vykhukhol.services.subscribers import HEADER
+from vykhukhol.services.subscriber_line import HEADER
 
 T = "2026-11-01T10:00:00Z"
 TAIL = f"\tName\tactive\t{T}\t{T}\t0\t-\t0\t-\t0\t-"  # every field after the address

@@ -35,15 +35,8 @@ def swelling_zip() -> bytes:
 
 
 def post_import_from(browser: Browser, service: str, content: bytes) -> webkit.Answer:
-    csrf = browser.csrf(f"/admin/services/{service}/subscribers")
-    boundary = "----vykhukhol-test-boundary"
-    fields = "".join(f"--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n"
-                     f"{value}\r\n" for name, value in (("csrf", csrf), ("tool", "mailchimp")))
-    body = (fields + f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
-            "filename=\"export.zip\"\r\nContent-Type: application/zip\r\n\r\n").encode() \
-        + content + f"\r\n--{boundary}--\r\n".encode()
-    return browser.request("POST", f"/admin/services/{service}/import-from", body,
-                           headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+    return browser.import_from(service, [("tool", "mailchimp")], "export.zip", "application/zip",
+                               content)
 
 
 def test_a_zip_that_inflates_past_the_upload_cap_is_refused_and_imports_nothing(site, served):

@@ -48,11 +48,12 @@ def pad(site, count: int = 30_000) -> None:
     takes long enough for parallel posts to overlap (as on a real list)."""
     from vykhukhol import services as svc
     from vykhukhol.services import subscribers as subs
+    from vykhukhol.services.subscriber_line import Subscriber
     from vykhukhol.states import SubscriberState
     from vykhukhol.timeutil import now
 
-    done = [subs.Subscriber(email=f"done{n:05d}@example.org", state=SubscriberState.DONE,
-                            subscribed=now(), confirmed=now(), sent=1, last_sent=now())
+    done = [Subscriber(email=f"done{n:05d}@example.org", state=SubscriberState.DONE,
+                       subscribed=now(), confirmed=now(), sent=1, last_sent=now())
             for n in range(count)]
     subs.add_many(svc.find_service(site.data, "news").subscribers_path, done)
 

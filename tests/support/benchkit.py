@@ -37,7 +37,7 @@ from support import servetools  # noqa: E402
 from vykhukhol import cli  # noqa: E402
 from vykhukhol import services as svc  # noqa: E402
 from vykhukhol.datadir import DataDir  # noqa: E402
-from vykhukhol.services.subscribers import HEADER  # noqa: E402
+from vykhukhol.services.subscriber_line import HEADER  # noqa: E402
 
 FORM = "application/x-www-form-urlencoded"
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"

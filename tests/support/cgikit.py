@@ -26,6 +26,7 @@ from vykhukhol import cli
 from vykhukhol import services as svc
 from vykhukhol.datadir import DataDir
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import Subscriber
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 
@@ -78,7 +79,7 @@ class Install:
         assert done.returncode == 0, f"{rel} exited {done.returncode}: {done.stderr.decode()}"
         return parse_cgi(done.stdout, done.stderr)
 
-    def subscribers(self, service: str = "news") -> dict[str, subs.Subscriber]:
+    def subscribers(self, service: str = "news") -> dict[str, Subscriber]:
         found = svc.find_service(self.data, service).subscribers_path
         return {s.email: s for s in subs.subscribers(found)}
 

@@ -47,6 +47,7 @@ from vykhukhol.files import runlog
 from vykhukhol.sender import dueindex, idle
 from vykhukhol.sender.journal import EVENTS
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import HEADER, parse_line
 from vykhukhol.states import LedgerState
 
 LIB = Path(__file__).resolve().parents[2] / "lib"
@@ -355,13 +356,13 @@ def assert_data_parses(data: DataDir) -> None:
             problems.append(f"service {service.name}: {exc}")
         path = service.subscribers_path
         lines = path.read_text(encoding="utf-8", errors="surrogateescape").split("\n")
-        if lines[0] != subs.HEADER:
+        if lines[0] != HEADER:
             problems.append(f"{path}: header line is {lines[0][:80]!r}")
         if lines[-1] != "":
             problems.append(f"{path}: last line has no line end: {lines[-1][:80]!r}")
         for number, line in enumerate(lines[1:-1], start=2):
             try:
-                subs.parse_line(line)
+                parse_line(line)
             except Exception as exc:  # noqa: BLE001 - any failure is the finding
                 problems.append(f"{path}:{number}: {exc}: {line[:120]!r}")
     for job in sorted(data.newsletters.glob("*.job")) if data.newsletters.is_dir() else []:

@@ -29,6 +29,7 @@ from vykhukhol import services as svc
 from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import DataDir
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import Subscriber
 
 PAYLOADS = Path(__file__).resolve().parents[1] / "data" / "hooks"
 
@@ -157,7 +158,7 @@ class Hooked:
     def key(self) -> str:
         return settings_mod.load(self.data.settings)["hooks.key"]
 
-    def subscribers(self, service: str) -> dict[str, subs.Subscriber]:
+    def subscribers(self, service: str) -> dict[str, Subscriber]:
         path = svc.find_service(self.data, service).subscribers_path
         return {s.email: s for s in subs.subscribers(path)}
 
@@ -256,7 +257,7 @@ def subscribe(site: Hooked, address: str, *services: str) -> None:
     from vykhukhol.timeutil import now
 
     for service in services:
-        subs.add(svc.find_service(site.data, service).subscribers_path, subs.Subscriber(
+        subs.add(svc.find_service(site.data, service).subscribers_path, Subscriber(
             email=address, name="", state=SubscriberState("active"), subscribed=now(),
             confirmed=now(), sent=1, last_sent=now(), reminders=0, last_reminder=None,
             failures=0, ip="127.0.0.1"))

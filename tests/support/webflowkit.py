@@ -1,12 +1,11 @@
-"""``vykhukhol serve`` driven with requests (``Server``), the form content type
-and ``wait_for``, for the tests that use the served pages over HTTP.
+"""``vykhukhol serve`` driven with requests (``Server``) and the form content
+type, for the tests that use the served pages over HTTP (``wait_for`` is
+:func:`support.webkit.wait_for`).
 """
 
 from __future__ import annotations
 
 import http.client
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -15,15 +14,6 @@ from support.servetools import ServeProcess
 from support.webtools import Page
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
-
-
-def wait_for(condition: Callable[[], Any], timeout: float = 5.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.02)
 
 
 class Server(ServeProcess):

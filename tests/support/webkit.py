@@ -114,6 +114,20 @@ class Browser:
         assert page.status == 200, page
         return page.field("csrf")
 
+    def import_from(self, service: str, form: list[tuple[str, str]], filename: str,
+                    content_type: str, content: bytes) -> Answer:
+        """The admin's import form of ``service`` posted as a browser sends it:
+        multipart, the session's CSRF token, ``form``'s fields, then the file."""
+        csrf = self.csrf(f"/admin/services/{service}/subscribers")
+        boundary = "----vykhukhol-test-boundary"
+        fields = "".join(f"--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n"
+                         f"{value}\r\n" for name, value in [("csrf", csrf), *form])
+        body = (fields + f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
+                f"filename=\"{filename}\"\r\nContent-Type: {content_type}\r\n\r\n").encode() \
+            + content + f"\r\n--{boundary}--\r\n".encode()
+        return self.request("POST", f"/admin/services/{service}/import-from", body,
+                            headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+
 
 @pytest.fixture
 def served(site: Any, tmp_path: Path) -> Iterator[ServeProcess]:

@@ -91,6 +91,7 @@ def test_web_url_is_the_page_only_for_a_public_letter_of_an_archive_that_is_on(d
 def test_turning_the_archive_on_publishes_the_public_letters_that_went_out_meanwhile(data, tmp_path):
     """A run publishes only into an archive that is on; the switch catches up on the rest."""
     from vykhukhol.services import subscribers as subs
+    from vykhukhol.services.subscriber_line import Subscriber
     from vykhukhol.states import SubscriberState
     from vykhukhol.timeutil import now
 
@@ -99,7 +100,7 @@ def test_turning_the_archive_on_publishes_the_public_letters_that_went_out_meanw
     for number in (1, 2, 3):
         svc.add_letter(service, f"Letter {number}", "0s", "x", public=number != 2)
     moment = now()
-    subs.add(service.subscribers_path, subs.Subscriber(
+    subs.add(service.subscribers_path, Subscriber(
         email="a@example.org", name="", state=SubscriberState.ACTIVE, subscribed=moment,
         confirmed=moment, sent=2, last_sent=moment, reminders=0, last_reminder=None, failures=0,
         ip="-"))

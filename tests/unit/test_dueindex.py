@@ -9,8 +9,8 @@ import pytest
 
 from vykhukhol.errors import BadInput
 from vykhukhol.sender import dueindex
-from vykhukhol.services import subscribers as subs
 from vykhukhol.services.rules import Rules
+from vykhukhol.services.subscriber_line import parse_line
 
 TIMES = ["-", "1970-01-01T00:00:00Z", "2026-11-29T17:00:00Z", "9999-12-31T23:59:59Z",
          "1969-12-31T23:59:59Z", "2024-02-29T12:00:00Z", "2023-02-29T12:00:00Z", "2026-04-31T00:00:00Z",
@@ -26,7 +26,7 @@ RULES = [Rules((0, 86400, 2 * 86400), 86400, 2, False), Rules((), 3 * 86400, 0, 
 
 def plain(line: str, rules: Rules):
     try:
-        return dueindex.classify(subs.parse_line(line), rules)
+        return dueindex.classify(parse_line(line), rules)
     except BadInput:
         return "malformed"
 

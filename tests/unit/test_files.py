@@ -26,6 +26,7 @@ from vykhukhol import files, settings
 from vykhukhol.errors import BadInput, LockBusy, StorageError
 from vykhukhol.files import RenameLock
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import HEADER, parse_line
 
 # The fake file system has no zoneinfo database; a zone already loaded is served
 # from ZoneInfo's cache as long as somebody holds it.
@@ -255,8 +256,8 @@ def test_subscribers_rewrite_in_a_read_only_folder_keeps_the_file(fake):
     folder = DISK / "news"
     folder.mkdir()
     path = folder / "subscribers.txt"
-    path.write_text(subs.HEADER + "\n" + BOB + "\n")
-    subs.add(path, subs.parse_line(BOB.replace("bob@", "erin@")))  # an ordinary day: locked once
+    path.write_text(HEADER + "\n" + BOB + "\n")
+    subs.add(path, parse_line(BOB.replace("bob@", "erin@")))  # an ordinary day: locked once
     before = path.read_bytes()
     make_read_only(folder)
     with pytest.raises(StorageError, match="Permission denied"):
@@ -270,7 +271,7 @@ def test_subscribers_rewrite_of_a_never_locked_file_in_a_read_only_folder_raises
     folder = DISK / "news"
     folder.mkdir()
     path = folder / "subscribers.txt"
-    files.atomic_write(path, subs.HEADER + "\n" + BOB + "\n")
+    files.atomic_write(path, HEADER + "\n" + BOB + "\n")
     before = path.read_bytes()
     make_read_only(folder)
     with pytest.raises(StorageError):

@@ -21,6 +21,8 @@ from vykhukhol import settings as settings_mod
 from vykhukhol.files import kv, runlog
 from vykhukhol.sender import journal
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.confirmed import confirmed
+from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.states import LedgerState, SubscriberState
 from vykhukhol.timeutil import now
 from vykhukhol.watch import selfblock
@@ -31,10 +33,10 @@ WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 VALUE = "".join(word + sep for word, sep in zip(WORDS, [*SEPARATORS, ""], strict=True))
 
 
-def subscriber(email: str, name: str) -> subs.Subscriber:
+def subscriber(email: str, name: str) -> Subscriber:
     moment = now().replace(microsecond=0)
-    return subs.Subscriber(email=email, name=name, state=SubscriberState.ACTIVE,
-                           subscribed=moment, confirmed=moment)
+    return Subscriber(email=email, name=name, state=SubscriberState.ACTIVE,
+                      subscribed=moment, confirmed=moment)
 
 
 def test_a_subscriber_name_round_trips_through_add_rewrite_and_every_reader(site):
@@ -47,7 +49,7 @@ def test_a_subscriber_name_round_trips_through_add_rewrite_and_every_reader(site
     assert [(s.email, s.name, s.sent) for s in subs.subscribers(path)] == [
         ("a@example.org", name, 1), ("b@example.org", "B", 1)]
     assert subs.malformed(path) == []
-    assert list(subs.confirmed(path)) == [("a@example.org", name), ("b@example.org", "B")]
+    assert list(confirmed(path)) == [("a@example.org", name), ("b@example.org", "B")]
     assert subs.find(path, "a@example.org").name == name
 
 

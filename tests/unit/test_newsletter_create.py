@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from vykhukhol import newsletters
 from vykhukhol import services as svc
 from vykhukhol.services import subscribers as subs
-from vykhukhol.services.subscribers import HEADER
+from vykhukhol.services.subscriber_line import HEADER
 from vykhukhol.states import LedgerState
 
 T = "2026-11-01T10:00:00Z"

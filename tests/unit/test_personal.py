@@ -12,17 +12,17 @@ from vykhukhol.addresses import email_key
 from vykhukhol.errors import BadInput
 from vykhukhol.members import personal, traces
 from vykhukhol.sender import dueindex
-from vykhukhol.services import subscribers as subs
 from vykhukhol.services.rules import LETTER, REMIND, Rules, next_action
+from vykhukhol.services.subscriber_line import Subscriber, parse_line
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
 
 RULES = Rules((0, 86400), 3 * 86400, 2, False)
 
 
-def _active(**kw) -> subs.Subscriber:
+def _active(**kw) -> Subscriber:
     moment = now() - timedelta(days=3)
-    return subs.Subscriber("anna@example.org", "Anna", SubscriberState.ACTIVE, moment, moment, **kw)
+    return Subscriber("anna@example.org", "Anna", SubscriberState.ACTIVE, moment, moment, **kw)
 
 
 def test_a_pause_rides_on_the_line_and_reads_back():
@@ -30,10 +30,10 @@ def test_a_pause_rides_on_the_line_and_reads_back():
     sub = _active(extra=["kept by hand"]).paused(until)
     line = sub.to_line()
     assert line.endswith(f"\tkept by hand\tpaused={until.strftime('%Y-%m-%dT%H:%M:%SZ')}")
-    again = subs.parse_line(line)
+    again = parse_line(line)
     assert again.paused_until == until and again.extra[0] == "kept by hand"
     assert again.paused(None).extra == ["kept by hand"]
-    assert subs.parse_line(line.replace("paused=2", "paused=x2")).paused_until is None
+    assert parse_line(line.replace("paused=2", "paused=x2")).paused_until is None
 
 
 def test_a_pause_holds_letters_and_reminders_and_the_index_agrees():
@@ -42,7 +42,7 @@ def test_a_pause_holds_letters_and_reminders_and_the_index_agrees():
     assert next_action(letter, RULES).due < now()
     held = next_action(letter.paused(until), RULES)
     assert (held.kind, held.due, held.number) == (LETTER, until, 1)
-    new = subs.Subscriber("b@example.org", "", SubscriberState.NEW, now() - timedelta(days=9))
+    new = Subscriber("b@example.org", "", SubscriberState.NEW, now() - timedelta(days=9))
     assert next_action(new, RULES).kind == REMIND
     assert next_action(new.paused(until), RULES).due == until
     # A pause that is over changes nothing.
@@ -50,7 +50,7 @@ def test_a_pause_holds_letters_and_reminders_and_the_index_agrees():
     # The due index's quick reader leaves a paused line to parse_line, which reads the pause.
     line = letter.paused(until).to_line()
     assert dueindex.quick_due(line, RULES) is False
-    assert dueindex.classify(subs.parse_line(line), RULES) == (dueindex.SEND, until.timestamp())
+    assert dueindex.classify(parse_line(line), RULES) == (dueindex.SEND, until.timestamp())
     assert dueindex.quick_due(letter.to_line(), RULES) == dueindex.classify(letter, RULES)
 
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from vykhukhol.errors import BadInput
 from vykhukhol.newsletters import segments
-from vykhukhol.services.subscribers import Subscriber
+from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.settings.fields import Field
 from vykhukhol.states import SubscriberState
 

@@ -5,7 +5,7 @@ line's round trip, and an older line without them reads as it always did."""
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vykhukhol.services.subscribers import Subscriber, parse_line
+from vykhukhol.services.subscriber_line import Subscriber, parse_line
 
 NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True)
 

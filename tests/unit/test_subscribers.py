@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from vykhukhol import files
 from vykhukhol.errors import Conflict
 from vykhukhol.services import subscribers as subs
-from vykhukhol.services.subscribers import HEADER, Subscriber
+from vykhukhol.services.subscriber_line import HEADER, Subscriber, parse_line
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import UTC
 
@@ -88,8 +88,8 @@ def test_a_subscriber_line_parses_back_to_the_same_subscriber(subscriber):
     """to_line → parse_line is the identity, extra trailing fields included."""
     line = subscriber.to_line()
     assert "\n" not in line and "\r" not in line
-    assert subs.parse_line(line) == subscriber
-    assert subs.parse_line(line).to_line() == line
+    assert parse_line(line) == subscriber
+    assert parse_line(line).to_line() == line
 
 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=50)
@@ -123,7 +123,7 @@ def test_the_header_names_every_field_in_order():
 
 def test_an_absent_time_is_written_as_a_dash_and_read_as_none():
     """`-` stands for no time; a subscriber never confirmed has confirmed None."""
-    carol = subs.parse_line(CAROL)
+    carol = parse_line(CAROL)
     assert carol.confirmed is None and carol.last_sent is None
     assert carol.to_line() == CAROL
 
@@ -282,7 +282,7 @@ def find_by_reading_every_line(path: Path, email: str) -> Subscriber | None:
     for line in files.read_lines(path):
         if line.lower().startswith(wanted) and line.split("\t", 1)[0].strip().lower() == wanted:
             try:
-                return subs.parse_line(line)
+                return parse_line(line)
             except Exception:  # noqa: BLE001 - a malformed line is "not found", as in find()
                 return None
     return None

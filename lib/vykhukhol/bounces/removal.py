@@ -26,6 +26,7 @@ from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.members import membership, removed, suppression
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.settings import Settings
 
 
@@ -86,7 +87,7 @@ def soft_in_service(data: DataDir, settings: Settings, service_name: str,
         over = {key for key, value in after.items() if value >= limit}
         emails: dict[str, str] = {}
 
-        def change(sub: subs.Subscriber) -> subs.Subscriber | None:
+        def change(sub: Subscriber) -> Subscriber | None:
             if sub.key not in after:
                 return sub
             if sub.key in over:

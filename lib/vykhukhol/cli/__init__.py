@@ -27,6 +27,7 @@ from vykhukhol.cli import (
     webhooks,
 )
 from vykhukhol.cli.common import Context, Parser, UsageError, add_command
+from vykhukhol.cli.cron_words import cron_args
 from vykhukhol.errors import MissingModule, VykhukholError
 
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")  # what Python makes of bytes that are not UTF-8
@@ -108,23 +109,6 @@ def build_parser() -> Parser:
             command.arguments(p)
         p.set_defaults(func=command.handler)
     return parser
-
-
-def cron_args(words: list[str]) -> argparse.Namespace | None:
-    """``[--data DIR] cron`` read as the parser reads it, without building the
-    parser: its forty-odd commands cost ~25 ms, and a host runs this one every
-    minute. Any other spelling gives None: the parser reads it (a test holds
-    the two to the same answer)."""
-    if words == ["cron"]:
-        data = None
-    elif len(words) == 3 and words[0] == "--data" and words[2] == "cron" \
-            and not words[1].startswith("-"):
-        data = words[1]
-    elif len(words) == 2 and words[0].startswith("--data=") and words[1] == "cron":
-        data = words[0][len("--data="):]
-    else:
-        return None
-    return argparse.Namespace(data=data, command="cron", func=site.cmd_cron)
 
 
 def main(argv: list[str] | None = None) -> int:

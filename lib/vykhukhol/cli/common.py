@@ -18,7 +18,7 @@ from vykhukhol import files
 from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import DataDir, locate
 from vykhukhol.errors import BadInput, NotFound
-from vykhukhol.services.series import LANGUAGES
+from vykhukhol.i18n import LANGUAGES
 from vykhukhol.watch import brakes
 
 NAME_HELP = "lower-case letters, digits, - and _, e.g. news"

@@ -31,6 +31,7 @@ from vykhukhol.errors import BadInput, NoSecret, NotFound
 from vykhukhol.members import importing
 from vykhukhol.members.export import write_csv
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import HEADER, Subscriber
 from vykhukhol.timeutil import now
 
 SHOWN_INVALID = 50  # refused lines of an import named on stderr
@@ -95,9 +96,9 @@ def cmd_subscriber(ctx: Context, args) -> None:
         print(f"{args.email} removed from {args.service}")
     elif args.action == "list":
         service = svc.find_service(data, args.service)
-        print(subs.HEADER)
+        print(HEADER)
         for item in subs.read(service.subscribers_path):
-            print(item.to_line() if isinstance(item, subs.Subscriber) else item.text)
+            print(item.to_line() if isinstance(item, Subscriber) else item.text)
     elif args.action == "import":
         from vykhukhol.members.fieldmap import Columns  # off the command line's start
 

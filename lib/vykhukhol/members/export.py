@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TextIO
 
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import FIELDS, Subscriber
 
 BOM = "\ufeff"
 #: The separators offered, by name (the admin's choice, remembered in a cookie).
@@ -78,9 +79,9 @@ def defused(cell: str) -> str:
 LANGUAGE = "language"  # the column of the reader's own language, after the fields'
 
 
-def _cells(sub: subs.Subscriber, names: list[str]) -> list[str]:
-    cells = sub.to_line().split("\t")[:len(subs.FIELDS)]
-    cells[subs.FIELDS.index("state")] = sub.state.label("en")
+def _cells(sub: Subscriber, names: list[str]) -> list[str]:
+    cells = sub.to_line().split("\t")[:len(FIELDS)]
+    cells[FIELDS.index("state")] = sub.state.label("en")
     values = sub.fields
     return [*cells, *(values.get(name, "") for name in names), sub.language or ""]
 
@@ -94,7 +95,7 @@ def write_csv(path: Path, out: TextIO, progress: Callable[[int], None] | None = 
     import reads them back as they were (docs/using/import.md#export).
     Returns the rows written."""
     names = list(fields)
-    return write_table(out, [*subs.FIELDS, *names, LANGUAGE],
+    return write_table(out, [*FIELDS, *names, LANGUAGE],
                        (_cells(sub, names) for sub in subs.subscribers(path)), progress, dialect)
 
 

@@ -33,6 +33,7 @@ from vykhukhol.members.export import undefused
 from vykhukhol.members.fieldmap import BadCell, Columns, Values
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.settings import Settings
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now
@@ -244,17 +245,17 @@ def add_people(data: DataDir, settings: Settings, service_name: str,
     # Read before the write only to count the readers it adds; a subscribe
     # in between can make that count one off, never a line.
     known = {item.key for item in subs.read(service.subscribers_path)
-             if isinstance(item, subs.Subscriber)}
+             if isinstance(item, Subscriber)}
     moment = now()
     # An unconfirmed import is dated when it came (or when the other tool says
     # it signed up); its last request is put one reminder period back, so the
     # sender's next runs ask it to confirm, in its polite batches.
     asked = moment - timedelta(seconds=settings["reminder_period"])
-    new = [subs.Subscriber(email=p.email, name=p.name, state=state if p.confirmed
-                           else SubscriberState.NEW, subscribed=p.subscribed or moment,
-                           confirmed=(p.confirmed_at or moment) if p.confirmed else None,
-                           sent=sent if p.confirmed else 0,
-                           last_reminder=None if p.confirmed else asked, ip=p.ip)
+    new = [Subscriber(email=p.email, name=p.name, state=state if p.confirmed
+                      else SubscriberState.NEW, subscribed=p.subscribed or moment,
+                      confirmed=(p.confirmed_at or moment) if p.confirmed else None,
+                      sent=sent if p.confirmed else 0,
+                      last_reminder=None if p.confirmed else asked, ip=p.ip)
            .with_fields(dict(p.fields or {})).with_language(p.language)
            for p in kept]
     readers = len({sub.key for sub in new if sub.confirmed is not None} - known)

@@ -21,6 +21,7 @@ from vykhukhol.members import unsent
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
 from vykhukhol.services.rules import next_action, rules_of
+from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.settings import Settings
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import now, seconds_between
@@ -33,7 +34,7 @@ RESEND_AFTER = 600  # seconds: a known unconfirmed address is asked again at mos
 
 
 def _note_due(data: DataDir, service: svc.Service, settings: Settings,
-              sub: subs.Subscriber | None) -> None:
+              sub: Subscriber | None) -> None:
     """Tell the service's next-due summary about a change we just made."""
     if not due_summary.has_due(data, service.name):
         return  # no summary: the next run computes one anyway
@@ -143,7 +144,7 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
         if may_mail is not None and not may_mail(sends):
             return Joined.OVER_THE_LIMIT
         if current is None:
-            new = subs.Subscriber(
+            new = Subscriber(
                 email=email, name=name,
                 state=SubscriberState.ACTIVE if confirmed else SubscriberState.NEW,
                 subscribed=moment, confirmed=moment if confirmed else None,
@@ -203,7 +204,7 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
     return outcome
 
 
-def _settle(data: DataDir, settings: Settings, service: svc.Service, new: subs.Subscriber) -> None:
+def _settle(data: DataDir, settings: Settings, service: svc.Service, new: Subscriber) -> None:
     """What ``subscribe`` leaves for after the answer: the new line on disk for
     good, and the next-due summary told (under the file's lock, as a writer)."""
     import os
@@ -218,7 +219,7 @@ def _settle(data: DataDir, settings: Settings, service: svc.Service, new: subs.S
         _note_due(data, service, settings, new)
 
 
-def _asked_again(sub: subs.Subscriber, moment: datetime, language: str | None) -> subs.Subscriber:
+def _asked_again(sub: Subscriber, moment: datetime, language: str | None) -> Subscriber:
     """An unconfirmed line asked once more: the time, and the language asked in."""
     sub = sub.replace(last_reminder=moment)
     return sub.with_language(language) if language else sub
@@ -228,7 +229,7 @@ def _at_once(action: Callable[[], None]) -> None:
     action()
 
 
-def _may_ask_again(current: subs.Subscriber, moment: datetime) -> bool:
+def _may_ask_again(current: Subscriber, moment: datetime) -> bool:
     """Whether an unconfirmed address was last asked long enough ago."""
     last = max(filter(None, (current.subscribed, current.last_reminder)), default=None)
     return last is None or not 0 <= seconds_between(moment, last) < RESEND_AFTER
@@ -238,11 +239,11 @@ def confirm(data: DataDir, settings: Settings, service_name: str, email: str) ->
     """The subscriber becomes active (already active: no change). False if gone."""
     service = svc.find_service(data, service_name)
     moment = now()
-    result: list[subs.Subscriber] = []
+    result: list[Subscriber] = []
 
     changed: list[bool] = []
 
-    def activate(sub: subs.Subscriber) -> subs.Subscriber:
+    def activate(sub: Subscriber) -> Subscriber:
         if sub.state is SubscriberState.NEW:
             sub = sub.replace(state=SubscriberState.ACTIVE, confirmed=moment)
             changed.append(True)

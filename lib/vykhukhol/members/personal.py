@@ -35,13 +35,14 @@ from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import FIELDS, Subscriber
 from vykhukhol.settings import Settings
 from vykhukhol.timeutil import format_time
 
 MAX_PAUSE_DAYS = 366  # a pause is for a time; longer is leaving, which the page offers too
 
 
-def memberships(data: DataDir, email: str) -> list[tuple[svc.Service, subs.Subscriber | None]]:
+def memberships(data: DataDir, email: str) -> list[tuple[svc.Service, Subscriber | None]]:
     """Every service of the site with the address's line in it (None: not there)."""
     # find() searches the file's bytes for lines that start with the address:
     # a page costs a read of each file, not a parse of each line.
@@ -49,7 +50,7 @@ def memberships(data: DataDir, email: str) -> list[tuple[svc.Service, subs.Subsc
             for service in svc.load_services(data)]
 
 
-def offered(service: svc.Service, sub: subs.Subscriber | None) -> bool:
+def offered(service: svc.Service, sub: Subscriber | None) -> bool:
     """Whether the own page shows ``service`` to an address with line ``sub``:
     every list it is on, and, with a join button, a public one open to
     sign-ups (a private or closed list is shown only to those on it)."""
@@ -156,7 +157,7 @@ def export(data: DataDir, settings: Settings, email: str, moment: datetime) -> d
                     "letters": [], "removed_by_bounces": []}
     for service, sub in memberships(data, email):
         if sub is not None:
-            fields = dict(zip(subs.FIELDS, sub.to_line().split("\t"), strict=False))
+            fields = dict(zip(FIELDS, sub.to_line().split("\t"), strict=False))
             fields["paused_until"] = format_time(sub.paused_until)
             result["subscriptions"].append({"service": service.name, "title": service.title,
                                             "fields": fields, "values": sub.fields,

@@ -58,8 +58,9 @@ from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, Conflict, NotFound, Term
 from vykhukhol.members import suppression
-from vykhukhol.services import due_summary
+from vykhukhol.services import due_summary, subscriber_line
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.timeutil import format_time, parse_time
 
 FILE_NAME = "removed.txt"
@@ -87,10 +88,10 @@ class Kept(NamedTuple):
                           self.line])
 
     @property
-    def subscriber(self) -> subs.Subscriber | None:
+    def subscriber(self) -> Subscriber | None:
         """The line parsed (None: edited by hand into something that does not parse)."""
         try:
-            return subs.parse_line(self.line)
+            return subscriber_line.parse_line(self.line)
         except BadInput:
             return None
 

@@ -16,7 +16,7 @@ from vykhukhol import files
 from vykhukhol import services as svc
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
-from vykhukhol.i18n import tr
+from vykhukhol.i18n import LANGUAGES, tr
 from vykhukhol.timeutil import format_duration, parse_duration
 
 DEFAULT_EVERY = 3600          # seconds between reads: hourly
@@ -39,7 +39,6 @@ DEFAULT_BODY = _("{{ title }}\n\n{{ summary }}\n\nRead it on the site: {{ link }
 FOOTED_BODY = _("{{ title }}\n\n{{ summary }}\n\nRead it on the site: {{ link }}\n\n--\n"
                 "You receive this as a subscriber of {{ service }}. "
                 "To unsubscribe: {{ unsubscribe_url }}")
-LANGUAGES = ("en", "ru")
 
 
 class Feed(NamedTuple):

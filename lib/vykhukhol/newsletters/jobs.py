@@ -17,7 +17,7 @@ from pathlib import Path
 from vykhukhol import files
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound
-from vykhukhol.services.series import LANGUAGES
+from vykhukhol.i18n import LANGUAGES
 from vykhukhol.timeutil import format_time, now, parse_time
 
 LOCK_STEM = "news"

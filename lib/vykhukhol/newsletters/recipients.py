@@ -20,7 +20,9 @@ from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
 from vykhukhol.newsletters.jobs import list_jobs
 from vykhukhol.newsletters.segments import Condition
-from vykhukhol.services import find_service, subscribers
+from vykhukhol.services import find_service
+from vykhukhol.services.confirmed import confirmed, confirmed_lines
+from vykhukhol.services.subscriber_line import FIELDS
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import format_time, now
 
@@ -127,7 +129,7 @@ def confirmed_recipients(data: DataDir, services: list[str], where: Condition | 
         if where is not None:
             yield from _chosen(service.subscribers_path, name, where, seen)
             continue
-        for email, person in subscribers.confirmed(service.subscribers_path):
+        for email, person in confirmed(service.subscribers_path):
             key = email_key(email)
             if key not in seen:
                 seen.add(key)
@@ -137,7 +139,7 @@ def confirmed_recipients(data: DataDir, services: list[str], where: Condition | 
 def _chosen(path: Path, service: str, where: Condition, seen: set[str]
             ) -> Iterator[tuple[str, str]]:
     test = where.test
-    for parts in subscribers.confirmed_lines(path):
+    for parts in confirmed_lines(path):
         if test(parts, service):
             key = email_key(parts[0])
             if key not in seen:
@@ -155,11 +157,11 @@ def confirmed_readers(data: DataDir, services: list[str], where: Condition | Non
     """:func:`confirmed_recipients` with each one's trailing fields as the
     line has them (their language and field values: :mod:`vykhukhol.newsletters.snapshot`)."""
     seen: set[str] = set()
-    last = len(subscribers.FIELDS)
+    last = len(FIELDS)
     for name in services:
         service = find_service(data, name)
         test = where.test if where is not None else None
-        for parts in subscribers.confirmed_lines(service.subscribers_path):
+        for parts in confirmed_lines(service.subscribers_path):
             if test is not None and not test(parts, name):
                 continue
             key = email_key(parts[0])

@@ -19,9 +19,9 @@ from typing import NamedTuple
 from vykhukhol import files
 from vykhukhol.datadir import DataDir
 from vykhukhol.files.readers import iter_readers, read_readers, write_readers
-from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import FIELD, LANGUAGE, Subscriber
 
-KEPT = (subs.LANGUAGE, subs.FIELD)  # the trailing fields of a subscriber line a job keeps
+KEPT = (LANGUAGE, FIELD)  # the trailing fields of a subscriber line a job keeps
 
 
 class Reader(NamedTuple):
@@ -95,7 +95,7 @@ def forget(data: DataDir, job: str, indexes: Collection[int]) -> bool:
 
 def reader_of(values: list[str]) -> Reader:
     """The reader these trailing fields describe, read as a subscriber line's."""
-    line = subs.Subscriber("", extra=values)
+    line = Subscriber("", extra=values)
     return Reader(line.language, line.fields)
 
 

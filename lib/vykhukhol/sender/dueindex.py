@@ -57,8 +57,9 @@ from typing import Literal
 
 from vykhukhol import files
 from vykhukhol.errors import BadInput
-from vykhukhol.services import subscribers as subs
+from vykhukhol.services import subscriber_line
 from vykhukhol.services.rules import LETTER, NOTHING, REMIND, Action, Rules, next_action
+from vykhukhol.services.subscriber_line import Subscriber
 
 MAGIC = b"vykhukhol due index 1\n"
 
@@ -106,7 +107,7 @@ def stamp_of(path: Path) -> str:
     return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
 
 
-def classify(sub: subs.Subscriber, rules: Rules) -> tuple[int, float] | None:
+def classify(sub: Subscriber, rules: Rules) -> tuple[int, float] | None:
     """(what, when) is next due on a subscriber's line; None if nothing ever is."""
     return of_action(next_action(sub, rules))
 
@@ -287,7 +288,7 @@ def extend(index: Index, file: Path, rules: Rules, enough: Callable[[], bool]) -
                 due = quick_due(text, rules)
                 if due is False:
                     try:
-                        due = classify(subs.parse_line(text), rules)
+                        due = classify(subscriber_line.parse_line(text), rules)
                     except BadInput:
                         continue  # malformed: kept by every rewrite, never due
                 if due is not None:

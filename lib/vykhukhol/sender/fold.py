@@ -30,6 +30,7 @@ from vykhukhol.sender.work import Scan, Settled, Work, save_index
 from vykhukhol.services import due_summary
 from vykhukhol.services import subscribers as subs
 from vykhukhol.services.rules import Action, clean_up, next_action, rules_of
+from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import parse_time
 
@@ -125,14 +126,14 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
     forgotten: dict[str, str] = {}  # address → why, deleted here, to be deleted elsewhere
     resets: list[dict[str, str] | None] = [None]
 
-    def stale(sub: subs.Subscriber) -> bool:
+    def stale(sub: Subscriber) -> bool:
         """A hand-over never resets the count; only bounce_reset's quiet does."""
         reset = resets[0]
         if reset is None:
             reset = resets[0] = kv.read_kv(counts.soft_path(run.data))
         return counts.stale(reset, service.name, sub.key, moment, run.settings["bounce_reset"])
 
-    def settle(sub: subs.Subscriber) -> tuple[subs.Subscriber | None, Action | None]:
+    def settle(sub: Subscriber) -> tuple[Subscriber | None, Action | None]:
         """The line's records applied and the clean-up done: the subscriber
         kept (None: deleted) and what is next due for it."""
         key = sub.key  # (a property: lower-cased again at every ask)
@@ -162,7 +163,7 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
             run.log.write(f"{service.name}: {sub.email} deleted: {why}")
         return kept, action
 
-    def ahead_holds(ahead: Settled, sub: subs.Subscriber, key: str) -> bool:
+    def ahead_holds(ahead: Settled, sub: Subscriber, key: str) -> bool:
         """Whether the line settled ahead is what settling it now gives: the
         same line and the same one record, sent, and no refusal to count."""
         record = ahead.record
@@ -170,10 +171,10 @@ def fold_service(run: Run, work: Work, records: dict[tuple[str, str], journal.Re
                 and records.get((key, record.item)) is record and record.outcome == journal.SENT
                 and key not in lost and key not in failures and rules.bounce_limit > 0)
 
-    def change(sub: subs.Subscriber) -> subs.Subscriber | None:
+    def change(sub: Subscriber) -> Subscriber | None:
         return settle(sub)[0]
 
-    def track(sub: subs.Subscriber) -> None:
+    def track(sub: Subscriber) -> None:
         action = next_action(sub, rules)
         if action.due is not None and (earliest[0] is None or action.due < earliest[0]):
             earliest[0] = action.due
@@ -229,7 +230,7 @@ def count_refusals(run: Run, work: Work, soft: dict[str, list[str]], lost: set[s
 
 
 def splice_taken(run: Run, work: Work, scan: Scan, items_of: dict[str, set[str]],
-                 settle: Callable[[subs.Subscriber], tuple[subs.Subscriber | None, Action | None]]
+                 settle: Callable[[Subscriber], tuple[Subscriber | None, Action | None]]
                  ) -> bool:
     """The taken lines, changed, spliced into the file, the index moved along
     and the summary written (under the file's record lock); False if the file
@@ -296,7 +297,7 @@ def settle_ahead(run: Run, work: Work, book: journal.Journal, offset: int, item:
         work.settled[sub.key] = Settled(sub, record, kept, action, as_line(kept))
 
 
-def as_line(sub: subs.Subscriber) -> bytes:
+def as_line(sub: Subscriber) -> bytes:
     """A subscriber's line as the file holds it (what a splice writes)."""
     return (sub.to_line() + "\n").encode("utf-8", "surrogateescape")
 
@@ -304,8 +305,8 @@ def as_line(sub: subs.Subscriber) -> bytes:
 #: A run's records share a few times (one a second): each is read once.
 _record_time = functools.lru_cache(maxsize=256)(parse_time)
 
-def apply_record(run: Run, service: svc.Service, sub: subs.Subscriber,
-                 record: journal.Record) -> subs.Subscriber:
+def apply_record(run: Run, service: svc.Service, sub: Subscriber,
+                 record: journal.Record) -> Subscriber:
     """One journalled letter written into the subscriber's line."""
     if record.outcome == journal.TEMPFAIL:
         return sub

@@ -40,9 +40,9 @@ from vykhukhol.sender.work import (
     index_path,
     save_index,
 )
-from vykhukhol.services import due_summary, schedule
-from vykhukhol.services import subscribers as subs
+from vykhukhol.services import due_summary, schedule, subscriber_line
 from vykhukhol.services.rules import EPOCH, Rules, next_action, rules_of
+from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.timeutil import parse_time
 
 INDEX_SHARE = 0.3  # share of time_limit a run may spend reading lines into a due index
@@ -192,7 +192,7 @@ def take_lines(run: Run, service: svc.Service, rules: Rules, work: Work, fresh: 
     # are taken, so they never hold back the others (docs/design/run.md#run-failures).
     wanted = max(run.serial_left, 0) + run.deferrals.deferred_count(service.name)
     choice = dueindex.choose(index, run.now().timestamp(), wanted)
-    rows: dict[int, tuple[bytes, subs.Subscriber]] = {}
+    rows: dict[int, tuple[bytes, Subscriber]] = {}
     letters, reminders, tidy = [], [], False
     offsets, dues, kinds = index.offsets, index.dues, index.kinds
     try:
@@ -207,7 +207,7 @@ def take_lines(run: Run, service: svc.Service, rules: Rules, work: Work, fresh: 
                     return NoScan.WRONG
                 text, raw = dueindex.line_at(handle, offsets[i])
                 try:
-                    sub = subs.parse_line(text)
+                    sub = subscriber_line.parse_line(text)
                 except BadInput:
                     return NoScan.WRONG
                 action = next_action(sub, rules)

@@ -15,8 +15,8 @@ from vykhukhol import services as svc
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import StorageError
 from vykhukhol.sender.runtime import Run
-from vykhukhol.services import subscribers as subs
 from vykhukhol.services.rules import Action, Rules
+from vykhukhol.services.subscriber_line import Subscriber
 
 
 @dataclass
@@ -25,7 +25,7 @@ class Scan:
     the changed lines into the file and move the index along with it."""
 
     index: dueindex.Index
-    rows: dict[int, tuple[bytes, subs.Subscriber]]  # offset → the line's bytes, as parsed
+    rows: dict[int, tuple[bytes, Subscriber]]  # offset → the line's bytes, as parsed
     saved: bool = True  # the index on disk is this one
 
 
@@ -55,9 +55,9 @@ class Settled(NamedTuple):
     """A sent letter's line as the fold will write it, made while the server
     answered (:func:`~vykhukhol.sender.fold.settle_ahead`)."""
 
-    sub: subs.Subscriber          # the line as taken
+    sub: Subscriber          # the line as taken
     record: journal.Record        # the one record it was settled with
-    kept: subs.Subscriber         # the line after the letter and the clean-up
+    kept: Subscriber         # the line after the letter and the clean-up
     action: Action | None         # what is next due for it
     line: bytes                   # ``kept`` as the file holds it
 

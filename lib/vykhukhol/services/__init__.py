@@ -4,7 +4,9 @@ What the package offers, by module:
 
 - :mod:`~vykhukhol.services.catalog`: the DBs and their services (``service.ini``);
 - :mod:`~vykhukhol.services.series`: the letters of a service's series;
-- :mod:`~vykhukhol.services.subscribers`: a service's ``subscribers.txt``;
+- :mod:`~vykhukhol.services.subscribers`: a service's ``subscribers.txt``, read and changed;
+- :mod:`~vykhukhol.services.subscriber_line`: one line of it, the subscriber record;
+- :mod:`~vykhukhol.services.confirmed`: its confirmed readers, read fast for a newsletter;
 - :mod:`~vykhukhol.services.rules`: who is due which letter, and when;
 - :mod:`~vykhukhol.services.schedule`: a service's send window;
 - :mod:`~vykhukhol.services.due_summary`: the next-due summary of each service.
@@ -14,6 +16,7 @@ The names of the first two are offered here as well (``svc.find_service``).
 
 from __future__ import annotations
 
+from vykhukhol.i18n import LANGUAGES  # the languages of a letter's versions
 from vykhukhol.services.catalog import (
     LOCK_STEM,
     SERVICE_FIELDS,
@@ -31,7 +34,6 @@ from vykhukhol.services.catalog import (
     remove_service,
 )
 from vykhukhol.services.series import (
-    LANGUAGES,
     MARKDOWN,
     MAX_LETTERS,
     Letter,

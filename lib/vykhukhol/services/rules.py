@@ -12,7 +12,7 @@ from datetime import datetime
 
 from vykhukhol import services as svc
 from vykhukhol.records import NamedTuple
-from vykhukhol.services.subscribers import Subscriber
+from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import UTC, after
 

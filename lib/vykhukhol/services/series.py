@@ -19,6 +19,7 @@ from __future__ import annotations
 from vykhukhol import files
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.i18n import LANGUAGES  # a letter's versions: the site's languages
 from vykhukhol.services.catalog import Record, yes_no
 from vykhukhol.timeutil import format_duration, parse_duration
 
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 
 MAX_LETTERS = 999
 MARKDOWN = "markdown"  # the value of a letter's Format header when its body is Markdown
-LANGUAGES = ("ru", "en")  # the languages a letter may be written in: the site's choices
 
 
 class Letter(Record):

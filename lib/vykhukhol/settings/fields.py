@@ -29,6 +29,7 @@ import os
 from vykhukhol import files
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.files.ini import read_ini
+from vykhukhol.i18n import LANGUAGES
 
 FILE = "fields.ini"
 KINDS = ("text", "number", "date", "choice", "yesno")
@@ -183,7 +184,7 @@ def _field(name: str, values: dict[str, str]) -> Field:
     if kind not in KINDS:
         raise BadInput("type must be one of {kinds}", kinds=", ".join(KINDS))
     required = _yes_no(values.get("required", "no"))
-    labels = {lang: values[f"label_{lang}"].strip() for lang in ("ru", "en")
+    labels = {lang: values[f"label_{lang}"].strip() for lang in LANGUAGES
               if values.get(f"label_{lang}", "").strip()}
     choices = tuple(c.strip() for c in values.get("choices", "").split("|") if c.strip())
     if kind == "choice" and not choices:

@@ -10,6 +10,7 @@ import re
 from vykhukhol import files
 from vykhukhol.addresses import check_mailbox
 from vykhukhol.errors import BadInput
+from vykhukhol.i18n import LANGUAGES
 from vykhukhol.timeutil import parse_duration
 
 # Every CGI page loads this module: typing, dataclasses (with inspect), pathlib,
@@ -357,7 +358,7 @@ KEYS: dict[str, Key] = {
         Key("main", "bounce_limit", "3", _count(1, 100), "soft bounces of different letters before a subscriber is deleted and suppressed"),
         Key("main", "bounce_reset", "30d", _duration(3600, 365 * 86400), "time without a soft bounce that sets the count back to 0"),
         Key("main", "timezone", "UTC", _timezone, "IANA zone for schedules and display"),
-        Key("main", "language", "ru", _choice("ru", "en"), "ru or en for pages and reports"),
+        Key("main", "language", "ru", _choice(*LANGUAGES), "ru or en for pages and reports"),
         Key("main", "complaint_brake", "0.1", _percent(0, 100), "per cent of a service's or newsletter's letters in 30 days that, in complaints (3 at least), brake it; 0 = no brake"),
         Key("main", "bounce_brake", "5", _percent(0, 100), "per cent of a service's or newsletter's letters in 30 days that, in addresses gone (10 at least), brake it; 0 = no brake"),
         Key("main", "hourly_limit", "0", _count(0, 10**9), "at most this many letters in any clock hour, 0 = no cap"),

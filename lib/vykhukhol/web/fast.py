@@ -30,10 +30,10 @@ import sys
 
 from vykhukhol.files import read_text
 from vykhukhol.files.ini import read_ini
+from vykhukhol.i18n import LANGUAGES
 
 NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
 PLAIN_QUERY = NAME_CHARS | frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ.=&")
-LANGUAGES = ("ru", "en")  # settings.keys: language's choices
 MIN_SECRET = 32  # settings.keys.MIN_SECRET
 MAX_FIELDS = 200  # web.http.MAX_FIELDS
 

@@ -24,6 +24,7 @@ from vykhukhol.members.importers.verdicts import Person, Reading, RefusedLine, S
 from vykhukhol.members.importing import END, SeriesStart
 from vykhukhol.members.suppression import Why
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.settings import Settings
 from vykhukhol.timeutil import now
 
@@ -76,7 +77,7 @@ def apply(data: DataDir, settings: Settings, service_name: str, reading: Reading
     joining = [p for p in people if p.standing is not Standing.SUPPRESSED]
     secret = suppression.secret_of(settings)
     known = {item.key for item in subs.read(service.subscribers_path)
-             if isinstance(item, subs.Subscriber)}
+             if isinstance(item, Subscriber)}
     # Their line here stays (with its history); the suppression list keeps every
     # letter from them, and the result and the Subscribers page say so.
     left_here = tuple(sorted(p.email for p in gone if p.email.lower() in known))

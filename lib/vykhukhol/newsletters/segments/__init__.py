@@ -41,7 +41,7 @@ from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
 from vykhukhol.newsletters.segments.compiled import EXTRA, Test, compile_tree
 from vykhukhol.newsletters.segments.grammar import MAX_LENGTH, Node, Parser, error
-from vykhukhol.services.subscribers import Subscriber
+from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.settings import fields as site_fields
 from vykhukhol.settings.fields import Field
 

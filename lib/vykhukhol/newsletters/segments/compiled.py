@@ -1,6 +1,6 @@
 """A segment's condition compiled into a test of a subscriber line (split
 at its first eleven tabs, the trailing fields one string), as
-:func:`vykhukhol.services.subscribers.confirmed_lines` gives it: the test
+:func:`vykhukhol.services.confirmed.confirmed_lines` gives it: the test
 runs once per confirmed subscriber of a newsletter's services, so it is
 built of closures over locals and a kept verdict per text.
 """
@@ -14,7 +14,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from vykhukhol.newsletters.segments.grammar import Both, Compare, Either, Node, Not
-from vykhukhol.services.subscribers import FIELD, FIELDS, LANGUAGE, unescape_value
+from vykhukhol.services.subscriber_line import FIELD, FIELDS, LANGUAGE, unescape_value
 
 _KNOWN = 10_000  # verdicts a test keeps
 EXTRA = len(FIELDS)  # the trailing fields of a split line begin here

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from vykhukhol import services as svc
 from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.i18n import LANGUAGES
 from vykhukhol.settings import fields
 from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.http import Response
@@ -40,7 +41,7 @@ def fields_page(admin: Admin, args: dict, error: str = "", status: int = 200,
 
 def fields_add(admin: Admin, args: dict) -> Response:
     form = admin.request.form()
-    labels = {lang: form.get(f"label_{lang}", "").strip() for lang in ("ru", "en")}
+    labels = {lang: form.get(f"label_{lang}", "").strip() for lang in LANGUAGES}
     choices = tuple(c.strip() for c in form.get("choices", "").split("|") if c.strip())
     try:
         field = fields.add(admin.data.root, fields.Field(

@@ -8,6 +8,7 @@ from functools import partial
 from typing import TypedDict
 from zoneinfo import ZoneInfo
 
+import vykhukhol.web.admin.letter_versions as letter_versions
 from vykhukhol import newsletters
 from vykhukhol import services as svc
 from vykhukhol.datadir import check_name
@@ -19,7 +20,6 @@ from vykhukhol.services import subscribers as subs
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import now, parse_local_time
 from vykhukhol.watch import forecast
-from vykhukhol.web.admin import letter_versions
 from vykhukhol.web.admin.brakes import braked, resume
 from vykhukhol.web.admin.core import Admin, local_time
 from vykhukhol.web.admin.series import preview_both, saved_message

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from functools import partial
 
+import vykhukhol.web.admin.letter_versions as letter_versions
 from vykhukhol import archive, render
 from vykhukhol import services as svc
 from vykhukhol.archive import pages
 from vykhukhol.errors import BadInput, NotFound
 from vykhukhol.mail import compose
 from vykhukhol.timeutil import format_duration, now
-from vykhukhol.web.admin import letter_versions
 from vykhukhol.web.admin.core import Admin
 from vykhukhol.web.admin.services import _service
 from vykhukhol.web.admin.testletters import SAMPLE, mark, sample_name, send_test

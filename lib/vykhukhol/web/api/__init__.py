@@ -5,7 +5,7 @@ Each call, in order, each refusal a JSON body ``{"error": {"code",
 "message"}}`` and nothing changed: the path and method (404, 405), the
 token (401; from ``Authorization: Bearer`` or ``X-Api-Key``), its IP
 allow-list and scope (403), its rate (429 with ``Retry-After``), the body
-(413 past :data:`MAX_BODY`, 400 not JSON, 422 an unknown field, a wrong type
+(413 past :data:`~vykhukhol.web.api.body.MAX_BODY`, 400 not JSON, 422 an unknown field, a wrong type
 or a missing one), then the endpoint's own checks (400 a value that does not
 fit one of the site's fields, 404, 409, 422). Every
 call is logged in ``log/api.log`` with the token's name, never the token.
@@ -24,13 +24,11 @@ from vykhukhol import settings as settings_mod
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import VykhukholError
 from vykhukhol.web.api import credentials as tokens
+from vykhukhol.web.api.body import read_body
 from vykhukhol.web.api.routes import ROUTES, Call, Refused, Route
 from vykhukhol.web.http import Request, Response, wsgi_app
 
-MAX_BODY = 256 * 1024
 LOG_BYTES = 1024 * 1024
-TYPES: dict[str, type] = {"string": str, "boolean": bool, "array": list, "object": dict}
-_SAID = {"array": "a list of strings", "object": "an object of strings (or nulls)"}
 
 
 def answer(status: int, body: dict, headers: list[tuple[str, str]] | None = None) -> Response:
@@ -75,39 +73,6 @@ def _token(request: Request, data: DataDir) -> tokens.Token:
     return token
 
 
-def _body(request: Request, route: Route) -> dict:
-    if not route.fields:
-        return {}
-    try:
-        length = int(request.environ.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        raise Refused(400, "body", "bad Content-Length") from None
-    if length > MAX_BODY:
-        raise Refused(413, "too_large", f"the body is over {MAX_BODY} bytes")
-    raw = request.environ["wsgi.input"].read(length) if length > 0 else b""
-    try:
-        body = json.loads(raw or b"{}")
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise Refused(400, "json", f"the body is not JSON: {exc}") from None
-    if not isinstance(body, dict):
-        raise Refused(400, "json", "the body must be a JSON object")
-    names = {f.name: f for f in route.fields}
-    for key, value in body.items():
-        if key not in names:
-            raise Refused(422, "unknown_field", f"unknown field {key[:60]!r}; this call takes "
-                                                f"{', '.join(names)}")
-        kind = names[key].type
-        if not isinstance(value, TYPES[kind]) or \
-                (isinstance(value, list) and not all(isinstance(v, str) for v in value)) or \
-                (isinstance(value, dict) and not all(isinstance(v, str) or v is None
-                                                     for v in value.values())):
-            raise Refused(422, "type", f"{key}: must be {_SAID.get(kind, 'a ' + kind)}")
-    missing = [f.name for f in route.fields if f.required and f.name not in body]
-    if missing:
-        raise Refused(422, "missing_field", f"missing {', '.join(missing)}")
-    return body
-
-
 def _log(data: DataDir, token: tokens.Token | None, request: Request, status: int) -> None:
     path = data.log / "api.log"
     try:
@@ -145,7 +110,7 @@ def _handle(request: Request, data: DataDir) -> tuple[tokens.Token | None, Respo
         if wait:
             raise Refused(429, "rate", f"over {token.rate} calls a minute", [("Retry-After", str(wait))])
         tokens.touch(data, token, moment)
-        call = Call(data, settings_mod.load(data.settings), params, _body(request, route),
+        call = Call(data, settings_mod.load(data.settings), params, read_body(request, route),
                     request.remote or "-", token.scopes)
         status, body = route.handler(call)
         return token, answer(status, body)

@@ -20,12 +20,15 @@ from vykhukhol import services as svc
 from vykhukhol.addresses import check_email, clean_name
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound
+from vykhukhol.i18n import LANGUAGES
 from vykhukhol.members import membership, personal, suppression
 from vykhukhol.newsletters import letter as newsletter_letter
 from vykhukhol.newsletters import segments
 from vykhukhol.services import subscribers as subs
+from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.settings import Settings
 from vykhukhol.settings import fields as site_fields
+from vykhukhol.states import SubscriberState
 from vykhukhol.timeutil import format_time, now, parse_time
 from vykhukhol.web.bots import Gate
 
@@ -92,15 +95,12 @@ def list_services(call: Call) -> tuple[int, dict]:
 
 # --- subscribers ----------------------------------------------------------------
 
-def _subscriber(sub: subs.Subscriber, service: str, names: list[str]) -> dict:
+def _subscriber(sub: Subscriber, service: str, names: list[str]) -> dict:
     values = sub.fields
     return {"service": service, "email": sub.email, "name": sub.name, "state": sub.state.value,
             "subscribed": _when(sub.subscribed), "confirmed": _when(sub.confirmed),
             "letters_sent": sub.sent, "language": sub.language,
             "fields": {name: values[name] for name in names if name in values}}
-
-
-LANGUAGES = ("ru", "en")  # what a reader's own language may be
 
 
 class Details(NamedTuple):
@@ -110,7 +110,7 @@ class Details(NamedTuple):
     language: str | None
     given: bool  # whether the body said either
 
-    def apply(self, sub: subs.Subscriber) -> subs.Subscriber:
+    def apply(self, sub: Subscriber) -> Subscriber:
         changed = sub.with_fields(self.fields)
         return changed.with_language(self.language) if self.language is not None else changed
 
@@ -203,7 +203,7 @@ def update_subscriber(call: Call) -> tuple[int, dict]:
     details = _details(call, defined, partial=True)
     name = clean_name(call.body["name"]) if "name" in call.body else None
 
-    def change(sub: subs.Subscriber) -> subs.Subscriber:
+    def change(sub: Subscriber) -> Subscriber:
         return details.apply(sub if name is None else sub.replace(name=name))
 
     if not subs.update_one(service.subscribers_path, email, change):
@@ -327,7 +327,7 @@ def check_suppressed(call: Call) -> tuple[int, dict]:
 def stats(call: Call) -> tuple[int, dict]:
     per_service = {}
     for service in svc.load_services(call.data):
-        states = {state.value: 0 for state in subs.SubscriberState}
+        states = {state.value: 0 for state in SubscriberState}
         for sub in subs.subscribers(service.subscribers_path):
             states[sub.state.value] += 1
         per_service[service.name] = states
