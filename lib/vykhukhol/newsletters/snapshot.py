@@ -22,6 +22,7 @@ from vykhukhol.files.readers import iter_readers, read_readers, write_readers
 from vykhukhol.services import subscribers as subs
 
 KEPT = (subs.LANGUAGE, subs.FIELD)  # the trailing fields of a subscriber line a job keeps
+_FIELD, _LANGUAGE = "\t" + subs.FIELD, "\t" + subs.LANGUAGE  # a kept field after the first
 
 
 class Reader(NamedTuple):
@@ -37,9 +38,13 @@ NOBODY = Reader(None, {})  # a row the file says nothing of
 def kept(extra: str) -> str:
     """The trailing fields of a subscriber line (tab-separated) that the job
     keeps, tab-separated ("": none)."""
-    if "lang=" not in extra and "f." not in extra:  # most lines: nothing to split
+    # Every field a kept one (most lines that have any): the string as it is,
+    # counted in C rather than split and joined again. A value holds no tab.
+    if extra.startswith(KEPT) and extra.count("\t") == extra.count(_FIELD) + extra.count(_LANGUAGE):
+        return extra
+    if "lang=" not in extra and "f." not in extra:  # nothing to keep
         return ""
-    return "\t".join(value for value in extra.split("\t") if value.startswith(KEPT))
+    return "\t".join([value for value in extra.split("\t") if value.startswith(KEPT)])
 
 
 def path(data: DataDir, job: str) -> Path:

@@ -39,7 +39,7 @@ from collections.abc import Iterable
 
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
-from vykhukhol.newsletters.segments.compiled import EXTRA, Test, compile_tree
+from vykhukhol.newsletters.segments.compiled import Test, compile_tree, trailing_at
 from vykhukhol.newsletters.segments.grammar import MAX_LENGTH, Node, Parser, error
 from vykhukhol.services.subscribers import Subscriber
 from vykhukhol.settings import fields as site_fields
@@ -62,7 +62,8 @@ class Condition:
 
     def matches(self, subscriber: Subscriber, service: str) -> bool:
         """Whether ``subscriber`` of ``service`` is one it chooses."""
-        return self.test(subscriber.to_line().split("\t", EXTRA), service)
+        line = subscriber.to_line()
+        return self.test(line, trailing_at(line), service)
 
 
 def parse(source: str, fields: Iterable[Field], default_language: str = "ru") -> Condition:
