@@ -77,6 +77,13 @@ def test_a_missing_value_matches_only_is_empty_and_not_equal():
         assert not chooses("age < 10 or age >= 10", spoiled)
 
 
+def test_an_empty_text_in_a_condition_is_no_value_that_anything_equals_or_holds():
+    tver = reader(city="Тверь")
+    for condition in ('city = ""', 'city < ""', 'city >= ""', 'city contains ""', 'city in ("")'):
+        assert not chooses(condition, tver), condition
+    assert chooses('city != ""', tver) and chooses('city > "" or city is not empty', tver)
+
+
 def test_a_field_named_as_a_word_of_the_language_is_named_through_fields():
     named = [Field("contains"), Field("empty", "number")]
     condition = segments.parse('fields.contains = "x" and fields.empty is empty', named)
@@ -188,7 +195,7 @@ def test_the_longest_condition_parses_quickly():
 # and asks "and"/"or" cheapest first; the plain reading below asks the
 # Subscriber itself, in the written order. Both must say the same.
 
-VALUES = {"city": ('"Тверь"', '"тверь"', '"Тула"', '"a\\tb"'), "plan": ('"free"', '"pro"'),
+VALUES = {"city": ('"Тверь"', '"тверь"', '"Тула"', '""', '"a\\tb"'), "plan": ('"free"', '"pro"'),
           "age": ("9", "10.5", "30", "-1"), "born": ("1990-12-31", "2000-01-01"),
           "vip": ("yes", "no"), "language": ('"en"', '"ru"'),
           "joined": ("2026-02-01", "2026-03-01"), "reached": ("0", "3"),

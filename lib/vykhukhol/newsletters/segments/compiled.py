@@ -57,10 +57,10 @@ def _judge(node: Compare, default_language: str) -> Callable[[str | None], bool]
             return value is not None
         if op == "!=":
             return value != wanted[0]
-        if value is None:
-            return False
         if op == "in":
-            return value in wanted
+            return value is not None and value in wanted
+        if value is None or wanted[0] is None:  # "": no value, that nothing equals or holds
+            return False
         if op == "contains":
             return wanted[0] in value  # type: ignore[operator]
         return bool(_ORDER[op](value, wanted[0]))
