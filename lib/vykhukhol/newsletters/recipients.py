@@ -21,7 +21,7 @@ from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
 from vykhukhol.newsletters.jobs import list_jobs
 from vykhukhol.newsletters.segments import Condition
-from vykhukhol.newsletters.segments.compiled import Test, trailing_at
+from vykhukhol.newsletters.segments.compiled import trailing_at
 from vykhukhol.services import find_service, subscribers
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import format_time, now
@@ -141,7 +141,7 @@ def confirmed_readers(data: DataDir, services: list[str], where: Condition | Non
     for name in services:
         service = find_service(data, name)
         lines = _confirmed(service.subscribers_path) if where is None \
-            else _chosen(service.subscribers_path, name, where.test)
+            else _chosen(service.subscribers_path, name, where)
         for email, person, extra in lines:
             key = email_key(email)
             if key not in seen:
@@ -151,9 +151,9 @@ def confirmed_readers(data: DataDir, services: list[str], where: Condition | Non
 
 # The readers of a subscriber file for a newsletter: the lines
 # subscribers.confirmed chooses, each read where it lies, without a split
-# per line (a tenth of the time to make a newsletter at 100,000:
-# docs/performance.md). A line its pattern does not take goes to
-# parse_line, whose line is then read the same way.
+# per line: this loop is most of a newsletter's making (docs/performance.md).
+# A line its pattern does not take goes to parse_line, whose line is then
+# read the same way.
 
 def _confirmed(path: Path) -> Iterator[tuple[str, str, str | None]]:
     """(email, name, trailing fields; None: none) of each confirmed subscriber, in file order."""
@@ -168,14 +168,17 @@ def _confirmed(path: Path) -> Iterator[tuple[str, str, str | None]]:
             yield other[1]
 
 
-def _chosen(path: Path, service: str, test: Test) -> Iterator[tuple[str, str, str | None]]:
-    """:func:`_confirmed`, only the lines ``test`` chooses."""
+def _chosen(path: Path, service: str, where: Condition) -> Iterator[tuple[str, str, str | None]]:
+    """:func:`_confirmed`, only the lines ``where`` chooses; a line without
+    trailing fields is not asked when its verdict is known (``where.bare``)."""
+    test, bare = where.test, where.bare
     fullmatch = subscribers._confirmed_line().fullmatch
     for line in files.read_lines(path):
         match = fullmatch(line)
         if match is not None:
             at = match.start(3)  # the trailing fields (-1: none)
-            if test(line, at - 1 if at > 0 else len(line), service):
+            if (bare if at < 0 and bare is not None
+                    else test(line, at - 1 if at > 0 else len(line), service)):
                 yield match[1], match[2], match[3]
             continue
         other = _other_confirmed(line)

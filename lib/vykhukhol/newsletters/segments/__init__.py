@@ -39,7 +39,7 @@ from collections.abc import Iterable
 
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
-from vykhukhol.newsletters.segments.compiled import Test, compile_tree, trailing_at
+from vykhukhol.newsletters.segments.compiled import Test, bare_verdict, compile_tree, trailing_at
 from vykhukhol.newsletters.segments.grammar import MAX_LENGTH, Node, Parser, error
 from vykhukhol.services.subscribers import Subscriber
 from vykhukhol.settings import fields as site_fields
@@ -56,6 +56,8 @@ class Condition:
         self.tree = tree
         self.text = tree.shown()
         self.test: Test = compile_tree(tree, default_language)
+        # Its verdict on every line without trailing fields, when one (None: ask each).
+        self.bare: bool | None = bare_verdict(tree, self.test)
 
     def __repr__(self) -> str:
         return f"Condition({self.text!r})"

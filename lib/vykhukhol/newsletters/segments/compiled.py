@@ -140,6 +140,22 @@ def compile_tree(node: Node, default_language: str) -> Test:
     return _test(node, default_language)
 
 
+def bare_verdict(node: Node, test: Test) -> bool | None:
+    """What ``test`` (compiled from ``node``) says of every line without
+    trailing fields, when it says the same of all of them: a condition on
+    fields and the language alone (None: it asks the service, the join date
+    or the letters reached, so each line is asked)."""
+    return test("", 0, "") if _fields_only(node) else None
+
+
+def _fields_only(node: Node) -> bool:
+    if isinstance(node, Not):
+        return _fields_only(node.node)
+    if isinstance(node, (Both, Either)):
+        return all(_fields_only(n) for n in node.nodes)
+    return node.name not in ("service", "joined", "reached")
+
+
 def _cost(node: Node) -> int:
     """What a test of ``node`` costs a line, roughly: the service is known,
     a field is one search, the join date and the letters reached a split."""
