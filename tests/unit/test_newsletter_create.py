@@ -252,3 +252,35 @@ def test_a_segment_chooses_among_the_same_confirmed_lines_and_an_address_once(si
     narrowed = newsletters.create(site.data, ["one", "two"], "S", "text", where=where,
                                   only={"b@example.org"})
     assert [row.split("\t")[0] for row in ledger(site, narrowed)] == ["B@example.org"]
+
+
+def test_lines_without_fields_get_the_verdict_the_condition_gives_them_all(site):
+    """A condition on fields alone says one thing of every line without trailing
+    fields, which is then not asked line by line; one on the join date, the
+    service or the letters reached is asked of each; a leap-day line (read by
+    parse_line) is asked as well."""
+    from vykhukhol.newsletters import recipients, segments
+    from vykhukhol.settings.fields import Field
+
+    site.service("one", enabled=False)
+    write_raw(site, "one", [
+        line("a@example.org", "A"),
+        line("b@example.org", "B", "active", "2024-02-29T10:00:00Z"),
+        line("c@example.org", "C", "active", T, T, "0", "-", "0", "-", "0", "-", "f.city=Тверь"),
+        line("d@example.org", "D", "active", "2020-01-01T10:00:00Z", T, "4"),
+    ])
+
+    def chosen(condition: str) -> list[str]:
+        where = segments.parse(condition, [Field("city")], "ru")
+        return [email for email, _ in recipients.confirmed_recipients(site.data, ["one"], where)]
+
+    assert segments.parse('city = "x"', [Field("city")]).bare is False
+    assert segments.parse('city is empty or language = "ru"', [Field("city")]).bare is True
+    assert segments.parse("city is empty and joined > 2026-01-01", [Field("city")]).bare is None
+    assert chosen("city is empty") == ["a@example.org", "b@example.org", "d@example.org"]
+    assert chosen('not city = "тверь"') == ["a@example.org", "b@example.org", "d@example.org"]
+    assert chosen('city = "тверь"') == ["c@example.org"]
+    assert chosen('language = "ru" and city != "Тверь"') == [
+        "a@example.org", "b@example.org", "d@example.org"]
+    assert chosen("city is empty and joined > 2024-01-01") == ["a@example.org", "b@example.org"]
+    assert chosen("reached > 3 or service = \"two\"") == ["d@example.org"]

@@ -40,3 +40,20 @@ def test_forgetting_rows_rewrites_the_file_and_removes_it_when_empty(tmp_path) -
     assert snapshot.read(data, "job") == {3: snapshot.Reader("ru", {})}
     assert snapshot.forget(data, "job", {3})
     assert not snapshot.path(data, "job").exists()
+
+
+def test_a_big_job_keeps_of_each_row_what_the_row_alone_would_keep(tmp_path) -> None:
+    """Rows are asked a thousand at once whether they keep all their fields;
+    a batch where one does not is read row by row, so the file is the same."""
+    data = DataDir(tmp_path)
+    data.newsletters.mkdir(parents=True)
+    kinds = ["f.city=A\tf.age=3", "lang=en", "paused=2026-01-01T00:00:00Z", "x=1\tf.city=B",
+             "f.city=C\tlang=ru\tx.f.=2", "lang=\tf.x=", "flang=en"]
+    rows = [(index, "lang=ru\tf.age=1") for index in range(1500)]  # a first batch of all kept
+    rows += [(index, kinds[index % len(kinds)]) for index in range(1500, 4000)]
+    snapshot.write(data, "job", rows)
+    assert snapshot.read(data, "job") == {
+        index: snapshot.reader_of(snapshot.kept(extra).split("\t"))
+        for index, extra in rows if snapshot.kept(extra)}
+    assert not any(kept.startswith(("paused", "x", "flang"))
+                   for kept in snapshot.path(data, "job").read_text().split())

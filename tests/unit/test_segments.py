@@ -6,6 +6,7 @@ BadInput or run long."""
 
 from __future__ import annotations
 
+import operator
 import time
 from datetime import UTC, datetime
 
@@ -74,6 +75,13 @@ def test_a_missing_value_matches_only_is_empty_and_not_equal():
         spoiled = reader(age=age, born="someday")
         assert chooses("age is empty and born is empty", spoiled)
         assert not chooses("age < 10 or age >= 10", spoiled)
+
+
+def test_an_empty_text_in_a_condition_is_no_value_that_anything_equals_or_holds():
+    tver = reader(city="Тверь")
+    for condition in ('city = ""', 'city < ""', 'city >= ""', 'city contains ""', 'city in ("")'):
+        assert not chooses(condition, tver), condition
+    assert chooses('city != ""', tver) and chooses('city > "" or city is not empty', tver)
 
 
 def test_a_field_named_as_a_word_of_the_language_is_named_through_fields():
@@ -181,3 +189,104 @@ def test_the_longest_condition_parses_quickly():
     condition = segments.parse(text, FIELDS)
     assert not condition.matches(reader(city="x"), "news")
     assert time.perf_counter() - began < 1  # some milliseconds on a quiet machine
+
+
+# The compiled test reads the subscriber line where it lies, keeps verdicts
+# and asks "and"/"or" cheapest first; the plain reading below asks the
+# Subscriber itself, in the written order. Both must say the same.
+
+VALUES = {"city": ('"Тверь"', '"тверь"', '"Тула"', '""', '"a\\tb"'), "plan": ('"free"', '"pro"'),
+          "age": ("9", "10.5", "30", "-1"), "born": ("1990-12-31", "2000-01-01"),
+          "vip": ("yes", "no"), "language": ('"en"', '"ru"'),
+          "joined": ("2026-02-01", "2026-03-01"), "reached": ("0", "3"),
+          "service": ('"news"', '"Offers"')}
+OPS = ("=", "!=", "<", "<=", ">", ">=", "contains", "in", "is empty", "is not empty")
+
+
+def _compare(name: str, op: str, values: list[str]) -> str:
+    if op.startswith("is"):
+        return f"{name} {op}"
+    if op == "in":
+        return f"{name} in ({', '.join(values)})"
+    return f"{name} {op} {values[0]}"
+
+
+compares = st.sampled_from(sorted(VALUES)).flatmap(lambda name: st.builds(
+    _compare, st.just(name), st.sampled_from(OPS),
+    st.lists(st.sampled_from(VALUES[name]), min_size=1, max_size=3)))
+conditions = st.recursive(compares, lambda inner: st.one_of(
+    st.builds("not ({})".format, inner),
+    st.lists(inner, min_size=2, max_size=4).map(lambda each: " and ".join(f"({c})" for c in each)),
+    st.lists(inner, min_size=2, max_size=4).map(lambda each: " or ".join(f"({c})" for c in each))),
+    max_leaves=8)
+people = st.builds(
+    lambda joined, sent, lang, values, other: reader(joined=joined, sent=sent, lang=lang,
+                                                     **values).replace(
+        extra=[*other[:1], *reader(lang=lang, **values).extra, *other[1:]]),
+    st.sampled_from(["2026-02-01", "2026-03-01", "2025-12-31"]), st.sampled_from([0, 3, 7]),
+    st.sampled_from([None, "en", "ru", "EN"]),
+    st.fixed_dictionaries({}, optional={
+        "city": st.sampled_from(["Тверь", "ТВЕРЬ", "Тула", "a\tb", "100%"]),
+        "plan": st.sampled_from(["free", "PRO"]), "age": st.sampled_from(["9", "30.0", "many"]),
+        "born": st.sampled_from(["1990-12-31", "someday"]), "vip": st.sampled_from(["yes", "No"])}),
+    st.lists(st.sampled_from(["paused=2026-05-01T00:00:00Z", "x.note=f.city=Тверь", "lang"]),
+             max_size=2))
+
+
+def _plain(node, sub: Subscriber, service: str, default: str) -> bool:
+    from vykhukhol.newsletters.segments.grammar import Both, Either, Not
+    if isinstance(node, Not):
+        return not _plain(node.node, sub, service, default)
+    if isinstance(node, Both):
+        return all(_plain(n, sub, service, default) for n in node.nodes)
+    if isinstance(node, Either):
+        return any(_plain(n, sub, service, default) for n in node.nodes)
+    text = {"service": service, "reached": str(sub.sent), "language": sub.language,
+            "joined": sub.subscribed.date().isoformat() if sub.subscribed else None,
+            }.get(node.name, sub.fields.get(node.name)) if node.name in VALUES else None
+    value = None if text is None else _as(node.kind, text)
+    if node.name == "language" and value is None:
+        value = default.casefold()
+    wanted = [_as(node.kind, v) for v in node.values]
+    if node.op in ("empty", "not empty"):
+        return (value is None) == (node.op == "empty")
+    if node.op == "!=":
+        return value != wanted[0]
+    if node.op == "in":
+        return value is not None and value in wanted
+    if value is None or wanted[0] is None:
+        return False
+    if node.op == "contains":
+        return wanted[0] in value
+    return {"=": operator.eq, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+            ">=": operator.ge}[node.op](value, wanted[0])
+
+
+def _as(kind: str, text: str):
+    from datetime import date
+    from decimal import Decimal, InvalidOperation
+    if kind == "number":
+        try:
+            number = Decimal(text)
+        except InvalidOperation:
+            return None
+        return number if number.is_finite() else None
+    if kind == "date":
+        try:
+            return date.fromisoformat(text).isoformat() if len(text) == 10 else None
+        except ValueError:
+            return None
+    return (text.lower() if kind == "yesno" else text.casefold()) or None
+
+
+@given(conditions, st.lists(people, min_size=1, max_size=6), st.sampled_from(["news", "offers"]),
+       st.sampled_from(["ru", "en"]))
+def test_the_compiled_test_says_what_the_plain_reading_of_the_subscriber_says(
+        text, subs, service, default):
+    try:
+        condition = segments.parse(text, FIELDS, default)
+    except BadInput:  # an operator the name's kind has not, or a choice it does not offer
+        return
+    for sub in subs * 2:  # twice: the second time from the kept verdicts
+        assert condition.matches(sub, service) == _plain(condition.tree, sub, service, default), \
+            (condition.text, sub.to_line())

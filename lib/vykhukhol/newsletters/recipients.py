@@ -20,9 +20,8 @@ from vykhukhol.addresses import email_key
 from vykhukhol.datadir import DataDir
 from vykhukhol.newsletters.jobs import list_jobs
 from vykhukhol.newsletters.segments import Condition
+from vykhukhol.services import confirmed as confirmed_file
 from vykhukhol.services import find_service
-from vykhukhol.services.confirmed import confirmed, confirmed_lines
-from vykhukhol.services.subscriber_line import FIELDS
 from vykhukhol.states import LedgerState
 from vykhukhol.timeutil import format_time, now
 
@@ -123,28 +122,8 @@ def confirmed_recipients(data: DataDir, services: list[str], where: Condition | 
     """Confirmed subscribers of the services, each address once, in service order.
     ``where``: only those it chooses (docs/using/newsletters.md#newsletter-segments);
     an address in two services is chosen when its line in either is."""
-    seen: set[str] = set()
-    for name in services:
-        service = find_service(data, name)
-        if where is not None:
-            yield from _chosen(service.subscribers_path, name, where, seen)
-            continue
-        for email, person in confirmed(service.subscribers_path):
-            key = email_key(email)
-            if key not in seen:
-                seen.add(key)
-                yield email, person
-
-
-def _chosen(path: Path, service: str, where: Condition, seen: set[str]
-            ) -> Iterator[tuple[str, str]]:
-    test = where.test
-    for parts in confirmed_lines(path):
-        if test(parts, service):
-            key = email_key(parts[0])
-            if key not in seen:
-                seen.add(key)
-                yield parts[0], parts[1]
+    for email, person, _extra in confirmed_readers(data, services, where):
+        yield email, person
 
 
 def count_chosen(data: DataDir, services: list[str], where: Condition | None = None) -> int:
@@ -155,19 +134,18 @@ def count_chosen(data: DataDir, services: list[str], where: Condition | None = N
 def confirmed_readers(data: DataDir, services: list[str], where: Condition | None = None
                       ) -> Iterator[tuple[str, str, str]]:
     """:func:`confirmed_recipients` with each one's trailing fields as the
-    line has them (their language and field values: :mod:`vykhukhol.newsletters.snapshot`)."""
+    line has them ("": none; their language and field values:
+    :mod:`vykhukhol.newsletters.snapshot`)."""
     seen: set[str] = set()
-    last = len(FIELDS)
     for name in services:
         service = find_service(data, name)
-        test = where.test if where is not None else None
-        for parts in confirmed_lines(service.subscribers_path):
-            if test is not None and not test(parts, name):
-                continue
-            key = email_key(parts[0])
+        lines = confirmed_file.readers(service.subscribers_path) if where is None \
+            else confirmed_file.chosen_readers(service.subscribers_path, where.test, where.bare, name)
+        for email, person, extra in lines:
+            key = email_key(email)
             if key not in seen:
                 seen.add(key)
-                yield parts[0], parts[1], parts[last] if len(parts) > last else ""
+                yield email, person, extra or ""
 
 
 def skip_address(data: DataDir, service: str, email: str) -> int:

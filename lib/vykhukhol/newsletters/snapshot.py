@@ -12,7 +12,7 @@ changes on their own page meanwhile. It does not choose the body
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -22,6 +22,7 @@ from vykhukhol.files.readers import iter_readers, read_readers, write_readers
 from vykhukhol.services.subscriber_line import FIELD, LANGUAGE, Subscriber
 
 KEPT = (LANGUAGE, FIELD)  # the trailing fields of a subscriber line a job keeps
+_BATCH = 1024  # rows asked at once whether they keep all their fields
 
 
 class Reader(NamedTuple):
@@ -37,9 +38,34 @@ NOBODY = Reader(None, {})  # a row the file says nothing of
 def kept(extra: str) -> str:
     """The trailing fields of a subscriber line (tab-separated) that the job
     keeps, tab-separated ("": none)."""
-    if "lang=" not in extra and "f." not in extra:  # most lines: nothing to split
+    if _all_kept(extra):
+        return extra
+    if "lang=" not in extra and "f." not in extra:  # nothing to keep
         return ""
-    return "\t".join(value for value in extra.split("\t") if value.startswith(KEPT))
+    return "\t".join([value for value in extra.split("\t") if value.startswith(KEPT)])
+
+
+def _all_kept(extras: str) -> bool:
+    """Whether every field of these trailing fields (of one line, or of several
+    joined by newlines) is a kept one: counted in C, not split and joined. A
+    value holds no tab nor newline (the line escapes them)."""
+    fields = extras.count("\t") + extras.count("\n") + 1
+    return fields == (extras.startswith(KEPT) + extras.count("\tf.") + extras.count("\nf.")
+                      + extras.count("\tlang=") + extras.count("\nlang="))
+
+
+def _kept_rows(rows: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    """(index, what is kept) of each row that keeps something, from (index, the
+    line's trailing fields, not empty): a thousand rows asked at once whether
+    they keep all of theirs, as most do, rather than one by one."""
+    left = iter(rows)
+    while batch := list(itertools.islice(left, _BATCH)):
+        if _all_kept("\n".join([extra for _, extra in batch])):
+            yield from batch
+            continue
+        for index, extra in batch:
+            if values := kept(extra):
+                yield index, values
 
 
 def path(data: DataDir, job: str) -> Path:
@@ -47,8 +73,10 @@ def path(data: DataDir, job: str) -> Path:
 
 
 def write(data: DataDir, job: str, rows: Iterable[tuple[int, str]]) -> None:
-    """The job's readers file, when some row has something to keep."""
-    rows = iter(rows)
+    """The job's readers file, when some row has something to keep: ``rows``
+    are (ledger index, the subscriber line's trailing fields, not empty), of
+    which it keeps the reader's language and field values (:func:`kept`)."""
+    rows = _kept_rows(rows)
     first = next(rows, None)
     if first is not None:
         write_readers(path(data, job), itertools.chain((first,), rows))

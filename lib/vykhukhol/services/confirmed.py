@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from vykhukhol import files
@@ -68,23 +68,6 @@ def confirmed(path: Path) -> Iterator[tuple[str, str]]:
             yield sub.email, sub.name
 
 
-def confirmed_lines(path: Path) -> Iterator[list[str]]:
-    """The confirmed subscribers' lines of a subscriber file as
-    :meth:`Subscriber.to_line` writes them, in file order, each split at its
-    first eleven tabs (the eleven fields, then the trailing ones in one
-    string when there are any): the lines :func:`confirmed` chooses, for a
-    reader that needs more than the address and the name (a segment's
-    condition)."""
-    fullmatch = _confirmed_line().fullmatch
-    for line in files.read_lines(path):
-        if fullmatch(line):
-            yield line.split("\t", len(FIELDS))
-            continue
-        sub = _parsed_if_confirmed(line)
-        if sub is not None:
-            yield sub.to_line().split("\t", len(FIELDS))
-
-
 def _parsed_if_confirmed(line: str) -> Subscriber | None:
     """A line the fast match did not take, as parse_line reads it when its state
     is a confirmed one; None for any other (a new subscriber, a comment, a
@@ -99,11 +82,51 @@ def _parsed_if_confirmed(line: str) -> Subscriber | None:
         return None
 
 
-def confirmed_details(path: Path) -> Iterator[tuple[str, str, str]]:
-    """(email, name, trailing fields) of the confirmed subscribers, in file
-    order: :func:`confirmed_lines` with what follows the eleven fields as the
-    line has it, tab-separated ("": nothing; the reader's language and field
-    values, escaped as on the line)."""
-    last = len(FIELDS)
-    for parts in confirmed_lines(path):
-        yield parts[0], parts[1], parts[last] if len(parts) > last else ""
+# The readers of a subscriber file for a newsletter: the lines confirmed()
+# chooses, each read where it lies, without a split per line: this loop is
+# most of a newsletter's making (docs/performance.md). A line the pattern
+# does not take goes to parse_line, whose line is then read the same way.
+
+def readers(path: Path) -> Iterator[tuple[str, str, str | None]]:
+    """(email, name, trailing fields; None: none) of each confirmed
+    subscriber, in file order: :func:`confirmed` with the reader's language
+    and field values as the line has them, tab-separated and escaped."""
+    fullmatch = _confirmed_line().fullmatch
+    for line in files.read_lines(path):
+        match = fullmatch(line)
+        if match is not None:
+            yield match[1], match[2], match[3]
+            continue
+        sub = _parsed_if_confirmed(line)
+        if sub is not None:
+            yield sub.email, sub.name, "\t".join(sub.extra) or None
+
+
+def chosen_readers(path: Path, test: Callable[[str, int, str], bool], bare: bool | None,
+                   service: str) -> Iterator[tuple[str, str, str | None]]:
+    """:func:`readers`, only the lines ``test(line, at, service)`` chooses
+    (a segment's condition), ``at`` where the line's trailing fields begin
+    (the tab before the first; the line's length when it has none).
+    ``bare``: the verdict on any line without trailing fields when it is
+    known (None: ask each)."""
+    fullmatch = _confirmed_line().fullmatch
+    for line in files.read_lines(path):
+        match = fullmatch(line)
+        if match is not None:
+            at = match.start(3)  # the trailing fields (-1: none)
+            if (bare if at < 0 and bare is not None
+                    else test(line, at - 1 if at > 0 else len(line), service)):
+                yield match[1], match[2], match[3]
+            continue
+        sub = _parsed_if_confirmed(line)
+        if sub is not None:
+            written = sub.to_line()
+            if test(written, trailing_at(written), service):
+                yield sub.email, sub.name, "\t".join(sub.extra) or None
+
+
+def trailing_at(line: str) -> int:
+    """Where the trailing fields of a subscriber ``line`` begin: the tab
+    before the first of them, or the line's length when it has none."""
+    parts = line.split("\t", len(FIELDS))
+    return len(line) - len(parts[-1]) - 1 if len(parts) > len(FIELDS) else len(line)

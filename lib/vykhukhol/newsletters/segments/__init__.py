@@ -39,8 +39,9 @@ from collections.abc import Iterable
 
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput
-from vykhukhol.newsletters.segments.compiled import EXTRA, Test, compile_tree
+from vykhukhol.newsletters.segments.compiled import Test, bare_verdict, compile_tree
 from vykhukhol.newsletters.segments.grammar import MAX_LENGTH, Node, Parser, error
+from vykhukhol.services.confirmed import trailing_at
 from vykhukhol.services.subscriber_line import Subscriber
 from vykhukhol.settings import fields as site_fields
 from vykhukhol.settings.fields import Field
@@ -56,13 +57,16 @@ class Condition:
         self.tree = tree
         self.text = tree.shown()
         self.test: Test = compile_tree(tree, default_language)
+        # Its verdict on every line without trailing fields, when one (None: ask each).
+        self.bare: bool | None = bare_verdict(tree, self.test)
 
     def __repr__(self) -> str:
         return f"Condition({self.text!r})"
 
     def matches(self, subscriber: Subscriber, service: str) -> bool:
         """Whether ``subscriber`` of ``service`` is one it chooses."""
-        return self.test(subscriber.to_line().split("\t", EXTRA), service)
+        line = subscriber.to_line()
+        return self.test(line, trailing_at(line), service)
 
 
 def parse(source: str, fields: Iterable[Field], default_language: str = "ru") -> Condition:
