@@ -132,3 +132,15 @@ def test_the_snippet_for_the_owners_site_asks_for_the_same_fields(install):
     snippet = form_snippet(load(install.data.settings), service, install.data_root)
     assert '<select id="f-plan" name="f.plan" required>' in snippet
     assert snippet.index('name="name"') < snippet.index('name="f.plan"') < snippet.index('name="website"')
+
+
+def test_a_fields_file_saved_with_a_byte_order_mark_still_reads(install):
+    # Windows Notepad saves UTF-8 with a BOM before the first section.
+    define(install, "city")
+    path = install.data_root / "fields.ini"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    page = install.run("cgi/subscribe.py", query="service=news")
+    assert page.status == 200 and 'name="f.city"' in page.body, page
+    page = post(install, email="anna@example.org", **{"f.city": "Tver"})
+    assert page.status == 200, page
+    assert install.subscribers()["anna@example.org"].fields == {"city": "Tver"}

@@ -156,7 +156,8 @@ def path_of(root: str | os.PathLike[str]) -> str:
 def load(root: str | os.PathLike[str]) -> list[Field]:
     """The site's fields in their order (none when there is no fields.ini);
     BadInput naming the section and the value a hand edit broke."""
-    text = files.read_text(path_of(root), "") or ""
+    # Notepad saves UTF-8 with a byte-order mark; it is not part of the first section.
+    text = (files.read_text(path_of(root), "") or "").removeprefix("\ufeff")
     if not text.strip():
         return []
     sections = read_ini(text)
