@@ -144,3 +144,18 @@ def test_a_fields_file_saved_with_a_byte_order_mark_still_reads(install):
     page = post(install, email="anna@example.org", **{"f.city": "Tver"})
     assert page.status == 200, page
     assert install.subscribers()["anna@example.org"].fields == {"city": "Tver"}
+
+
+def test_a_stranger_posting_a_confirmed_readers_address_cannot_rewrite_their_values(install):
+    define(install, "city", "plan")
+    assert post(install, email="anna@example.org", **{"f.city": "Tver", "f.plan": "Free"}).status == 200
+    vykhukhol("--data", str(install.data_root), "subscriber", "add", "news", "anna@example.org",
+              "--confirmed")
+    before = install.subscribers()["anna@example.org"]
+    assert before.state.confirmed and before.fields == {"city": "Tver", "plan": "Free"}
+    known = post(install, email="anna@example.org", **{"f.city": "Nowhere", "f.plan": "Pro"})
+    unknown = post(install, email="bob@example.org", **{"f.city": "Nowhere", "f.plan": "Pro"})
+    # The same answer as for an address never seen, and the reader's values stay hers.
+    assert known.status == unknown.status == 200
+    assert known.body.replace("anna@", "bob@") == unknown.body
+    assert install.subscribers()["anna@example.org"].fields == {"city": "Tver", "plan": "Free"}

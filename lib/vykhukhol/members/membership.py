@@ -111,8 +111,8 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
     ``hold(service, address)``, asked just before the letter would go, may
     keep it back (True: not sent now; held for the owner, or over a cap).
     ``fields``: values of the site's fields, checked already, stored with the
-    line, a new one or the one there (a re-subscribe updates those it gives;
-    docs/using/fields.md#fields-forms).
+    line, a new one or an unconfirmed one there (a re-subscribe updates those it
+    gives; a confirmed line's only when ``confirmed``; docs/using/fields.md#fields-forms).
     ``language``: the reader's own (docs/using/languages.md#reader-language),
     stored with a new line or an unconfirmed one asked again; one the site does
     not speak is not stored.
@@ -173,8 +173,11 @@ def subscribe(data: DataDir, settings: Settings, service_name: str, email: str, 
             outcome = Joined.ASKED_AGAIN
             letter = (current.email, current.name, current.with_fields(given).fields,
                       language or current.language)
-        if current is not None and given and current.with_fields(given).fields != current.fields:
+        if current is not None and given and (confirmed or not current.state.confirmed) \
+                and current.with_fields(given).fields != current.fields:
             # What a form left empty does not clear a value: only the own page does.
+            # A confirmed reader's values change on their own page or by the owner
+            # (``confirmed``), never by whoever posts the form with their address.
             subs.update_one(path, email, lambda s: s.with_fields(given))
     if outcome is Joined.ADDED:  # told after the answer, like the letter
         kind = "subscriber.confirmed" if confirmed else "subscriber.subscribed"
