@@ -121,3 +121,18 @@ def test_the_admins_delete_takes_the_values_and_its_service_form_keeps_form_fiel
                            {"email": ANNA, "confirm": "yes"})
     assert status == 303
     assert "Tver" not in service.subscribers_path.read_text(encoding="utf-8")
+
+
+def test_a_fields_file_a_hand_edit_broke_leaves_the_rest_of_the_own_page_working(install):
+    query = setup(install)
+    (install.data_root / "fields.ini").write_text("[city]\ntype = text\ntype = number\n",
+                                                  encoding="utf-8")
+    page = install.run("cgi/manage.py", query=query)
+    assert page.status == 200, page
+    assert_clean_page(page)
+    assert "Your details" not in page.body and 'value="leave_all"' in page.body
+    assert "fields.ini" not in page.body  # the owner's file is not the reader's business
+    saved = save(install, query, city="Moscow")
+    assert saved.status == 503 and "cannot be saved right now" in saved.body, saved
+    assert "fields.ini" not in saved.body
+    assert lines(install)["news"] == {"city": "Tver", "plan": "Free"}

@@ -221,7 +221,10 @@ def _field_inputs(site: Site, lines: list, typed: dict[str, str] | None) -> list
         return []
     from vykhukhol.web import field_inputs
 
-    return field_inputs.own_inputs(site.data.root, site.lang, lines, typed or {})
+    try:
+        return field_inputs.own_inputs(site.data.root, site.lang, lines, typed or {})
+    except BadInput:  # a hand edit broke the file: the rest of the page still serves the reader
+        return []
 
 
 def _local_date(settings, moment: datetime) -> str:
@@ -340,7 +343,11 @@ def _save_fields(site: Site, email: str, token: str, form: dict[str, str]) -> Re
     from vykhukhol.web import field_inputs
 
     lang = site.lang
-    fields = field_inputs.asked(site.data.root)
+    try:
+        fields = field_inputs.asked(site.data.root)
+    except BadInput:  # the owner's fields.ini, broken by a hand edit: not the reader's to read
+        return _own_page(site, email, token, status=503, error=tr(
+            lang, "Your details cannot be saved right now; please try again later."))
     try:
         values = field_inputs.read(fields, form, lang, partial=True)
     except BadInput as exc:
