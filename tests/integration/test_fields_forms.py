@@ -159,3 +159,16 @@ def test_a_stranger_posting_a_confirmed_readers_address_cannot_rewrite_their_val
     assert known.status == unknown.status == 200
     assert known.body.replace("anna@", "bob@") == unknown.body
     assert install.subscribers()["anna@example.org"].fields == {"city": "Tver", "plan": "Free"}
+
+
+def test_a_fields_file_a_hand_edit_broke_shows_visitors_none_of_it(install):
+    define(install, "city")
+    (install.data_root / "fields.ini").write_text("[city]\nlabel_en = secret plans\n[city\n",
+                                                  encoding="utf-8")
+    before = files_of(install)
+    for page in (install.run("cgi/subscribe.py", query="service=news"),
+                 post(install, email="anna@example.org", **{"f.city": "Tver"})):
+        assert page.status == 503 and "Traceback" not in page.body, page
+        assert "Not available right now (the form is being changed)" in page.body
+        assert "fields.ini" not in page.body and "secret" not in page.body
+    assert files_of(install) == before

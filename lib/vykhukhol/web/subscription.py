@@ -28,7 +28,7 @@ from vykhukhol import settings as settings_mod
 from vykhukhol.addresses import check_email
 from vykhukhol.datadir import DataDir
 from vykhukhol.errors import BadInput, NotFound
-from vykhukhol.i18n import LANGUAGES, accepted_language, known_language, reader_language, t
+from vykhukhol.i18n import LANGUAGES, accepted_language, known_language, reader_language, t, tr
 from vykhukhol.web import templating
 from vykhukhol.web.http import HttpError, Request, Response, wsgi_app
 
@@ -148,9 +148,9 @@ def subscribe(data: DataDir) -> Callable:
         if service.form_fields:  # docs/using/fields.md#fields-forms
             from vykhukhol.web import field_inputs
 
+            asked = _asked(site, service)
             try:
-                values = field_inputs.read(field_inputs.asked(data.root, service.form_fields),
-                                           form, site.lang)
+                values = field_inputs.read(asked, form, site.lang)
             except BadInput as exc:
                 return _form(site, service, 400, email, name, exc.text(site.lang), form)
         # Counted alike for every post; the file is read after the answer
@@ -180,6 +180,17 @@ def _choice(site: Site, service: svc.Service) -> list[dict[str, object]]:
             for code in LANGUAGES]
 
 
+def _asked(site: Site, service: svc.Service) -> list:
+    """The fields the service's form asks for; 503 while a hand edit has left
+    fields.ini unreadable (what it says is the owner's, not a visitor's)."""
+    from vykhukhol.web import field_inputs
+
+    try:
+        return field_inputs.asked(site.data.root, service.form_fields)
+    except BadInput:
+        raise HttpError(503, tr(site.lang, "the form is being changed")) from None
+
+
 def _form(site: Site, service: svc.Service, status: int, email: str = "", name: str = "",
           error: str = "", form: dict[str, str] | None = None) -> Response:
     """The subscribe form: empty, or again with ``error`` and what the post typed."""
@@ -189,7 +200,7 @@ def _form(site: Site, service: svc.Service, status: int, email: str = "", name: 
     if service.form_fields:
         from vykhukhol.web import field_inputs
 
-        fields = field_inputs.asked(site.data.root, service.form_fields)
+        fields = _asked(site, service)
         asking["form_fields"] = field_inputs.inputs(fields, site.lang,
                                                     field_inputs.typed(fields, form or {}))
     extra = {"error": error} if error else {}
