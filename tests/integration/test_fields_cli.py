@@ -50,3 +50,13 @@ def test_a_bad_field_is_refused_in_one_line_and_nothing_changes(site):
     refused(site, "field", "remove", "nothing", says=("no field",))
     result = site.cli("field", "add", "email", "--type", "text", check=False)
     assert result.returncode == 1 and "Traceback" not in result.stderr
+
+
+def test_removing_one_field_of_a_file_past_the_limit_keeps_all_the_others(site):
+    # A hand edit may hold more fields than the pages show; a remove loses none of them.
+    text = "".join(f"[f{n}]\ntype = text\n" for n in range(35))
+    (site.root / "fields.ini").write_text(text, encoding="utf-8")
+    assert site.cli("field", "remove", "f0").stdout.startswith("field f0 removed")
+    kept = (site.root / "fields.ini").read_text(encoding="utf-8")
+    assert "[f0]" not in kept
+    assert all(f"[f{n}]\n" in kept for n in range(1, 35))

@@ -154,8 +154,14 @@ def path_of(root: str | os.PathLike[str]) -> str:
 
 
 def load(root: str | os.PathLike[str]) -> list[Field]:
-    """The site's fields in their order (none when there is no fields.ini);
-    BadInput naming the section and the value a hand edit broke."""
+    """The site's fields in their order (none when there is no fields.ini),
+    the first :data:`MAX_FIELDS` of them; BadInput naming the section and the
+    value a hand edit broke."""
+    return _every(root)[:MAX_FIELDS]
+
+
+def _every(root: str | os.PathLike[str]) -> list[Field]:
+    """Every field the file defines, however many: what a rewrite keeps."""
     # Notepad saves UTF-8 with a byte-order mark; it is not part of the first section.
     text = (files.read_text(path_of(root), "") or "").removeprefix("\ufeff")
     if not text.strip():
@@ -176,7 +182,7 @@ def load(root: str | os.PathLike[str]) -> list[Field]:
             found.append(_field(name, values))
         except BadInput as exc:
             raise BadInput("{file} [{section}]: {reason}", file=FILE, section=name, reason=exc) from exc
-    return found[:MAX_FIELDS]
+    return found
 
 
 def _field(name: str, values: dict[str, str]) -> Field:
@@ -227,7 +233,7 @@ def add(root: str | os.PathLike[str], field: Field) -> Field:
                                 **{f"label_{k}": v for k, v in field.labels.items()},
                                 "choices": "|".join(field.choices)})
     with files.record_lock(path_of(root)):
-        present = load(root)
+        present = _every(root)
         if any(f.name == field.name for f in present):
             raise BadInput("there is a field named {name!r} already", name=field.name)
         if len(present) >= MAX_FIELDS:
@@ -240,7 +246,7 @@ def remove(root: str | os.PathLike[str], name: str) -> Field:
     """The definition removed (readers' values stay on their lines, unused,
     until erased or the field is defined again)."""
     with files.record_lock(path_of(root)):
-        present = load(root)
+        present = _every(root)
         for f in present:
             if f.name == name:
                 save(root, [other for other in present if other is not f])
