@@ -28,7 +28,7 @@ import os
 
 from vykhukhol import files
 from vykhukhol.errors import BadInput, NotFound
-from vykhukhol.files.ini import read_ini
+from vykhukhol.files.ini import read_sections
 from vykhukhol.i18n import LANGUAGES
 
 FILE = "fields.ini"
@@ -166,16 +166,9 @@ def _every(root: str | os.PathLike[str]) -> list[Field]:
     text = (files.read_text(path_of(root), "") or "").removeprefix("\ufeff")
     if not text.strip():
         return []
-    sections = read_ini(text)
-    if sections is None:
-        import configparser
-
-        parser = configparser.ConfigParser(interpolation=None)
-        try:
-            parser.read_string(text)
-        except configparser.Error as exc:
-            raise BadInput("{file} cannot be read: {reason}", file=FILE, reason=str(exc)) from exc
-        sections = {name: dict(parser[name]) for name in parser.sections()}
+    sections, problem = read_sections(text)
+    if problem is not None:
+        raise BadInput("{file} cannot be read: {reason}", file=FILE, reason=problem)
     found = []
     for name, values in sections.items():
         try:
