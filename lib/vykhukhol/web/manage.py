@@ -67,10 +67,15 @@ def app(data: DataDir) -> Callable:
         if not tokens.check_for_address(settings.secret, email, "manage", token):
             site.reader = link_language(request)
             return site.message("link.invalid_title", "link.invalid_text", status=400)
-        site.reader = known_language(request.query.get("hl")) or _kept_language(site, email) \
+        # A GET reads the address's lines once: for the language they keep and
+        # for the page (a POST changes them, so its page reads them again).
+        from vykhukhol.members import personal
+
+        known = None if request.method == "POST" else personal.memberships(data, email)
+        site.reader = known_language(request.query.get("hl")) or _kept_language(site, email, known) \
             or link_language(request)
-        if request.method != "POST":
-            return _own_page(site, email, token)
+        if known is not None:
+            return _own_page(site, email, token, known=known)
         from vykhukhol.web.session import cross_site
 
         if cross_site(request.environ):
@@ -82,11 +87,13 @@ def app(data: DataDir) -> Callable:
 
 # --- the page without a link ---------------------------------------------------------
 
-def _kept_language(site: Site, email: str) -> str | None:
-    """The language the address's lines keep (the first the site speaks), or None."""
+def _kept_language(site: Site, email: str, known: list | None = None) -> str | None:
+    """The language the address's lines keep (the first the site speaks), or
+    None; ``known``: the lines, when the caller has read them."""
     from vykhukhol.members import personal
 
-    return next((known_language(sub.language) for _, sub in personal.memberships(site.data, email)
+    lines = personal.memberships(site.data, email) if known is None else known
+    return next((known_language(sub.language) for _, sub in lines
                  if sub is not None and known_language(sub.language)), None)
 
 
@@ -180,8 +187,8 @@ def _state_label(lang: str, sub) -> str:
 
 
 def _own_page(site: Site, email: str, token: str, notice: str = "", error: str = "",
-              status: int = 200, kept_name: str = "", typed: dict[str, str] | None = None
-              ) -> Response:
+              status: int = 200, kept_name: str = "", typed: dict[str, str] | None = None,
+              known: list | None = None) -> Response:
     """The own page; ``kept_name`` is the name of a list just left, which the
     join buttons carry when no list holds a name any more (a re-join keeps it;
     the site stores nothing of a person who left). ``typed``: field values a
@@ -191,7 +198,7 @@ def _own_page(site: Site, email: str, token: str, notice: str = "", error: str =
 
     lang, settings = site.lang, site.settings
     moment = now()
-    memberships = personal.memberships(site.data, email)
+    memberships = personal.memberships(site.data, email) if known is None else known
     rows, name, paused = [], "", None
     for service, sub in memberships:
         if not personal.offered(service, sub):
