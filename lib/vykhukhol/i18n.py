@@ -164,38 +164,28 @@ def _read_catalog(lang: str) -> Catalog | None:
 
 class Catalog:
     """A compiled catalog (``.mo``) answering as :class:`gettext.GNUTranslations`
-    does, but read lazily: a CGI page looks up a dozen of its ~600 texts, and
-    gettext decodes every one of them first (2-15 ms a process: docs/design/startup.md#startup).
-    Here the tables are read in one step each, a text is decoded when it is
-    asked for, and the plural rule compiled when a count is first shown.
-    tests/unit/test_i18n.py holds every entry equal to gettext's answer."""
+    does, but read lazily: a CGI page looks up a dozen of its ~1,300 texts, and
+    gettext decodes every one of them first (2-15 ms a process), where reading
+    them all into a table still cost 3 ms (docs/design/startup.md#startup).
+    Here a text is found by a binary search over the file's keys, which are in
+    their bytes' order (as GNU msgfmt writes them, and as tools/i18n.py
+    writes ours), decoded when it is asked for, and the plural rule compiled
+    when a count is first shown. tests/unit/test_i18n.py holds every entry
+    equal to gettext's answer, and the file to that order."""
 
-    __slots__ = ("_data", "_texts", "_plurals", "_charset", "_plural_forms", "_rule")
+    __slots__ = ("_data", "_big", "_count", "_keys", "_values", "_charset", "_plural_forms",
+                 "_rule")
 
     def __init__(self, data: bytes) -> None:
-        from struct import unpack_from
-
-        order = {0x950412DE: "<", 0xDE120495: ">"}.get(unpack_from("<I", data)[0])
-        if order is None:
+        if data[:4] not in (b"\xde\x12\x04\x95", b"\x95\x04\x12\xde") or len(data) < 20:
             raise OSError("not a gettext catalog")
-        count, originals, translations = unpack_from(f"{order}3I", data, 8)
-        keys = unpack_from(f"{order}{2 * count}I", data, originals)
-        values = unpack_from(f"{order}{2 * count}I", data, translations)
         self._data = data
-        # msgid (bytes) -> (offset, length) of its translation; a plural entry
-        # ("one\0many") by its singular in _plurals.
-        self._texts: dict[bytes, tuple[int, int]] = {}
-        self._plurals: dict[bytes, tuple[int, int]] = {}
-        for i in range(0, 2 * count, 2):
-            key = data[keys[i + 1]:keys[i + 1] + keys[i]]
-            if b"\0" in key:
-                self._plurals[key.split(b"\0", 1)[0]] = (values[i + 1], values[i])
-            else:
-                self._texts[key] = (values[i + 1], values[i])
+        self._big = data[:4] == b"\x95\x04\x12\xde"
+        self._count, self._keys, self._values = (self._number(at) for at in (8, 12, 16))
         self._charset = "utf-8"
         self._plural_forms = "n != 1"  # the catalog's expression, compiled when first needed
         self._rule: Callable[[int], int] | None = None
-        for line in self._raw(self._texts.get(b"", (0, 0))).decode("ascii", "replace").splitlines():
+        for line in self._raw(self._find(b"")).decode("ascii", "replace").splitlines():
             name, _, value = line.partition(":")
             name = name.strip().lower()
             if name == "content-type" and "charset=" in value:
@@ -203,19 +193,47 @@ class Catalog:
             elif name == "plural-forms" and "plural=" in value:
                 self._plural_forms = value.split(";")[1].split("plural=")[1]
 
-    def _raw(self, where: tuple[int, int]) -> bytes:
-        return self._data[where[0]:where[0] + where[1]]
+    def _number(self, at: int) -> int:
+        return int.from_bytes(self._data[at:at + 4], "big" if self._big else "little")
+
+    def _key(self, index: int) -> bytes:
+        at = self._keys + 8 * index
+        length, offset = self._number(at), self._number(at + 4)
+        return self._data[offset:offset + length]
+
+    def _find(self, key: bytes, plural: bool = False) -> tuple[int, int] | None:
+        """Where the translation of ``key`` lies (offset, length), or None; with
+        ``plural``, of the plural entry whose singular is ``key`` (its key is
+        ``singular\0plural``, next after ``singular`` in the keys' order)."""
+        wanted = key + b"\0" if plural else key
+        low, high = 0, self._count
+        while low < high:
+            middle = (low + high) // 2
+            if self._key(middle) < wanted:
+                low = middle + 1
+            else:
+                high = middle
+        if low >= self._count:
+            return None
+        found = self._key(low)
+        if found != wanted and not (plural and found.startswith(wanted)):
+            return None
+        at = self._values + 8 * low
+        return self._number(at + 4), self._number(at)
+
+    def _raw(self, where: tuple[int, int] | None) -> bytes:
+        return b"" if where is None else self._data[where[0]:where[0] + where[1]]
 
     def gettext(self, message: str) -> str:
-        where = self._texts.get(message.encode(self._charset))
+        where = self._find(message.encode(self._charset))
         return message if where is None else self._raw(where).decode(self._charset)
 
     def pgettext(self, context: str, message: str) -> str:
-        where = self._texts.get(f"{context}\x04{message}".encode(self._charset))
+        where = self._find(f"{context}\x04{message}".encode(self._charset))
         return message if where is None else self._raw(where).decode(self._charset)
 
     def ngettext(self, singular: str, plural: str, n: int) -> str:
-        where = self._plurals.get(singular.encode(self._charset))
+        where = self._find(singular.encode(self._charset), plural=True)
         forms = [] if where is None else self._raw(where).split(b"\0")
         index = self._plural_index(n)
         if index >= len(forms):

@@ -13,6 +13,7 @@ import gettext
 import importlib.util
 import io
 import re
+import struct
 from pathlib import Path
 
 import pytest
@@ -133,6 +134,43 @@ def test_two_texts_with_the_same_english_keep_their_own_russian():
         if key not in i18n.CONTEXTS:
             by_english.setdefault(english, []).append(key)
     assert all(len(keys) == 1 for keys in by_english.values()), by_english
+
+
+def test_the_catalogs_keys_are_in_their_bytes_order():
+    """i18n.Catalog finds a text by a binary search over the .mo's keys, so
+    the file must list them in their bytes' order, each once (tools/i18n.py
+    lays Babel's file out so: Babel orders a context's entry by its text)."""
+    data = (Path(i18n.LOCALE) / "ru" / "LC_MESSAGES" / f"{i18n.DOMAIN}.mo").read_bytes()
+    count, originals = struct.unpack_from("<2I", data, 8)
+    keys = []
+    for index in range(count):
+        length, offset = struct.unpack_from("<2I", data, originals + 8 * index)
+        keys.append(data[offset:offset + length])
+    assert any(b"\x04" in key for key in keys), "the catalog should have entries with a context"
+    assert keys == sorted(set(keys))
+
+
+def test_a_catalog_in_any_order_of_babels_is_laid_out_in_the_keys_order():
+    """What Babel writes (a context's entry by its text) comes out of the tool
+    sorted by key, every pair kept: gettext reads the same texts from both."""
+    from babel.messages.catalog import Catalog as BabelCatalog
+    from babel.messages.mofile import write_mo
+
+    babel = BabelCatalog(locale="ru")
+    babel.add("Unsubscribe", "Отписка")
+    babel.add("Unsubscribe", "Отписаться", context="button")
+    babel.add("Zebra", "Зебра")
+    babel.add(("{n} day", "{n} days"), ("{n} день", "{n} дня", "{n} дней"))
+    raw = io.BytesIO()
+    write_mo(raw, babel)
+    laid_out = tool.sorted_mo(raw.getvalue())
+    ours, theirs = i18n.Catalog(laid_out), gettext.GNUTranslations(io.BytesIO(raw.getvalue()))
+    assert gettext.GNUTranslations(io.BytesIO(laid_out))._catalog == theirs._catalog  # noqa: SLF001
+    assert ours.pgettext("button", "Unsubscribe") == "Отписаться"
+    assert ours.gettext("Unsubscribe") == "Отписка" and ours.gettext("Zebra") == "Зебра"
+    assert [ours.ngettext("{n} day", "{n} days", n) for n in (1, 3, 5)] == \
+        ["{n} день", "{n} дня", "{n} дней"]
+    assert ours.gettext("{n} day") == "{n} day"  # a plural entry is no plain text, as in gettext
 
 
 def test_the_lazy_catalog_answers_every_entry_as_gettext_does():
