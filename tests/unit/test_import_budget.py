@@ -518,3 +518,50 @@ def test_a_public_page_runs_without_the_cyclic_collector(pages_site, script: str
     assert done.returncode == 0, done.stderr.decode()[-3000:]
     said = [line for line in done.stderr.decode().splitlines() if line.startswith("COLLECTOR")]
     assert said == [f"COLLECTOR {script.startswith('..')}"], done.stderr.decode()[-2000:]
+
+
+# The script run as itself, with an exit handler that leaves a mark: the
+# interpreter's teardown runs the handlers, os._exit does not.
+TEARDOWN = """
+import atexit, os, sys
+atexit.register(lambda: open(os.environ["TEARDOWN_MARK"], "w").close())
+script = sys.argv[1]
+with open(script, encoding="utf-8") as source:
+    code = compile(source.read(), script, "exec")
+exec(code, {"__name__": "__main__", "__file__": script})
+"""
+
+
+@pytest.mark.parametrize("script, method", [("subscribe.py", "POST"), ("subscribe.py", "GET"),
+                                            ("confirm.py", "GET"), ("../admin/index.py", "GET")])
+def test_a_public_page_ends_without_the_interpreters_teardown(pages_site, tmp_path, script: str,
+                                                              method: str) -> None:
+    """A visitor's page ends with os._exit once its answer and the work after
+    it are done: the teardown would walk every module loaded (and after a
+    subscribe post's fork, copy the pages it shares with the child). The
+    answer and the work after it are whole all the same; the admin ends as
+    any program does."""
+    path = (CHECKOUT / "cgi" / script).resolve()
+    address = f"teardown-{method.lower()}@example.org"
+    body = urlencode({"service": "news", "email": address}).encode() if method == "POST" else b""
+    mark = tmp_path / "tore-down"
+    query = {"confirm.py": link(pages_site, "confirm"), "subscribe.py": "service=news"}.get(script, "")
+    environ = {
+        "GATEWAY_INTERFACE": "CGI/1.1", "SERVER_NAME": "localhost", "SERVER_PORT": "80",
+        "SERVER_PROTOCOL": "HTTP/1.1", "REQUEST_METHOD": method, "SCRIPT_NAME": f"/cgi/{script}",
+        "SCRIPT_FILENAME": str(path), "REMOTE_ADDR": "127.0.0.1", "PATH": os.environ["PATH"],
+        "PYTHONPATH": str(CHECKOUT / "lib"), "PYTHONNOUSERSITE": "1",
+        "VYKHUKHOL_DATA": str(pages_site.data.root), "TEARDOWN_MARK": str(mark),
+        "QUERY_STRING": "" if method == "POST" else query,
+        "CONTENT_TYPE": "application/x-www-form-urlencoded", "CONTENT_LENGTH": str(len(body))}
+    done = subprocess.run([sys.executable, "-c", TEARDOWN, str(path)], env=environ, input=body,
+                          capture_output=True, cwd=path.parent, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    assert done.stdout.startswith(b"Status: 200 OK\r\n") or b"\r\nStatus: 200" in done.stdout \
+        or (script.startswith("..") and done.stdout), done.stdout[:300]
+    assert mark.exists() == script.startswith(".."), done.stderr.decode()[-2000:]
+    if method == "POST":  # the work after the answer was done before the end
+        assert address in pages_site.subscribers("news")
+        assert any(address.encode() in letter.read_bytes()
+                   for letter in pages_site.data.outbox.glob("*.eml"))
+

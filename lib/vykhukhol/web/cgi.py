@@ -29,10 +29,24 @@ SHORT_LIVED = frozenset({"subscribe", "confirm", "unsubscribe", "manage", "go"})
 
 
 def run(app_name: str, script: str) -> None:
-    if app_name in SHORT_LIVED:
-        import gc
+    if app_name not in SHORT_LIVED:
+        _run(app_name, script)
+        return
+    import gc
 
-        gc.disable()
+    gc.disable()
+    _run(app_name, script)
+    # Answered, and the work after the answer done: the process ends without
+    # the interpreter's teardown, which would walk every module it loaded (and,
+    # after a subscribe post's fork, write to a thousand pages shared with the
+    # child: a fault each). Nothing of a visitor's page waits for it: the
+    # streams are flushed here, and every file was closed where it was written
+    # (docs/design/startup.md#startup-rules).
+    _flush()
+    os._exit(0)
+
+
+def _run(app_name: str, script: str) -> None:
     if app_name == "cron":
         if _idle_answered(script):  # an idle tick answers before the rest is imported
             return
