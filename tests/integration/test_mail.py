@@ -1,5 +1,5 @@
 """Letters and transports (vykhukhol.mail) against a real aiosmtpd server, a fake
-sendmail script and an outbox folder (SPEC §9)."""
+sendmail script and an outbox folder (docs/reference/transports.md#transports)."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ TEXT = {".py", ".md", ".txt", ".html", ".po", ".cfg", ".ini", ".toml", ".css", "
 SKIPPED = {"tests/data", "docs/_build"}
 
 OUTSIDE = re.compile(
-    r"\bSPEC +(?:section +)?\d+"                 # a section of the spec
+    r"\bSPEC *(?:section +|§ *)?\d+"             # a section of the spec
     r"|\bissues? +#?\d+"                         # an issue of the tracker
     r"|\bREADME[ ,]*(?:section +|§ *)?\d+",      # a numbered section of the old README
     re.IGNORECASE)

@@ -3,7 +3,7 @@
 Nothing is built or sent in this file; it only gathers, so a caller writes
 ``from vykhukhol import mail`` and ``mail.build_message(...)``,
 ``mail.open_transport(mail.config_from_settings(settings, data.outbox))``.
-What the package does, as SPEC §9 wants it: one letter built
+What the package does (docs/reference/transports.md#transports): one letter built
 (:func:`build_message`) with the SMTP policy, UTF-8 text in quoted-printable
 so Cyrillic travels as 7-bit, an HTML alternative when given, and the list
 headers (``List-Id``, ``List-Unsubscribe``, ``List-Unsubscribe-Post``,

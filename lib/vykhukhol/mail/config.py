@@ -25,7 +25,7 @@ SECURITIES = ("none", "starttls", "ssl")
 
 @dataclass
 class MailConfig:
-    """How a service's letters leave: the settings of SPEC §9."""
+    """How a service's letters leave: the `[mail]` settings (docs/reference/settings.md#setting-mail-transport)."""
 
     transport: str = "outbox"  # outbox | smtp | sendmail
     from_email: str = ""
