@@ -216,3 +216,18 @@ def test_no_such_user_written_as_one_word_is_gone():
     reading = read("", "500 (err.nosuchuser)", "failed")
     assert (reading.cause, reading.reason) == (Cause.GONE, "userunknown")
     assert read("", "452 (err.nosuchuser)", "failed").cause is not Cause.GONE
+
+
+def test_a_domain_with_no_valid_mail_host_is_gone_in_doubt():
+    # the words for people of a report whose DSN says only 5.0.0
+    prose = f"""
+The following address failed:
+
+    {RECIPIENT}:
+        no valid MX hosts found
+"""
+    report_ = dsn("5.0.0", "", prose=prose).replace(b"Diagnostic-Code: smtp; \n", b"")
+    reading = kinds.classify(report_, "+").readings[RECIPIENT]
+    assert (reading.cause, reading.reason, reading.sure) == (Cause.GONE, "hostunknown", False)
+    # said for a while, it is no proof
+    assert read("4.4.4", "454 4.4.4 no MX or A for domain", "failed").cause is not Cause.GONE

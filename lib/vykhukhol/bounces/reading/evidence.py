@@ -55,6 +55,9 @@ _NO_ROOM = ("space", "storage", "full")
 # (Microsoft 365's 5.4.310 "DNS domain example.net does not exist"); not our
 # sender's domain (not_about_recipient).
 _NO_DOMAIN = re.compile(r"\bdomain <?[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63})+>? does not exist")
+# A domain with no mail host at all, in words Sisimai's "No MX found for
+# domain" does not list ("no valid MX hosts found").
+_NO_MX = re.compile(r"\bno (?:valid )?mx (?:or a )?(?:records?|hosts?) (?:found|for)\b")
 _NO_MATCH = re.compile(r"did not (?:exactly )?match (?:an?|any) [\w .-]{0,40}?(?:address|user|name)")
 # Words of a dead mailbox in the languages real mail systems answer in; read
 # only from a permanent refusal that speaks of no permission (Google Groups
@@ -141,6 +144,9 @@ def dead_words(text: str) -> tuple[str, str]:
         return "userunknown", found.group(0)
     found = _NO_DOMAIN.search(lower)
     if found and not not_about_recipient(lower):
+        return "hostunknown", found.group(0)
+    found = _NO_MX.search(lower)
+    if found:
         return "hostunknown", found.group(0)
     found = _NO_MATCH.search(lower)
     seen = next((phrase for phrase in DIRECTORY_PHRASES if phrase in lower), "") or (
