@@ -231,3 +231,38 @@ The following address failed:
     assert (reading.cause, reading.reason, reading.sure) == (Cause.GONE, "hostunknown", False)
     # said for a while, it is no proof
     assert read("4.4.4", "454 4.4.4 no MX or A for domain", "failed").cause is not Cause.GONE
+
+
+def test_a_report_whose_folded_header_lines_lost_their_indent_is_read():
+    # its headers would end at the first unindented folded line, and its report
+    # be read from the lines after it ("helo=…;" taken for the refused command)
+    raw = f"""\
+Return-Path: <>
+Received-SPF: pass (mx.example.org: domain of bounce.example.org designates
+192.0.2.8 as permitted sender) client-ip=192.0.2.8;
+envelope-from=postmaster@bounce.example.org;
+helo=bounce.example.org;
+Received: from bounce.example.org (bounce.example.org
+[192.0.2.8])
+by mx.example.org with ESMTP; Thu, 07 May 2026 11:03:07 +0000
+From: Mail Delivery System <mailer-daemon@example.org>
+To: news+bounce@example.com
+Subject: Mail delivery failed: returning message to sender
+
+This message was created automatically by mail delivery software.
+
+A message that you sent could not be delivered to one or more of
+its recipients. The following addresses failed:
+
+<{RECIPIENT}>
+
+SMTP error from remote server after RCPT command:
+host mx1.example.net[192.0.2.9]:
+550 5.1.1 Recipient address rejected: User unknown
+""".encode()
+    verdict = kinds.classify(raw, "+")
+    assert verdict.subject.startswith("Mail delivery failed")
+    assert verdict.readings[RECIPIENT].cause is Cause.GONE
+    # a letter whose body follows its headers with no blank line keeps its body
+    letter = b"From: a@example.org\nSubject: hello\nHow are you?\nFine.\n"
+    assert kinds.classify(letter, "+").subject == "hello"
