@@ -51,7 +51,8 @@ LABEL_NAMES = ("gone", "other", "none", "skip")
 # every table; the others were measured held out first, then a miss each
 # showed was fixed in general terms (docs/design/bounces.md#bounces-held-out).
 SHAPED = {"sisimai", "bounceparser", "flufl_bounce", "bounce_email", "php_bounce_handler",
-          "email_bounce_parser", "emailengine"}
+          "email_bounce_parser", "emailengine", "phpmailer_bmh", "mimekit", "bounce_parser_java",
+          "dada_mail"}
 OTHER_CLASSES = {Cause.SOFT.value, Cause.SENDER.value, Cause.DELAY.value}
 
 

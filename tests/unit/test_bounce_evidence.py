@@ -175,3 +175,94 @@ recipients. This is a permanent error. The following address(es) failed:
                              "+")
     reading = verdict.readings[RECIPIENT]
     assert (reading.cause, reading.reason, reading.sure) == (Cause.GONE, "hostunknown", False)
+
+
+def test_a_mailbox_the_server_calls_unavailable_is_gone_in_doubt():
+    # RFC 5321's own words for a 550, with the address between them
+    body = f"""\
+This is the mail system at host mx.example.org.
+
+I'm sorry to have to inform you that your message could not
+be delivered to one or more recipients.
+
+<{RECIPIENT}>: host mx.example.net[192.0.2.9] said: 550 mailbox
+    {RECIPIENT} unavailable (in reply to RCPT TO command)
+"""
+    verdict = kinds.classify(report(body, "Undelivered Mail Returned to Sender"), "+")
+    reading = verdict.readings[RECIPIENT]
+    assert (reading.cause, reading.reason, reading.sure) == (Cause.GONE, "userunknown", False)
+    assert read("", f"550 mailbox {RECIPIENT} unavailable", "failed").cause is Cause.GONE
+    # a 4xx, a full mailbox or no room is not the mailbox gone
+    assert read("", f"450 mailbox {RECIPIENT} unavailable", "failed").cause is not Cause.GONE
+    assert read("", "550 mailbox unavailable (not enough free space)",
+                "failed").cause is not Cause.GONE
+
+
+def test_a_recipient_domain_that_dns_says_does_not_exist_is_gone_in_doubt():
+    # Microsoft 365's words for a domain with no DNS record, whatever its own table says
+    diagnostic = ("550 5.4.310 DNS domain example.net does not exist [Message=InfoDomainNonexistent]"
+                  " [LastAttemptedServerName=example.net] [AM0P190MB0001.EURP190.PROD.OUTLOOK.COM]")
+    verdict = kinds.classify(dsn("5.4.310", diagnostic), "+")
+    reading = verdict.readings[RECIPIENT]
+    assert (reading.cause, reading.reason, reading.sure) == (Cause.GONE, "hostunknown", False)
+    # our own sender's domain is not the recipient's
+    assert read("5.7.1", "550 5.7.1 Sender domain example.com does not exist",
+                "failed").cause is not Cause.GONE
+
+
+def test_no_such_user_written_as_one_word_is_gone():
+    # an old local delivery agent's code beside a bare 500: the words say more
+    # than the code, as any single mail system's sentence for no such user does
+    reading = read("", "500 (err.nosuchuser)", "failed")
+    assert (reading.cause, reading.reason) == (Cause.GONE, "userunknown")
+    assert read("", "452 (err.nosuchuser)", "failed").cause is not Cause.GONE
+
+
+def test_a_domain_with_no_valid_mail_host_is_gone_in_doubt():
+    # the words for people of a report whose DSN says only 5.0.0
+    prose = f"""
+The following address failed:
+
+    {RECIPIENT}:
+        no valid MX hosts found
+"""
+    report_ = dsn("5.0.0", "", prose=prose).replace(b"Diagnostic-Code: smtp; \n", b"")
+    reading = kinds.classify(report_, "+").readings[RECIPIENT]
+    assert (reading.cause, reading.reason, reading.sure) == (Cause.GONE, "hostunknown", False)
+    # said for a while, it is no proof
+    assert read("4.4.4", "454 4.4.4 no MX or A for domain", "failed").cause is not Cause.GONE
+
+
+def test_a_report_whose_folded_header_lines_lost_their_indent_is_read():
+    # its headers would end at the first unindented folded line, and its report
+    # be read from the lines after it ("helo=…;" taken for the refused command)
+    raw = f"""\
+Return-Path: <>
+Received-SPF: pass (mx.example.org: domain of bounce.example.org designates
+192.0.2.8 as permitted sender) client-ip=192.0.2.8;
+envelope-from=postmaster@bounce.example.org;
+helo=bounce.example.org;
+Received: from bounce.example.org (bounce.example.org
+[192.0.2.8])
+by mx.example.org with ESMTP; Thu, 07 May 2026 11:03:07 +0000
+From: Mail Delivery System <mailer-daemon@example.org>
+To: news+bounce@example.com
+Subject: Mail delivery failed: returning message to sender
+
+This message was created automatically by mail delivery software.
+
+A message that you sent could not be delivered to one or more of
+its recipients. The following addresses failed:
+
+<{RECIPIENT}>
+
+SMTP error from remote server after RCPT command:
+host mx1.example.net[192.0.2.9]:
+550 5.1.1 Recipient address rejected: User unknown
+""".encode()
+    verdict = kinds.classify(raw, "+")
+    assert verdict.subject.startswith("Mail delivery failed")
+    assert verdict.readings[RECIPIENT].cause is Cause.GONE
+    # a letter whose body follows its headers with no blank line keeps its body
+    letter = b"From: a@example.org\nSubject: hello\nHow are you?\nFine.\n"
+    assert kinds.classify(letter, "+").subject == "hello"

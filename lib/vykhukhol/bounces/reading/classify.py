@@ -127,7 +127,7 @@ def classify(raw: bytes, separator: str) -> Verdict:
     if envelope:
         raw = raw[envelope.end():]
     try:
-        message = email.message_from_bytes(raw, policy=policy.compat32)
+        message = email.message_from_bytes(formats.refold(raw), policy=policy.compat32)
         parts = list(_walk(message))
     except _TooManyParts:
         return Verdict(REFUSED, f"more than {MAX_PARTS} MIME parts")

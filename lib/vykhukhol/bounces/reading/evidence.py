@@ -38,12 +38,26 @@ GONE_PHRASES = (
     "please check if address is correct", "no valid recipients for this mm",
     "because the address couldn't be found",
     "no mailbox here by that name", "not a valid user", "addressee unknown",
+    # "no such user" as one word: a local delivery agent's code ("err.nosuchuser")
+    "nosuchuser",
 )
 GONE_PAIRS = (("interscan messaging security suite", "unable to deliver"),)
 # Old directory servers' words for a name they do not hold (phquery,
 # LLNL's, Domino's and others' directories): gone, in doubt.
 DIRECTORY_PHRASES = ("no matches to nameserver query", "not in the directory",
                      "does not have a final email delivery point")
+# RFC 5321's words for a 550, "mailbox unavailable", with the address between
+# them or not (Hotmail's "Requested action not taken: mailbox unavailable" is
+# Sisimai's own); not when it speaks of room ("not enough free space").
+_UNAVAILABLE = re.compile(r"\bmailbox (?:<?[^\s<>@]{1,64}@[\w.-]{1,255}>? )?unavailable\b")
+_NO_ROOM = ("space", "storage", "full")
+# A recipient domain the DNS does not know, the domain named between the words
+# (Microsoft 365's 5.4.310 "DNS domain example.net does not exist"); not our
+# sender's domain (not_about_recipient).
+_NO_DOMAIN = re.compile(r"\bdomain <?[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63})+>? does not exist")
+# A domain with no mail host at all, in words Sisimai's "No MX found for
+# domain" does not list ("no valid MX hosts found").
+_NO_MX = re.compile(r"\bno (?:valid )?mx (?:or a )?(?:records?|hosts?) (?:found|for)\b")
 _NO_MATCH = re.compile(r"did not (?:exactly )?match (?:an?|any) [\w .-]{0,40}?(?:address|user|name)")
 # Words of a dead mailbox in the languages real mail systems answer in; read
 # only from a permanent refusal that speaks of no permission (Google Groups
@@ -125,6 +139,15 @@ def dead_words(text: str) -> tuple[str, str]:
         (" … ".join(pair) for pair in GONE_PAIRS if aligned(lower, pair)), "")
     if seen:
         return "userunknown", seen
+    found = _UNAVAILABLE.search(lower)
+    if found and not any(word in lower for word in _NO_ROOM):
+        return "userunknown", found.group(0)
+    found = _NO_DOMAIN.search(lower)
+    if found and not not_about_recipient(lower):
+        return "hostunknown", found.group(0)
+    found = _NO_MX.search(lower)
+    if found:
+        return "hostunknown", found.group(0)
     found = _NO_MATCH.search(lower)
     seen = next((phrase for phrase in DIRECTORY_PHRASES if phrase in lower), "") or (
         found.group(0) if found else "")

@@ -314,3 +314,29 @@ def is_warning(subject: str, text: str) -> bool:
 # Words of a final refusal: a report that says them is not a delay, whatever its subject.
 _FINAL = re.compile(r"user unknown|unknown user|no such user|does not exist|permanent|fatal",
                     re.IGNORECASE)
+
+
+# A header field's first line ("Received-SPF: …"), and where a header block ends.
+_FIELD = re.compile(rb"[!-9;-~]{1,80}:")
+_BLOCK_END = re.compile(rb"\r?\n\r?\n")
+
+
+def refold(raw: bytes) -> bytes:
+    """``raw`` with the folded lines of its header block indented again, where a
+    copy lost their indent ("Received-SPF: pass (… designates" and, on the next
+    line, "192.0.2.8 as permitted sender) …"): read as they are, the headers would
+    end at the first of them, and the subject, the sender and the report's start
+    be read as its text. A line counts as folded only when a field follows it in
+    the same block; ``raw`` as it is when no line needs it."""
+    end = _BLOCK_END.search(raw[:64_000])
+    if not end:
+        return raw
+    lines = raw[:end.start()].split(b"\n")
+    last_field = max((i for i, line in enumerate(lines) if _FIELD.match(line)), default=0)
+    loose = [i for i in range(1, last_field) if lines[i].strip()
+             and not _FIELD.match(lines[i]) and lines[i][:1] not in (b" ", b"\t")]
+    if not loose:
+        return raw
+    for i in loose:
+        lines[i] = b" " + lines[i]
+    return b"\n".join(lines) + raw[end.start():]
