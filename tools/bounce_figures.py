@@ -52,7 +52,7 @@ LABEL_NAMES = ("gone", "other", "none", "skip")
 # showed was fixed in general terms (docs/design/bounces.md#bounces-held-out).
 SHAPED = {"sisimai", "bounceparser", "flufl_bounce", "bounce_email", "php_bounce_handler",
           "email_bounce_parser", "emailengine", "phpmailer_bmh", "mimekit", "bounce_parser_java",
-          "dada_mail"}
+          "dada_mail", "mailbouncedetector"}
 OTHER_CLASSES = {Cause.SOFT.value, Cause.SENDER.value, Cause.DELAY.value}
 
 

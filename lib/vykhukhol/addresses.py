@@ -96,6 +96,21 @@ def email_key(address: str) -> str:
     return address.strip().lower()
 
 
+
+def reserved_address(address: str) -> str | None:
+    """``address`` (its domain lower-cased) when it is plain but in a domain kept
+    for tests and local networks (``RESERVED_TLDS``: ``.invalid``, ``.test``,
+    ``.local``…), which :func:`check_email` refuses, so no list holds one; else
+    None. A bounce report naming such an address is still a report, and is read
+    as one (docs/design/bounces.md#bounces-unread)."""
+    match = _plain().fullmatch(address)
+    if match is None or len(address) > MAX_EMAIL:
+        return None
+    local, domain, tld = match.groups()
+    if len(domain) > MAX_DOMAIN or tld.lower() not in RESERVED_TLDS:
+        return None
+    return f"{local}@{domain.lower()}"
+
 def clean_name(name: str) -> str:
     """A display name: control characters (tabs, line breaks) removed, length capped."""
     import unicodedata  # only where a name is read

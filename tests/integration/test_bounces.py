@@ -368,6 +368,23 @@ def test_a_report_naming_no_address_that_can_be_read_is_logged_and_shown_as_such
         in page
 
 
+def test_a_report_naming_an_address_no_list_can_hold_is_read_and_changes_nothing(site):
+    """An address at .invalid (or .test, .local) is never on a list, but a report
+    of its failure is a report: it is read for its address and reason (not
+    noted as a report naming nobody), and, carrying no tag of ours, kept for
+    the admin; nothing else changes."""
+    pipe_site(site)
+    site.subscriber("course", DEAD)
+    before = snapshot(site)
+    pipe(site, dsn("luser@otherhost.invalid", "list@example.org", "<lesson-1@example.com>",
+                   status="5.1.1", diagnostic="smtp; 550 5.1.1 <{failed}> is not a valid mailbox"))
+    assert snapshot(site) == before
+    line = bounce_log(site)[-1]
+    assert line[2] == "kept", line
+    assert "permanent failure reported for luser@otherhost.invalid" in line[-1], line
+    assert "no failed address that could be read" not in line[-1]
+
+
 def test_two_readers_at_once_count_each_message_once(site):
     """The pipe and a second pipe deliver the same message together (a mail server retrying)."""
     pipe_site(site)

@@ -282,5 +282,5 @@ Hello.
     assert verdict.named == {RECIPIENT}
     assert (verdict.cause, verdict.readings[RECIPIENT].sure) == (Cause.GONE, False)
     # a last hop "for" no address: nobody, never the letter's To:
-    unnamed = raw.replace(f"for <{RECIPIENT}>".encode(), b"for <luser@otherhost.invalid>")
+    unnamed = raw.replace(f"for <{RECIPIENT}>".encode(), b"for <luser@#otherhost.net>")
     assert kinds.classify(unnamed, "+").named == set()

@@ -116,3 +116,22 @@ def test_a_report_that_names_nobody_says_so():
     # a person's letter is still "not a bounce report"
     person = b"From: a@example.com\nTo: news+bounce@example.com\nSubject: hello\n\nHi\n"
     assert kinds.classify(person, "+").reason == "not a bounce report"
+
+
+@pytest.mark.parametrize("address", ["luser@otherhost.invalid", "reader@mail.test",
+                                     "Reader@Server.Local"])
+def test_a_report_naming_an_address_in_a_reserved_domain_is_read_as_any_other(address):
+    """No list holds an address at .invalid, .test or .local (the forms refuse
+    them), but a report of its failure is a report: it is read, and the intake
+    then finds it on no list and says so."""
+    raw = REPORT.replace(RECIPIENT.encode(), address.encode())
+    verdict = kinds.classify(raw, "+")
+    assert (verdict.kind, verdict.named, verdict.cause) == (
+        kinds.PERMANENT, {address.lower()}, Cause.GONE)
+
+
+@pytest.mark.parametrize("address", ["recipient@#example.net", "=?utf-8?B?8J+QiA==?=@example.org",
+                                     "user@under_score.test"])
+def test_a_report_naming_what_is_no_address_still_names_nobody(address):
+    raw = REPORT.replace(RECIPIENT.encode(), address.encode())
+    assert kinds.classify(raw, "+").kind == kinds.KEPT
