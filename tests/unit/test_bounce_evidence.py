@@ -233,6 +233,19 @@ The following address failed:
     assert read("4.4.4", "454 4.4.4 no MX or A for domain", "failed").cause is not Cause.GONE
 
 
+def test_a_domain_whose_name_servers_answer_nothing_usable_is_gone_in_doubt():
+    # Postfix's words when a domain's name servers answer nothing it can use; the
+    # same with the code that says no route (5.4.4) and with none said (5.0.0)
+    for status, words in (("5.4.4", "Malformed or unexpected name server reply"),
+                          ("5.0.0", "Malformed name server reply")):
+        diagnostic = f"Name service error for name=example.net type=MX: {words}"
+        reading = kinds.classify(dsn(status, diagnostic), "+").readings[RECIPIENT]
+        assert (reading.cause, reading.reason, reading.sure) == (Cause.GONE, "hostunknown", False)
+    # said while it still tries, it is no proof
+    assert read("4.4.3", "Name service error for name=example.net type=MX: Malformed or "
+                "unexpected name server reply", "delayed").cause is not Cause.GONE
+
+
 def test_a_report_whose_folded_header_lines_lost_their_indent_is_read():
     # its headers would end at the first unindented folded line, and its report
     # be read from the lines after it ("helo=…;" taken for the refused command)

@@ -58,6 +58,12 @@ _NO_DOMAIN = re.compile(r"\bdomain <?[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63})+>? doe
 # A domain with no mail host at all, in words Sisimai's "No MX found for
 # domain" does not list ("no valid MX hosts found").
 _NO_MX = re.compile(r"\bno (?:valid )?mx (?:or a )?(?:records?|hosts?) (?:found|for)\b")
+# Postfix's words for a domain whose name servers answer nothing it can use
+# ("Name service error for name=example.net type=MX: Malformed or unexpected
+# name server reply"): from a permanent refusal, a domain no letter reaches.
+# In doubt: a second letter refused so removes the address, where a name
+# server broken for an hour is refused "try again", never permanently.
+_BROKEN_DNS = re.compile(r"\bmalformed (?:or unexpected )?name server reply\b")
 _NO_MATCH = re.compile(r"did not (?:exactly )?match (?:an?|any) [\w .-]{0,40}?(?:address|user|name)")
 # Words of a dead mailbox in the languages real mail systems answer in; read
 # only from a permanent refusal that speaks of no permission (Google Groups
@@ -145,7 +151,7 @@ def dead_words(text: str) -> tuple[str, str]:
     found = _NO_DOMAIN.search(lower)
     if found and not not_about_recipient(lower):
         return "hostunknown", found.group(0)
-    found = _NO_MX.search(lower)
+    found = _NO_MX.search(lower) or _BROKEN_DNS.search(lower)
     if found:
         return "hostunknown", found.group(0)
     found = _NO_MATCH.search(lower)
@@ -203,7 +209,8 @@ def gone_by_evidence(status: str, code: str, text: str,
         if status in BAD_DESTINATION and not not_about_recipient(lower):
             return by_code, BY_STATUS, status, True
         seen = match(by_code, lower) or match("hostunknown", lower)
-        return (by_code, BY_STATUS, status, True) if seen else None
+        if seen:
+            return by_code, BY_STATUS, status, True
     name, seen = dead_words(lower)
     if not name and "4" not in (status[:1], code[:1]):
         seen = foreign_dead_words(lower)
