@@ -145,6 +145,19 @@ def test_an_account_disabled_or_discontinued_is_gone_in_doubt():
     assert read("", "550 This account is temporarily disabled", "failed").cause is Cause.SOFT
 
 
+def test_an_account_left_inactive_is_gone_in_doubt():
+    # Google's 5.2.1 for an account nobody has used for long, which it deletes:
+    # refused for good while it stays so, like a disabled one
+    diagnostic = ("550-5.2.1 The email account that you tried to reach is inactive. For more "
+                  "information, go to 550 5.2.1 https://support.google.com/mail/?p=DisabledUser")
+    reading = kinds.classify(dsn("5.2.1", diagnostic), "+").readings[RECIPIENT]
+    assert (reading.cause, reading.sure) == (Cause.GONE, False)
+    assert read("", "550 This mailbox is inactive", "failed").cause is Cause.GONE
+    # said while the server still tries, it is no proof
+    assert read("4.2.1", "450 4.2.1 This mailbox is inactive and has been disabled",
+                "failed").cause is not Cause.GONE
+
+
 def test_qmail_saying_it_does_not_like_the_recipient_answered_rcpt_to():
     body = f"""\
 Hi. This is the qmail-send program at mx.example.org.

@@ -106,7 +106,11 @@ _DISABLED = ("account disabled", "account is disabled", "account has been disabl
              "mailbox disabled", "mailbox is disabled", "account is deactivated",
              "account has been deactivated", "account closed", "account has been closed",
              "disabled or discontinued", "is a deactivated mailbox", "disabled recipient",
-             "account that you tried to reach is disabled")
+             "account that you tried to reach is disabled",
+             # Google's words for an account nobody has used for long (it deletes
+             # those): refused for good while it stays so
+             "account that you tried to reach is inactive", "account is inactive",
+             "mailbox is inactive")
 # Words that say a refusal was about the letter, our host or a policy, whatever
 # else it says: a refusal with these is never read as "address gone" by its words.
 _CONTENT = ("spam", "content", "policy", "policies", "reputation", "blocked", "blacklist",
