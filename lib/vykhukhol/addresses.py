@@ -111,9 +111,12 @@ def reserved_address(address: str) -> str | None:
         return None
     return f"{local}@{domain.lower()}"
 
+
 def clean_name(name: str) -> str:
     """A display name: control characters (tabs, line breaks) removed, length capped."""
-    import unicodedata  # only where a name is read
+    text = name or ""
+    if not text.isprintable():  # a character of Unicode's "Other" (or a separator) is in it
+        import unicodedata  # only then: loading its tables costs a subscribe post 1 ms
 
-    text = "".join(" " if unicodedata.category(ch)[0] == "C" else ch for ch in (name or ""))
+        text = "".join(" " if unicodedata.category(ch)[0] == "C" else ch for ch in text)
     return " ".join(text.split())[:MAX_NAME]

@@ -79,3 +79,33 @@ def test_an_address_that_is_not_plain_goes_to_email_validator(address):
 def test_every_domain_email_validator_reserves_is_left_to_it():
     for name in email_validator.SPECIAL_USE_DOMAIN_NAMES:
         assert name.rsplit(".", 1)[-1] in addresses.RESERVED_TLDS, name
+
+
+def _by_categories(text: str, replaced) -> str:
+    """What a cleaner gives when it asks Unicode's tables of every character."""
+    import unicodedata
+
+    return "".join(" " if replaced(unicodedata.category(ch)) else ch for ch in text)
+
+
+NAMES = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=120) | st.sampled_from(
+    ["Анна", "Новый Читатель", "a\tb\r\nc", "x\u2028y\u2029z", "nbsp\u00a0here", "zero\u200bwidth",
+     "bidi\u202ehere", "\x7f\x85\x00", "  spaced   out  ", ""])
+
+
+@settings(max_examples=400)
+@given(NAMES)
+def test_a_name_is_cleaned_as_unicodes_categories_say(name: str) -> None:
+    """clean_name reads Unicode's tables only for a name that is not all
+    printable: held to the reading of every character's category."""
+    expected = " ".join(_by_categories(name, lambda c: c[0] == "C").split())[:addresses.MAX_NAME]
+    assert addresses.clean_name(name) == expected
+
+
+@settings(max_examples=400)
+@given(NAMES)
+def test_a_header_text_is_cleaned_as_unicodes_categories_say(value: str) -> None:
+    from vykhukhol.mail.header_values import clean_header_text
+
+    expected = " ".join(_by_categories(value, lambda c: c in ("Cc", "Zl", "Zp")).split())
+    assert clean_header_text(value) == expected

@@ -20,7 +20,6 @@ from __future__ import annotations
 import base64
 import functools
 import re
-import unicodedata
 
 from vykhukhol.errors import BadInput
 
@@ -32,9 +31,16 @@ _WHITE_SPACE = re.compile(r"\s")  # for str patterns, exactly the characters str
 
 def clean_header_text(value: str) -> str:
     """``value`` fit for a header: control characters (CR, LF, tab, …) and line
-    separators become spaces, runs of white space become one, ends are trimmed."""
-    chars = [" " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in str(value)]
-    return " ".join("".join(chars).split())
+    separators become spaces, runs of white space become one, ends are trimmed.
+    (A printable text holds none of them: Unicode's tables are read only for
+    one that is not, as loading them costs a subscribe post 1 ms.)"""
+    text = str(value)
+    if not text.isprintable():
+        import unicodedata
+
+        text = "".join(" " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch
+                       for ch in text)
+    return " ".join(text.split())
 
 
 def check_address(address: str, what: str = "address") -> str:

@@ -24,7 +24,6 @@ line about somebody else.
 
 from __future__ import annotations
 
-import unicodedata
 from datetime import datetime
 from pathlib import Path
 
@@ -63,11 +62,19 @@ def check_name(name: str) -> str:
     one (:func:`~vykhukhol.addresses.clean_name`: direction marks such as
     U+202E and zero-width characters go too)."""
     name = (name or "").strip()
-    if any(unicodedata.category(ch) == "Cc" for ch in name):
+    if not name.isprintable() and _has_control(name):
         raise BadInput("the name must not contain control characters (line breaks, tabs)")
     if len(name) > MAX_NAME:
         raise BadInput("the name is too long: at most {count} characters", count=MAX_NAME)
     return clean_name(name)
+
+
+def _has_control(text: str) -> bool:
+    """Whether ``text`` holds a control character (Unicode's Cc): asked only of a
+    text that is not all printable, so the own page loads Unicode's tables only then."""
+    import unicodedata
+
+    return any(unicodedata.category(ch) == "Cc" for ch in text)
 
 
 def rename(data: DataDir, email: str, name: str) -> int:
