@@ -96,7 +96,6 @@ def email_key(address: str) -> str:
     return address.strip().lower()
 
 
-
 def reserved_address(address: str) -> str | None:
     """``address`` (its domain lower-cased) when it is plain but in a domain kept
     for tests and local networks (``RESERVED_TLDS``: ``.invalid``, ``.test``,
