@@ -60,17 +60,24 @@ def _plain() -> re.Pattern:
     return re.compile(rf"({_ATOM}(?:\.{_ATOM})*)@((?:{_LABEL}\.)+([A-Za-z]{{2,63}}))")
 
 
+def _plain_parts(address: str) -> tuple[str, str, str] | None:
+    """(local part, domain, top-level domain) of a plain address within the
+    lengths mail allows, else None."""
+    match = _plain().fullmatch(address)
+    if match is None or len(address) > MAX_EMAIL or len(match.group(2)) > MAX_DOMAIN:
+        return None
+    local, domain, tld = match.groups()
+    return local, domain, tld
+
+
 def plain_address(address: str) -> str | None:
     """``address`` with its domain lower-cased if it is plain enough to need no
     email-validator (which accepts every such address the same way), else None."""
-    match = _plain().fullmatch(address)
-    if match is None or len(address) > MAX_EMAIL:
-        return None
-    local, domain, tld = match.groups()
+    parts = _plain_parts(address)
     # "--" would need the IDNA checks (xn-- labels, R-LDH labels like ab--c).
-    if len(domain) > MAX_DOMAIN or "--" in domain or tld.lower() in RESERVED_TLDS:
+    if parts is None or "--" in parts[1] or parts[2].lower() in RESERVED_TLDS:
         return None
-    return f"{local}@{domain.lower()}"
+    return f"{parts[0]}@{parts[1].lower()}"
 
 
 def validated_address(address: str) -> str:
@@ -102,13 +109,10 @@ def reserved_address(address: str) -> str | None:
     ``.local``…), which :func:`check_email` refuses, so no list holds one; else
     None. A bounce report naming such an address is still a report, and is read
     as one (docs/design/bounces.md#bounces-unread)."""
-    match = _plain().fullmatch(address)
-    if match is None or len(address) > MAX_EMAIL:
+    parts = _plain_parts(address)
+    if parts is None or parts[2].lower() not in RESERVED_TLDS:
         return None
-    local, domain, tld = match.groups()
-    if len(domain) > MAX_DOMAIN or tld.lower() not in RESERVED_TLDS:
-        return None
-    return f"{local}@{domain.lower()}"
+    return f"{parts[0]}@{parts[1].lower()}"
 
 
 def clean_name(name: str) -> str:
