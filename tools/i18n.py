@@ -127,15 +127,17 @@ def compiled(catalog) -> bytes:
 
 
 def sorted_mo(data: bytes) -> bytes:
-    """A little-endian .mo's (key, translation) pairs written again in the
-    byte order of the keys, without a hash table."""
+    """A .mo's (key, translation) pairs written again in the byte order of the
+    keys, without a hash table, in the byte order the file was written in."""
     import struct
 
-    magic, _revision, count, originals, translations = struct.unpack_from("<5I", data)
-    assert magic == 0x950412DE, "Babel writes little-endian catalogs"
+    order = {b"\xde\x12\x04\x95": "<", b"\x95\x04\x12\xde": ">"}.get(data[:4])
+    if order is None:
+        raise SystemExit("not a gettext catalog: no .mo magic number")
+    count, originals, translations = struct.unpack_from(f"{order}3I", data, 8)
 
     def text(table: int, index: int) -> bytes:
-        length, offset = struct.unpack_from("<2I", data, table + 8 * index)
+        length, offset = struct.unpack_from(f"{order}2I", data, table + 8 * index)
         return data[offset:offset + length]
 
     pairs = sorted((text(originals, i), text(translations, i)) for i in range(count))
@@ -145,9 +147,9 @@ def sorted_mo(data: bytes) -> bytes:
     tables, strings = [b"", b""], bytearray()
     for column in (0, 1):
         for pair in pairs:
-            tables[column] += struct.pack("<2I", len(pair[column]), strings_at + len(strings))
+            tables[column] += struct.pack(f"{order}2I", len(pair[column]), strings_at + len(strings))
             strings += pair[column] + b"\0"
-    head = struct.pack("<7I", 0x950412DE, 0, count, keys_at, values_at, 0, strings_at)
+    head = struct.pack(f"{order}7I", 0x950412DE, 0, count, keys_at, values_at, 0, strings_at)
     return head + tables[0] + tables[1] + bytes(strings)
 
 
