@@ -219,7 +219,10 @@ class Catalog:
         if found != wanted and not (plural and found.startswith(wanted)):
             return None
         at = self._values + 8 * low
-        return self._number(at + 4), self._number(at)
+        offset, length = self._number(at + 4), self._number(at)
+        if offset + length > len(self._data):  # a file cut short: the English, not a blank
+            return None
+        return offset, length
 
     def _raw(self, where: tuple[int, int] | None) -> bytes:
         return b"" if where is None else self._data[where[0]:where[0] + where[1]]

@@ -173,6 +173,19 @@ def test_a_catalog_in_any_order_of_babels_is_laid_out_in_the_keys_order():
     assert ours.gettext("{n} day") == "{n} day"  # a plural entry is no plain text, as in gettext
 
 
+def test_a_catalog_cut_short_answers_in_english_never_blank():
+    """A .mo truncated by a failed upload reads no text past its end: the page
+    shows the English, never an empty string, and never fails."""
+    data = (Path(i18n.LOCALE) / "ru" / "LC_MESSAGES" / f"{i18n.DOMAIN}.mo").read_bytes()
+    whole = i18n.Catalog(data)
+    texts = [key for key in i18n.MESSAGES.values() if whole.gettext(key) != key]
+    assert texts
+    for cut in (40, 1000, len(data) // 2, len(data) - 10):
+        catalog = i18n.Catalog(data[:cut])
+        for text in texts:
+            assert catalog.gettext(text) in (text, whole.gettext(text))
+
+
 def test_the_lazy_catalog_answers_every_entry_as_gettext_does():
     """i18n.Catalog reads the .mo lazily; each text, context and
     plural form of the real catalog must come out as stdlib gettext gives it."""
